@@ -1,0 +1,44 @@
+# keel: the front door. Everything real is in CMakeLists.txt.
+#
+#   make          build (bootstrap first)
+#   make demo     a scripted session against keel serve
+#   make test     every test, plain and under ASan+UBSan, plus valgrind
+#   make clean
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+NODE_DEPS = tests/node_modules/.package-lock.json
+
+.PHONY: all build bootstrap demo test test-plain test-asan clean
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+$(BUILD)/Makefile: CMakeLists.txt | bootstrap
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: bootstrap $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/Makefile: CMakeLists.txt | bootstrap
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKEEL_SANITIZE=ON
+
+$(NODE_DEPS): tests/package.json tests/package-lock.json | bootstrap
+	cd tests && npm ci --no-audit --no-fund --loglevel=error
+
+demo: build
+	@examples/demo.sh $(BUILD)/keel
+
+test: test-plain test-asan
+
+test-plain: build $(NODE_DEPS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: bootstrap $(ASAN_BUILD)/Makefile $(NODE_DEPS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE novalgrind-asan
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,35 @@
+/* clock.c: system clock and local offset (see clock.h). */
+#include "clock.h"
+
+#include "timefmt.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+int chrono_offset_at(int64_t ms, int *offset_s)
+{
+    time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+    struct tm tm;
+    if (!localtime_r(&t, &tm))
+        return -1;
+    *offset_s = (int)tm.tm_gmtoff;
+    return 0;
+}
+
+int chrono_now(struct chrono_now *t, kerr *e)
+{
+    const char *fake = getenv("KEEL_NOW");
+    if (fake && *fake) {
+        if (tf_parse_rfc3339(fake, &t->ms, NULL) < 0)
+            return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL,
+                            "KEEL_NOW is set but is not an RFC 3339 time with an offset");
+    } else {
+        struct timespec ts;
+        if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+            return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "the system clock could not be read");
+        t->ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    if (chrono_offset_at(t->ms, &t->offset_s) < 0)
+        return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "the local time zone could not be read");
+    return 0;
+}

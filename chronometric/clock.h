@@ -1,0 +1,24 @@
+/* clock.h: the one place keel reads the time.
+ *
+ * Every other module is handed a chrono_now. KEEL_NOW (an RFC 3339 instant)
+ * replaces the system clock for tests and demos; the local UTC offset for that
+ * instant still comes from the TZ database, so DST rules stay real. */
+#ifndef KEEL_CLOCK_H
+#define KEEL_CLOCK_H
+
+#include "kerr.h"
+
+#include <stdint.h>
+
+struct chrono_now {
+    int64_t ms;       /* since the epoch, UTC */
+    int offset_s;     /* local UTC offset at that instant */
+};
+
+/* 0, or -1 with INTERNAL_CLOCK_UNAVAILABLE. */
+int chrono_now(struct chrono_now *t, kerr *e);
+
+/* The local UTC offset at an instant (TZ rules); 0 or -1. */
+int chrono_offset_at(int64_t ms, int *offset_s);
+
+#endif

@@ -1,0 +1,51 @@
+/* detect.h: what every detector shares.
+ *
+ * Argument readers that validate one field against the contract and fail with
+ * the contract's error codes, and builders for the parts every output carries
+ * (heuristic, override_options, false_positive_feedback_path). A detector is a
+ * pure function from (arguments, now) to a cJSON result or a kerr. */
+#ifndef KEEL_DETECT_H
+#define KEEL_DETECT_H
+
+#include "kerr.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The signature of every keel tool implementation. now_ms/offset_s is the
+ * caller's clock reading; detectors that take time from their arguments
+ * ignore it. On success *out is the structured result. */
+typedef int (*detector_fn)(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
+
+int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
+int hyp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
+int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
+
+/* Rejects members of obj not in the NULL-terminated list (INPUT_INVALID). */
+int det_known_keys(const cJSON *obj, const char *const *keys, const char *prefix, kerr *e);
+
+/* A string member. Returns 1 when present (s, n set), 0 when absent and not
+ * required, -1 on error: wrong type or bad UTF-8 (INPUT_INVALID), missing
+ * (missing_code), more than max_chars code points (INPUT_TOO_LARGE). */
+int det_string(const cJSON *obj, const char *key, const char *field, int required,
+               const char *missing_code, size_t max_chars, const char **s, size_t *n, kerr *e);
+
+/* An integer member in [lo, hi], def when absent; range_code when outside. */
+int det_int(const cJSON *obj, const char *key, const char *field, long lo, long hi, long def,
+            const char *range_code, long *out, kerr *e);
+
+/* A number member in [lo, hi], def when absent. */
+int det_number(const cJSON *obj, const char *key, const char *field, double lo, double hi,
+               double def, double *out, kerr *e);
+
+/* An RFC 3339 timestamp member (required). */
+int det_time(const cJSON *obj, const char *key, const char *field, int64_t *ms, int *off, kerr *e);
+
+cJSON *det_heuristic(const char *name, const char *version, const char *description);
+/* Adds "override_options": [{token, description}...] for the given tokens. */
+void det_overrides(cJSON *out, const char *const *tokens, size_t n);
+void det_common(cJSON *out, double confidence, const char *reason, cJSON *heuristic);
+double det_round(double x);   /* to 3 decimals, for stable output */
+
+#endif

@@ -1,0 +1,228 @@
+/* hyperfocus.c: check_hyperfocus, heuristic elapsed_threshold_with_eod 0.1.0.
+ *
+ * The question: how long has this session run, and is it time to say so?
+ * Elapsed time (snapshot.now - open_session.started_at) is placed on a ladder
+ * of three rungs, gentle / nudge / hard, by default at 60 / 90 / 120 minutes.
+ * The ladder comes from, in order: escalation_thresholds; or one number,
+ * hyperfocus_break_minutes B, read as B*2/3, B, B*4/3 (90 gives 60/90/120).
+ *
+ * End of day: when end_of_day_local (HH:MM, in the snapshot's own UTC offset)
+ * has passed, the level reads one rung harder (gentle -> nudge, nudge -> hard).
+ * "Passed" is measured against the end of day of the date the session started
+ * on, so a session that began before the end of day is still past it after
+ * midnight; a session that started after the end of day is past it from the
+ * start.
+ *
+ * The idle signal changes the outcome: "distraction-or-break" means the person
+ * has already stepped away from the machine, so there is nothing to nudge and
+ * the level is none. "hyperfocus-elsewhere" and "active" count as working. */
+#include "detect.h"
+#include "timefmt.h"
+
+#include <math.h>
+#include <string.h>
+
+#define HYP_SKEW_MS 60000
+
+enum { NONE, GENTLE, NUDGE, HARD };
+static const char *const level_names[] = {"none", "gentle", "nudge", "hard"};
+static const char *const actions[] = {"continue", "check_in", "take_break", "wrap_up"};
+
+int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON **out, kerr *e)
+{
+    (void)now_ms_clock;
+    (void)offset_clock;
+    static const char *const keys[] = {"chronometric_snapshot", "session_id", "hyperfocus_break_minutes",
+                                       "end_of_day_local", "escalation_thresholds", NULL};
+    static const char *const snap_keys[] = {"open_session", "now", "idle_signal", NULL};
+    static const char *const sess_keys[] = {"session_id", "started_at", "intent", NULL};
+    static const char *const thr_keys[] = {"gentle", "nudge", "hard", NULL};
+    if (det_known_keys(args, keys, "", e) < 0)
+        return -1;
+
+    const cJSON *snap = cJSON_GetObjectItemCaseSensitive(args, "chronometric_snapshot");
+    if (!snap)
+        return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot", "chronometric_snapshot is required");
+    if (!cJSON_IsObject(snap))
+        return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot",
+                        "chronometric_snapshot must be an object {open_session, now, idle_signal?}");
+    int64_t now;
+    int off;
+    if (det_known_keys(snap, snap_keys, "chronometric_snapshot.", e) < 0 ||
+        det_time(snap, "now", "chronometric_snapshot.now", &now, &off, e) < 0)
+        return -1;
+
+    const char *idle = NULL;
+    size_t idle_n;
+    if (det_string(snap, "idle_signal", "chronometric_snapshot.idle_signal", 0, NULL, 64, &idle, &idle_n, e) < 0)
+        return -1;
+    if (idle && strcmp(idle, "active") && strcmp(idle, "hyperfocus-elsewhere") &&
+        strcmp(idle, "distraction-or-break") && strcmp(idle, "unknown"))
+        return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.idle_signal",
+                        "idle_signal must be one of active, hyperfocus-elsewhere, distraction-or-break, unknown");
+
+    const char *sid = NULL, *snap_sid = NULL, *intent = NULL;
+    size_t sid_n, intent_n;
+    if (det_string(args, "session_id", "session_id", 0, NULL, 128, &sid, &sid_n, e) < 0)
+        return -1;
+
+    /* The ladder. */
+    long b, g = 60, nu = 90, h = 120;
+    if (det_int(args, "hyperfocus_break_minutes", "hyperfocus_break_minutes", 15, 480, 0, NULL, &b, e) < 0)
+        return -1;
+    if (b) {
+        g = lround(b * 2.0 / 3.0);
+        nu = b;
+        h = lround(b * 4.0 / 3.0);
+    }
+    const cJSON *thr = cJSON_GetObjectItemCaseSensitive(args, "escalation_thresholds");
+    if (thr && !cJSON_IsNull(thr)) {
+        if (!cJSON_IsObject(thr))
+            return kerr_set(e, "INPUT_INVALID", "escalation_thresholds",
+                            "escalation_thresholds must be an object {gentle, nudge, hard} in minutes");
+        if (det_known_keys(thr, thr_keys, "escalation_thresholds.", e) < 0 ||
+            det_int(thr, "gentle", "escalation_thresholds.gentle", 1, 1440, g, NULL, &g, e) < 0 ||
+            det_int(thr, "nudge", "escalation_thresholds.nudge", 1, 1440, nu, NULL, &nu, e) < 0 ||
+            det_int(thr, "hard", "escalation_thresholds.hard", 1, 1440, h, NULL, &h, e) < 0)
+            return -1;
+        if (!(g < nu && nu < h))
+            return kerr_set(e, "THRESHOLDS_NOT_ASCENDING", "escalation_thresholds",
+                            "escalation_thresholds must be strictly ascending: gentle < nudge < hard (got %ld, %ld, %ld)",
+                            g, nu, h);
+    }
+
+    const char *eod_s = NULL;
+    size_t eod_n;
+    int eod_min = -1;
+    const cJSON *eodv = cJSON_GetObjectItemCaseSensitive(args, "end_of_day_local");
+    if (eodv && !cJSON_IsNull(eodv)) {
+        if (!cJSON_IsString(eodv) || tf_parse_hhmm(eodv->valuestring, &eod_min) < 0)
+            return kerr_set(e, "INVALID_END_OF_DAY", "end_of_day_local",
+                            "end_of_day_local must be a 24-hour local time HH:MM, like 18:30");
+        eod_s = eodv->valuestring;
+        eod_n = strlen(eod_s);
+        (void)eod_n;
+    }
+
+    /* The open session, if any. */
+    const cJSON *sess = cJSON_GetObjectItemCaseSensitive(snap, "open_session");
+    int64_t started = 0;
+    int has_session = 0;
+    if (!sess)
+        return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session",
+                        "chronometric_snapshot.open_session is required (null when no session is open)");
+    if (!cJSON_IsNull(sess)) {
+        if (!cJSON_IsObject(sess))
+            return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session",
+                            "open_session must be null or an object {session_id?, started_at, intent?}");
+        if (det_known_keys(sess, sess_keys, "chronometric_snapshot.open_session.", e) < 0 ||
+            det_time(sess, "started_at", "chronometric_snapshot.open_session.started_at", &started, NULL, e) < 0 ||
+            det_string(sess, "session_id", "chronometric_snapshot.open_session.session_id", 0, NULL, 128,
+                       &snap_sid, &sid_n, e) < 0 ||
+            det_string(sess, "intent", "chronometric_snapshot.open_session.intent", 0, NULL, 500, &intent,
+                       &intent_n, e) < 0)
+            return -1;
+        if (started > now + HYP_SKEW_MS)
+            return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session.started_at",
+                            "open_session.started_at is later than snapshot now");
+        has_session = 1;
+    }
+    if (sid && snap_sid && strcmp(sid, snap_sid) != 0)
+        return kerr_set(e, "SESSION_ID_MISMATCH", "session_id",
+                        "session_id differs from chronometric_snapshot.open_session.session_id");
+
+    int64_t elapsed = has_session && now > started ? (now - started) / 1000 : 0;
+    int level = NONE;
+    if (elapsed >= h * 60)
+        level = HARD;
+    else if (elapsed >= nu * 60)
+        level = NUDGE;
+    else if (elapsed >= g * 60)
+        level = GENTLE;
+
+    /* End of day, measured from the date the session started (or today). */
+    int past_eod = 0;
+    int64_t since_eod = 0;
+    if (eod_min >= 0) {
+        struct tf_civil c;
+        tf_civil(has_session ? started : now, off, &c);
+        int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - off;  /* local midnight, UTC s */
+        int64_t eod_at = (day0 + eod_min * 60LL) * 1000;
+        if (has_session && started >= eod_at)   /* began after the end of day: late from the start */
+            eod_at = started;
+        if (now >= eod_at) {
+            past_eod = 1;
+            since_eod = (now - (day0 + eod_min * 60LL) * 1000) / 1000;
+        }
+    }
+    int raised = 0;
+    if (past_eod && (level == GENTLE || level == NUDGE)) {
+        level++;
+        raised = 1;
+    }
+    int away = idle && strcmp(idle, "distraction-or-break") == 0;
+    int stepped_down = away && level != NONE;
+    if (away)
+        level = NONE;
+
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "level", level_names[level]);
+    cJSON_AddNumberToObject(o, "elapsed_seconds", (double)elapsed);
+    if (has_session && snap_sid)
+        cJSON_AddStringToObject(o, "session_id", snap_sid);
+    else if (sid)
+        cJSON_AddStringToObject(o, "session_id", sid);
+    cJSON *t = cJSON_AddObjectToObject(o, "thresholds_minutes");
+    cJSON_AddNumberToObject(t, "gentle", (double)g);
+    cJSON_AddNumberToObject(t, "nudge", (double)nu);
+    cJSON_AddNumberToObject(t, "hard", (double)h);
+    cJSON_AddBoolToObject(o, "past_end_of_day", past_eod);
+    if (past_eod) {
+        char d[32];
+        tf_format_duration(since_eod, d, sizeof d);
+        cJSON_AddStringToObject(o, "time_since_stated_end", d);
+    }
+    if (level != NONE && intent)
+        cJSON_AddStringToObject(o, "prior_intent", intent);
+    cJSON_AddStringToObject(o, "suggested_action", actions[level]);
+
+    char reason[280];
+    long mins = (long)(elapsed / 60);
+    if (!has_session)
+        snprintf(reason, sizeof reason, "No session is open, so there is no elapsed time to weigh.");
+    else if (stepped_down)
+        snprintf(reason, sizeof reason,
+                 "This session has run %ld minutes, but you seem to have stepped away already, so no reminder is needed.",
+                 mins);
+    else if (level == NONE)
+        snprintf(reason, sizeof reason, "This session has run %ld minutes; the first reminder comes at %ld.", mins, g);
+    else
+        snprintf(reason, sizeof reason, "This session has run %ld minutes, past the %s mark of %ld minutes%s.", mins,
+                 level_names[level - raised], level - raised == GENTLE ? g : level - raised == NUDGE ? nu : h,
+                 raised ? ", and it is after your end of day, so this reads one step firmer" : "");
+
+    /* Without an idle signal keel cannot tell work from a walk away. */
+    double confidence = (!has_session || (idle && strcmp(idle, "unknown"))) ? 0.9 : 0.75;
+    det_common(o, confidence, reason,
+               det_heuristic("elapsed_threshold_with_eod", "0.1.0",
+                             "Session time since start placed on a gentle/nudge/hard ladder (60/90/120 minutes "
+                             "by default); one rung firmer after the stated end of day; none when the person "
+                             "has stepped away."));
+    const char *tok[6];
+    size_t nt = 0;
+    if (level != NONE) {
+        tok[nt++] = "snooze-15m";
+        if (level != HARD)
+            tok[nt++] = "snooze-once";
+        if (level != GENTLE)
+            tok[nt++] = "commit-and-close";
+        if (past_eod)
+            tok[nt++] = "extend-end-of-day";
+        tok[nt++] = "override-once";
+        tok[nt++] = "disable-for-session";
+    }
+    det_overrides(o, tok, nt);
+    (void)eod_s;
+    *out = o;
+    return 0;
+}

@@ -1,0 +1,461 @@
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.1.0.
+ *
+ * Two questions. In a draft model response: does it agree or praise without
+ * giving a reason or weighing a downside? In the person's recent messages:
+ * are they asking, again and again, to be told the same decision is fine?
+ *
+ * Phrase lists (detectors/data/sycophancy.txt) are matched as whole word
+ * sequences over normalised words (text.h). A hit of "agreement" or "praise"
+ * is voided when a qualifier ("but", "trade-off") or an evidence marker
+ * ("because", "the data shows") appears in the same or the next sentence, or
+ * when a negator ("not", "if") stands in the three words before it. What
+ * remains names the pattern:
+ *   escalating_validation        3+ unvoided hits spread over 2+ sentences;
+ *   unconditional_agreement      an unvoided agreement hit;
+ *   praise_without_evidence      an unvoided praise hit;
+ *   repeated_reassurance_request 3+ of the person's messages ask for
+ *                                reassurance about one decision: they hold a
+ *                                reassurance phrase ("are you sure"), or are a
+ *                                question using a verdict word ("okay", "safe").
+ * "One decision": with decision_context, a message counts when its content
+ * words overlap the context's by at least 0.5 (|A ∩ B| / min(|A|, |B|));
+ * without it, the same overlap with the latest reassurance request. A message
+ * with no content words ("is this okay?") refers to the decision at hand. */
+#include "detect.h"
+#include "embed.h"
+#include "text.h"
+#include "timefmt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SYC_MAX_RESPONSE 16000
+#define SYC_MAX_MESSAGES 200
+#define SYC_MAX_MESSAGE 8000
+#define SYC_MAX_CONTEXT 2000
+#define SYC_MAX_PHRASE 8
+#define SYC_REASSURANCE_MIN 3
+#define SYC_SCOPE_OVERLAP 0.5
+
+enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, NCLS };
+static const char *const cls_names[NCLS] = {"agreement", "praise",   "qualifier", "evidence",
+                                            "reassurance", "negator", "judgement"};
+
+struct phrase {
+    uint64_t h[SYC_MAX_PHRASE];
+    unsigned char len;
+    unsigned char cls;
+};
+
+static struct phrase *phr;
+static size_t phr_n, phr_cap;
+
+struct load_ctx {
+    int cls;
+    struct text_words w;
+};
+
+static void load_line(const char *line, size_t n, void *vctx)
+{
+    struct load_ctx *c = vctx;
+    if (line[0] == '[') {
+        c->cls = -1;
+        for (int k = 0; k < NCLS; k++)
+            if (n == strlen(cls_names[k]) + 2 && strncmp(line + 1, cls_names[k], n - 2) == 0)
+                c->cls = k;
+        return;
+    }
+    if (c->cls < 0)
+        return;
+    c->w.n = 0;
+    if (text_words(line, n, &c->w) < 0 || c->w.n == 0 || c->w.n > SYC_MAX_PHRASE)
+        return;
+    if (phr_n == phr_cap) {
+        size_t nc = phr_cap ? phr_cap * 2 : 128;
+        struct phrase *v = realloc(phr, nc * sizeof *v);
+        if (!v)
+            return;
+        phr = v;
+        phr_cap = nc;
+    }
+    struct phrase *p = &phr[phr_n++];
+    memset(p, 0, sizeof *p);
+    p->len = (unsigned char)c->w.n;
+    p->cls = (unsigned char)c->cls;
+    for (size_t i = 0; i < c->w.n; i++)
+        p->h[i] = c->w.v[i].hash;
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const struct phrase *x = a, *y = b;
+    if (x->h[0] != y->h[0])
+        return x->h[0] < y->h[0] ? -1 : 1;
+    return y->len - x->len;   /* longest first */
+}
+
+static void phrases_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    const struct embed_blob *b = embed_find("detectors/data/sycophancy.txt");
+    struct load_ctx c = {-1, {0}};
+    if (b)
+        text_each_line(b->data, load_line, &c);
+    text_words_free(&c.w);
+    if (phr)
+        qsort(phr, phr_n, sizeof *phr, by_first);
+}
+
+/* The longest phrase of a class in mask that starts at word i; NULL if none. */
+static const struct phrase *match_at(const struct text_words *w, size_t i, unsigned mask)
+{
+    size_t lo = 0, hi = phr_n;
+    uint64_t h = w->v[i].hash;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (phr[mid].h[0] < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < phr_n && phr[lo].h[0] == h; lo++) {
+        const struct phrase *p = &phr[lo];
+        if (!(mask & (1u << p->cls)) || i + p->len > w->n)
+            continue;
+        size_t k = 1;
+        while (k < p->len && w->v[i + k].hash == p->h[k])
+            k++;
+        if (k == p->len)
+            return p;
+    }
+    return NULL;
+}
+
+struct hit {
+    size_t a, b;          /* byte offsets of the phrase in the text */
+    uint32_t sentence;
+    int cls;
+};
+
+/* Scans a response; fills hits with the unvoided agreement and praise hits. */
+static size_t scan_response(const struct text_words *w, struct hit *hits, size_t max)
+{
+    if (w->n == 0)
+        return 0;
+    uint32_t nsent = w->v[w->n - 1].sentence + 1;
+    unsigned char *marked = calloc(nsent, 1);   /* sentence has a qualifier or evidence */
+    if (!marked)
+        return 0;
+    struct hit cand[256];
+    size_t nc = 0;
+    size_t cover = 0;   /* validation phrases may not overlap */
+    for (size_t i = 0; i < w->n; i++) {
+        const struct phrase *m = match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE);
+        if (m)
+            marked[w->v[i].sentence] = 1;
+        if (i < cover)
+            continue;
+        m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE);
+        if (!m)
+            continue;
+        cover = i + m->len;
+        int negated = 0;
+        for (size_t k = i >= 3 ? i - 3 : 0; k < i; k++)
+            if (w->v[k].sentence == w->v[i].sentence && match_at(w, k, 1u << NEGATOR))
+                negated = 1;
+        if (!negated && nc < sizeof cand / sizeof cand[0])
+            cand[nc++] = (struct hit){w->v[i].start, w->v[i + m->len - 1].end, w->v[i].sentence, m->cls};
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < nc; k++) {
+        uint32_t s = cand[k].sentence;
+        if (marked[s] || (s + 1 < nsent && marked[s + 1]))
+            continue;
+        if (n < max)
+            hits[n++] = cand[k];
+    }
+    free(marked);
+    return n;
+}
+
+/* A reassurance phrase anywhere, or a question that asks for a verdict. */
+static int is_reassurance(const char *t, const struct text_words *w)
+{
+    int question = strchr(t, '?') || strstr(t, "\xEF\xBC\x9F");   /* ? or fullwidth ？ */
+    for (size_t i = 0; i < w->n; i++)
+        if (match_at(w, i, 1u << REASSURANCE | (question ? 1u << JUDGEMENT : 0)))
+            return 1;
+    return 0;
+}
+
+static double overlap(const struct text_set *a, const struct text_set *b)
+{
+    size_t m = a->n < b->n ? a->n : b->n;
+    return m ? (double)text_set_intersect(a, b) / (double)m : 1.0;
+}
+
+static void add_span(cJSON *arr, const char *source, const char *text, size_t a, size_t b, const char *pattern)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "source", source);
+    cJSON_AddNumberToObject(s, "start", (double)a);
+    cJSON_AddNumberToObject(s, "end", (double)b);
+    char *t = malloc(b - a + 1);
+    if (t) {
+        memcpy(t, text + a, b - a);
+        t[b - a] = '\0';
+        cJSON_AddStringToObject(s, "text", t);
+        free(t);
+    }
+    cJSON_AddStringToObject(s, "pattern", pattern);
+    cJSON_AddItemToArray(arr, s);
+}
+
+static const char *const counter_prompts[] = {
+    /* unconditional_agreement */
+    "Before agreeing, state the strongest reason this could be wrong and one trade-off the person should weigh; "
+    "then say whether you still agree.",
+    /* praise_without_evidence */
+    "Replace the praise with the specific evidence for it, or leave it out; describe what works and what does not.",
+    /* escalating_validation */
+    "Stop validating and assess the idea on its merits: list one risk, one alternative, and what would change your view.",
+    /* repeated_reassurance_request */
+    "The person has asked for reassurance on this decision several times. Do not reassure again: summarise what has "
+    "been established, name what is still uncertain, and ask what new information would change the decision.",
+};
+static const char *const pattern_names[] = {"unconditional_agreement", "praise_without_evidence",
+                                            "escalating_validation", "repeated_reassurance_request"};
+
+int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
+{
+    (void)now_ms;
+    (void)offset_s;
+    static const char *const keys[] = {"candidate_response", "recent_user_messages", "decision_context", NULL};
+    static const char *const item_keys[] = {"text", "at", NULL};
+    const char *resp = NULL, *ctx = NULL;
+    size_t resp_n = 0, ctx_n = 0;
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "candidate_response", "candidate_response", 0, NULL, SYC_MAX_RESPONSE, &resp, &resp_n, e) < 0 ||
+        det_string(args, "decision_context", "decision_context", 0, NULL, SYC_MAX_CONTEXT, &ctx, &ctx_n, e) < 0)
+        return -1;
+    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(args, "recent_user_messages");
+    if (msgs && cJSON_IsNull(msgs))
+        msgs = NULL;
+    if (!resp && !msgs)
+        return kerr_set(e, "INPUT_MISSING", NULL, "give candidate_response, recent_user_messages, or both");
+    if (msgs) {
+        if (!cJSON_IsArray(msgs))
+            return kerr_set(e, "INPUT_INVALID", "recent_user_messages",
+                            "recent_user_messages must be an array of {text, at?}");
+        if (cJSON_GetArraySize(msgs) > SYC_MAX_MESSAGES)
+            return kerr_set(e, "INPUT_TOO_LARGE", "recent_user_messages",
+                            "recent_user_messages has more than %d items; keep the most recent", SYC_MAX_MESSAGES);
+        int i = 0;
+        for (const cJSON *it = msgs->child; it; it = it->next, i++) {
+            char f[40], pre[48], ft[48], fa[48];
+            snprintf(f, sizeof f, "recent_user_messages[%d]", i);
+            snprintf(pre, sizeof pre, "%s.", f);
+            snprintf(ft, sizeof ft, "%s.text", f);
+            snprintf(fa, sizeof fa, "%s.at", f);
+            const char *t;
+            size_t tn;
+            int64_t at;
+            if (!cJSON_IsObject(it))
+                return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at?}", f);
+            if (det_known_keys(it, item_keys, pre, e) < 0 ||
+                det_string(it, "text", ft, 1, NULL, SYC_MAX_MESSAGE, &t, &tn, e) < 0)
+                return -1;
+            const cJSON *atv = cJSON_GetObjectItemCaseSensitive(it, "at");
+            if (atv && !cJSON_IsNull(atv) && det_time(it, "at", fa, &at, NULL, e) < 0)
+                return -1;
+        }
+    }
+    phrases_init();
+
+    struct text_words w = {0};
+    int best = -1;           /* index into pattern_names */
+    double conf = 0;
+    cJSON *spans = cJSON_CreateArray();
+    int *counted = NULL;
+    char reason[280] = "";
+
+    /* The draft response. */
+    size_t nhits = 0;
+    int resp_pat = -1;
+    double resp_conf = 0;
+    struct hit hits[64];
+    if (resp) {
+        if (text_words(resp, resp_n, &w) < 0)
+            goto oom;
+        nhits = scan_response(&w, hits, sizeof hits / sizeof hits[0]);
+        size_t agree = 0, praise = 0, sentences = 0;
+        uint32_t last_s = UINT32_MAX;
+        int opening = 0;
+        for (size_t k = 0; k < nhits; k++) {
+            if (hits[k].cls == AGREEMENT)
+                agree++;
+            else
+                praise++;
+            uint32_t s = hits[k].sentence;
+            if (s != last_s)
+                sentences++;
+            last_s = s;
+            if (s == 0)
+                opening = 1;
+        }
+        if (nhits >= 3 && sentences >= 2) {
+            resp_pat = 2;
+            resp_conf = 0.7 + 0.05 * (double)(nhits - 3);
+        } else if (agree) {
+            resp_pat = 0;
+            resp_conf = 0.5 + 0.15 * (double)(agree - 1) + (opening ? 0.15 : 0);
+        } else if (praise) {
+            resp_pat = 1;
+            resp_conf = 0.5 + 0.15 * (double)(praise - 1) + (opening ? 0.15 : 0);
+        }
+        if (resp_conf > 0.95)
+            resp_conf = 0.95;
+        if (resp_pat >= 0) {
+            best = resp_pat;
+            conf = resp_conf;
+        }
+    }
+
+    /* The person's messages. */
+    size_t reassure = 0;
+    if (msgs) {
+        int mn = cJSON_GetArraySize(msgs);
+        struct text_set *sets = calloc((size_t)(mn ? mn : 1), sizeof *sets);
+        int *seeking = calloc((size_t)(mn ? mn : 1), sizeof *seeking);
+        counted = calloc((size_t)(mn ? mn : 1), sizeof *counted);
+        struct text_set scope = {0};
+        int have_scope = 0;
+        if (!sets || !seeking || !counted) {
+            free(sets);
+            free(seeking);
+            goto oom;
+        }
+        int i = 0, anchor = -1;
+        for (const cJSON *it = msgs->child; it; it = it->next, i++) {
+            const char *t = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
+            w.n = 0;
+            if (text_words(t, strlen(t), &w) < 0 || text_set_from_words(&w, 1, &sets[i]) < 0)
+                break;
+            seeking[i] = is_reassurance(t, &w);
+            if (seeking[i] && sets[i].n)
+                anchor = i;
+        }
+        if (ctx) {
+            w.n = 0;
+            if (text_words(ctx, ctx_n, &w) == 0 && text_set_from_words(&w, 1, &scope) == 0)
+                have_scope = 1;
+        } else if (anchor >= 0) {
+            scope = sets[anchor];
+            have_scope = 1;
+        }
+        for (i = 0; i < mn; i++) {
+            if (!seeking[i])
+                continue;
+            if (have_scope && overlap(&sets[i], &scope) < SYC_SCOPE_OVERLAP)
+                continue;
+            counted[i] = 1;
+            reassure++;
+        }
+        if (ctx)
+            text_set_free(&scope);
+        for (i = 0; i < mn; i++)
+            text_set_free(&sets[i]);
+        free(sets);
+        free(seeking);
+        if (reassure >= SYC_REASSURANCE_MIN) {
+            double c = 0.6 + 0.1 * (double)(reassure - SYC_REASSURANCE_MIN);
+            if (c > 0.95)
+                c = 0.95;
+            if (best < 0 || c > conf) {
+                best = 3;
+                conf = c;
+            }
+        }
+    }
+
+    /* Spans of everything that fired, and the reason. */
+    if (resp_pat >= 0)
+        for (size_t k = 0; k < nhits; k++)
+            add_span(spans, "candidate_response", resp, hits[k].a, hits[k].b,
+                     resp_pat == 2 ? pattern_names[2] : pattern_names[hits[k].cls == AGREEMENT ? 0 : 1]);
+    if (reassure >= SYC_REASSURANCE_MIN) {
+        int i = 0;
+        for (const cJSON *it = msgs->child; it; it = it->next, i++)
+            if (counted[i]) {
+                char src[48];
+                const char *t = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
+                snprintf(src, sizeof src, "recent_user_messages[%d]", i);
+                add_span(spans, src, t, 0, strlen(t), pattern_names[3]);
+            }
+    }
+    free(counted);
+    counted = NULL;
+    text_words_free(&w);
+
+    switch (best) {
+    case 0:
+        snprintf(reason, sizeof reason,
+                 "The draft agrees without a reason or a trade-off; agreement that weighs nothing can steer a decision.");
+        break;
+    case 1:
+        snprintf(reason, sizeof reason,
+                 "The draft praises without saying what the praise rests on; praise without evidence is flattery.");
+        break;
+    case 2:
+        snprintf(reason, sizeof reason,
+                 "The draft validates %zu times across several sentences with no reason or downside given; "
+                 "it may be telling the person what they want to hear.", nhits);
+        break;
+    case 3:
+        snprintf(reason, sizeof reason,
+                 "You have asked %zu times for reassurance about the same decision. Another yes may not settle it; "
+                 "naming what is still uncertain might.", reassure);
+        break;
+    default:
+        if (resp && msgs)
+            snprintf(reason, sizeof reason,
+                     "No unqualified agreement or praise in the draft, and fewer than %d reassurance requests on one decision.",
+                     SYC_REASSURANCE_MIN);
+        else if (resp)
+            snprintf(reason, sizeof reason, "No unqualified agreement or praise in the draft.");
+        else
+            snprintf(reason, sizeof reason, "Fewer than %d reassurance requests on one decision.", SYC_REASSURANCE_MIN);
+        conf = 0.8;
+    }
+
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "detected", best >= 0);
+    cJSON_AddStringToObject(o, "pattern", best >= 0 ? pattern_names[best] : "none");
+    if (best < 0) {
+        cJSON_Delete(spans);
+        spans = cJSON_CreateArray();
+    }
+    cJSON_AddItemToObject(o, "matched_spans", spans);
+    cJSON_AddNumberToObject(o, "reassurance_requests", (double)reassure);
+    if (best >= 0)
+        cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[best]);
+    det_common(o, conf, reason,
+               det_heuristic("pattern_overlap", "0.1.0",
+                             "Agreement and praise phrases in the draft, voided by a nearby qualifier, evidence "
+                             "marker or negator; and reassurance requests on one decision (word overlap >= 0.5), "
+                             "counted from 3."));
+    static const char *const tokens[] = {"i-want-validation", "explain-the-match", "override-once", "fresh-context",
+                                         "disable-for-session"};
+    det_overrides(o, tokens, best >= 0 ? 5 : 0);
+    *out = o;
+    return 0;
+
+oom:
+    free(counted);
+    cJSON_Delete(spans);
+    text_words_free(&w);
+    return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+}

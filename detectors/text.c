@@ -1,0 +1,285 @@
+/* text.c: word segmentation and normalisation (see text.h).
+ *
+ * libunistring does the Unicode work: u8_wordbreaks finds UAX #29 word
+ * boundaries in the original text, u8_casefold with UNINORM_NFKC folds each
+ * word. A word made only of ASCII is lower-cased in place instead, which is
+ * exactly what NFKC + case folding would do to it, at a fraction of the cost.
+ * A segment is a word when it holds at least one letter or digit; segments
+ * between words that hold a sentence terminator advance the sentence count. */
+#include "text.h"
+
+#include "embed.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unicase.h>
+#include <unictype.h>
+#include <uninorm.h>
+#include <unistr.h>
+#include <uniwbrk.h>
+
+#define FNV_OFFSET 1469598103934665603ULL
+#define FNV_PRIME 1099511628211ULL
+
+int text_valid_utf8(const char *s, size_t n)
+{
+    return u8_check((const uint8_t *)s, n) == NULL;
+}
+
+size_t text_char_count(const char *s, size_t n)
+{
+    return u8_mbsnlen((const uint8_t *)s, n);
+}
+
+static uint64_t fnv(uint64_t h, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+/* Hash the normalised form of one word. */
+static uint64_t word_hash(const uint8_t *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && s[i] < 0x80; i++)
+        ;
+    if (i == n) {                       /* ASCII: NFKC + casefold == tolower */
+        uint64_t h = FNV_OFFSET;
+        for (i = 0; i < n; i++) {
+            uint8_t c = s[i];
+            if (c >= 'A' && c <= 'Z')
+                c += 'a' - 'A';
+            h ^= c;
+            h *= FNV_PRIME;
+        }
+        return h;
+    }
+    uint8_t stackbuf[256];
+    size_t len = sizeof stackbuf;
+    uint8_t *f = u8_casefold(s, n, NULL, UNINORM_NFKC, stackbuf, &len);
+    if (!f)                             /* out of memory: hash the raw word */
+        return fnv(FNV_OFFSET, s, n);
+    /* Fold typographic apostrophes (U+2018, U+2019, U+02BC) to ASCII '. */
+    uint64_t h = FNV_OFFSET;
+    for (i = 0; i < len; i++) {
+        if (i + 2 < len && f[i] == 0xE2 && f[i + 1] == 0x80 && (f[i + 2] == 0x98 || f[i + 2] == 0x99)) {
+            h = fnv(h, (const uint8_t *)"'", 1);
+            i += 2;
+        } else if (i + 1 < len && f[i] == 0xCA && f[i + 1] == 0xBC) {
+            h = fnv(h, (const uint8_t *)"'", 1);
+            i += 1;
+        } else {
+            h = fnv(h, f + i, 1);
+        }
+    }
+    if (f != stackbuf)
+        free(f);
+    return h;
+}
+
+uint64_t text_word_hash(const char *s, size_t n)
+{
+    return word_hash((const uint8_t *)s, n);
+}
+
+static int is_terminator(ucs4_t c)
+{
+    switch (c) {
+    case '.': case '!': case '?': case ';': case '\n':
+    case 0x3002: case 0xFF01: case 0xFF1F: case 0xFF0E: case 0x0964: case 0x061F:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int push(struct text_words *w, uint32_t a, uint32_t b, uint32_t sent, uint64_t h)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        struct text_word *v = realloc(w->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        w->v = v;
+        w->cap = cap;
+    }
+    w->v[w->n++] = (struct text_word){a, b, sent, h};
+    return 0;
+}
+
+int text_words(const char *str, size_t n, struct text_words *out)
+{
+    const uint8_t *s = (const uint8_t *)str;
+    char *brk = malloc(n ? n : 1);
+    if (!brk)
+        return -1;
+    u8_wordbreaks(s, n, brk);
+    uint32_t sent = 0;
+    int pending_break = 0;   /* a terminator was seen since the last word */
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n && !brk[j])
+            j++;
+        /* Segment [i, j): a word if it holds a letter or digit. */
+        int word = 0, term = 0;
+        for (size_t k = i; k < j;) {
+            ucs4_t c;
+            int l = u8_mbtouc(&c, s + k, j - k);
+            if (l <= 0)
+                break;
+            if (uc_is_alnum(c))
+                word = 1;
+            else if (is_terminator(c))
+                term = 1;
+            k += (size_t)l;
+        }
+        if (word) {
+            if (pending_break && out->n > 0)
+                sent++;
+            pending_break = 0;
+            if (push(out, (uint32_t)i, (uint32_t)j, sent, word_hash(s + i, j - i)) < 0) {
+                free(brk);
+                return -1;
+            }
+        } else if (term) {
+            pending_break = 1;
+        }
+        i = j;
+    }
+    free(brk);
+    return 0;
+}
+
+void text_words_free(struct text_words *w)
+{
+    free(w->v);
+    w->v = NULL;
+    w->n = w->cap = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The stoplist, hashed and sorted once. */
+static uint64_t *stop_v;
+static size_t stop_n;
+
+static void add_stop(const char *line, size_t n, void *ctx)
+{
+    size_t *cap = ctx;
+    if (stop_n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 256;
+        uint64_t *v = realloc(stop_v, nc * sizeof *v);
+        if (!v)
+            return;
+        stop_v = v;
+        *cap = nc;
+    }
+    stop_v[stop_n++] = word_hash((const uint8_t *)line, n);
+}
+
+static void stop_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
+    size_t cap = 0;
+    if (b)
+        text_each_line(b->data, add_stop, &cap);
+    if (stop_v)
+        qsort(stop_v, stop_n, sizeof *stop_v, cmp_u64);
+}
+
+int text_is_stopword(uint64_t h)
+{
+    stop_init();
+    size_t lo = 0, hi = stop_n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (stop_v[mid] < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < stop_n && stop_v[lo] == h;
+}
+
+int text_set_from_words(const struct text_words *w, int drop_stop, struct text_set *out)
+{
+    out->n = 0;
+    out->v = malloc((w->n ? w->n : 1) * sizeof *out->v);
+    if (!out->v)
+        return -1;
+    for (size_t i = 0; i < w->n; i++)
+        if (!drop_stop || !text_is_stopword(w->v[i].hash))
+            out->v[out->n++] = w->v[i].hash;
+    qsort(out->v, out->n, sizeof *out->v, cmp_u64);
+    size_t k = 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (k == 0 || out->v[k - 1] != out->v[i])
+            out->v[k++] = out->v[i];
+    out->n = k;
+    return 0;
+}
+
+void text_set_free(struct text_set *s)
+{
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+size_t text_set_intersect(const struct text_set *a, const struct text_set *b)
+{
+    size_t i = 0, j = 0, k = 0;
+    while (i < a->n && j < b->n) {
+        if (a->v[i] < b->v[j])
+            i++;
+        else if (a->v[i] > b->v[j])
+            j++;
+        else {
+            k++;
+            i++;
+            j++;
+        }
+    }
+    return k;
+}
+
+double text_jaccard(const struct text_set *a, const struct text_set *b)
+{
+    size_t inter = text_set_intersect(a, b);
+    size_t uni = a->n + b->n - inter;
+    return uni ? (double)inter / (double)uni : 0.0;
+}
+
+size_t text_each_line(const char *data, void (*fn)(const char *line, size_t n, void *ctx), void *ctx)
+{
+    size_t count = 0;
+    const char *p = data;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        if (!e)
+            e = p + strlen(p);
+        const char *a = p, *b = e;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+            b--;
+        if (b > a && *a != '#') {
+            fn(a, (size_t)(b - a), ctx);
+            count++;
+        }
+        p = *e ? e + 1 : e;
+    }
+    return count;
+}

@@ -1,0 +1,133 @@
+/* frame.c: the line reader (see frame.h).
+ *
+ * The buffer holds at most max + FRAME_CHUNK bytes. Consumed bytes are
+ * reclaimed by moving the unread tail to the front only when a read needs
+ * room, so a burst of small lines costs one memmove per read, not per line. */
+#include "frame.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void frame_init(struct frame_reader *r, int fd, size_t max)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = fd;
+    r->max = max;
+}
+
+void frame_free(struct frame_reader *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+}
+
+long frame_fill(struct frame_reader *r)
+{
+    if (r->start + r->len + FRAME_CHUNK > r->cap) {
+        if (r->start) {
+            memmove(r->buf, r->buf + r->start, r->len);
+            r->start = 0;
+        }
+        if (r->len + FRAME_CHUNK > r->cap) {
+            size_t cap = r->cap ? r->cap : FRAME_CHUNK * 2;
+            while (cap < r->len + FRAME_CHUNK)
+                cap *= 2;
+            char *b = realloc(r->buf, cap);
+            if (!b) {
+                errno = ENOMEM;
+                return -1;
+            }
+            r->buf = b;
+            r->cap = cap;
+        }
+    }
+    ssize_t got;
+    do
+        got = read(r->fd, r->buf + r->start + r->len, r->cap - r->start - r->len);
+    while (got < 0 && errno == EINTR);
+    if (got < 0)
+        return -1;
+    if (got == 0)
+        r->eof = 1;
+    r->len += (size_t)got;
+    return (long)got;
+}
+
+static void keep_head(struct frame_reader *r, const char *p, size_t n)
+{
+    size_t room = FRAME_HEAD - r->head_n;
+    if (n > room)
+        n = room;
+    memcpy(r->head + r->head_n, p, n);
+    r->head_n += n;
+}
+
+enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *n)
+{
+    for (;;) {
+        char *p = r->buf + r->start;
+        char *nl = r->len > r->scanned ? memchr(p + r->scanned, '\n', r->len - r->scanned) : NULL;
+        if (r->discarding) {
+            size_t upto = nl ? (size_t)(nl - p) : r->len;
+            keep_head(r, p, upto);
+            r->oversize_bytes += upto;
+            if (!nl && !r->eof) {
+                r->start = 0;         /* drop what we have; the line is lost anyway */
+                r->len = 0;
+                r->scanned = 0;
+                return FRAME_NEED;
+            }
+            r->discarding = 0;
+            size_t used = nl ? upto + 1 : upto;
+            r->start += used;
+            r->len -= used;
+            r->scanned = 0;
+            *line = r->head;
+            *n = r->head_n;
+            return FRAME_OVERSIZE;
+        }
+        if (nl) {
+            size_t ln = (size_t)(nl - p);
+            r->start += ln + 1;
+            r->len -= ln + 1;
+            r->scanned = 0;
+            if (ln > r->max) {
+                r->head_n = 0;
+                keep_head(r, p, ln);
+                r->oversize_bytes = ln;
+                *line = r->head;
+                *n = r->head_n;
+                return FRAME_OVERSIZE;
+            }
+            if (ln && p[ln - 1] == '\r')
+                ln--;
+            *line = p;
+            *n = ln;
+            return FRAME_LINE;
+        }
+        r->scanned = r->len;
+        if (r->len > r->max) {        /* too long already: switch to discarding */
+            r->discarding = 1;
+            r->head_n = 0;
+            r->oversize_bytes = 0;
+            r->scanned = 0;
+            continue;
+        }
+        if (r->eof) {
+            if (r->len == 0)
+                return FRAME_EOF;
+            size_t ln = r->len;       /* a last line without a newline */
+            r->start += ln;
+            r->len = 0;
+            r->scanned = 0;
+            if (ln && p[ln - 1] == '\r')
+                ln--;
+            *line = p;
+            *n = ln;
+            return FRAME_LINE;
+        }
+        return FRAME_NEED;
+    }
+}

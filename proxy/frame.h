@@ -1,0 +1,47 @@
+/* frame.h: newline-delimited messages from a file descriptor.
+ *
+ * MCP's stdio transport is one JSON-RPC message per line. The reader buffers
+ * bytes and hands out whole lines without copying. A line longer than the cap
+ * is never held in full: its first FRAME_HEAD bytes are kept (enough to read
+ * the id of a request) and the rest is discarded up to the newline, so a
+ * 2 GiB line costs FRAME_HEAD bytes, not 2 GiB. A final line without a
+ * newline at end of input is still a line. */
+#ifndef KEEL_FRAME_H
+#define KEEL_FRAME_H
+
+#include <stddef.h>
+
+#define FRAME_HEAD 4096
+#define FRAME_CHUNK 65536
+
+enum frame_status {
+    FRAME_LINE,      /* *line, *n: one line without its newline (and without a trailing CR) */
+    FRAME_OVERSIZE,  /* *line, *n: the line's first bytes; r->oversize_bytes: its full length */
+    FRAME_NEED,      /* no complete line buffered: call frame_fill */
+    FRAME_EOF,       /* input ended and everything was handed out */
+};
+
+struct frame_reader {
+    int fd;
+    size_t max;              /* largest line accepted */
+    char *buf;
+    size_t start, len, cap;  /* buffered bytes are buf[start .. start+len) */
+    int eof;
+    int discarding;          /* inside an oversize line */
+    char head[FRAME_HEAD];
+    size_t head_n;
+    size_t oversize_bytes;
+    size_t scanned;          /* bytes after start already known to hold no newline */
+};
+
+void frame_init(struct frame_reader *r, int fd, size_t max);
+void frame_free(struct frame_reader *r);
+
+/* One read(2). Returns bytes read, 0 at end of input, -1 on error (errno). */
+long frame_fill(struct frame_reader *r);
+
+/* The next line, if a whole one is buffered. The line stays valid until the
+ * next call to frame_next or frame_fill. */
+enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *n);
+
+#endif

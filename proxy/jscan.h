@@ -1,0 +1,18 @@
+/* jscan.h: find a top-level member of a JSON object without parsing it.
+ *
+ * The relay must route messages by "id" and "method" without building a
+ * tree for every byte that passes. jscan walks the top level of an object,
+ * skipping nested values by counting brackets outside strings, and returns
+ * the raw bytes of one member's value. It also works on a truncated prefix
+ * (the head of an oversize line): a member that ends inside the prefix is
+ * found; one that does not is reported absent. */
+#ifndef KEEL_JSCAN_H
+#define KEEL_JSCAN_H
+
+#include <stddef.h>
+
+/* 1 and the value's span if the top-level object has member key;
+ * 0 if it does not (or the text ends first); -1 if it is not an object. */
+int jscan_member(const char *s, size_t n, const char *key, const char **v, size_t *vn);
+
+#endif

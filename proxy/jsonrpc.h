@@ -1,0 +1,40 @@
+/* jsonrpc.h: JSON-RPC 2.0 framing on keel's side of the wire.
+ *
+ * Builders for the messages keel itself writes (results and errors) and the
+ * one function that puts a message on a file descriptor: the whole line and
+ * its newline in as few write(2) calls as the kernel allows, retried on EINTR
+ * and short writes, never buffered past the call (a stdio buffer that is not
+ * flushed hangs the MCP handshake). */
+#ifndef KEEL_JSONRPC_H
+#define KEEL_JSONRPC_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+enum {
+    JR_PARSE_ERROR = -32700,
+    JR_INVALID_REQUEST = -32600,
+    JR_METHOD_NOT_FOUND = -32601,
+    JR_INVALID_PARAMS = -32602,
+    JR_INTERNAL_ERROR = -32603,
+};
+
+/* Writes s[0..n) and a newline. 0, or -1 (errno set; EPIPE when the peer left). */
+int jr_write_line(int fd, const char *s, size_t n);
+
+/* Prints msg compactly, writes it as one line, deletes msg. 0 or -1. */
+int jr_send(int fd, cJSON *msg);
+
+/* {"jsonrpc":"2.0","id":id,"result":result}; id is copied (NULL -> null). */
+cJSON *jr_result(const cJSON *id, cJSON *result);
+
+/* {"jsonrpc":"2.0","id":id,"error":{code,message[,data:{code}]}}. */
+cJSON *jr_error(const cJSON *id, int code, const char *message, const char *keel_code);
+
+/* Same, with the id given as raw JSON text (a string or number token, or NULL). */
+char *jr_error_raw(const char *id, size_t id_n, int code, const char *message, const char *keel_code);
+
+/* 1 if v is a valid request id: a string or a number. */
+int jr_valid_id(const cJSON *v);
+
+#endif

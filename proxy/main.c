@@ -1,0 +1,262 @@
+/* main.c: the keel command line.
+ *
+ *   keel serve [options]           MCP server on stdio with keel's tools
+ *   keel check TOOL [--json ARGS]  run one tool once, print its result
+ *
+ * Exit status: 0 success; 1 an I/O or internal failure; 2 a tool answered
+ * with an error (keel check); 64 a usage error. */
+#include "jsonrpc.h"
+#include "log.h"
+#include "serve.h"
+#include "tools.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef KEEL_VERSION
+#define KEEL_VERSION "0.0.0"
+#endif
+
+#define EXIT_USAGE 64
+#define DEFAULT_MAX_MESSAGE (16u << 20)
+
+static const char usage_text[] =
+    "usage: keel COMMAND [OPTIONS]\n"
+    "\n"
+    "keel adds guardrails and timekeeping to MCP. Commands:\n"
+    "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
+    "  check TOOL          run one tool once and print its structured result\n"
+    "  tools               list the tools keel serves\n"
+    "  help [COMMAND]      show help for a command\n"
+    "\n"
+    "Options for every command:\n"
+    "  --log-level LEVEL   error, warn, info (default) or debug; logs go to stderr\n"
+    "                      and never contain prompts, arguments or results\n"
+    "  -h, --help          show help\n"
+    "  -V, --version       print the version\n"
+    "\n"
+    "See keel(1) for details.\n";
+
+static const char serve_help[] =
+    "usage: keel serve [--max-message-bytes N] [--log-level LEVEL]\n"
+    "\n"
+    "Serve keel's tools over MCP on stdin/stdout (one JSON-RPC message per line).\n"
+    "Exits 0 when stdin ends.\n"
+    "\n"
+    "  --max-message-bytes N  largest message accepted, in bytes (suffix K, M or G\n"
+    "                         allowed; default 16M). A larger message is answered\n"
+    "                         with an error and skipped.\n";
+
+static const char check_help[] =
+    "usage: keel check TOOL [--json ARGS] [--pretty]\n"
+    "\n"
+    "Run one tool once. Arguments are a JSON object, from --json or standard input\n"
+    "(an empty input means no arguments). Prints the structured result as JSON.\n"
+    "Exit status: 0 a result, 2 the tool answered with an error (printed as\n"
+    "{\"error\": {code, message, field?}}), 64 usage. `keel tools` lists the tools.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "keel: ");
+    fprintf(stderr, fmt, arg ? arg : "");
+    fprintf(stderr, "\nTry 'keel --help'.\n");
+    return EXIT_USAGE;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    unsigned long long mul = 1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1ull << 30, end++;
+    if (*end || v > (4ull << 30) / mul || v * mul < 1024)
+        return -1;
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+/* Reads all of stdin (up to max bytes) into a NUL-terminated buffer. */
+static char *read_all(int fd, size_t max, size_t *n)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        if (len == cap) {
+            if (cap >= max) {
+                free(buf);
+                errno = EFBIG;
+                return NULL;
+            }
+            cap *= 2;
+            char *b = realloc(buf, cap + 1);
+            if (!b)
+                break;
+            buf = b;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        if (got == 0) {
+            buf[len] = '\0';
+            *n = len;
+            return buf;
+        }
+        len += (size_t)got;
+    }
+    free(buf);
+    return NULL;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    const char *tool = NULL, *json = NULL;
+    int pretty = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            if (++i >= argc)
+                return usage_error("--json needs an argument%s", NULL);
+            json = argv[i];
+        } else if (strcmp(argv[i], "--pretty") == 0) {
+            pretty = 1;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(check_help, stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error("unknown option for check: %s", argv[i]);
+        } else if (!tool) {
+            tool = argv[i];
+        } else {
+            return usage_error("check takes one tool name; unexpected %s", argv[i]);
+        }
+    }
+    if (!tool)
+        return usage_error("check needs a TOOL name; `keel tools` lists them%s", NULL);
+    const struct tool *t = tools_find(tool, TOOL_ALL);
+    if (!t)
+        return usage_error("no tool named %s; `keel tools` lists them", tool);
+    char *input = NULL;
+    size_t n = 0;
+    if (!json) {
+        if (isatty(STDIN_FILENO)) {
+            json = "";
+        } else {
+            input = read_all(STDIN_FILENO, DEFAULT_MAX_MESSAGE, &n);
+            if (!input) {
+                fprintf(stderr, "keel: could not read arguments from standard input: %s\n", strerror(errno));
+                return 1;
+            }
+            json = input;
+        }
+    }
+    const char *p = json;
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+        p++;
+    cJSON *args = NULL;
+    if (*p) {
+        args = cJSON_Parse(json);
+        if (!args || !cJSON_IsObject(args)) {
+            cJSON_Delete(args);
+            free(input);
+            return usage_error("arguments must be a JSON object%s", NULL);
+        }
+    }
+    free(input);
+    log_event(LOG_INFO, "tool_invoked", "name=%s", t->name);
+    int is_error;
+    cJSON *out = tools_run(t, args, &is_error);
+    cJSON_Delete(args);
+    char *s = pretty ? cJSON_Print(out) : cJSON_PrintUnformatted(out);
+    cJSON_Delete(out);
+    if (!s)
+        return 1;
+    int rc = jr_write_line(STDOUT_FILENO, s, strlen(s));
+    free(s);
+    if (rc < 0)
+        return 1;
+    return is_error ? 2 : 0;
+}
+
+static int cmd_tools(void)
+{
+    for (const struct tool *t = tools_table; t->name; t++) {
+        const cJSON *s = tools_schema(t);
+        const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "title"));
+        printf("%-24s %s\n", t->name, title ? title : "");
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    struct serve_opts o = {DEFAULT_MAX_MESSAGE, TOOL_ALL};
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--max-message-bytes") == 0) {
+            if (++i >= argc || parse_size(argv[i], &o.max_message_bytes) < 0)
+                return usage_error("--max-message-bytes needs a size from 1K to 4G, like 16M%s", NULL);
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(serve_help, stdout);
+            return 0;
+        } else {
+            return usage_error("unknown option for serve: %s", argv[i]);
+        }
+    }
+    return serve_run(&o);
+}
+
+int main(int argc, char **argv)
+{
+    /* Global options may come before or after the command; take them out first. */
+    int k = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--log-level") == 0) {
+            if (i + 1 >= argc || log_set_level(argv[i + 1]) < 0)
+                return usage_error("--log-level takes error, warn, info or debug%s", NULL);
+            i++;
+        } else if (strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                argv[k++] = argv[i++];
+            break;
+        } else {
+            argv[k++] = argv[i];
+        }
+    }
+    argc = k;
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("keel %s\n", KEEL_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        const char *what = argc > 2 ? argv[2] : "";
+        fputs(strcmp(what, "serve") == 0 ? serve_help : strcmp(what, "check") == 0 ? check_help : usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "tools") == 0)
+        return cmd_tools();
+    return usage_error("unknown command: %s", cmd);
+}

@@ -1,0 +1,204 @@
+/* serve.c: the standalone MCP server (see serve.h).
+ *
+ * One message in, at most one message out, in order. The server answers
+ * initialize (echoing the client's protocol version when it is one keel
+ * speaks, else offering its latest), ping, tools/list and tools/call; any
+ * other request gets -32601; notifications and responses are consumed
+ * without an answer. Malformed input is answered and the loop goes on: a line
+ * that is not JSON gets -32700 with id null, a batch or a non-request gets
+ * -32600, an oversize line gets -32600 with its id when the id can be read
+ * from the line's first bytes. */
+#include "serve.h"
+
+#include "frame.h"
+#include "jscan.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "tools.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef KEEL_VERSION
+#define KEEL_VERSION "0.0.0"
+#endif
+
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL};
+
+static cJSON *initialize_result(const cJSON *params)
+{
+    const char *want = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "protocolVersion"));
+    const char *v = versions[0];
+    for (int i = 0; want && versions[i]; i++)
+        if (strcmp(want, versions[i]) == 0)
+            v = versions[i];
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "protocolVersion", v);
+    cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
+    cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
+    cJSON_AddBoolToObject(tools, "listChanged", 0);
+    cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
+    cJSON_AddStringToObject(info, "name", "keel");
+    cJSON_AddStringToObject(info, "title", "keel guardrails");
+    cJSON_AddStringToObject(info, "version", KEEL_VERSION);
+    cJSON_AddStringToObject(r, "instructions",
+                            "keel offers advisory checks. Each result has a plain-language reason and, when "
+                            "something is detected, override tokens the person may choose; relay them, never "
+                            "act on a detection silently.");
+    return r;
+}
+
+static cJSON *tools_call(const struct serve_opts *o, const cJSON *id, const cJSON *params, size_t bytes)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
+    if (!cJSON_IsObject(params) || !cJSON_IsString(name))
+        return jr_error(id, JR_INVALID_PARAMS, "tools/call needs params {name, arguments}", NULL);
+    const struct tool *t = tools_find(name->valuestring, o->groups);
+    if (!t) {
+        log_event(LOG_INFO, "unknown_tool", "bytes=%zu", bytes);
+        return jr_error(id, JR_INVALID_PARAMS, "Unknown tool; tools/list names the tools keel serves", "UNKNOWN_TOOL");
+    }
+    log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, bytes);
+    int is_error;
+    cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+    cJSON *out = tools_run(t, cJSON_IsNull(args) ? NULL : args, &is_error);
+    return jr_result(id, tools_call_result(out, is_error));
+}
+
+static cJSON *dispatch(const struct serve_opts *o, const cJSON *m, size_t bytes)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+    const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(m, "jsonrpc");
+    int ok_ver = cJSON_IsString(ver) && strcmp(ver->valuestring, "2.0") == 0;
+
+    if (!method) {
+        /* A response (to a request keel never sends) or garbage. */
+        if (id && (cJSON_GetObjectItemCaseSensitive(m, "result") || cJSON_GetObjectItemCaseSensitive(m, "error"))) {
+            log_event(LOG_DEBUG, "response_ignored", "bytes=%zu", bytes);
+            return NULL;
+        }
+        return jr_error(jr_valid_id(id) ? id : NULL, JR_INVALID_REQUEST,
+                        "Invalid Request: a message needs a method", NULL);
+    }
+    if (!ok_ver || !cJSON_IsString(method) || (id && !jr_valid_id(id))) {
+        if (!id) {
+            log_event(LOG_WARN, "invalid_notification", "bytes=%zu", bytes);
+            return NULL;
+        }
+        return jr_error(jr_valid_id(id) ? id : NULL, JR_INVALID_REQUEST,
+                        "Invalid Request: needs jsonrpc \"2.0\", a string method and a string or number id", NULL);
+    }
+    const char *mt = method->valuestring;
+    if (!id) {
+        log_event(LOG_DEBUG, "notification", "bytes=%zu", bytes);
+        return NULL;
+    }
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
+    if (strcmp(mt, "initialize") == 0) {
+        log_event(LOG_INFO, "initialize", "bytes=%zu", bytes);
+        return jr_result(id, initialize_result(params));
+    }
+    if (strcmp(mt, "ping") == 0)
+        return jr_result(id, cJSON_CreateObject());
+    if (strcmp(mt, "tools/list") == 0) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToObject(r, "tools", tools_list(o->groups));
+        return jr_result(id, r);
+    }
+    if (strcmp(mt, "tools/call") == 0)
+        return tools_call(o, id, params, bytes);
+    log_event(LOG_INFO, "method_not_found", "bytes=%zu", bytes);
+    return jr_error(id, JR_METHOD_NOT_FOUND, "Method not found", NULL);
+}
+
+char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+        i++;
+    if (i == n)
+        return NULL;                              /* blank line */
+    const char *end = NULL;
+    cJSON *m = cJSON_ParseWithLengthOpts(line, n, &end, 0);
+    if (m && end) {                               /* only whitespace may follow */
+        for (const char *p = end; p < line + n; p++)
+            if (*p != ' ' && *p != '\t' && *p != '\r') {
+                cJSON_Delete(m);
+                m = NULL;
+                break;
+            }
+    }
+    cJSON *reply;
+    if (!m) {
+        log_event(LOG_WARN, "parse_error", "bytes=%zu", n);
+        reply = jr_error(NULL, JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
+    } else if (cJSON_IsArray(m)) {
+        log_event(LOG_WARN, "batch_rejected", "bytes=%zu", n);
+        reply = jr_error(NULL, JR_INVALID_REQUEST,
+                         "Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18)", NULL);
+    } else if (!cJSON_IsObject(m)) {
+        reply = jr_error(NULL, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
+    } else {
+        reply = dispatch(o, m, n);
+    }
+    cJSON_Delete(m);
+    if (!reply)
+        return NULL;
+    char *s = cJSON_PrintUnformatted(reply);
+    cJSON_Delete(reply);
+    return s;
+}
+
+static char *oversize_reply(const struct serve_opts *o, const char *head, size_t hn, size_t total)
+{
+    const char *id = NULL;
+    size_t idn = 0;
+    if (jscan_member(head, hn, "id", &id, &idn) != 1 || !(id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')))
+        id = NULL;
+    char msg[160];
+    snprintf(msg, sizeof msg, "Invalid Request: message of %zu bytes exceeds the limit of %zu (--max-message-bytes)",
+             total, o->max_message_bytes);
+    log_event(LOG_WARN, "message_too_large", "bytes=%zu limit=%zu", total, o->max_message_bytes);
+    return jr_error_raw(id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
+}
+
+int serve_run(const struct serve_opts *o)
+{
+    signal(SIGPIPE, SIG_IGN);
+    struct frame_reader r;
+    frame_init(&r, STDIN_FILENO, o->max_message_bytes);
+    log_event(LOG_INFO, "serve_start", "max_message_bytes=%zu", o->max_message_bytes);
+    int status = 0;
+    for (;;) {
+        const char *line;
+        size_t n;
+        enum frame_status st = frame_next(&r, &line, &n);
+        if (st == FRAME_EOF)
+            break;
+        if (st == FRAME_NEED) {
+            if (frame_fill(&r) < 0) {
+                log_event(LOG_ERROR, "stdin_error", "errno=%d", errno);
+                status = 1;
+                break;
+            }
+            continue;
+        }
+        char *reply = st == FRAME_OVERSIZE ? oversize_reply(o, line, n, r.oversize_bytes) : serve_handle(o, line, n);
+        if (reply) {
+            int rc = jr_write_line(STDOUT_FILENO, reply, strlen(reply));
+            free(reply);
+            if (rc < 0) {
+                log_event(LOG_INFO, "client_gone", "errno=%d", errno);
+                break;
+            }
+        }
+    }
+    frame_free(&r);
+    log_event(LOG_INFO, "serve_stop", "status=%d", status);
+    return status;
+}

@@ -1,0 +1,131 @@
+/* tools.c: the tool table, tools/list from the schemas, and tool results. */
+#include "tools.h"
+
+#include "clock.h"
+#include "embed.h"
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const struct tool tools_table[] = {
+    {"check_rumination", TOOL_GUARDRAIL, "schemas/check_rumination.json", rum_check},
+    {"check_hyperfocus", TOOL_GUARDRAIL, "schemas/check_hyperfocus.json", hyp_check},
+    {"check_sycophancy", TOOL_GUARDRAIL, "schemas/check_sycophancy.json", syc_check},
+    {NULL, 0, NULL, NULL},
+};
+
+#define NTOOLS (sizeof tools_table / sizeof tools_table[0] - 1)
+static cJSON *schema_cache[NTOOLS];
+
+const struct tool *tools_find(const char *name, unsigned groups)
+{
+    for (const struct tool *t = tools_table; t->name; t++)
+        if ((t->group & groups) && strcmp(t->name, name) == 0)
+            return t;
+    return NULL;
+}
+
+const cJSON *tools_schema(const struct tool *t)
+{
+    size_t i = (size_t)(t - tools_table);
+    if (!schema_cache[i]) {
+        const struct embed_blob *b = embed_find(t->schema);
+        schema_cache[i] = b ? cJSON_ParseWithLength(b->data, b->len) : NULL;
+        if (!schema_cache[i])
+            log_event(LOG_ERROR, "schema_unreadable", "tool=%s", t->name);
+    }
+    return schema_cache[i];
+}
+
+static void copy_member(cJSON *to, const cJSON *from, const char *from_key, const char *to_key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, from_key);
+    if (v)
+        cJSON_AddItemToObject(to, to_key, cJSON_Duplicate(v, 1));
+}
+
+cJSON *tools_list(unsigned groups)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (const struct tool *t = tools_table; t->name; t++) {
+        if (!(t->group & groups))
+            continue;
+        const cJSON *s = tools_schema(t);
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "name", t->name);
+        if (s) {
+            copy_member(d, s, "title", "title");
+            copy_member(d, s, "description", "description");
+            copy_member(d, s, "input", "inputSchema");
+            copy_member(d, s, "output", "outputSchema");
+            copy_member(d, s, "annotations", "annotations");
+        }
+        cJSON_AddItemToArray(arr, d);
+    }
+    return arr;
+}
+
+static cJSON *error_value(const kerr *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *er = cJSON_AddObjectToObject(o, "error");
+    cJSON_AddStringToObject(er, "code", e->code ? e->code : "INTERNAL_ERROR");
+    cJSON_AddStringToObject(er, "message", e->message);
+    if (e->field[0])
+        cJSON_AddStringToObject(er, "field", e->field);
+    return o;
+}
+
+cJSON *tools_run(const struct tool *t, const cJSON *args, int *is_error)
+{
+    kerr e = {0};
+    cJSON *out = NULL;
+    cJSON *empty = NULL;
+    struct chrono_now now;
+    *is_error = 1;
+    if (args && !cJSON_IsObject(args)) {
+        kerr_set(&e, "INPUT_INVALID", "arguments", "arguments must be a JSON object");
+        return error_value(&e);
+    }
+    if (!args)
+        args = empty = cJSON_CreateObject();
+    int rc = chrono_now(&now, &e);
+    if (rc == 0)
+        rc = t->fn(args, now.ms, now.offset_s, &out, &e);
+    cJSON_Delete(empty);
+    if (rc < 0) {
+        log_event(LOG_INFO, "tool_error", "name=%s code=%s", t->name, e.code ? e.code : "INTERNAL_ERROR");
+        return error_value(&e);
+    }
+    *is_error = 0;
+    return out;
+}
+
+cJSON *tools_call_result(cJSON *structured, int is_error)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON *content = cJSON_AddArrayToObject(r, "content");
+    cJSON *block = cJSON_CreateObject();
+    cJSON_AddStringToObject(block, "type", "text");
+    if (is_error) {
+        const cJSON *er = cJSON_GetObjectItemCaseSensitive(structured, "error");
+        const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(er, "code"));
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(er, "message"));
+        size_t n = strlen(code ? code : "") + strlen(msg ? msg : "") + 3;
+        char *text = malloc(n);
+        if (text)
+            snprintf(text, n, "%s: %s", code ? code : "", msg ? msg : "");
+        cJSON_AddStringToObject(block, "text", text ? text : "INTERNAL_ERROR: out of memory");
+        free(text);
+    } else {
+        char *text = cJSON_PrintUnformatted(structured);
+        cJSON_AddStringToObject(block, "text", text ? text : "");
+        free(text);
+    }
+    cJSON_AddItemToArray(content, block);
+    cJSON_AddItemToObject(r, "structuredContent", structured);
+    if (is_error)
+        cJSON_AddBoolToObject(r, "isError", 1);
+    return r;
+}

@@ -1,0 +1,47 @@
+/* tools.h: keel's tool table.
+ *
+ * One row per tool: its name, the group --expose selects it by, the schema
+ * file that is its wire contract, and the function that implements it. The
+ * tools/list entry of each tool (title, description, inputSchema,
+ * outputSchema, annotations) is read from the embedded schema file, never
+ * written in C, so the files in schemas/ are the only statement of the
+ * contract. */
+#ifndef KEEL_TOOLS_H
+#define KEEL_TOOLS_H
+
+#include "detect.h"
+
+#include <cjson/cJSON.h>
+
+enum {
+    TOOL_GUARDRAIL = 1u << 0,
+    TOOL_ALL = 0xffffu,
+};
+
+struct tool {
+    const char *name;
+    unsigned group;
+    const char *schema;   /* embedded path */
+    detector_fn fn;
+};
+
+extern const struct tool tools_table[];   /* terminated by name == NULL */
+
+const struct tool *tools_find(const char *name, unsigned groups);
+
+/* The parsed schema file of a tool (cached; owned by the table). */
+const cJSON *tools_schema(const struct tool *t);
+
+/* A new array of tools/list entries for the tools in groups. */
+cJSON *tools_list(unsigned groups);
+
+/* Runs a tool. Returns the structured result (or {"error": {...}}) and sets
+ * *is_error. args may be NULL (no arguments). */
+cJSON *tools_run(const struct tool *t, const cJSON *args, int *is_error);
+
+/* Wraps a structured result as an MCP CallToolResult: the JSON as a text
+ * block (or "CODE: message" for an error), structuredContent, isError.
+ * Takes ownership of structured. */
+cJSON *tools_call_result(cJSON *structured, int is_error);
+
+#endif

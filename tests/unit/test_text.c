@@ -1,0 +1,105 @@
+/* test_text.c: segmentation and normalisation, in several scripts. */
+#include "text.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+static size_t words(const char *s, struct text_words *w)
+{
+    w->n = 0;
+    assert_int_equal(text_words(s, strlen(s), w), 0);
+    return w->n;
+}
+
+static uint64_t h(const char *s)
+{
+    return text_word_hash(s, strlen(s));
+}
+
+static void splits_ascii_words_with_offsets(void **state)
+{
+    (void)state;
+    struct text_words w = {0};
+    const char *s = "Is the plan OK?  You're sure.";
+    assert_int_equal(words(s, &w), 6);
+    assert_int_equal(w.v[0].start, 0);
+    assert_int_equal(w.v[0].end, 2);
+    assert_true(w.v[4].hash == h("you're"));   /* apostrophe inside a word keeps it whole */
+    assert_true(w.v[3].hash == h("ok"));       /* case folded */
+    assert_int_equal(w.v[3].sentence, 0);
+    assert_int_equal(w.v[4].sentence, 1);      /* "?" ends a sentence */
+    text_words_free(&w);
+}
+
+static void folds_unicode_forms(void **state)
+{
+    (void)state;
+    assert_true(h("STRASSE") == h("straße"));               /* full case folding */
+    assert_true(h("ｐｌａｎ") == h("plan"));                  /* NFKC: fullwidth */
+    assert_true(h("you\xE2\x80\x99re") == h("you're"));      /* typographic apostrophe */
+    assert_true(h("ÉCOLE") == h("école"));
+    assert_true(h("e\xCC\x81" "cole") == h("école"));        /* decomposed é */
+    assert_true(h("plan") != h("plans"));
+}
+
+static void tokenises_other_scripts(void **state)
+{
+    (void)state;
+    struct text_words w = {0};
+    assert_int_equal(words("Ist der Plan in Ordnung?", &w), 5);
+    assert_true(words("迁移计划可以吗？", &w) >= 2);          /* Han splits into words */
+    assert_int_equal(words("Это нормальный план.", &w), 3);
+    assert_int_equal(words("🙂 🚀 ... !!!", &w), 0);          /* no letters, no words */
+    assert_int_equal(words("", &w), 0);
+    text_words_free(&w);
+}
+
+static void jaccard_of_content_words(void **state)
+{
+    (void)state;
+    struct text_words w = {0};
+    struct text_set a, b;
+    words("Is the migration plan okay?", &w);
+    text_set_from_words(&w, 1, &a);
+    assert_int_equal(a.n, 2);                                /* migration, plan */
+    words("the plan for the migration", &w);
+    text_set_from_words(&w, 1, &b);
+    assert_true(text_jaccard(&a, &b) == 1.0);
+    text_set_free(&b);
+    words("the plan for lunch", &w);
+    text_set_from_words(&w, 1, &b);
+    assert_true(text_jaccard(&a, &b) > 0.33 && text_jaccard(&a, &b) < 0.34);
+    text_set_free(&b);
+    words("is it and the", &w);                              /* only stopwords */
+    text_set_from_words(&w, 1, &b);
+    assert_int_equal(b.n, 0);
+    assert_true(text_jaccard(&b, &b) == 0.0);
+    text_set_free(&a);
+    text_set_free(&b);
+    text_words_free(&w);
+}
+
+static void validates_utf8(void **state)
+{
+    (void)state;
+    assert_true(text_valid_utf8("plain", 5));
+    assert_true(text_valid_utf8("é", 2));
+    assert_false(text_valid_utf8("\xC3", 1));
+    assert_false(text_valid_utf8("\xED\xA0\x80", 3));        /* a surrogate */
+    assert_int_equal(text_char_count("héllo", strlen("héllo")), 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(splits_ascii_words_with_offsets), cmocka_unit_test(folds_unicode_forms),
+        cmocka_unit_test(tokenises_other_scripts), cmocka_unit_test(jaccard_of_content_words),
+        cmocka_unit_test(validates_utf8),
+    };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
