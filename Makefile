@@ -38,7 +38,7 @@ test-plain: build $(NODE_DEPS)
 
 test-asan: bootstrap $(ASAN_BUILD)/Makefile $(NODE_DEPS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE novalgrind-asan
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

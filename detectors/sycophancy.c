@@ -49,6 +49,10 @@ struct phrase {
 
 static struct phrase *phr;
 static size_t phr_n, phr_cap;
+/* Words of the reassurance and judgement phrases: they say how someone asks,
+ * not what about, so they are left out when deciding "the same decision". */
+static uint64_t *asking;
+static size_t asking_n;
 
 struct load_ctx {
     int cls;
@@ -86,6 +90,12 @@ static void load_line(const char *line, size_t n, void *vctx)
         p->h[i] = c->w.v[i].hash;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int by_first(const void *a, const void *b)
 {
     const struct phrase *x = a, *y = b;
@@ -105,8 +115,34 @@ static void phrases_init(void)
     if (b)
         text_each_line(b->data, load_line, &c);
     text_words_free(&c.w);
-    if (phr)
-        qsort(phr, phr_n, sizeof *phr, by_first);
+    if (!phr)
+        return;
+    qsort(phr, phr_n, sizeof *phr, by_first);
+    size_t n = 0;
+    for (size_t i = 0; i < phr_n; i++)
+        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT)
+            n += phr[i].len;
+    asking = malloc((n ? n : 1) * sizeof *asking);
+    if (!asking)
+        return;
+    for (size_t i = 0; i < phr_n; i++)
+        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT)
+            for (size_t k = 0; k < phr[i].len; k++)
+                asking[asking_n++] = phr[i].h[k];
+    qsort(asking, asking_n, sizeof *asking, cmp_u64);
+}
+
+/* The content words of w that say what a message is about. */
+static int topic_set(const struct text_words *w, struct text_set *out)
+{
+    if (text_set_from_words(w, 1, out) < 0)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (!bsearch(&out->v[i], asking, asking_n, sizeof *asking, cmp_u64))
+            out->v[k++] = out->v[i];
+    out->n = k;
+    return 0;
 }
 
 /* The longest phrase of a class in mask that starts at word i; NULL if none. */
@@ -342,7 +378,7 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         for (const cJSON *it = msgs->child; it; it = it->next, i++) {
             const char *t = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
             w.n = 0;
-            if (text_words(t, strlen(t), &w) < 0 || text_set_from_words(&w, 1, &sets[i]) < 0)
+            if (text_words(t, strlen(t), &w) < 0 || topic_set(&w, &sets[i]) < 0)
                 break;
             seeking[i] = is_reassurance(t, &w);
             if (seeking[i] && sets[i].n)
@@ -350,7 +386,7 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         }
         if (ctx) {
             w.n = 0;
-            if (text_words(ctx, ctx_n, &w) == 0 && text_set_from_words(&w, 1, &scope) == 0)
+            if (text_words(ctx, ctx_n, &w) == 0 && topic_set(&w, &scope) == 0)
                 have_scope = 1;
         } else if (anchor >= 0) {
             scope = sets[anchor];

@@ -1,0 +1,48 @@
+// cli.mjs: the command line as a person uses it: help, exit codes, errors
+// that say what to do.
+import { spawnSync } from 'node:child_process';
+import { ok, done } from './lib/tap.mjs';
+import { keel } from './lib/keel.mjs';
+
+function run(args, input, env = {}) {
+  return spawnSync(keel, args, { input: input ?? '', encoding: 'utf8', env: { ...process.env, ...env } });
+}
+let r = run(['--help']);
+ok(r.status === 0 && /usage: keel COMMAND/.test(r.stdout) && /serve/.test(r.stdout) && /check/.test(r.stdout), 'keel --help: usage on stdout, exit 0');
+r = run(['--version']);
+ok(r.status === 0 && /^keel \d+\.\d+\.\d+\n$/.test(r.stdout), 'keel --version', r.stdout);
+r = run([]);
+ok(r.status === 64 && /usage:/.test(r.stderr), 'keel with no command: usage, exit 64');
+r = run(['frobnicate']);
+ok(r.status === 64 && /unknown command: frobnicate/.test(r.stderr), 'unknown command: exit 64 and says so');
+r = run(['check', '--help']);
+ok(r.status === 0 && /keel check TOOL/.test(r.stdout), 'keel check --help');
+r = run(['help', 'serve']);
+ok(r.status === 0 && /--max-message-bytes/.test(r.stdout), 'keel help serve');
+r = run(['tools']);
+ok(r.status === 0 && r.stdout.split('\n').filter(Boolean).length === 3 && /check_rumination/.test(r.stdout), 'keel tools lists the tools', r.stdout);
+r = run(['check']);
+ok(r.status === 64 && /needs a TOOL/.test(r.stderr), 'check without a tool: 64');
+r = run(['check', 'nope']);
+ok(r.status === 64 && /no tool named nope/.test(r.stderr), 'check with an unknown tool: 64');
+r = run(['check', 'check_sycophancy'], '{not json');
+ok(r.status === 64 && /JSON object/.test(r.stderr) && r.stdout === '', 'check with bad JSON: 64, nothing on stdout');
+r = run(['check', 'check_sycophancy'], '[1,2]');
+ok(r.status === 64, 'check with a JSON array: 64');
+r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}']);
+ok(r.status === 0 && JSON.parse(r.stdout).pattern === 'praise_without_evidence', 'check --json ARGS', r.stdout);
+r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"ok"}', '--pretty']);
+ok(r.status === 0 && r.stdout.includes('\n\t"detected"'), 'check --pretty indents');
+r = run(['check', 'check_sycophancy'], '');
+ok(r.status === 2 && JSON.parse(r.stdout).error.code === 'INPUT_MISSING', 'empty stdin means no arguments: tool error, exit 2', r.stdout);
+r = run(['check', 'check_rumination'], '{"current_prompt":"x","history":[]}', { KEEL_NOW: 'not a time' });
+ok(r.status === 2 && JSON.parse(r.stdout).error.code === 'INTERNAL_CLOCK_UNAVAILABLE', 'an unreadable clock is INTERNAL_CLOCK_UNAVAILABLE, never a silent default', r.stdout);
+r = run(['serve', '--max-message-bytes', 'lots']);
+ok(r.status === 64 && /--max-message-bytes/.test(r.stderr), 'serve with a bad size: 64');
+r = run(['serve', '--bogus']);
+ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
+r = run(['--log-level', 'loud', 'serve']);
+ok(r.status === 64, 'a bad --log-level: 64');
+r = run(['serve'], '');
+ok(r.status === 0, 'serve with empty stdin exits 0');
+done();

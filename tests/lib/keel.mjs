@@ -1,0 +1,73 @@
+// keel.mjs: shared test helpers: run `keel check`, talk to `keel serve`, and
+// validate outputs against the schemas in schemas/ with ajv (2020-12).
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const keel = process.argv[2] || join(root, 'build', 'keel');
+
+export function loadSchemas() {
+  const out = {};
+  for (const f of readdirSync(join(root, 'schemas')).filter((f) => f.endsWith('.json')).sort())
+    out[f.replace(/\.json$/, '')] = JSON.parse(readFileSync(join(root, 'schemas', f), 'utf8'));
+  return out;
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
+addFormats(ajv);
+const compiled = new Map();
+export function validator(tool, part) {
+  const key = `${tool}#${part}`;
+  if (!compiled.has(key)) compiled.set(key, ajv.compile(loadSchemas()[tool][part]));
+  return compiled.get(key);
+}
+// Returns null when value is valid, else ajv's error list.
+export function invalid(tool, part, value) {
+  const v = validator(tool, part);
+  return v(value) ? null : v.errors;
+}
+
+export function check(tool, args, env = {}) {
+  const input = typeof args === 'string' ? args : JSON.stringify(args);
+  const r = spawnSync(keel, ['--log-level', 'error', 'check', tool], {
+    input, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20,
+  });
+  let json = null;
+  try { json = JSON.parse(r.stdout); } catch { /* left null */ }
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+// A keel serve process with a line-based request/response API.
+export class Server {
+  constructor(args = [], env = {}) {
+    this.p = spawn(keel, ['serve', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.lines = []; this.waiters = []; this.stderr = ''; this.buf = '';
+    this.p.stdout.setEncoding('utf8');
+    this.p.stdout.on('data', (d) => {
+      this.buf += d;
+      let i;
+      while ((i = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, i); this.buf = this.buf.slice(i + 1);
+        const w = this.waiters.shift();
+        if (w) w(line); else this.lines.push(line);
+      }
+    });
+    this.p.stderr.setEncoding('utf8');
+    this.p.stderr.on('data', (d) => { this.stderr += d; });
+    this.exited = new Promise((res) => this.p.on('exit', (code, signal) => res({ code, signal })));
+  }
+  send(obj) { this.p.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n'); }
+  next(timeoutMs = 10000) {
+    if (this.lines.length) return Promise.resolve(this.lines.shift());
+    return new Promise((res, rej) => {
+      const t = setTimeout(() => rej(new Error('timed out waiting for a line')), timeoutMs);
+      this.waiters.push((l) => { clearTimeout(t); res(l); });
+    });
+  }
+  async ask(obj) { this.send(obj); return JSON.parse(await this.next()); }
+  async close() { this.p.stdin.end(); return this.exited; }
+}

@@ -1,0 +1,86 @@
+// serve.mjs: a scripted client drives `keel serve` through pipes, then the
+// real MCP SDK client does the same. Asserts what a client relies on: the
+// handshake, every tool, tool errors as results, JSON-RPC errors for bad
+// input, keel alive after all of it, a prompt exit on EOF, and logs free of
+// user content.
+import { ok, done } from './lib/tap.mjs';
+import { keel, Server, invalid } from './lib/keel.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const CANARY = 'canary-7f3a9c-do-not-log';
+const srv = new Server(['--max-message-bytes', '64K', '--log-level', 'debug']);
+
+let r = await srv.ask({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+ok(r.id === 0 && r.result.protocolVersion === '2025-06-18' && r.result.capabilities.tools && r.result.serverInfo.name === 'keel', 'initialize echoes a supported version', r);
+srv.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+r = await srv.ask({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+ok(r.id === 'p' && JSON.stringify(r.result) === '{}', 'ping answers {} (and the notification got no answer)', r);
+
+r = await srv.ask({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+const names = r.result.tools.map((t) => t.name).sort();
+ok(JSON.stringify(names) === JSON.stringify(['check_hyperfocus', 'check_rumination', 'check_sycophancy']), 'tools/list lists the guardrail tools', names);
+
+const calls = {
+  check_rumination: { current_prompt: `${CANARY} is the plan okay`, history: [] },
+  check_hyperfocus: { chronometric_snapshot: { open_session: { started_at: '2026-05-16T09:00:00+01:00', intent: CANARY }, now: '2026-05-16T12:00:00+01:00' } },
+  check_sycophancy: { candidate_response: `You're absolutely right about ${CANARY}.` },
+};
+let id = 10;
+for (const [name, args] of Object.entries(calls)) {
+  r = await srv.ask({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } });
+  const res = r.result;
+  ok(res && !res.isError && res.content[0].type === 'text' && JSON.stringify(JSON.parse(res.content[0].text)) === JSON.stringify(res.structuredContent),
+    `${name}: result carries structuredContent and the same JSON as text`, r);
+  ok(!invalid(name, 'output', res.structuredContent), `${name}: structuredContent is valid against outputSchema`, invalid(name, 'output', res.structuredContent));
+}
+r = await srv.ask({ jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'check_rumination', arguments: { current_prompt: 'x', history: [], window_minutes: 0 } } });
+ok(r.result.isError === true && r.result.content[0].text.startsWith('WINDOW_OUT_OF_RANGE: ') && r.result.structuredContent.error.code === 'WINDOW_OUT_OF_RANGE'
+  && r.result.structuredContent.error.field === 'window_minutes', 'a tool error is a result: isError, "CODE: message", structuredContent.error', r);
+ok(!invalid('check_rumination', 'output', r.result.structuredContent), 'a tool error is valid against outputSchema too (SDK clients validate it)');
+r = await srv.ask({ jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'check_sycophancy', arguments: 'not an object' } });
+ok(r.result.isError && r.result.structuredContent.error.code === 'INPUT_INVALID', 'arguments that are not an object are an INPUT_INVALID result', r);
+r = await srv.ask({ jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'check_sycophancy' } });
+ok(r.result.isError && r.result.structuredContent.error.code === 'INPUT_MISSING', 'missing arguments mean no arguments', r);
+r = await srv.ask({ jsonrpc: '2.0', id: 23, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } });
+ok(r.error && r.error.code === -32602 && r.id === 23, 'unknown tool: -32602', r);
+r = await srv.ask({ jsonrpc: '2.0', id: 24, method: 'resources/list' });
+ok(r.error && r.error.code === -32601 && r.id === 24, 'unknown method: -32601', r);
+r = await srv.ask('this is not json');
+ok(r.error && r.error.code === -32700 && r.id === null, 'garbage line: -32700 with id null', r);
+r = await srv.ask([{ jsonrpc: '2.0', id: 25, method: 'ping' }]);
+ok(r.error && r.error.code === -32600 && r.id === null, 'batch: -32600', r);
+r = await srv.ask({ jsonrpc: '2.0', id: 26 });
+ok(r.error && r.error.code === -32600 && r.id === 26, 'a message without method: -32600 with its id', r);
+r = await srv.ask({ jsonrpc: '2.0', id: 27, method: 'tools/call', params: { name: 'check_rumination', arguments: { current_prompt: 'x'.repeat(70000), history: [] } } });
+ok(r.error && r.error.code === -32600 && r.id === 27 && r.error.data.code === 'MESSAGE_TOO_LARGE', 'oversized line: error with its id', r);
+srv.send('{"jsonrpc":"2.0","method":"x","params":"' + 'y'.repeat(70000) + '"}');
+r = JSON.parse(await srv.next());
+ok(r.error && r.id === null && r.error.data.code === 'MESSAGE_TOO_LARGE', 'oversized line without a readable id: error with id null', r);
+r = await srv.ask({ jsonrpc: '2.0', id: '28', method: 'ping' });
+ok(r.id === '28' && r.result, 'keel is alive and in order after all of that', r);
+const t0 = Date.now();
+const ex = await srv.close();
+ok(ex.code === 0 && Date.now() - t0 < 2000, `stdin EOF: exit 0 promptly (${Date.now() - t0} ms)`, ex);
+ok(!srv.stderr.includes(CANARY), 'stderr never carries user content', srv.stderr);
+ok(/tool_invoked name=check_rumination bytes=\d+/.test(srv.stderr), 'stderr logs events with names and sizes', srv.stderr);
+ok(srv.lines.length === 0, 'no unexpected lines on stdout', srv.lines);
+
+// The real SDK client: it validates structuredContent against outputSchema.
+const client = new Client({ name: 'keel-test', version: '1.0.0' });
+const transport = new StdioClientTransport({ command: keel, args: ['serve', '--log-level', 'error'], stderr: 'pipe' });
+await client.connect(transport);
+const tools = await client.listTools();
+ok(tools.tools.length === 3 && tools.tools.every((t) => t.outputSchema), 'SDK client: listTools sees every tool with an outputSchema');
+for (const [name, args] of Object.entries(calls)) {
+  try {
+    const res = await client.callTool({ name, arguments: args });
+    ok(res.structuredContent && !res.isError, `SDK client: ${name} succeeds and validates`);
+  } catch (e) { ok(false, `SDK client: ${name} succeeds and validates`, e.message); }
+}
+try {
+  const res = await client.callTool({ name: 'check_hyperfocus', arguments: { chronometric_snapshot: { open_session: null, now: 'x' } } });
+  ok(res.isError && res.structuredContent.error.code === 'INPUT_INVALID', 'SDK client: a tool error arrives as a result it accepts');
+} catch (e) { ok(false, 'SDK client: a tool error arrives as a result it accepts', e.message); }
+await client.close();
+done();

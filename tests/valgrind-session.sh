@@ -1,0 +1,51 @@
+#!/bin/sh
+# valgrind-session.sh: a scripted session through keel serve and one keel
+# check per tool under valgrind; any memory error or leak fails (TAP).
+set -u
+VALGRIND=$1
+KEEL=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+big=$(head -c 70000 /dev/zero | tr '\0' x)
+cat > "$tmp/session" <<JSON
+{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"v","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":1,"method":"tools/list"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"check_rumination","arguments":{"current_prompt":"Is the plan okay?","history":[{"text":"is the plan ok","at":"2026-05-16T10:00:00Z"},{"text":"plan okay?","at":"2026-05-16T10:10:00Z"},{"text":"Ist der Plan in Ordnung? 计划可以吗","at":"2026-05-16T10:20:00Z"}],"threshold_count":2}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"check_hyperfocus","arguments":{"chronometric_snapshot":{"open_session":{"started_at":"2026-05-16T09:00:00+01:00","intent":"x"},"now":"2026-05-16T18:40:00+01:00"},"end_of_day_local":"18:00"}}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"check_sycophancy","arguments":{"candidate_response":"Great question! You’re absolutely right. Brilliant.","recent_user_messages":[{"text":"is this okay?"},{"text":"are you sure?"},{"text":"is that right?"}]}}}
+{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"check_rumination","arguments":{"current_prompt":"x","history":"no"}}}
+{"jsonrpc":"2.0","id":6,"method":"nope"}
+garbage
+[1,2]
+{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"check_rumination","arguments":{"current_prompt":"$big","history":[]}}}
+{"jsonrpc":"2.0","id":8,"method":"ping"}
+JSON
+n=0; failed=0
+run() {
+    n=$((n + 1))
+    "$VALGRIND" -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+        "$KEEL" --log-level error "$@" > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    # 0 is a result and 2 a tool error; 99 is valgrind's verdict.
+    if [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ]; then
+        echo "ok $n - valgrind clean: keel $1 $2"
+    else
+        failed=$((failed + 1)); echo "not ok $n - valgrind clean: keel $1 $2 (exit $rc)"; sed 's/^/#   /' "$tmp/err" | head -40
+    fi
+}
+run serve --max-message-bytes 64K < "$tmp/session"
+n=$((n + 1))
+lines=$(wc -l < "$tmp/out")
+if [ "$lines" -eq 11 ] && tail -n 1 "$tmp/out" | grep -q '"id":8'; then
+    echo "ok $n - the session got its 11 answers under valgrind"
+else
+    failed=$((failed + 1)); echo "not ok $n - the session got its 11 answers under valgrind (got $lines)"
+fi
+echo '{"current_prompt":"a b c","history":[{"text":"a b c","at":"2026-05-16T10:00:00Z"}]}' > "$tmp/args"
+run check check_rumination --json "$(cat "$tmp/args")"
+run check check_hyperfocus --json '{"chronometric_snapshot":{"open_session":null,"now":"2026-05-16T10:00:00Z"},"escalation_thresholds":{"gentle":5,"nudge":4}}'
+run check check_sycophancy --json '{"candidate_response":"I couldn'"'"'t agree more, that is perfect."}'
+echo "1..$n"
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
