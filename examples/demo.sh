@@ -1,0 +1,9 @@
+#!/bin/sh
+# demo.sh: a scripted MCP session against `keel serve` that shows each
+# guardrail firing and not firing. Usage: examples/demo.sh [path/to/keel]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+KEEL=${1:-$here/../build/keel}
+# The session is dated 16 May 2026, 11:45 in Dublin; keel reads its clock from KEEL_NOW.
+export KEEL_NOW=2026-05-16T11:45:00+01:00
+"$KEEL" serve --log-level warn < "$here/demo-session.jsonl" | node "$here/demo-format.mjs" "$here/demo-session.jsonl"
