@@ -32,9 +32,15 @@ int det_known_keys(const cJSON *obj, const char *const *keys, const char *prefix
             if (m->string && strcmp(m->string, *k) == 0)
                 ok = 1;
         if (!ok) {
+            /* Key names are the caller's schema, not user content: naming them
+             * helps, as long as the name is short, clean UTF-8. */
+            const char *k = m->string ? m->string : "";
+            size_t kn = strlen(k);
             char f[96];
-            snprintf(f, sizeof f, "%s%s", prefix, m->string ? m->string : "");
-            /* Key names are the caller's schema, not user content: naming them helps. */
+            if (kn <= 48 && text_valid_utf8(k, kn))
+                snprintf(f, sizeof f, "%s%s", prefix, k);
+            else
+                snprintf(f, sizeof f, "%s(a long or non-UTF-8 key)", prefix);
             return kerr_set(e, "INPUT_INVALID", f, "%s is not a known argument", f);
         }
     }
@@ -73,7 +79,9 @@ int det_int(const cJSON *obj, const char *key, const char *field, long lo, long 
         *out = def;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+        return kerr_set(e, range_code ? range_code : "INPUT_INVALID", field, "%s must be between %ld and %ld", field, lo, hi);
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
         return kerr_set(e, "INPUT_INVALID", field, "%s must be an integer", field);
     if (v->valuedouble < (double)lo || v->valuedouble > (double)hi)
         return kerr_set(e, range_code ? range_code : "INPUT_INVALID", field,

@@ -22,6 +22,12 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
 int hyp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
 int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
 
+/* End of day for check_hyperfocus and get_time_context: has now passed the
+ * end of day (eod_min, local minutes in offset off) of the date the session
+ * started (or of today without a session)? A session started after that end
+ * of day is past it from its start. Sets *since_s to the seconds since. */
+int hyp_past_eod(int64_t now_ms, int off, const int64_t *started_ms, int eod_min, int64_t *since_s);
+
 /* Rejects members of obj not in the NULL-terminated list (INPUT_INVALID). */
 int det_known_keys(const cJSON *obj, const char *const *keys, const char *prefix, kerr *e);
 

@@ -8,10 +8,11 @@
  *
  * End of day: when end_of_day_local (HH:MM, in the snapshot's own UTC offset)
  * has passed, the level reads one rung harder (gentle -> nudge, nudge -> hard).
- * "Passed" is measured against the end of day of the date the session started
- * on, so a session that began before the end of day is still past it after
- * midnight; a session that started after the end of day is past it from the
- * start.
+ * "Passed" is measured against the end of day of the working day the session
+ * started on (a working day runs 05:00 to 05:00, so an end of day of 02:00
+ * means the small hours after that evening): a session that began before the
+ * end of day is still past it after midnight; a session that started after
+ * the end of day is past it from the start.
  *
  * The idle signal changes the outcome: "distraction-or-break" means the person
  * has already stepped away from the machine, so there is nothing to nudge and
@@ -27,6 +28,24 @@
 enum { NONE, GENTLE, NUDGE, HARD };
 static const char *const level_names[] = {"none", "gentle", "nudge", "hard"};
 static const char *const actions[] = {"continue", "check_in", "take_break", "wrap_up"};
+
+/* A working day runs from 05:00 to 05:00: an end of day before 05:00 is the
+ * small hours after the evening, and a session begun at 01:00 belongs to the
+ * day before. */
+#define DAY_START_MIN 300
+
+int hyp_past_eod(int64_t now, int off, const int64_t *started, int eod_min, int64_t *since_s)
+{
+    struct tf_civil c;
+    tf_civil((started ? *started : now) - DAY_START_MIN * 60000LL, off, &c);
+    int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - off;   /* local midnight, UTC s */
+    int64_t eod_at = (day0 + eod_min * 60LL + (eod_min < DAY_START_MIN ? 86400 : 0)) * 1000;
+    int64_t from = started && *started >= eod_at ? *started : eod_at;       /* began after it: late from the start */
+    if (now < from)
+        return 0;
+    *since_s = (now - eod_at) / 1000;
+    return 1;
+}
 
 int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON **out, kerr *e)
 {
@@ -54,7 +73,7 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
 
     const char *idle = NULL;
     size_t idle_n;
-    if (det_string(snap, "idle_signal", "chronometric_snapshot.idle_signal", 0, NULL, 64, &idle, &idle_n, e) < 0)
+    if (det_string(snap, "idle_signal", "chronometric_snapshot.idle_signal", 0, NULL, 8000, &idle, &idle_n, e) < 0)
         return -1;
     if (idle && strcmp(idle, "active") && strcmp(idle, "hyperfocus-elsewhere") &&
         strcmp(idle, "distraction-or-break") && strcmp(idle, "unknown"))
@@ -91,17 +110,12 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
                             g, nu, h);
     }
 
-    const char *eod_s = NULL;
-    size_t eod_n;
     int eod_min = -1;
     const cJSON *eodv = cJSON_GetObjectItemCaseSensitive(args, "end_of_day_local");
     if (eodv && !cJSON_IsNull(eodv)) {
         if (!cJSON_IsString(eodv) || tf_parse_hhmm(eodv->valuestring, &eod_min) < 0)
             return kerr_set(e, "INVALID_END_OF_DAY", "end_of_day_local",
                             "end_of_day_local must be a 24-hour local time HH:MM, like 18:30");
-        eod_s = eodv->valuestring;
-        eod_n = strlen(eod_s);
-        (void)eod_n;
     }
 
     /* The open session, if any. */
@@ -140,21 +154,8 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
     else if (elapsed >= g * 60)
         level = GENTLE;
 
-    /* End of day, measured from the date the session started (or today). */
-    int past_eod = 0;
     int64_t since_eod = 0;
-    if (eod_min >= 0) {
-        struct tf_civil c;
-        tf_civil(has_session ? started : now, off, &c);
-        int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - off;  /* local midnight, UTC s */
-        int64_t eod_at = (day0 + eod_min * 60LL) * 1000;
-        if (has_session && started >= eod_at)   /* began after the end of day: late from the start */
-            eod_at = started;
-        if (now >= eod_at) {
-            past_eod = 1;
-            since_eod = (now - (day0 + eod_min * 60LL) * 1000) / 1000;
-        }
-    }
+    int past_eod = eod_min >= 0 && hyp_past_eod(now, off, has_session ? &started : NULL, eod_min, &since_eod);
     int raised = 0;
     if (past_eod && (level == GENTLE || level == NUDGE)) {
         level++;
@@ -222,7 +223,6 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
         tok[nt++] = "disable-for-session";
     }
     det_overrides(o, tok, nt);
-    (void)eod_s;
     *out = o;
     return 0;
 }

@@ -176,42 +176,36 @@ struct hit {
     int cls;
 };
 
-/* Scans a response; fills hits with the unvoided agreement and praise hits. */
+/* Scans a response; fills hits with the unvoided agreement and praise hits.
+ * First pass: which sentences hold a qualifier or evidence marker. Second:
+ * the hits, voided as they are found, so only survivors take room. */
 static size_t scan_response(const struct text_words *w, struct hit *hits, size_t max)
 {
     if (w->n == 0)
         return 0;
     uint32_t nsent = w->v[w->n - 1].sentence + 1;
-    unsigned char *marked = calloc(nsent, 1);   /* sentence has a qualifier or evidence */
+    unsigned char *marked = calloc(nsent, 1);
     if (!marked)
         return 0;
-    struct hit cand[256];
-    size_t nc = 0;
-    size_t cover = 0;   /* validation phrases may not overlap */
-    for (size_t i = 0; i < w->n; i++) {
-        const struct phrase *m = match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE);
-        if (m)
+    for (size_t i = 0; i < w->n; i++)
+        if (match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE))
             marked[w->v[i].sentence] = 1;
-        if (i < cover)
-            continue;
-        m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE);
+    size_t n = 0;
+    for (size_t i = 0; i < w->n && n < max; i++) {
+        const struct phrase *m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE);
         if (!m)
             continue;
-        cover = i + m->len;
-        int negated = 0;
-        for (size_t k = i >= 3 ? i - 3 : 0; k < i; k++)
-            if (w->v[k].sentence == w->v[i].sentence && match_at(w, k, 1u << NEGATOR))
-                negated = 1;
-        if (!negated && nc < sizeof cand / sizeof cand[0])
-            cand[nc++] = (struct hit){w->v[i].start, w->v[i + m->len - 1].end, w->v[i].sentence, m->cls};
-    }
-    size_t n = 0;
-    for (size_t k = 0; k < nc; k++) {
-        uint32_t s = cand[k].sentence;
+        size_t first = i;
+        i += m->len - 1;                          /* validation phrases do not overlap */
+        uint32_t s = w->v[first].sentence;
         if (marked[s] || (s + 1 < nsent && marked[s + 1]))
             continue;
-        if (n < max)
-            hits[n++] = cand[k];
+        int negated = 0;
+        for (size_t k = first >= 3 ? first - 3 : 0; k < first; k++)
+            if (w->v[k].sentence == s && match_at(w, k, 1u << NEGATOR))
+                negated = 1;
+        if (!negated)
+            hits[n++] = (struct hit){w->v[first].start, w->v[i].end, s, m->cls};
     }
     free(marked);
     return n;

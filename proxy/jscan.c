@@ -84,3 +84,20 @@ int jscan_member(const char *s, size_t n, const char *key, const char **v, size_
     }
     return 0;
 }
+
+int jscan_has_nul_escape(const char *s, size_t n)
+{
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!in) {
+            in = s[i] == '"';
+        } else if (s[i] == '\\') {
+            if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4))
+                return 1;
+            i++;
+        } else if (s[i] == '"') {
+            in = 0;
+        }
+    }
+    return 0;
+}

@@ -15,4 +15,8 @@
  * 0 if it does not (or the text ends first); -1 if it is not an object. */
 int jscan_member(const char *s, size_t n, const char *key, const char **v, size_t *vn);
 
+/* 1 if the JSON text holds a \u0000 escape inside a string. C strings end at
+ * NUL, so such text would be cut short silently; keel refuses it instead. */
+int jscan_has_nul_escape(const char *s, size_t n);
+
 #endif

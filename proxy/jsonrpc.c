@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -18,6 +19,12 @@ int jr_write_line(int fd, const char *s, size_t n)
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                struct pollfd p = {fd, POLLOUT, 0};
+                if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                    return -1;
+                continue;
+            }
             return -1;
         }
         size_t left = (size_t)w;
@@ -34,35 +41,25 @@ int jr_write_line(int fd, const char *s, size_t n)
     return 0;
 }
 
-int jr_send(int fd, cJSON *msg)
+char *jr_reply(const char *id, size_t id_n, const char *member, cJSON *value)
 {
-    char *s = cJSON_PrintUnformatted(msg);
-    cJSON_Delete(msg);
-    if (!s) {
-        errno = ENOMEM;
-        return -1;
+    char *vs = cJSON_PrintUnformatted(value);
+    cJSON_Delete(value);
+    if (!vs)
+        return NULL;
+    if (!id) {
+        id = "null";
+        id_n = 4;
     }
-    int rc = jr_write_line(fd, s, strlen(s));
-    free(s);
-    return rc;
+    size_t n = strlen(vs) + id_n + strlen(member) + 32;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"%s\":%s}", (int)id_n, id, member, vs);
+    free(vs);
+    return s;
 }
 
-static cJSON *envelope(const cJSON *id)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "jsonrpc", "2.0");
-    cJSON_AddItemToObject(m, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
-    return m;
-}
-
-cJSON *jr_result(const cJSON *id, cJSON *result)
-{
-    cJSON *m = envelope(id);
-    cJSON_AddItemToObject(m, "result", result);
-    return m;
-}
-
-static cJSON *error_object(int code, const char *message, const char *keel_code)
+cJSON *jr_error_value(int code, const char *message, const char *keel_code)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "code", code);
@@ -74,30 +71,13 @@ static cJSON *error_object(int code, const char *message, const char *keel_code)
     return e;
 }
 
-cJSON *jr_error(const cJSON *id, int code, const char *message, const char *keel_code)
+int jr_valid_raw_id(const char *id, size_t n)
 {
-    cJSON *m = envelope(id);
-    cJSON_AddItemToObject(m, "error", error_object(code, message, keel_code));
-    return m;
-}
-
-char *jr_error_raw(const char *id, size_t id_n, int code, const char *message, const char *keel_code)
-{
-    cJSON *e = error_object(code, message, keel_code);
-    char *es = cJSON_PrintUnformatted(e);
-    cJSON_Delete(e);
-    if (!es)
-        return NULL;
-    if (!id) {
-        id = "null";
-        id_n = 4;
-    }
-    size_t n = strlen(es) + id_n + 40;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"error\":%s}", (int)id_n, id, es);
-    free(es);
-    return s;
+    const char *end = NULL;
+    cJSON *v = id ? cJSON_ParseWithLengthOpts(id, n, &end, 0) : NULL;
+    int ok = v && end == id + n && (cJSON_IsString(v) || cJSON_IsNumber(v));
+    cJSON_Delete(v);
+    return ok;
 }
 
 int jr_valid_id(const cJSON *v)

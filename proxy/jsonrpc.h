@@ -19,22 +19,22 @@ enum {
     JR_INTERNAL_ERROR = -32603,
 };
 
-/* Writes s[0..n) and a newline. 0, or -1 (errno set; EPIPE when the peer left). */
+/* Writes s[0..n) and a newline, waiting (poll) when the descriptor is
+ * non-blocking and full. 0, or -1 (errno set; EPIPE when the peer left). */
 int jr_write_line(int fd, const char *s, size_t n);
 
-/* Prints msg compactly, writes it as one line, deletes msg. 0 or -1. */
-int jr_send(int fd, cJSON *msg);
+/* The text of a reply: {"jsonrpc":"2.0","id":ID,"MEMBER":VALUE}. id is the
+ * raw JSON text of the request's id, echoed byte for byte (NULL: null).
+ * Takes ownership of value. NULL when memory runs out. */
+char *jr_reply(const char *id, size_t id_n, const char *member, cJSON *value);
 
-/* {"jsonrpc":"2.0","id":id,"result":result}; id is copied (NULL -> null). */
-cJSON *jr_result(const cJSON *id, cJSON *result);
-
-/* {"jsonrpc":"2.0","id":id,"error":{code,message[,data:{code}]}}. */
-cJSON *jr_error(const cJSON *id, int code, const char *message, const char *keel_code);
-
-/* Same, with the id given as raw JSON text (a string or number token, or NULL). */
-char *jr_error_raw(const char *id, size_t id_n, int code, const char *message, const char *keel_code);
+/* An error object {code, message[, data: {code: keel_code}]}. */
+cJSON *jr_error_value(int code, const char *message, const char *keel_code);
 
 /* 1 if v is a valid request id: a string or a number. */
 int jr_valid_id(const cJSON *v);
+
+/* 1 if the raw text is a valid request id: a JSON string or number. */
+int jr_valid_raw_id(const char *id, size_t n);
 
 #endif

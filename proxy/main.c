@@ -5,6 +5,7 @@
  *
  * Exit status: 0 success; 1 an I/O or internal failure; 2 a tool answered
  * with an error (keel check); 64 a usage error. */
+#include "jscan.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "serve.h"
@@ -30,9 +31,12 @@ static const char usage_text[] =
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
     "  tools               list the tools keel serves\n"
+    "  profile check       print the effective profile and any problems in it\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "Options for every command:\n"
+    "  --profile PATH      the profile (default $KEEL_PROFILE, else\n"
+    "                      $XDG_CONFIG_HOME/keel/profile.yaml)\n"
     "  --log-level LEVEL   error, warn, info (default) or debug; logs go to stderr\n"
     "                      and never contain prompts, arguments or results\n"
     "  -h, --help          show help\n"
@@ -57,6 +61,16 @@ static const char check_help[] =
     "(an empty input means no arguments). Prints the structured result as JSON.\n"
     "Exit status: 0 a result, 2 the tool answered with an error (printed as\n"
     "{\"error\": {code, message, field?}}), 64 usage. `keel tools` lists the tools.\n";
+
+static const char profile_help[] =
+    "usage: keel profile check [--profile PATH]\n"
+    "\n"
+    "Print the effective profile as JSON (defaults filled in) and list any problems:\n"
+    "unknown keys, wrong types, values out of range, YAML that does not parse.\n"
+    "Exit status: 0 no problems (a missing profile means defaults), 1 problems.\n";
+
+static struct profile profile;
+static const char *profile_path;
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -166,17 +180,20 @@ static int cmd_check(int argc, char **argv)
         p++;
     cJSON *args = NULL;
     if (*p) {
-        args = cJSON_Parse(json);
+        args = cJSON_ParseWithOpts(json, NULL, 1);
         if (!args || !cJSON_IsObject(args)) {
             cJSON_Delete(args);
             free(input);
             return usage_error("arguments must be a JSON object%s", NULL);
         }
     }
+    int nul = jscan_has_nul_escape(json, strlen(json));
     free(input);
     log_event(LOG_INFO, "tool_invoked", "name=%s", t->name);
-    int is_error;
-    cJSON *out = tools_run(t, args, &is_error);
+    profile_load(&profile, profile_path);
+    int is_error = 1;
+    cJSON *out = nul ? tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)")
+                     : tools_run(t, args, &profile, NULL, &is_error);
     cJSON_Delete(args);
     char *s = pretty ? cJSON_Print(out) : cJSON_PrintUnformatted(out);
     cJSON_Delete(out);
@@ -199,9 +216,37 @@ static int cmd_tools(void)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+static int cmd_profile(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "check") != 0) {
+        if (argc >= 1 && (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)) {
+            fputs(profile_help, stdout);
+            return 0;
+        }
+        return usage_error("profile takes one subcommand: check%s", NULL);
+    }
+    if (argc > 1)
+        return usage_error("unexpected argument to profile check: %s", argv[1]);
+    profile_load(&profile, profile_path);
+    cJSON *j = profile_to_json(&profile);
+    char *s = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (s)
+        puts(s);
+    free(s);
+    int problems = profile.unreadable + profile.nproblems;
+    if (profile.unreadable)
+        fprintf(stderr, "keel: profile %s: %s\n", profile.path, profile.error);
+    for (int i = 0; i < profile.nproblems; i++)
+        fprintf(stderr, "keel: profile %s: %s\n", profile.path, profile.problems[i]);
+    if (!profile.found)
+        fprintf(stderr, "keel: no profile at %s; the defaults above apply\n", profile.path[0] ? profile.path : "(no HOME)");
+    return problems ? 1 : 0;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
-    struct serve_opts o = {DEFAULT_MAX_MESSAGE, TOOL_ALL};
+    struct serve_opts o = {DEFAULT_MAX_MESSAGE, TOOL_ALL, &profile, NULL};
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--max-message-bytes") == 0) {
             if (++i >= argc || parse_size(argv[i], &o.max_message_bytes) < 0)
@@ -213,6 +258,11 @@ static int cmd_serve(int argc, char **argv)
             return usage_error("unknown option for serve: %s", argv[i]);
         }
     }
+    profile_load(&profile, profile_path);
+    if (profile.unreadable)
+        log_event(LOG_WARN, "profile_unreadable", "problems=1");
+    else if (profile.nproblems)
+        log_event(LOG_WARN, "profile_problems", "count=%d", profile.nproblems);
     return serve_run(&o);
 }
 
@@ -225,6 +275,10 @@ int main(int argc, char **argv)
             if (i + 1 >= argc || log_set_level(argv[i + 1]) < 0)
                 return usage_error("--log-level takes error, warn, info or debug%s", NULL);
             i++;
+        } else if (strcmp(argv[i], "--profile") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("--profile needs a path%s", NULL);
+            profile_path = argv[++i];
         } else if (strcmp(argv[i], "--") == 0) {
             while (i < argc)
                 argv[k++] = argv[i++];
@@ -249,7 +303,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "help") == 0) {
         const char *what = argc > 2 ? argv[2] : "";
-        fputs(strcmp(what, "serve") == 0 ? serve_help : strcmp(what, "check") == 0 ? check_help : usage_text, stdout);
+        fputs(strcmp(what, "serve") == 0     ? serve_help
+              : strcmp(what, "check") == 0   ? check_help
+              : strcmp(what, "profile") == 0 ? profile_help
+                                             : usage_text,
+              stdout);
         return 0;
     }
     if (strcmp(cmd, "serve") == 0)
@@ -258,5 +316,7 @@ int main(int argc, char **argv)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "tools") == 0)
         return cmd_tools();
+    if (strcmp(cmd, "profile") == 0)
+        return cmd_profile(argc - 2, argv + 2);
     return usage_error("unknown command: %s", cmd);
 }

@@ -17,6 +17,7 @@
 #include "tools.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,68 +53,97 @@ static cJSON *initialize_result(const cJSON *params)
     return r;
 }
 
-static cJSON *tools_call(const struct serve_opts *o, const cJSON *id, const cJSON *params, size_t bytes)
+/* A reply: the member ("result" or "error") and its value, or none. */
+struct reply {
+    const char *member;
+    cJSON *value;
+};
+
+static struct reply result(cJSON *v)
+{
+    return (struct reply){"result", v};
+}
+
+static struct reply error(int code, const char *message, const char *keel_code)
+{
+    return (struct reply){"error", jr_error_value(code, message, keel_code)};
+}
+
+static struct reply tools_call(const struct serve_opts *o, const cJSON *params, const char *line, size_t bytes)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
     if (!cJSON_IsObject(params) || !cJSON_IsString(name))
-        return jr_error(id, JR_INVALID_PARAMS, "tools/call needs params {name, arguments}", NULL);
+        return error(JR_INVALID_PARAMS, "tools/call needs params {name, arguments}", NULL);
     const struct tool *t = tools_find(name->valuestring, o->groups);
     if (!t) {
         log_event(LOG_INFO, "unknown_tool", "bytes=%zu", bytes);
-        return jr_error(id, JR_INVALID_PARAMS, "Unknown tool; tools/list names the tools keel serves", "UNKNOWN_TOOL");
+        return error(JR_INVALID_PARAMS, "Unknown tool; tools/list names the tools keel serves", "UNKNOWN_TOOL");
     }
     log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, bytes);
+    if (!(t->flags & TOOL_PURE_READ)) {
+        /* A call is client activity: it resets time_since_last_prompt. */
+        struct chrono_env env = {{0, 0}, o->profile, o->state_dir};
+        kerr e = {0};
+        if (chrono_now(&env.now, &e) < 0 || chrono_touch(&env, &e) < 0)
+            log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
+    }
     int is_error;
-    cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
-    cJSON *out = tools_run(t, cJSON_IsNull(args) ? NULL : args, &is_error);
-    return jr_result(id, tools_call_result(out, is_error));
+    cJSON *out;
+    if (jscan_has_nul_escape(line, bytes)) {
+        out = tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)");
+        is_error = 1;
+    } else {
+        cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+        out = tools_run(t, cJSON_IsNull(args) ? NULL : args, o->profile, o->state_dir, &is_error);
+    }
+    return result(tools_call_result(out, is_error));
 }
 
-static cJSON *dispatch(const struct serve_opts *o, const cJSON *m, size_t bytes)
+static struct reply dispatch(const struct serve_opts *o, const cJSON *m, const char *line, size_t bytes)
 {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
     const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(m, "jsonrpc");
     int ok_ver = cJSON_IsString(ver) && strcmp(ver->valuestring, "2.0") == 0;
+    struct reply none = {NULL, NULL};
 
     if (!method) {
         /* A response (to a request keel never sends) or garbage. */
         if (id && (cJSON_GetObjectItemCaseSensitive(m, "result") || cJSON_GetObjectItemCaseSensitive(m, "error"))) {
             log_event(LOG_DEBUG, "response_ignored", "bytes=%zu", bytes);
-            return NULL;
+            return none;
         }
-        return jr_error(jr_valid_id(id) ? id : NULL, JR_INVALID_REQUEST,
-                        "Invalid Request: a message needs a method", NULL);
+        return error(JR_INVALID_REQUEST, "Invalid Request: a message needs a method", NULL);
     }
     if (!ok_ver || !cJSON_IsString(method) || (id && !jr_valid_id(id))) {
         if (!id) {
             log_event(LOG_WARN, "invalid_notification", "bytes=%zu", bytes);
-            return NULL;
+            return none;
         }
-        return jr_error(jr_valid_id(id) ? id : NULL, JR_INVALID_REQUEST,
-                        "Invalid Request: needs jsonrpc \"2.0\", a string method and a string or number id", NULL);
+        return error(JR_INVALID_REQUEST,
+                     "Invalid Request: needs jsonrpc \"2.0\", a string method and a string or number id", NULL);
     }
     const char *mt = method->valuestring;
     if (!id) {
         log_event(LOG_DEBUG, "notification", "bytes=%zu", bytes);
-        return NULL;
+        return none;
     }
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
     if (strcmp(mt, "initialize") == 0) {
         log_event(LOG_INFO, "initialize", "bytes=%zu", bytes);
-        return jr_result(id, initialize_result(params));
+        return result(initialize_result(params));
     }
     if (strcmp(mt, "ping") == 0)
-        return jr_result(id, cJSON_CreateObject());
+        return result(cJSON_CreateObject());
     if (strcmp(mt, "tools/list") == 0) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddItemToObject(r, "tools", tools_list(o->groups));
-        return jr_result(id, r);
+        return result(r);
     }
     if (strcmp(mt, "tools/call") == 0)
-        return tools_call(o, id, params, bytes);
+        return tools_call(o, params, line, bytes);
     log_event(LOG_INFO, "method_not_found", "bytes=%zu", bytes);
-    return jr_error(id, JR_METHOD_NOT_FOUND, "Method not found", NULL);
+    return error(JR_METHOD_NOT_FOUND, "Method not found", NULL);
 }
 
 char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
@@ -133,38 +163,42 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
                 break;
             }
     }
-    cJSON *reply;
+    struct reply r;
+    const char *id = NULL;
+    size_t idn = 0;
     if (!m) {
         log_event(LOG_WARN, "parse_error", "bytes=%zu", n);
-        reply = jr_error(NULL, JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
+        r = error(JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
     } else if (cJSON_IsArray(m)) {
         log_event(LOG_WARN, "batch_rejected", "bytes=%zu", n);
-        reply = jr_error(NULL, JR_INVALID_REQUEST,
-                         "Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18)", NULL);
+        r = error(JR_INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18)",
+                  NULL);
     } else if (!cJSON_IsObject(m)) {
-        reply = jr_error(NULL, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
+        r = error(JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
     } else {
-        reply = dispatch(o, m, n);
+        /* The reply echoes the id exactly as it came: big integers and
+         * escapes survive, which a parse-and-print round trip would not. */
+        if (jr_valid_id(cJSON_GetObjectItemCaseSensitive(m, "id")) && jscan_member(line, n, "id", &id, &idn) != 1)
+            id = NULL;
+        r = dispatch(o, m, line, n);
     }
     cJSON_Delete(m);
-    if (!reply)
-        return NULL;
-    char *s = cJSON_PrintUnformatted(reply);
-    cJSON_Delete(reply);
-    return s;
+    return r.member ? jr_reply(id, idn, r.member, r.value) : NULL;
 }
 
 static char *oversize_reply(const struct serve_opts *o, const char *head, size_t hn, size_t total)
 {
     const char *id = NULL;
     size_t idn = 0;
-    if (jscan_member(head, hn, "id", &id, &idn) != 1 || !(id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')))
+    if (jscan_member(head, hn, "id", &id, &idn) != 1 || !jr_valid_raw_id(id, idn))
         id = NULL;
     char msg[160];
     snprintf(msg, sizeof msg, "Invalid Request: message of %zu bytes exceeds the limit of %zu (--max-message-bytes)",
              total, o->max_message_bytes);
     log_event(LOG_WARN, "message_too_large", "bytes=%zu limit=%zu", total, o->max_message_bytes);
-    return jr_error_raw(id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
+    /* Without a readable id keel cannot tell a request from a notification;
+     * it answers (id null) rather than risk leaving a request unanswered. */
+    return jr_reply(id, idn, "error", jr_error_value(JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE"));
 }
 
 int serve_run(const struct serve_opts *o)
@@ -181,12 +215,16 @@ int serve_run(const struct serve_opts *o)
         if (st == FRAME_EOF)
             break;
         if (st == FRAME_NEED) {
-            if (frame_fill(&r) < 0) {
-                log_event(LOG_ERROR, "stdin_error", "errno=%d", errno);
-                status = 1;
-                break;
+            if (frame_fill(&r) >= 0)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {   /* a non-blocking stdin */
+                struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+                poll(&p, 1, -1);
+                continue;
             }
-            continue;
+            log_event(LOG_ERROR, "stdin_error", "errno=%d", errno);
+            status = 1;
+            break;
         }
         char *reply = st == FRAME_OVERSIZE ? oversize_reply(o, line, n, r.oversize_bytes) : serve_handle(o, line, n);
         if (reply) {

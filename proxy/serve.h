@@ -2,11 +2,15 @@
 #ifndef KEEL_SERVE_H
 #define KEEL_SERVE_H
 
+#include "profile.h"
+
 #include <stddef.h>
 
 struct serve_opts {
     size_t max_message_bytes;
-    unsigned groups;          /* tool groups to expose */
+    unsigned groups;                /* tool groups to expose */
+    const struct profile *profile;
+    const char *state_dir;          /* NULL: the default */
 };
 
 /* Serves stdin/stdout until stdin ends. Returns the process exit status. */

@@ -8,11 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The detectors are pure: they take the clock reading and nothing else. */
+#define DETECTOR(fn)                                                                    \
+    static int tool_##fn(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e) \
+    {                                                                                   \
+        return fn(args, env->now.ms, env->now.offset_s, out, e);                        \
+    }
+DETECTOR(rum_check)
+DETECTOR(hyp_check)
+DETECTOR(syc_check)
+
 const struct tool tools_table[] = {
-    {"check_rumination", TOOL_GUARDRAIL, "schemas/check_rumination.json", rum_check},
-    {"check_hyperfocus", TOOL_GUARDRAIL, "schemas/check_hyperfocus.json", hyp_check},
-    {"check_sycophancy", TOOL_GUARDRAIL, "schemas/check_sycophancy.json", syc_check},
-    {NULL, 0, NULL, NULL},
+    {"check_rumination", TOOL_GUARDRAIL, "schemas/check_rumination.json", tool_rum_check, 0},
+    {"check_hyperfocus", TOOL_GUARDRAIL, "schemas/check_hyperfocus.json", tool_hyp_check, 0},
+    {"check_sycophancy", TOOL_GUARDRAIL, "schemas/check_sycophancy.json", tool_syc_check, 0},
+    {"get_time_context", TOOL_CHRONO, "schemas/get_time_context.json", chrono_get_time_context, TOOL_PURE_READ},
+    {"mark_session_start", TOOL_CHRONO, "schemas/mark_session_start.json", chrono_mark_session_start, 0},
+    {"mark_session_end", TOOL_CHRONO, "schemas/mark_session_end.json", chrono_mark_session_end, 0},
+    {"request_break_if_needed", TOOL_CHRONO, "schemas/request_break_if_needed.json", chrono_request_break, 0},
+    {"idle_status", TOOL_CHRONO, "schemas/idle_status.json", chrono_idle_status, TOOL_PURE_READ},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 #define NTOOLS (sizeof tools_table / sizeof tools_table[0] - 1)
@@ -77,12 +92,20 @@ static cJSON *error_value(const kerr *e)
     return o;
 }
 
-cJSON *tools_run(const struct tool *t, const cJSON *args, int *is_error)
+cJSON *tools_error(const char *code, const char *field, const char *message)
+{
+    kerr e = {0};
+    kerr_set(&e, code, field, "%s", message);
+    return error_value(&e);
+}
+
+cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *profile, const char *state_dir,
+                 int *is_error)
 {
     kerr e = {0};
     cJSON *out = NULL;
     cJSON *empty = NULL;
-    struct chrono_now now;
+    struct chrono_env env = {{0, 0}, profile, state_dir};
     *is_error = 1;
     if (args && !cJSON_IsObject(args)) {
         kerr_set(&e, "INPUT_INVALID", "arguments", "arguments must be a JSON object");
@@ -90,9 +113,9 @@ cJSON *tools_run(const struct tool *t, const cJSON *args, int *is_error)
     }
     if (!args)
         args = empty = cJSON_CreateObject();
-    int rc = chrono_now(&now, &e);
+    int rc = chrono_now(&env.now, &e);
     if (rc == 0)
-        rc = t->fn(args, now.ms, now.offset_s, &out, &e);
+        rc = t->fn(args, &env, &out, &e);
     cJSON_Delete(empty);
     if (rc < 0) {
         log_event(LOG_INFO, "tool_error", "name=%s code=%s", t->name, e.code ? e.code : "INTERNAL_ERROR");

@@ -9,20 +9,29 @@
 #ifndef KEEL_TOOLS_H
 #define KEEL_TOOLS_H
 
+#include "chrono.h"
 #include "detect.h"
 
 #include <cjson/cJSON.h>
 
 enum {
     TOOL_GUARDRAIL = 1u << 0,
+    TOOL_CHRONO = 1u << 1,
     TOOL_ALL = 0xffffu,
 };
+
+enum {
+    TOOL_PURE_READ = 1u << 0,   /* reads time or state only: not client activity */
+};
+
+typedef int (*tool_fn)(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
 
 struct tool {
     const char *name;
     unsigned group;
     const char *schema;   /* embedded path */
-    detector_fn fn;
+    tool_fn fn;
+    unsigned flags;
 };
 
 extern const struct tool tools_table[];   /* terminated by name == NULL */
@@ -35,9 +44,14 @@ const cJSON *tools_schema(const struct tool *t);
 /* A new array of tools/list entries for the tools in groups. */
 cJSON *tools_list(unsigned groups);
 
-/* Runs a tool. Returns the structured result (or {"error": {...}}) and sets
- * *is_error. args may be NULL (no arguments). */
-cJSON *tools_run(const struct tool *t, const cJSON *args, int *is_error);
+/* Runs a tool with the profile and state directory given (state_dir NULL:
+ * the default), reading the clock first. Returns the structured result (or
+ * {"error": {...}}) and sets *is_error. args may be NULL (no arguments). */
+cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *profile, const char *state_dir,
+                 int *is_error);
+
+/* {"error": {code, message, field?}} for a tool error found outside a tool. */
+cJSON *tools_error(const char *code, const char *field, const char *message);
 
 /* Wraps a structured result as an MCP CallToolResult: the JSON as a text
  * block (or "CODE: message" for an error), structuredContent, isError.

@@ -1,19 +1,24 @@
 // cases.mjs: the data-driven cases in tests/cases/<tool>/*.json.
 //
-// Each case file is {description, now?, args, expect, exit?}. The case runs
-// `keel check <tool>` with the args on stdin (KEEL_NOW=now when given) and
+// Each case file is {description, now?, tz?, state?, profile?, env?, args,
+// expect, exit?}. The case runs `keel check <tool>` with the args on stdin in
+// a private sandbox (its own state directory, seeded with `state`, and its own
+// profile file, holding `profile`), with KEEL_NOW=now and TZ=tz when given. It
 // passes when the exit status matches (0, or 2 when expect names an error),
 // every expected field matches, and the output is valid against the tool's
-// output schema. Expected fields are paths ("similar_prompts[0].text",
+// output schema. A case may instead list `steps` ({tool?, args, now?, expect,
+// exit?}), run in order in one sandbox, and may check the state file after
+// with `state_after` (paths as in expect) and the state directory with
+// `files_after` ({"prefix": count of files whose name starts with it}). Expected fields are paths ("similar_prompts[0].text",
 // "override_options.length", "error.code") mapped to a value or a matcher:
-// {"$gte": n}, {"$lte": n}, {"$absent": true}, {"$contains": "text"},
+// {"$gte": n}, {"$lte": n}, {"$absent": true}, {"$contains": "text"}, {"$match": "regex"},
 // {"$tokens": [...]} (the override tokens, in order).
 // Args may use {"$repeat": {"value": v, "times": n}} to build long inputs:
 // a string value is repeated into one string, anything else into an array.
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
-import { root, check, invalid } from './lib/keel.mjs';
+import { root, check, invalid, sandbox } from './lib/keel.mjs';
 
 function expand(v) {
   if (Array.isArray(v)) return v.map(expand);
@@ -42,6 +47,7 @@ function matches(actual, want) {
     if ('$lte' in want) return typeof actual === 'number' && actual <= want.$lte;
     if ('$absent' in want) return actual === undefined;
     if ('$contains' in want) return typeof actual === 'string' && actual.includes(want.$contains);
+    if ('$match' in want) return typeof actual === 'string' && new RegExp(want.$match).test(actual);
     if ('$tokens' in want) return Array.isArray(actual) && JSON.stringify(actual.map((o) => o.token)) === JSON.stringify(want.$tokens);
   }
   return JSON.stringify(actual) === JSON.stringify(want);
@@ -54,30 +60,49 @@ for (const tool of readdirSync(dir).sort()) {
   for (const f of readdirSync(join(dir, tool)).filter((f) => f.endsWith('.json')).sort()) {
     const c = JSON.parse(readFileSync(join(dir, tool, f), 'utf8'));
     const name = `${tool}/${f}: ${c.description}`;
-    const r = check(tool, expand(c.args), c.now ? { KEEL_NOW: c.now } : {});
-    const isError = Object.keys(c.expect).some((k) => k.startsWith('error'));
-    const wantExit = c.exit ?? (isError ? 2 : 0);
+    const box = sandbox(c);
     const problems = [];
-    if (r.status !== wantExit) problems.push(`exit ${r.status}, expected ${wantExit}; stderr: ${r.stderr}`);
-    if (wantExit === 64) {
-      if (r.stdout !== '') problems.push(`a usage error printed to stdout: ${r.stdout.slice(0, 200)}`);
-      if (!/keel: /.test(r.stderr)) problems.push('a usage error must explain itself on stderr');
-    } else if (!r.json) problems.push(`output is not JSON: ${r.stdout.slice(0, 200)}`);
-    else {
-      for (const [path, want] of Object.entries(c.expect)) {
-        const got = get(r.json, path);
-        if (!matches(got, want)) problems.push(`${path}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+    const steps = c.steps || [{ args: c.args, expect: c.expect, exit: c.exit }];
+    for (const [i, st] of steps.entries()) {
+      const t = st.tool || tool;
+      const at = steps.length > 1 ? `step ${i} (${t}): ` : '';
+      const r = check(t, expand(st.args), { ...c, now: st.now || c.now, box });
+      const isError = Object.keys(st.expect).some((k) => k.startsWith('error'));
+      const wantExit = st.exit ?? (isError ? 2 : 0);
+      if (r.status !== wantExit) problems.push(`${at}exit ${r.status}, expected ${wantExit}; stderr: ${r.stderr}`);
+      if (wantExit === 64) {
+        if (r.stdout !== '') problems.push(`${at}a usage error printed to stdout: ${r.stdout.slice(0, 200)}`);
+        if (!/keel: /.test(r.stderr)) problems.push(`${at}a usage error must explain itself on stderr`);
+        continue;
       }
-      const errs = invalid(tool, 'output', r.json);
-      if (errs) problems.push(`output not valid against ${tool}.json#/output: ${JSON.stringify(errs.slice(0, 3))}`);
-      if (isError && r.json.error && r.json.error.code && !(r.json.error.code in (loadCodes(tool))))
-        problems.push(`error code ${r.json.error.code} is not declared in the schema`);
+      if (!r.json) { problems.push(`${at}output is not JSON: ${r.stdout.slice(0, 200)}`); continue; }
+      for (const [path, want] of Object.entries(st.expect)) {
+        const got = get(r.json, path);
+        if (!matches(got, want)) problems.push(`${at}${path}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+      }
+      const errs = invalid(t, 'output', r.json);
+      if (errs) problems.push(`${at}output not valid against ${t}.json#/output: ${JSON.stringify(errs.slice(0, 3))}`);
+      if (r.json.error && r.json.error.code && !(r.json.error.code in loadCodes(t)))
+        problems.push(`${at}error code ${r.json.error.code} is not declared in ${t}.json`);
+    }
+    if (c.state_after) {
+      let st = null;
+      try { st = JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8')); } catch (e) { problems.push(`state file: ${e.message}`); }
+      for (const [path, want] of Object.entries(c.state_after)) {
+        const got = st && get(st, path);
+        if (!matches(got, want)) problems.push(`state ${path}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+      }
+    }
+    for (const [prefix, n] of Object.entries(c.files_after || {})) {
+      const have = existsSync(box.stateDir) ? readdirSync(box.stateDir).filter((x) => x.startsWith(prefix)).length : 0;
+      if (have !== n) problems.push(`files starting ${prefix}: ${have}, expected ${n}`);
     }
     ok(problems.length === 0, name, problems.join('\n'));
     count++;
   }
 }
 function loadCodes(tool) {
+  if (!existsSync(join(root, 'schemas', `${tool}.json`))) return {};
   return JSON.parse(readFileSync(join(root, 'schemas', `${tool}.json`), 'utf8')).errors;
 }
 ok(count >= 30, `ran ${count} case files`);

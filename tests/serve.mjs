@@ -19,7 +19,8 @@ ok(r.id === 'p' && JSON.stringify(r.result) === '{}', 'ping answers {} (and the 
 
 r = await srv.ask({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
 const names = r.result.tools.map((t) => t.name).sort();
-ok(JSON.stringify(names) === JSON.stringify(['check_hyperfocus', 'check_rumination', 'check_sycophancy']), 'tools/list lists the guardrail tools', names);
+ok(JSON.stringify(names) === JSON.stringify(['check_hyperfocus', 'check_rumination', 'check_sycophancy', 'get_time_context', 'idle_status',
+  'mark_session_end', 'mark_session_start', 'request_break_if_needed']), 'tools/list lists the guardrail and chronometric tools', names);
 
 const calls = {
   check_rumination: { current_prompt: `${CANARY} is the plan okay`, history: [] },
@@ -57,6 +58,15 @@ ok(r.error && r.error.code === -32600 && r.id === 27 && r.error.data.code === 'M
 srv.send('{"jsonrpc":"2.0","method":"x","params":"' + 'y'.repeat(70000) + '"}');
 r = JSON.parse(await srv.next());
 ok(r.error && r.id === null && r.error.data.code === 'MESSAGE_TOO_LARGE', 'oversized line without a readable id: error with id null', r);
+srv.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}');
+let raw = await srv.next();
+ok(raw.startsWith('{"jsonrpc":"2.0","id":9007199254740993,'), 'an integer id beyond 2^53 is echoed byte for byte', raw);
+srv.send('{"jsonrpc":"2.0","id":"a\\"b\\u00e9","method":"nope"}');
+raw = await srv.next();
+ok(raw.startsWith('{"jsonrpc":"2.0","id":"a\\"b\\u00e9",'), 'a string id with escapes is echoed byte for byte', raw);
+srv.send('{"jsonrpc":"2.0","id":12abc,"method":"x","params":"' + 'y'.repeat(70000) + '"}');
+r = JSON.parse(await srv.next());
+ok(r.id === null && r.error.data.code === 'MESSAGE_TOO_LARGE', 'an oversize line with a malformed id is answered with id null, as valid JSON', r);
 r = await srv.ask({ jsonrpc: '2.0', id: '28', method: 'ping' });
 ok(r.id === '28' && r.result, 'keel is alive and in order after all of that', r);
 const t0 = Date.now();
@@ -68,10 +78,10 @@ ok(srv.lines.length === 0, 'no unexpected lines on stdout', srv.lines);
 
 // The real SDK client: it validates structuredContent against outputSchema.
 const client = new Client({ name: 'keel-test', version: '1.0.0' });
-const transport = new StdioClientTransport({ command: keel, args: ['serve', '--log-level', 'error'], stderr: 'pipe' });
+const transport = new StdioClientTransport({ command: keel, args: ['serve', '--log-level', 'error'], stderr: 'pipe', env: { PATH: process.env.PATH, ...srv.box.env } });
 await client.connect(transport);
 const tools = await client.listTools();
-ok(tools.tools.length === 3 && tools.tools.every((t) => t.outputSchema), 'SDK client: listTools sees every tool with an outputSchema');
+ok(tools.tools.length === 8 && tools.tools.every((t) => t.outputSchema), 'SDK client: listTools sees every tool with an outputSchema');
 for (const [name, args] of Object.entries(calls)) {
   try {
     const res = await client.callTool({ name, arguments: args });

@@ -1,7 +1,8 @@
 // keel.mjs: shared test helpers: run `keel check`, talk to `keel serve`, and
 // validate outputs against the schemas in schemas/ with ajv (2020-12).
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -31,20 +32,37 @@ export function invalid(tool, part, value) {
   return v(value) ? null : v.errors;
 }
 
-export function check(tool, args, env = {}) {
+// A private home for one test: its own state directory and profile path, so
+// no test reads or writes the real ~/.local/state/keel.
+export function sandbox({ state, profile } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-test-'));
+  const stateDir = join(dir, 'state');
+  if (state !== undefined) {
+    mkdirSync(stateDir, { recursive: true });
+    writeFileSync(join(stateDir, 'state.json'), typeof state === 'string' ? state : JSON.stringify(state));
+  }
+  if (profile !== undefined) writeFileSync(join(dir, 'profile.yaml'), profile);
+  return { dir, stateDir, env: { KEEL_STATE_DIR: stateDir, KEEL_PROFILE: join(dir, 'profile.yaml') } };
+}
+
+// opts: {now, tz, state, profile, env, box}; returns {status, stdout, stderr, json, box}.
+export function check(tool, args, opts = {}) {
   const input = typeof args === 'string' ? args : JSON.stringify(args);
+  const box = opts.box || sandbox(opts);
+  const env = { ...process.env, ...box.env, ...(opts.now ? { KEEL_NOW: opts.now } : {}), ...(opts.tz ? { TZ: opts.tz } : {}), ...(opts.env || {}) };
   const r = spawnSync(keel, ['--log-level', 'error', 'check', tool], {
-    input, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20,
+    input, env, encoding: 'utf8', maxBuffer: 64 << 20,
   });
   let json = null;
   try { json = JSON.parse(r.stdout); } catch { /* left null */ }
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json };
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json, box };
 }
 
 // A keel serve process with a line-based request/response API.
 export class Server {
   constructor(args = [], env = {}) {
-    this.p = spawn(keel, ['serve', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.box = sandbox();
+    this.p = spawn(keel, ['serve', ...args], { env: { ...process.env, ...this.box.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.lines = []; this.waiters = []; this.stderr = ''; this.buf = '';
     this.p.stdout.setEncoding('utf8');
     this.p.stdout.on('data', (d) => {

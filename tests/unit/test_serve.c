@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct serve_opts opts = {1 << 20, 0xffff};
+static struct profile profile;
+static const struct serve_opts opts = {1 << 20, 0xffff, &profile, NULL};
 
 static cJSON *ask(const char *line)
 {
@@ -93,6 +94,7 @@ static void negotiates_versions(void **state)
 int main(void)
 {
     log_set_level("error");
+    profile_load_text(&profile, "", 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answers_errors_with_the_right_ids),
         cmocka_unit_test(notifications_and_responses_get_no_answer),

@@ -1,0 +1,41 @@
+/* chrono.h: the chronometric tools.
+ *
+ * get_time_context, mark_session_start, mark_session_end,
+ * request_break_if_needed and idle_status keep time and session intent for
+ * the model, so it need not. Each takes its arguments, the environment
+ * (clock reading, profile, state directory) and returns a structured result
+ * or a kerr, like every keel tool. */
+#ifndef KEEL_CHRONO_H
+#define KEEL_CHRONO_H
+
+#include "clock.h"
+#include "kerr.h"
+#include "profile.h"
+
+#include <cjson/cJSON.h>
+
+struct chrono_env {
+    struct chrono_now now;
+    const struct profile *profile;
+    const char *state_dir;      /* NULL: the default (state.h) */
+};
+
+int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
+int chrono_mark_session_start(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
+int chrono_mark_session_end(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
+int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
+int chrono_idle_status(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
+
+/* A copy of the state, read under the lock; NULL with e set on failure. */
+cJSON *chrono_read_state(const struct chrono_env *env, kerr *e);
+
+/* Records that the client sent a request now (last_prompt_at). */
+int chrono_touch(const struct chrono_env *env, kerr *e);
+
+/* The energy zone name at a local minute on a weekday, or "unknown". */
+const char *chrono_zone_at(const struct profile *p, int wday, int minute);
+
+/* Runs the idle probe command with a timeout; the idle time in ms, or -1. */
+long long chrono_probe_idle_ms(const char *command, int timeout_ms);
+
+#endif

@@ -1,0 +1,489 @@
+/* profile.c: load and check the YAML profile (see profile.h).
+ *
+ * libyaml builds the document tree; this file walks it against the known
+ * keys. Every value is checked for type and range; a bad value keeps its
+ * default and becomes a problem ("line 4: chronometric.end_of_day_local must
+ * be HH:MM"), so one typo never disables the rest of the profile. Values are
+ * never quoted back in problems: a profile may hold private text. */
+#include "profile.h"
+
+#include "timefmt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+const char *const profile_zone_names[ZONE_COUNT] = {"morning_peak", "midday", "afternoon_dip", "evening_quiet",
+                                                    "night_owl_caution"};
+
+static const char *const day_names[7] = {"sunday", "monday", "tuesday", "wednesday", "thursday", "friday",
+                                         "saturday"};
+
+static void defaults(struct profile *p)
+{
+    char path[sizeof p->path];
+    memcpy(path, p->path, sizeof path);
+    memset(p, 0, sizeof *p);
+    memcpy(p->path, path, sizeof path);
+    p->eod = -1;
+    static const int bands[ZONE_COUNT][2] = {{300, 720}, {720, 840}, {840, 990}, {990, 1170}, {1170, 300}};
+    for (int i = 0; i < ZONE_COUNT; i++)
+        p->zones[i] = (struct profile_zone){1, bands[i][0], bands[i][1]};
+    p->rum_window = 90;
+    p->rum_threshold = 3;
+    p->rum_similarity = 0.55;
+    p->hyp_gentle = 60;
+    p->hyp_nudge = 90;
+    p->hyp_hard = 120;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void problem(struct profile *p, const yaml_node_t *n, const char *fmt, ...)
+{
+    if (p->nproblems >= PROFILE_MAX_PROBLEMS)
+        return;
+    char *buf = p->problems[p->nproblems++];
+    int k = n ? snprintf(buf, sizeof p->problems[0], "line %lu: ", (unsigned long)n->start_mark.line + 1) : 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + k, sizeof p->problems[0] - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+struct walk {
+    struct profile *p;
+    yaml_document_t *doc;
+};
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int is_null(const yaml_node_t *n)
+{
+    const char *s = scalar(n);
+    return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+           (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
+}
+
+static int get_bool(struct walk *w, const yaml_node_t *n, const char *key, int *out)
+{
+    const char *s = scalar(n);
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "on", "On", NULL};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "off", "Off", NULL};
+    for (int i = 0; s && yes[i]; i++)
+        if (!strcmp(s, yes[i]))
+            return *out = 1, 0;
+    for (int i = 0; s && no[i]; i++)
+        if (!strcmp(s, no[i]))
+            return *out = 0, 0;
+    problem(w->p, n, "%s must be true or false", key);
+    return -1;
+}
+
+static int get_int(struct walk *w, const yaml_node_t *n, const char *key, int lo, int hi, int *out)
+{
+    const char *s = scalar(n);
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || *end || errno || v < lo || v > hi) {
+        problem(w->p, n, "%s must be a whole number from %d to %d", key, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int get_number(struct walk *w, const yaml_node_t *n, const char *key, double lo, double hi, double *out)
+{
+    const char *s = scalar(n);
+    char *end;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || *end || !(v >= lo && v <= hi)) {
+        problem(w->p, n, "%s must be a number from %g to %g", key, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* "HH:MM", or null for none (-1) when allow_null. */
+static int get_hhmm(struct walk *w, const yaml_node_t *n, const char *key, int allow_null, int *out)
+{
+    if (allow_null && is_null(n))
+        return *out = -1, 0;
+    if (tf_parse_hhmm(scalar(n), out) < 0) {
+        problem(w->p, n, "%s must be a 24-hour time HH:MM%s", key, allow_null ? " or null" : "");
+        return -1;
+    }
+    return 0;
+}
+
+typedef void (*member_fn)(struct walk *w, const char *key, const yaml_node_t *v, void *ctx);
+
+/* Calls fn for each key: value of a mapping; reports a non-mapping. */
+static void each_member(struct walk *w, const yaml_node_t *n, const char *where, member_fn fn, void *ctx)
+{
+    if (!n || is_null(n))
+        return;
+    if (n->type != YAML_MAPPING_NODE) {
+        problem(w->p, n, "%s must be a mapping of keys to values", where);
+        return;
+    }
+    for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+        const yaml_node_t *k = yaml_document_get_node(w->doc, pr->key);
+        const yaml_node_t *v = yaml_document_get_node(w->doc, pr->value);
+        const char *ks = scalar(k);
+        if (!ks) {
+            problem(w->p, k, "%s has a key that is not a plain word", where);
+            continue;
+        }
+        fn(w, ks, v, ctx);
+    }
+}
+
+static void unknown(struct walk *w, const yaml_node_t *v, const char *where, const char *key)
+{
+    problem(w->p, v, "unknown key %s%s%s", where, *where ? "." : "", key);
+}
+
+struct zones_ctx {
+    struct profile_zone *zones;
+    const char *where;
+};
+
+static void zone_member(struct walk *w, const char *key, const yaml_node_t *v, void *vctx)
+{
+    struct zones_ctx *c = vctx;
+    int i;
+    for (i = 0; i < ZONE_COUNT; i++)
+        if (!strcmp(key, profile_zone_names[i]))
+            break;
+    if (i == ZONE_COUNT) {
+        unknown(w, v, c->where, key);
+        return;
+    }
+    const char *s = scalar(v);
+    int a, b;
+    char first[6], second[6];
+    if (s && strlen(s) == 11 && s[5] == '-') {
+        memcpy(first, s, 5);
+        first[5] = '\0';
+        memcpy(second, s + 6, 5);
+        second[5] = '\0';
+        if (tf_parse_hhmm(first, &a) == 0 && tf_parse_hhmm(second, &b) == 0 && a != b) {
+            c->zones[i] = (struct profile_zone){1, a, b};
+            return;
+        }
+    }
+    problem(w->p, v, "%s.%s must be a range \"HH:MM-HH:MM\" (it may cross midnight)", c->where, key);
+}
+
+static void read_zones(struct walk *w, const yaml_node_t *v, const char *where, struct profile_zone *zones)
+{
+    struct profile_zone z[ZONE_COUNT] = {{0}};
+    struct zones_ctx c = {z, where};
+    each_member(w, v, where, zone_member, &c);
+    memcpy(zones, z, sizeof z);
+}
+
+static void day_member(struct walk *w, const char *key, const yaml_node_t *v, void *vctx)
+{
+    struct profile_day *d = vctx;
+    char where[64];
+    snprintf(where, sizeof where, "chronometric.weekday_overrides.%s", day_names[d - w->p->days]);
+    if (!strcmp(key, "end_of_day_local")) {
+        if (get_hhmm(w, v, "end_of_day_local", 1, &d->eod) == 0)
+            d->eod_set = 1;
+    } else if (!strcmp(key, "zones")) {
+        read_zones(w, v, where, d->zones);
+        d->zones_set = 1;
+    } else {
+        unknown(w, v, where, key);
+    }
+}
+
+static void weekday_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    for (int i = 0; i < 7; i++)
+        if (!strcmp(key, day_names[i])) {
+            each_member(w, v, key, day_member, &w->p->days[i]);
+            return;
+        }
+    unknown(w, v, "chronometric.weekday_overrides", key);
+}
+
+static void chrono_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    if (!strcmp(key, "end_of_day_local")) {
+        get_hhmm(w, v, "chronometric.end_of_day_local", 1, &p->eod);
+    } else if (!strcmp(key, "session_overlap_policy")) {
+        const char *s = scalar(v);
+        if (s && !strcmp(s, "auto_close"))
+            p->overlap_error = 0;
+        else if (s && !strcmp(s, "error"))
+            p->overlap_error = 1;
+        else
+            problem(p, v, "chronometric.session_overlap_policy must be auto_close or error");
+    } else if (!strcmp(key, "hyperfocus_break_minutes")) {
+        get_int(w, v, "chronometric.hyperfocus_break_minutes", 15, 480, &p->break_minutes);
+    } else if (!strcmp(key, "zones")) {
+        read_zones(w, v, "chronometric.zones", p->zones);
+        p->zones_custom = 1;
+    } else if (!strcmp(key, "weekday_overrides")) {
+        each_member(w, v, "chronometric.weekday_overrides", weekday_member, NULL);
+    } else {
+        unknown(w, v, "chronometric", key);
+    }
+}
+
+static void thresholds_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    int *slot = !strcmp(key, "gentle") ? &p->hyp_gentle : !strcmp(key, "nudge") ? &p->hyp_nudge
+              : !strcmp(key, "hard")   ? &p->hyp_hard   : NULL;
+    if (!slot)
+        unknown(w, v, "guardrails.hyperfocus.escalation_thresholds", key);
+    else
+        get_int(w, v, key, 1, 1440, slot);
+}
+
+static void hyperfocus_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    if (!strcmp(key, "escalation_thresholds"))
+        each_member(w, v, "guardrails.hyperfocus.escalation_thresholds", thresholds_member, NULL);
+    else
+        unknown(w, v, "guardrails.hyperfocus", key);
+}
+
+static void rumination_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    if (!strcmp(key, "window_minutes"))
+        get_int(w, v, "guardrails.rumination.window_minutes", 1, 1440, &p->rum_window);
+    else if (!strcmp(key, "threshold_count"))
+        get_int(w, v, "guardrails.rumination.threshold_count", 2, 50, &p->rum_threshold);
+    else if (!strcmp(key, "similarity_threshold"))
+        get_number(w, v, "guardrails.rumination.similarity_threshold", 0, 1, &p->rum_similarity);
+    else
+        unknown(w, v, "guardrails.rumination", key);
+}
+
+static void guardrails_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    if (!strcmp(key, "rumination"))
+        each_member(w, v, "guardrails.rumination", rumination_member, NULL);
+    else if (!strcmp(key, "hyperfocus"))
+        each_member(w, v, "guardrails.hyperfocus", hyperfocus_member, NULL);
+    else
+        unknown(w, v, "guardrails", key);
+}
+
+static void privacy_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    if (!strcmp(key, "os_idle_consent")) {
+        get_bool(w, v, "privacy.os_idle_consent", &p->idle_consent);
+    } else if (!strcmp(key, "idle_probe_command")) {
+        const char *s = scalar(v);
+        if (!s || strlen(s) >= sizeof p->idle_probe)
+            problem(p, v, "privacy.idle_probe_command must be a command line under %zu bytes", sizeof p->idle_probe);
+        else
+            snprintf(p->idle_probe, sizeof p->idle_probe, "%s", s);
+    } else {
+        unknown(w, v, "privacy", key);
+    }
+}
+
+static void top_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    if (!strcmp(key, "chronometric"))
+        each_member(w, v, "chronometric", chrono_member, NULL);
+    else if (!strcmp(key, "guardrails"))
+        each_member(w, v, "guardrails", guardrails_member, NULL);
+    else if (!strcmp(key, "privacy"))
+        each_member(w, v, "privacy", privacy_member, NULL);
+    else
+        unknown(w, v, "", key);
+}
+
+void profile_load_text(struct profile *p, const char *yaml, size_t n)
+{
+    defaults(p);
+    p->found = 1;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        p->unreadable = 1;
+        snprintf(p->error, sizeof p->error, "out of memory");
+        return;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, n);
+    if (!yaml_parser_load(&parser, &doc)) {
+        p->unreadable = 1;
+        snprintf(p->error, sizeof p->error, "not valid YAML at line %lu: %s",
+                 (unsigned long)parser.problem_mark.line + 1, parser.problem ? parser.problem : "parse error");
+        yaml_parser_delete(&parser);
+        return;
+    }
+    struct walk w = {p, &doc};
+    const yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root && !is_null(root)) {
+        if (root->type != YAML_MAPPING_NODE) {
+            p->unreadable = 1;
+            snprintf(p->error, sizeof p->error, "the profile must be a mapping (keys chronometric, guardrails, privacy)");
+        } else {
+            each_member(&w, root, "profile", top_member, NULL);
+        }
+    }
+    if (!(p->hyp_gentle < p->hyp_nudge && p->hyp_nudge < p->hyp_hard)) {
+        problem(p, NULL, "guardrails.hyperfocus.escalation_thresholds must be strictly ascending; using 60/90/120");
+        p->hyp_gentle = 60, p->hyp_nudge = 90, p->hyp_hard = 120;
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+}
+
+void profile_load(struct profile *p, const char *explicit_path)
+{
+    const char *env = getenv("KEEL_PROFILE");
+    if (explicit_path && *explicit_path)
+        snprintf(p->path, sizeof p->path, "%s", explicit_path);
+    else if (env && *env)
+        snprintf(p->path, sizeof p->path, "%s", env);
+    else {
+        const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg == '/')
+            snprintf(p->path, sizeof p->path, "%s/keel/profile.yaml", xdg);
+        else if (home && *home)
+            snprintf(p->path, sizeof p->path, "%s/.config/keel/profile.yaml", home);
+        else
+            p->path[0] = '\0';
+    }
+    FILE *f = p->path[0] ? fopen(p->path, "rb") : NULL;
+    if (!f) {
+        int missing = errno == ENOENT || !p->path[0];
+        defaults(p);
+        if (!missing) {
+            p->found = 1;
+            p->unreadable = 1;
+            snprintf(p->error, sizeof p->error, "cannot be opened: %s", strerror(errno));
+        }
+        return;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *b = cap <= (1u << 20) ? realloc(buf, cap) : NULL;   /* a profile is small */
+            if (!b)
+                break;
+            buf = b;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f) || len + 4096 > (1u << 20);
+    fclose(f);
+    if (bad || !buf) {
+        free(buf);
+        defaults(p);
+        p->found = 1;
+        p->unreadable = 1;
+        snprintf(p->error, sizeof p->error, "cannot be read (larger than 1 MiB?)");
+        return;
+    }
+    profile_load_text(p, buf, len);
+    free(buf);
+}
+
+int profile_eod_for(const struct profile *p, int wday)
+{
+    return p->days[wday].eod_set ? p->days[wday].eod : p->eod;
+}
+
+const struct profile_zone *profile_zones_for(const struct profile *p, int wday)
+{
+    return p->days[wday].zones_set ? p->days[wday].zones : p->zones;
+}
+
+static void add_hhmm(cJSON *o, const char *key, int m)
+{
+    if (m < 0) {
+        cJSON_AddNullToObject(o, key);
+        return;
+    }
+    char b[32];
+    snprintf(b, sizeof b, "%02d:%02d", m / 60 % 24, m % 60);
+    cJSON_AddStringToObject(o, key, b);
+}
+
+static void add_zones(cJSON *o, const struct profile_zone *z)
+{
+    cJSON *zs = cJSON_AddObjectToObject(o, "zones");
+    for (int i = 0; i < ZONE_COUNT; i++)
+        if (z[i].defined) {
+            char b[48];
+            snprintf(b, sizeof b, "%02d:%02d-%02d:%02d", z[i].start / 60, z[i].start % 60, z[i].end / 60, z[i].end % 60);
+            cJSON_AddStringToObject(zs, profile_zone_names[i], b);
+        }
+}
+
+cJSON *profile_to_json(const struct profile *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", p->path);
+    cJSON_AddBoolToObject(o, "found", p->found);
+    if (p->unreadable)
+        cJSON_AddStringToObject(o, "unreadable", p->error);
+    cJSON *c = cJSON_AddObjectToObject(o, "chronometric");
+    add_hhmm(c, "end_of_day_local", p->eod);
+    cJSON_AddStringToObject(c, "session_overlap_policy", p->overlap_error ? "error" : "auto_close");
+    if (p->break_minutes)
+        cJSON_AddNumberToObject(c, "hyperfocus_break_minutes", p->break_minutes);
+    else
+        cJSON_AddNullToObject(c, "hyperfocus_break_minutes");
+    add_zones(c, p->zones);
+    cJSON *wd = cJSON_AddObjectToObject(c, "weekday_overrides");
+    for (int i = 0; i < 7; i++) {
+        if (!p->days[i].eod_set && !p->days[i].zones_set)
+            continue;
+        cJSON *d = cJSON_AddObjectToObject(wd, day_names[i]);
+        if (p->days[i].eod_set)
+            add_hhmm(d, "end_of_day_local", p->days[i].eod);
+        if (p->days[i].zones_set)
+            add_zones(d, p->days[i].zones);
+    }
+    cJSON *g = cJSON_AddObjectToObject(o, "guardrails");
+    cJSON *r = cJSON_AddObjectToObject(g, "rumination");
+    cJSON_AddNumberToObject(r, "window_minutes", p->rum_window);
+    cJSON_AddNumberToObject(r, "threshold_count", p->rum_threshold);
+    cJSON_AddNumberToObject(r, "similarity_threshold", p->rum_similarity);
+    cJSON *h = cJSON_AddObjectToObject(cJSON_AddObjectToObject(g, "hyperfocus"), "escalation_thresholds");
+    cJSON_AddNumberToObject(h, "gentle", p->hyp_gentle);
+    cJSON_AddNumberToObject(h, "nudge", p->hyp_nudge);
+    cJSON_AddNumberToObject(h, "hard", p->hyp_hard);
+    cJSON *pv = cJSON_AddObjectToObject(o, "privacy");
+    cJSON_AddBoolToObject(pv, "os_idle_consent", p->idle_consent);
+    cJSON_AddStringToObject(pv, "idle_probe_command", p->idle_probe[0] ? p->idle_probe : "xprintidle (when DISPLAY is set)");
+    return o;
+}

@@ -1,0 +1,72 @@
+/* profile.h: the person's settings, from one YAML file.
+ *
+ * Found at --profile PATH, else $KEEL_PROFILE, else
+ * $XDG_CONFIG_HOME/keel/profile.yaml (~/.config/keel/profile.yaml). A missing
+ * file means defaults. A file that cannot be parsed is remembered as
+ * unreadable: tools that depend on it say PROFILE_UNREADABLE (or fall back and
+ * warn), never guess silently. Unknown keys and wrong types are collected as
+ * problems with their line numbers for `keel profile check`. */
+#ifndef KEEL_PROFILE_H
+#define KEEL_PROFILE_H
+
+#include <cjson/cJSON.h>
+
+#define PROFILE_MAX_ZONES 8
+#define PROFILE_MAX_PROBLEMS 32
+
+enum { ZONE_MORNING_PEAK, ZONE_MIDDAY, ZONE_AFTERNOON_DIP, ZONE_EVENING_QUIET, ZONE_NIGHT_OWL, ZONE_COUNT };
+extern const char *const profile_zone_names[ZONE_COUNT];
+
+struct profile_zone {
+    int defined;
+    int start, end;            /* minutes after midnight; [start, end), may wrap midnight */
+};
+
+struct profile_day {
+    int eod_set;               /* 1 when this day overrides the end of day */
+    int eod;                   /* minutes, or -1: no end of day on this day */
+    int zones_set;
+    struct profile_zone zones[ZONE_COUNT];
+};
+
+struct profile {
+    char path[1024];
+    int found;                 /* the file exists */
+    int unreadable;            /* the file exists but is not valid YAML */
+    char error[200];           /* why, when unreadable */
+    /* chronometric */
+    int eod;                   /* end of day, minutes after midnight, or -1 */
+    int zones_custom;          /* zones come from the profile */
+    struct profile_zone zones[ZONE_COUNT];
+    struct profile_day days[7];   /* 0 = Sunday */
+    int overlap_error;         /* session_overlap_policy: 0 auto_close, 1 error */
+    int break_minutes;         /* hyperfocus_break_minutes, 0 when unset */
+    /* guardrails: defaults for the overlay */
+    int rum_window, rum_threshold;
+    double rum_similarity;
+    int hyp_gentle, hyp_nudge, hyp_hard;
+    /* privacy */
+    int idle_consent;
+    char idle_probe[512];      /* empty: default (xprintidle when DISPLAY is set) */
+    /* what `keel profile check` reports */
+    int nproblems;
+    char problems[PROFILE_MAX_PROBLEMS][160];
+};
+
+/* Resolves the path (explicit may be NULL) and loads it. Never fails: the
+ * outcome is in found / unreadable / problems. */
+void profile_load(struct profile *p, const char *explicit_path);
+
+/* Loads from a YAML string (tests). */
+void profile_load_text(struct profile *p, const char *yaml, size_t n);
+
+/* The effective profile as JSON, for `keel profile check`. */
+cJSON *profile_to_json(const struct profile *p);
+
+/* End of day in minutes for a weekday (0 = Sunday), or -1. */
+int profile_eod_for(const struct profile *p, int wday);
+
+/* The zones for a weekday. */
+const struct profile_zone *profile_zones_for(const struct profile *p, int wday);
+
+#endif

@@ -1,0 +1,284 @@
+/* session.c: sessions with a stated intent, and breaks.
+ *
+ * A session is opened by mark_session_start {intent} and closed by
+ * mark_session_end, which takes no session id: keel tracks the one open
+ * session, so the model has nothing to remember. Opening while one is open
+ * closes the old one (auto_close, the default) or fails with
+ * SESSION_ALREADY_OPEN (profile: session_overlap_policy: error). The state
+ * keeps the open session, counters of sessions started and closed, and the
+ * last RECENT_KEEP closed sessions. The intent is private: it lives in the
+ * state file and in results, never in a log. */
+#include "chrono.h"
+
+#include "detect.h"
+#include "state.h"
+#include "timefmt.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <uuid/uuid.h>
+
+#define INTENT_MAX 500
+#define SUMMARY_MAX 1000
+#define RECENT_KEEP 50
+
+static void add_time(cJSON *o, const char *key, int64_t ms, int off)
+{
+    char b[40];
+    tf_format_rfc3339(ms, off, b, sizeof b);
+    cJSON_AddStringToObject(o, key, b);
+}
+
+static void add_duration(cJSON *o, const char *key, int64_t ms)
+{
+    char b[40];
+    tf_format_duration(ms / 1000, b, sizeof b);
+    cJSON_AddStringToObject(o, key, b);
+}
+
+static double counter(const cJSON *state, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(state, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void bump(cJSON *state, const char *key)
+{
+    double v = counter(state, key) + 1;
+    cJSON_DeleteItemFromObjectCaseSensitive(state, key);
+    cJSON_AddNumberToObject(state, key, v);
+}
+
+/* The open session's start time, or -1 when none (or it is malformed). */
+static int64_t open_started(const cJSON *state, const cJSON **sess)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(state, "open_session");
+    int64_t ms;
+    if (!cJSON_IsObject(s) ||
+        tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "started_at")), &ms, NULL) < 0)
+        return -1;
+    if (sess)
+        *sess = s;
+    return ms;
+}
+
+/* Moves the open session to recent_sessions, closed at now. Returns it (owned by state). */
+static cJSON *close_open(cJSON *state, const struct chrono_env *env, const char *summary, int auto_closed)
+{
+    int64_t started = open_started(state, NULL);
+    cJSON *s = cJSON_DetachItemFromObjectCaseSensitive(state, "open_session");
+    cJSON_AddNullToObject(state, "open_session");
+    if (!cJSON_IsObject(s)) {
+        cJSON_Delete(s);
+        return NULL;
+    }
+    add_time(s, "ended_at", env->now.ms, env->now.offset_s);
+    add_duration(s, "duration", env->now.ms > started ? env->now.ms - started : 0);
+    if (summary)
+        cJSON_AddStringToObject(s, "summary", summary);
+    if (auto_closed)
+        cJSON_AddBoolToObject(s, "auto_closed", 1);
+    cJSON *recent = cJSON_GetObjectItemCaseSensitive(state, "recent_sessions");
+    if (!cJSON_IsArray(recent)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(state, "recent_sessions");
+        recent = cJSON_AddArrayToObject(state, "recent_sessions");
+    }
+    cJSON_AddItemToArray(recent, s);
+    while (cJSON_GetArraySize(recent) > RECENT_KEEP)
+        cJSON_DeleteItemFromArray(recent, 0);
+    bump(state, "sessions_closed");
+    return s;
+}
+
+struct start_ctx {
+    const struct chrono_env *env;
+    const char *intent;
+    cJSON *out;
+};
+
+static int do_start(cJSON *state, void *vctx, kerr *e)
+{
+    struct start_ctx *c = vctx;
+    const cJSON *prior = NULL;
+    cJSON *auto_closed = NULL;
+    if (open_started(state, &prior) >= 0) {
+        if (c->env->profile->overlap_error)
+            return kerr_set(e, "SESSION_ALREADY_OPEN", NULL,
+                            "a session is already open; end it with mark_session_end first "
+                            "(the profile's session_overlap_policy is error)");
+        cJSON *closed = close_open(state, c->env, NULL, 1);
+        if (closed) {
+            auto_closed = cJSON_CreateObject();
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(closed, "session_id");
+            cJSON_AddStringToObject(auto_closed, "prior_session_id", cJSON_IsString(id) ? id->valuestring : "");
+            cJSON_AddStringToObject(auto_closed, "closed_at",
+                                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(closed, "ended_at")));
+        }
+    }
+    uuid_t u;
+    char id[37];
+    uuid_generate_random(u);
+    uuid_unparse_lower(u, id);
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "session_id", id);
+    add_time(s, "started_at", c->env->now.ms, c->env->now.offset_s);
+    cJSON_AddStringToObject(s, "intent", c->intent);
+    cJSON_DeleteItemFromObjectCaseSensitive(state, "open_session");
+    cJSON_AddItemToObject(state, "open_session", s);
+    bump(state, "sessions_started");
+
+    c->out = cJSON_Duplicate(s, 1);
+    if (auto_closed)
+        cJSON_AddItemToObject(c->out, "auto_closed_prior_session", auto_closed);
+    return 1;
+}
+
+int chrono_mark_session_start(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    static const char *const keys[] = {"intent", NULL};
+    const char *intent;
+    size_t n;
+    if (det_known_keys(args, keys, "", e) < 0)
+        return -1;
+    int got = det_string(args, "intent", "intent", 1, "INTENT_REQUIRED", INTENT_MAX, &intent, &n, e);
+    if (got < 0) {
+        if (e->code && !strcmp(e->code, "INPUT_TOO_LARGE"))
+            e->code = "INTENT_TOO_LONG";
+        return -1;
+    }
+    size_t blank = strspn(intent, " \t\r\n");
+    if (blank == n)
+        return kerr_set(e, "INTENT_REQUIRED", "intent", "intent must say what this session is for (1 to 500 characters)");
+    if (env->profile->unreadable)
+        return kerr_set(e, "PROFILE_UNREADABLE", NULL, "the profile %s %s; fix it (keel profile check) and retry",
+                        env->profile->path, env->profile->error);
+    struct start_ctx c = {env, intent, NULL};
+    if (state_update(env->state_dir, env->now.ms, do_start, &c, e) < 0) {
+        cJSON_Delete(c.out);
+        return -1;
+    }
+    *out = c.out;
+    return 0;
+}
+
+struct end_ctx {
+    const struct chrono_env *env;
+    const char *summary;
+    cJSON *out;
+};
+
+static int do_end(cJSON *state, void *vctx, kerr *e)
+{
+    struct end_ctx *c = vctx;
+    if (open_started(state, NULL) < 0)
+        return kerr_set(e, "NO_OPEN_SESSION", NULL, "no session is open; mark_session_start opens one");
+    cJSON *closed = close_open(state, c->env, c->summary, 0);
+    if (!closed)
+        return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+    c->out = cJSON_Duplicate(closed, 1);
+    return 1;
+}
+
+int chrono_mark_session_end(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    static const char *const keys[] = {"summary", NULL};
+    const char *summary = NULL;
+    size_t n;
+    if (det_known_keys(args, keys, "", e) < 0)
+        return -1;
+    if (det_string(args, "summary", "summary", 0, NULL, SUMMARY_MAX, &summary, &n, e) < 0) {
+        if (e->code && !strcmp(e->code, "INPUT_TOO_LARGE"))
+            e->code = "SUMMARY_TOO_LONG";
+        return -1;
+    }
+    struct end_ctx c = {env, summary, NULL};
+    if (state_update(env->state_dir, env->now.ms, do_end, &c, e) < 0) {
+        cJSON_Delete(c.out);
+        return -1;
+    }
+    *out = c.out;
+    return 0;
+}
+
+struct read_ctx {
+    cJSON *copy;
+};
+
+static int do_read(cJSON *state, void *vctx, kerr *e)
+{
+    (void)e;
+    ((struct read_ctx *)vctx)->copy = cJSON_Duplicate(state, 1);
+    return 0;
+}
+
+/* A copy of the state, read under the lock; NULL with e set on failure. */
+cJSON *chrono_read_state(const struct chrono_env *env, kerr *e)
+{
+    struct read_ctx c = {NULL};
+    if (state_update(env->state_dir, env->now.ms, do_read, &c, e) < 0)
+        return NULL;
+    return c.copy;
+}
+
+int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    static const char *const keys[] = {"threshold_minutes", NULL};
+    long thr;
+    if (det_known_keys(args, keys, "", e) < 0)
+        return -1;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "threshold_minutes");
+    if (!t || cJSON_IsNull(t))
+        return kerr_set(e, "INVALID_THRESHOLD", "threshold_minutes", "threshold_minutes is required: whole minutes, 1 to 480");
+    if (det_int(args, "threshold_minutes", "threshold_minutes", 1, 480, 0, "INVALID_THRESHOLD", &thr, e) < 0) {
+        e->code = "INVALID_THRESHOLD";
+        return -1;
+    }
+    cJSON *state = chrono_read_state(env, e);
+    if (!state)
+        return -1;
+    const cJSON *sess = NULL;
+    int64_t started = open_started(state, &sess);
+    cJSON *o = cJSON_CreateObject();
+    int64_t elapsed = started >= 0 && env->now.ms > started ? env->now.ms - started : 0;
+    if (started < 0 || elapsed < thr * 60000) {
+        cJSON_AddNullToObject(o, "break");
+    } else {
+        cJSON *b = cJSON_AddObjectToObject(o, "break");
+        add_duration(b, "elapsed", elapsed);
+        cJSON_AddNumberToObject(b, "elapsed_seconds", (double)(elapsed / 1000));
+        const char *intent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sess, "intent"));
+        cJSON_AddStringToObject(b, "prior_intent", intent ? intent : "");
+        struct tf_civil c;
+        tf_civil(env->now.ms, env->now.offset_s, &c);
+        int eod = profile_eod_for(env->profile, c.wday);
+        int64_t since;
+        const char *action = eod >= 0 && hyp_past_eod(env->now.ms, env->now.offset_s, &started, eod, &since)
+                                 ? "stop_for_today"
+                             : elapsed >= 2 * thr * 60000 ? "long_break"
+                                                          : "short_break";
+        cJSON_AddStringToObject(b, "suggested_action", action);
+        cJSON_AddNumberToObject(b, "threshold_minutes", (double)thr);
+    }
+    cJSON_Delete(state);
+    *out = o;
+    return 0;
+}
+
+struct touch_ctx {
+    const struct chrono_env *env;
+};
+
+static int do_touch(cJSON *state, void *vctx, kerr *e)
+{
+    (void)e;
+    const struct chrono_env *env = ((struct touch_ctx *)vctx)->env;
+    cJSON_DeleteItemFromObjectCaseSensitive(state, "last_prompt_at");
+    add_time(state, "last_prompt_at", env->now.ms, env->now.offset_s);
+    return 1;
+}
+
+int chrono_touch(const struct chrono_env *env, kerr *e)
+{
+    struct touch_ctx c = {env};
+    return state_update(env->state_dir, env->now.ms, do_touch, &c, e);
+}

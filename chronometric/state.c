@@ -1,0 +1,218 @@
+/* state.c: locked, atomic read-modify-write of state.json (see state.h). */
+#include "state.h"
+
+#include "timefmt.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STATE_MAX_BYTES (8u << 20)
+
+static int mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+int state_dir(char *buf, size_t n, kerr *e)
+{
+    const char *own = getenv("KEEL_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (own && *own == '/')
+        snprintf(buf, n, "%s", own);
+    else if (xdg && *xdg == '/')
+        snprintf(buf, n, "%s/keel", xdg);
+    else if (home && *home == '/')
+        snprintf(buf, n, "%s/.local/state/keel", home);
+    else
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "no place for the state file: set HOME or XDG_STATE_HOME to an absolute path");
+    return 0;
+}
+
+/* Reads the whole file; NULL with errno ENOENT when there is none. */
+static char *slurp(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 8192, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        if (n == cap) {
+            if (cap >= STATE_MAX_BYTES) {
+                free(buf);
+                buf = NULL;
+                errno = EFBIG;
+                break;
+            }
+            char *b = realloc(buf, cap * 2 + 1);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        if (got == 0) {
+            buf[n] = '\0';
+            *len = n;
+            break;
+        }
+        n += (size_t)got;
+    }
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return buf;
+}
+
+/* Temporary files left by a process killed mid-write; safe to remove under the lock. */
+static void remove_stale_temps(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strncmp(de->d_name, "state.json.tmp.", 15) == 0) {
+            char p[1400];
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            unlink(p);
+        }
+    closedir(d);
+}
+
+static int write_atomic(const char *dir, const char *file, const char *text, kerr *e)
+{
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s/state.json.tmp.%ld", dir, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write the state file in %s: %s", dir, strerror(errno));
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+    int ok = off == len && fsync(fd) == 0;
+    int saved = errno;
+    if (close(fd) != 0)
+        ok = 0;
+    if (!ok || rename(tmp, file) != 0) {
+        saved = ok ? errno : saved;
+        unlink(tmp);
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write the state file in %s: %s", dir, strerror(saved));
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);   /* make the rename durable */
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+static int valid_state(const cJSON *s)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "version");
+    return cJSON_IsObject(s) && cJSON_IsNumber(v) && v->valuedouble == STATE_VERSION;
+}
+
+int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
+{
+    char dir[1024], file[1100], lock[1100];
+    if (dir_in)
+        snprintf(dir, sizeof dir, "%s", dir_in);
+    else if (state_dir(dir, sizeof dir, e) < 0)
+        return -1;
+    if (mkdirs(dir) < 0)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot create the state directory %s: %s", dir, strerror(errno));
+    snprintf(file, sizeof file, "%s/state.json", dir);
+    snprintf(lock, sizeof lock, "%s/state.lock", dir);
+    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lfd < 0)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot open %s: %s", lock, strerror(errno));
+    int rc;
+    do
+        rc = flock(lfd, LOCK_EX);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+        close(lfd);
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot lock %s: %s", lock, strerror(errno));
+    }
+    remove_stale_temps(dir);
+
+    size_t len = 0;
+    char *text = slurp(file, &len);
+    cJSON *state = NULL;
+    if (!text && errno != ENOENT) {
+        rc = kerr_set(e, "STATE_UNREADABLE", NULL, "cannot read %s: %s", file, strerror(errno));
+        goto out;
+    }
+    if (text) {
+        state = cJSON_ParseWithLength(text, len);
+        free(text);
+        if (!valid_state(state)) {
+            cJSON_Delete(state);
+            state = NULL;
+            char aside[1200], stamp[40];
+            tf_format_rfc3339(now_ms, 0, stamp, sizeof stamp);
+            stamp[19] = '\0';                           /* YYYY-MM-DDTHH:MM:SS */
+            for (char *p = stamp; *p; p++)
+                if (*p == ':')
+                    *p = '-';
+            snprintf(aside, sizeof aside, "%s.corrupt-%sZ-%ld", file, stamp, (long)getpid());
+            if (rename(file, aside) != 0)
+                rc = kerr_set(e, "STATE_UNREADABLE", NULL, "%s is not a keel state file and could not be moved aside: %s",
+                              file, strerror(errno));
+            else
+                rc = kerr_set(e, "STATE_UNREADABLE", NULL,
+                              "the state file was unreadable; it was moved to %s and a fresh one starts now", aside);
+            goto out;
+        }
+    } else {
+        state = cJSON_CreateObject();
+        cJSON_AddNumberToObject(state, "version", STATE_VERSION);
+    }
+    rc = fn(state, ctx, e);
+    if (rc > 0) {
+        char *out = cJSON_Print(state);
+        rc = out ? write_atomic(dir, file, out, e) : kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+        free(out);
+    }
+out:
+    cJSON_Delete(state);
+    flock(lfd, LOCK_UN);
+    close(lfd);
+    return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,35 @@
+/* state.h: the one state file, shared by every keel process of a person.
+ *
+ * $XDG_STATE_HOME/keel/state.json (default ~/.local/state/keel/), directory
+ * 0700, file 0600. A client starts one keel per wrapped server, so several
+ * processes read and write it: every access holds an exclusive flock on
+ * state.lock beside it, and every write goes to a temporary file that is
+ * fsynced and renamed over the old one, so a kill -9 at any instant leaves
+ * the old state or the new, never a torn file. A state file that cannot be
+ * parsed is moved aside to state.json.corrupt-<time> and reported as
+ * STATE_UNREADABLE; the next access starts afresh. */
+#ifndef KEEL_STATE_H
+#define KEEL_STATE_H
+
+#include "kerr.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STATE_VERSION 1
+
+/* The directory: $KEEL_STATE_DIR, else $XDG_STATE_HOME/keel, else
+ * ~/.local/state/keel. 0 or -1 (STATE_UNWRITABLE). */
+int state_dir(char *buf, size_t n, kerr *e);
+
+/* Called with the parsed state (a fresh {"version":1} when there is no file).
+ * Returns 1 when it changed the state (it is then written), 0 when not, -1 on
+ * error (nothing is written). */
+typedef int (*state_fn)(cJSON *state, void *ctx, kerr *e);
+
+/* Lock, read, call fn, write if changed, unlock. dir NULL means state_dir().
+ * now_ms names a corrupt file moved aside. */
+int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
+
+#endif
