@@ -1,8 +1,10 @@
 // cli.mjs: the command line as a person uses it: help, exit codes, errors
 // that say what to do.
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
-import { keel } from './lib/keel.mjs';
+import { keel, root, sandbox } from './lib/keel.mjs';
 
 function run(args, input, env = {}) {
   return spawnSync(keel, args, { input: input ?? '', encoding: 'utf8', env: { ...process.env, ...env } });
@@ -47,4 +49,26 @@ r = run(['--log-level', 'loud', 'serve']);
 ok(r.status === 64, 'a bad --log-level: 64');
 r = run(['serve'], '');
 ok(r.status === 0, 'serve with empty stdin exits 0');
+
+// keel profile check
+const box = sandbox();
+r = run(['--profile', join(root, 'examples', 'profile.yaml'), 'profile', 'check']);
+ok(r.status === 0 && JSON.parse(r.stdout).chronometric.end_of_day_local === '18:00' && r.stderr === '', 'the example profile checks clean', r.stderr);
+const bad = join(box.dir, 'bad.yaml');
+writeFileSync(bad, 'chronometric:\n  end_of_day: "18:00"\n  zones:\n    lunch: "12:00-13:00"\nprivacy:\n  os_idle_consent: maybe\nguardrails:\n  rumination:\n    window_minutes: 0\nextra: 1\n');
+r = run(['profile', 'check', '--profile', bad]);
+ok(r.status === 1 && /line 2: unknown key chronometric.end_of_day/.test(r.stderr) && /line 4: unknown key chronometric.zones.lunch/.test(r.stderr)
+  && /line 6: privacy.os_idle_consent must be true or false/.test(r.stderr) && /line 9: guardrails.rumination.window_minutes must be/.test(r.stderr)
+  && /line 10: unknown key extra/.test(r.stderr), 'profile check names each problem with its line, exit 1', r.stderr);
+ok(JSON.parse(r.stdout).guardrails.rumination.window_minutes === 90, 'a bad value keeps its default');
+writeFileSync(bad, 'chronometric: [\n');
+r = run(['profile', 'check', '--profile', bad]);
+ok(r.status === 1 && /not valid YAML at line/.test(r.stderr), 'an unparseable profile: exit 1 and why', r.stderr);
+r = run(['profile', 'check'], '', { KEEL_PROFILE: join(box.dir, 'none.yaml') });
+ok(r.status === 0 && /no profile at/.test(r.stderr) && JSON.parse(r.stdout).found === false, 'no profile: defaults, exit 0', r.stderr);
+writeFileSync(bad, 'privacy:\n  idle_probe_command: "secret-token-in-a-command"\n  os_idle_consent: 7\n');
+r = run(['profile', 'check', '--profile', bad]);
+ok(!/7/.test(r.stderr.replace(/line \d+/g, '')) && !r.stderr.includes('secret-token'), 'problems never quote values from the profile', r.stderr);
+r = run(['profile']);
+ok(r.status === 64, 'profile without a subcommand: 64');
 done();

@@ -3,6 +3,8 @@
 // handshake, every tool, tool errors as results, JSON-RPC errors for bad
 // input, keel alive after all of it, a prompt exit on EOF, and logs free of
 // user content.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel, Server, invalid } from './lib/keel.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -69,6 +71,26 @@ r = JSON.parse(await srv.next());
 ok(r.id === null && r.error.data.code === 'MESSAGE_TOO_LARGE', 'an oversize line with a malformed id is answered with id null, as valid JSON', r);
 r = await srv.ask({ jsonrpc: '2.0', id: '28', method: 'ping' });
 ok(r.id === '28' && r.result, 'keel is alive and in order after all of that', r);
+// Client activity is recorded for get_time_context; pure reads do not count.
+{
+  const s2 = new Server(['--log-level', 'error'], { KEEL_NOW: '2026-05-16T10:00:00Z', TZ: 'UTC' });
+  let g = await s2.ask({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_time_context', arguments: {} } });
+  const stateFile = join(s2.box.stateDir, 'state.json');
+  ok(g.result.structuredContent.time_since_last_prompt === 'PT0S' && (!existsSync(stateFile) || !JSON.parse(readFileSync(stateFile, 'utf8')).last_prompt_at),
+    'get_time_context is a pure read: it records no activity');
+  await s2.ask({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'mark_session_start', arguments: { intent: CANARY } } });
+  await s2.close();
+  const st = JSON.parse(readFileSync(join(s2.box.stateDir, 'state.json'), 'utf8'));
+  ok(st.last_prompt_at === '2026-05-16T10:00:00+00:00', 'a tool call records last_prompt_at', st);
+  const s3 = new Server(['--log-level', 'debug'], { KEEL_NOW: '2026-05-16T10:20:00Z', KEEL_STATE_DIR: s2.box.stateDir });
+  g = await s3.ask({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_time_context', arguments: {} } });
+  ok(g.result.structuredContent.time_since_last_prompt === 'PT20M' && g.result.structuredContent.current_session_length === 'PT20M',
+    'the state survives a restart: a new keel sees the session and the last prompt', g.result.structuredContent);
+  g = await s3.ask({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'mark_session_end', arguments: { summary: CANARY } } });
+  ok(g.result.structuredContent.intent === CANARY && g.result.structuredContent.duration === 'PT20M', 'mark_session_end in another process closes the session');
+  await s3.close();
+  ok(!s3.stderr.includes(CANARY), 'intents and summaries never reach the log', s3.stderr);
+}
 const t0 = Date.now();
 const ex = await srv.close();
 ok(ex.code === 0 && Date.now() - t0 < 2000, `stdin EOF: exit 0 promptly (${Date.now() - t0} ms)`, ex);

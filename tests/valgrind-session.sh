@@ -19,16 +19,30 @@ cat > "$tmp/session" <<JSON
 garbage
 [1,2]
 {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"check_rumination","arguments":{"current_prompt":"$big","history":[]}}}
-{"jsonrpc":"2.0","id":8,"method":"ping"}
+{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mark_session_start","arguments":{"intent":"valgrind"}}}
+{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_time_context","arguments":{}}}
+{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"request_break_if_needed","arguments":{"threshold_minutes":1}}}
+{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"idle_status","arguments":{}}}
+{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"mark_session_end","arguments":{"summary":"done"}}}
+{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"mark_session_end","arguments":{}}}
+{"jsonrpc":"2.0","id":14,"method":"ping"}
 JSON
+cat > "$tmp/profile.yaml" <<YAML
+chronometric:
+  end_of_day_local: "18:00"
+  weekday_overrides: {friday: {end_of_day_local: "16:00", zones: {midday: "11:00-15:00"}}}
+privacy: {os_idle_consent: true, idle_probe_command: "echo 5000"}
+unknown_key: 1
+YAML
+export KEEL_STATE_DIR="$tmp/state" KEEL_PROFILE="$tmp/profile.yaml"
 n=0; failed=0
 run() {
     n=$((n + 1))
     "$VALGRIND" -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
         "$KEEL" --log-level error "$@" > "$tmp/out" 2> "$tmp/err"
     rc=$?
-    # 0 is a result and 2 a tool error; 99 is valgrind's verdict.
-    if [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ]; then
+    # 0 is a result, 1 problems found, 2 a tool error; 99 is valgrind's verdict.
+    if [ "$rc" -le 2 ]; then
         echo "ok $n - valgrind clean: keel $1 $2"
     else
         failed=$((failed + 1)); echo "not ok $n - valgrind clean: keel $1 $2 (exit $rc)"; sed 's/^/#   /' "$tmp/err" | head -40
@@ -37,15 +51,18 @@ run() {
 run serve --max-message-bytes 64K < "$tmp/session"
 n=$((n + 1))
 lines=$(wc -l < "$tmp/out")
-if [ "$lines" -eq 11 ] && tail -n 1 "$tmp/out" | grep -q '"id":8'; then
-    echo "ok $n - the session got its 11 answers under valgrind"
+if [ "$lines" -eq 17 ] && tail -n 1 "$tmp/out" | grep -q '"id":14'; then
+    echo "ok $n - the session got its 17 answers under valgrind"
 else
-    failed=$((failed + 1)); echo "not ok $n - the session got its 11 answers under valgrind (got $lines)"
+    failed=$((failed + 1)); echo "not ok $n - the session got its 17 answers under valgrind (got $lines)"
 fi
 echo '{"current_prompt":"a b c","history":[{"text":"a b c","at":"2026-05-16T10:00:00Z"}]}' > "$tmp/args"
 run check check_rumination --json "$(cat "$tmp/args")"
 run check check_hyperfocus --json '{"chronometric_snapshot":{"open_session":null,"now":"2026-05-16T10:00:00Z"},"escalation_thresholds":{"gentle":5,"nudge":4}}'
 run check check_sycophancy --json '{"candidate_response":"I couldn'"'"'t agree more, that is perfect."}'
+run profile check
+echo '{version' > "$tmp/state/state.json"
+run check get_time_context --json '{}'
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
