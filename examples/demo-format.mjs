@@ -22,6 +22,10 @@ for await (const line of createInterface({ input: process.stdin })) {
   const s = r.result.structuredContent;
   say(`\n> ${q.params.name}: ${q.note}`);
   if (r.result.isError) { say(`  error ${s.error.code}: ${s.error.message}`); continue; }
+  if (!('confidence' in s)) {               // a chronometric tool: show its fields
+    for (const [k, v] of Object.entries(s)) say(`  ${k}: ${JSON.stringify(v)}`);
+    continue;
+  }
   const verdict = s.level ? `level: ${s.level}` : `detected: ${s.detected}${s.pattern && s.pattern !== 'none' ? ` (${s.pattern})` : ''}`;
   say(`  ${verdict}   confidence ${s.confidence}`);
   say(`  reason: ${s.reason}`);

@@ -5,5 +5,9 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 KEEL=${1:-$here/../build/keel}
 # The session is dated 16 May 2026, 11:45 in Dublin; keel reads its clock from KEEL_NOW.
-export KEEL_NOW=2026-05-16T11:45:00+01:00
+export KEEL_NOW=2026-05-16T11:45:00+01:00 TZ=Europe/Dublin
+# A throwaway state directory and no profile, so the demo never touches yours.
+KEEL_STATE_DIR=$(mktemp -d)
+export KEEL_STATE_DIR KEEL_PROFILE="$KEEL_STATE_DIR/no-profile.yaml"
+trap 'rm -rf "$KEEL_STATE_DIR"' EXIT
 "$KEEL" serve --log-level warn < "$here/demo-session.jsonl" | node "$here/demo-format.mjs" "$here/demo-session.jsonl"
