@@ -1,6 +1,7 @@
 /* jscan.c: top-level member lookup (see jscan.h). */
 #include "jscan.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static size_t ws(const char *s, size_t n, size_t i)
@@ -100,4 +101,143 @@ int jscan_has_nul_escape(const char *s, size_t n)
         }
     }
     return 0;
+}
+
+/* Validation: one JSON value (RFC 8259) and nothing but whitespace around it.
+ * Iterative, with the open containers kept as a bit stack (1 = object), so
+ * hostile nesting costs bits, not stack frames. No allocation. */
+#define JV_MAX_DEPTH 4096
+
+static size_t skip_string(const char *s, size_t n, size_t i)
+{
+    /* s[i] == '"'; returns the index after the closing quote, or 0. */
+    for (i++; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"')
+            return i + 1;
+        if (c < 0x20)
+            return 0;
+        if (c == '\\') {
+            if (++i >= n)
+                return 0;
+            switch (s[i]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                break;
+            case 'u':
+                if (i + 4 >= n)
+                    return 0;
+                for (int k = 1; k <= 4; k++)
+                    if (!strchr("0123456789abcdefABCDEF", s[i + k]) || !s[i + k])
+                        return 0;
+                i += 4;
+                break;
+            default:
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
+static size_t skip_number(const char *s, size_t n, size_t i)
+{
+    size_t st = i;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i < n && s[i] == '0')
+        i++;
+    else if (i < n && s[i] >= '1' && s[i] <= '9')
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    else
+        return 0;
+    if (i < n && s[i] == '.') {
+        size_t d = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d)
+            return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d)
+            return 0;
+    }
+    return i > st ? i : 0;
+}
+
+int jscan_valid(const char *s, size_t n)
+{
+    uint64_t stack[JV_MAX_DEPTH / 64];
+    int depth = 0;
+    size_t i = ws(s, n, 0);
+    for (;;) {
+        /* Expect a value (or, just after an opening bracket, its close). */
+        if (i >= n)
+            return 0;
+        char c = s[i];
+        if (c == '{' || c == '[') {
+            if (depth >= JV_MAX_DEPTH)
+                return 0;
+            if (c == '{')
+                stack[depth / 64] |= 1ull << (depth % 64);
+            else
+                stack[depth / 64] &= ~(1ull << (depth % 64));
+            depth++;
+            i = ws(s, n, i + 1);
+            if (i < n && s[i] == (c == '{' ? '}' : ']')) {
+                depth--;
+                i++;
+                goto after_value;
+            }
+            if (c == '{')
+                goto member;
+            continue;
+        }
+        if (c == '"')
+            i = skip_string(s, n, i);
+        else if (c == '-' || (c >= '0' && c <= '9'))
+            i = skip_number(s, n, i);
+        else if (n - i >= 4 && !memcmp(s + i, "true", 4))
+            i += 4;
+        else if (n - i >= 5 && !memcmp(s + i, "false", 5))
+            i += 5;
+        else if (n - i >= 4 && !memcmp(s + i, "null", 4))
+            i += 4;
+        else
+            return 0;
+        if (!i)
+            return 0;
+    after_value:
+        i = ws(s, n, i);
+        if (depth == 0)
+            return i == n;
+        {
+            int obj = (stack[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
+            if (i < n && s[i] == ',') {
+                i = ws(s, n, i + 1);
+                if (obj)
+                    goto member;
+                continue;
+            }
+            if (i < n && s[i] == (obj ? '}' : ']')) {
+                depth--;
+                i++;
+                goto after_value;
+            }
+            return 0;
+        }
+    member:
+        if (i >= n || s[i] != '"' || !(i = skip_string(s, n, i)))
+            return 0;
+        i = ws(s, n, i);
+        if (i >= n || s[i] != ':')
+            return 0;
+        i = ws(s, n, i + 1);
+    }
 }

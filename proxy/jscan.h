@@ -19,4 +19,8 @@ int jscan_member(const char *s, size_t n, const char *key, const char **v, size_
  * NUL, so such text would be cut short silently; keel refuses it instead. */
 int jscan_has_nul_escape(const char *s, size_t n);
 
+/* 1 if s[0..n) is exactly one valid JSON value (RFC 8259), whitespace around
+ * it allowed; nesting deeper than 4096 counts as invalid. No allocation. */
+int jscan_valid(const char *s, size_t n);
+
 #endif

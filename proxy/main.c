@@ -5,11 +5,13 @@
  *
  * Exit status: 0 success; 1 an I/O or internal failure; 2 a tool answered
  * with an error (keel check); 64 a usage error. */
+#include "argsplit.h"
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "serve.h"
 #include "tools.h"
+#include "wrap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ static const char usage_text[] =
     "usage: keel COMMAND [OPTIONS]\n"
     "\n"
     "keel adds guardrails and timekeeping to MCP. Commands:\n"
+    "  wrap -- CMD ...     run an MCP server and relay it, adding keel's tools\n"
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
     "  tools               list the tools keel serves\n"
@@ -68,6 +71,27 @@ static const char profile_help[] =
     "Print the effective profile as JSON (defaults filled in) and list any problems:\n"
     "unknown keys, wrong types, values out of range, YAML that does not parse.\n"
     "Exit status: 0 no problems (a missing profile means defaults), 1 problems.\n";
+
+static const char wrap_help[] =
+    "usage: keel wrap [OPTIONS] -- CMD [ARGS...]\n"
+    "       keel wrap [OPTIONS] --command-args \"CMD ARG 'A B'\"\n"
+    "\n"
+    "Run an MCP server as keel's upstream and relay its stdio to the client, adding\n"
+    "keel's tools beside the server's. Messages keel does not change pass byte for byte.\n"
+    "\n"
+    "  --command-args STR     the command as one string, split with shell-like quoting\n"
+    "                         (no shell runs), for clients that join arguments\n"
+    "  --env K=V              add or replace a variable in the server's environment\n"
+    "                         (repeatable); it gets all of keel's environment too\n"
+    "  --cwd DIR              run the server in DIR\n"
+    "  --expose LIST          keel tool groups to add: guardrail, chronometric, inspect,\n"
+    "                         rules, all (default) or none; comma-separated\n"
+    "  --tool-prefix P        prefix for a keel tool whose name the server also uses\n"
+    "                         (default keel_)\n"
+    "  --restart[=N]          respawn the server up to N times (default 5) when it\n"
+    "                         exits, replaying initialize; the client is told\n"
+    "                         notifications/tools/list_changed\n"
+    "  --max-message-bytes N  largest message either way (default 16M)\n";
 
 static struct profile profile;
 static const char *profile_path;
@@ -244,6 +268,113 @@ static int cmd_profile(int argc, char **argv)
     return problems ? 1 : 0;
 }
 
+static int parse_expose(const char *list, unsigned *groups)
+{
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } names[] = {{"guardrail", TOOL_GUARDRAIL}, {"chronometric", TOOL_CHRONO}, {"inspect", TOOL_INSPECT},
+                 {"rules", TOOL_RULES},         {"all", TOOL_ALL},            {"none", 0}};
+    *groups = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        size_t i;
+        for (i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (!strcmp(w, names[i].name))
+                break;
+        if (i == sizeof names / sizeof names[0])
+            return -1;
+        *groups |= names[i].bits;
+    }
+    return 0;
+}
+
+static int cmd_wrap(int argc, char **argv)
+{
+    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_ALL, "keel_", 0, &profile, NULL};
+    char **env_add = calloc((size_t)argc + 1, sizeof *env_add);
+    char **split = NULL;
+    int nenv = 0, rc;
+    if (!env_add)
+        return 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            if (i + 1 >= argc) {
+                rc = usage_error("wrap needs a command after --%s", NULL);
+                goto out;
+            }
+            o.argv = argv + i + 1;
+            break;
+        } else if (!strcmp(a, "--command-args")) {
+            const char *err;
+            if (++i >= argc || !(split = argsplit(argv[i], &err))) {
+                rc = usage_error("--command-args: %s", i < argc ? err : "needs a command string");
+                goto out;
+            }
+            o.argv = split;
+        } else if (!strcmp(a, "--env")) {
+            if (++i >= argc || !strchr(argv[i], '=') || argv[i][0] == '=') {
+                rc = usage_error("--env needs NAME=VALUE%s", NULL);
+                goto out;
+            }
+            env_add[nenv++] = argv[i];
+        } else if (!strcmp(a, "--cwd")) {
+            if (++i >= argc) {
+                rc = usage_error("--cwd needs a directory%s", NULL);
+                goto out;
+            }
+            o.cwd = argv[i];
+        } else if (!strcmp(a, "--expose")) {
+            if (++i >= argc || parse_expose(argv[i], &o.groups) < 0) {
+                rc = usage_error("--expose takes a comma-separated list of guardrail, chronometric, inspect, rules, "
+                                 "all, none%s", NULL);
+                goto out;
+            }
+        } else if (!strcmp(a, "--tool-prefix")) {
+            if (++i >= argc || !argv[i][0]) {
+                rc = usage_error("--tool-prefix needs a prefix%s", NULL);
+                goto out;
+            }
+            o.tool_prefix = argv[i];
+        } else if (!strcmp(a, "--restart")) {
+            o.restart_max = 5;
+        } else if (!strncmp(a, "--restart=", 10)) {
+            char *end;
+            long n = strtol(a + 10, &end, 10);
+            if (*end || end == a + 10 || n < 0 || n > 1000) {
+                rc = usage_error("--restart=N takes a count from 0 to 1000%s", NULL);
+                goto out;
+            }
+            o.restart_max = (int)n;
+        } else if (!strcmp(a, "--max-message-bytes")) {
+            if (++i >= argc || parse_size(argv[i], &o.max_message_bytes) < 0) {
+                rc = usage_error("--max-message-bytes needs a size from 1K to 4G, like 16M%s", NULL);
+                goto out;
+            }
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(wrap_help, stdout);
+            rc = 0;
+            goto out;
+        } else {
+            rc = usage_error("unknown option for wrap: %s (the server's command goes after --)", a);
+            goto out;
+        }
+    }
+    if (!o.argv) {
+        rc = usage_error("wrap needs the server's command: keel wrap -- CMD [ARGS...]%s", NULL);
+        goto out;
+    }
+    o.env_add = env_add;
+    profile_load(&profile, profile_path);
+    rc = wrap_run(&o);
+out:
+    free(env_add);
+    free(split);
+    return rc;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o = {DEFAULT_MAX_MESSAGE, TOOL_ALL, &profile, NULL};
@@ -304,6 +435,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0) {
         const char *what = argc > 2 ? argv[2] : "";
         fputs(strcmp(what, "serve") == 0     ? serve_help
+              : strcmp(what, "wrap") == 0    ? wrap_help
               : strcmp(what, "check") == 0   ? check_help
               : strcmp(what, "profile") == 0 ? profile_help
                                              : usage_text,
@@ -312,6 +444,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 2, argv + 2);
+    if (strcmp(cmd, "wrap") == 0)
+        return cmd_wrap(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "tools") == 0)

@@ -87,16 +87,7 @@ static struct reply tools_call(const struct serve_opts *o, const cJSON *params, 
         if (chrono_now(&env.now, &e) < 0 || chrono_touch(&env, &e) < 0)
             log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
     }
-    int is_error;
-    cJSON *out;
-    if (jscan_has_nul_escape(line, bytes)) {
-        out = tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)");
-        is_error = 1;
-    } else {
-        cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
-        out = tools_run(t, cJSON_IsNull(args) ? NULL : args, o->profile, o->state_dir, &is_error);
-    }
-    return result(tools_call_result(out, is_error));
+    return result(tools_answer(t, params, line, bytes, o->profile, o->state_dir));
 }
 
 static struct reply dispatch(const struct serve_opts *o, const cJSON *m, const char *line, size_t bytes)

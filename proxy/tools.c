@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "embed.h"
+#include "jscan.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -123,6 +124,20 @@ cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *
     }
     *is_error = 0;
     return out;
+}
+
+cJSON *tools_answer(const struct tool *t, const cJSON *params, const char *line, size_t n,
+                    const struct profile *profile, const char *state_dir)
+{
+    int is_error = 1;
+    cJSON *out;
+    if (jscan_has_nul_escape(line, n)) {
+        out = tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)");
+    } else {
+        cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+        out = tools_run(t, cJSON_IsNull(args) ? NULL : args, profile, state_dir, &is_error);
+    }
+    return tools_call_result(out, is_error);
 }
 
 cJSON *tools_call_result(cJSON *structured, int is_error)

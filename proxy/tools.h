@@ -17,6 +17,8 @@
 enum {
     TOOL_GUARDRAIL = 1u << 0,
     TOOL_CHRONO = 1u << 1,
+    TOOL_INSPECT = 1u << 2,     /* self_inspect (to come) */
+    TOOL_RULES = 1u << 3,       /* the output filter's tools (to come) */
     TOOL_ALL = 0xffffu,
 };
 
@@ -49,6 +51,11 @@ cJSON *tools_list(unsigned groups);
  * {"error": {...}}) and sets *is_error. args may be NULL (no arguments). */
 cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *profile, const char *state_dir,
                  int *is_error);
+
+/* A tools/call for keel tool t, answered: the CallToolResult for params
+ * (taken from the request line, which is checked for NUL escapes). */
+cJSON *tools_answer(const struct tool *t, const cJSON *params, const char *line, size_t n,
+                    const struct profile *profile, const char *state_dir);
 
 /* {"error": {code, message, field?}} for a tool error found outside a tool. */
 cJSON *tools_error(const char *code, const char *field, const char *message);

@@ -58,11 +58,12 @@ export function check(tool, args, opts = {}) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json, box };
 }
 
-// A keel serve process with a line-based request/response API.
-export class Server {
-  constructor(args = [], env = {}) {
+// A keel process (any command line) with a line-based request/response API.
+export class Proc {
+  constructor(argv, env = {}) {
     this.box = sandbox();
-    this.p = spawn(keel, ['serve', ...args], { env: { ...process.env, ...this.box.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.p = spawn(keel, argv, { env: { ...process.env, ...this.box.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.p.stdin.on('error', () => {});
     this.lines = []; this.waiters = []; this.stderr = ''; this.buf = '';
     this.p.stdout.setEncoding('utf8');
     this.p.stdout.on('data', (d) => {
@@ -87,5 +88,21 @@ export class Server {
     });
   }
   async ask(obj) { this.send(obj); return JSON.parse(await this.next()); }
+  // The next line that parses and satisfies pred (other lines are kept in skipped).
+  async until(pred, timeoutMs = 10000) {
+    const held = (this.skipped || []).findIndex(pred);
+    if (held >= 0) return this.skipped.splice(held, 1)[0];
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const line = await this.next(Math.max(1, end - Date.now()));
+      const m = JSON.parse(line);
+      if (pred(m)) return m;
+      (this.skipped ||= []).push(m);
+    }
+  }
   async close() { this.p.stdin.end(); return this.exited; }
+}
+
+export class Server extends Proc {
+  constructor(args = [], env = {}) { super(['serve', ...args], env); }
 }

@@ -1,0 +1,33 @@
+/* pending.h: requests in flight, keyed by direction and raw id.
+ *
+ * The client and the server each number their own requests, and the two
+ * numberings collide in practice (both start at 0). keel keys every pending
+ * request by its direction and the exact bytes of its id (string or number,
+ * 0 included), in an open-addressing hash table. */
+#ifndef KEEL_PENDING_H
+#define KEEL_PENDING_H
+
+#include <stddef.h>
+
+enum pend_dir { FROM_CLIENT = 1, FROM_SERVER = 2, FROM_KEEL = 3 };
+enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY };
+
+struct pending_entry {
+    char *id;               /* NULL: empty slot */
+    size_t idn;
+    unsigned char dir, kind, dead;
+};
+
+struct pending {
+    struct pending_entry *v;
+    size_t cap, used, live;
+};
+
+void pending_free(struct pending *p);
+int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind);
+/* Removes the entry; 1 and *kind when found, 0 when not. */
+int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind);
+/* Calls fn for each live entry of a direction, then removes them all. */
+void pending_drain(struct pending *p, int dir, void (*fn)(const char *id, size_t idn, int kind, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,11 @@
+/* platform.h: the few calls that differ between Linux and other POSIX systems. */
+#ifndef KEEL_PLATFORM_H
+#define KEEL_PLATFORM_H
+
+/* In a freshly forked child: die when the parent does. On Linux this is
+ * PR_SET_PDEATHSIG; elsewhere it does nothing (keel still terminates its
+ * child on every exit path it controls). Returns -1 if the parent is
+ * already gone. */
+int platform_die_with_parent(int parent_pid);
+
+#endif

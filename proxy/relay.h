@@ -1,0 +1,60 @@
+/* relay.h: the state of one keel wrap session, shared by the event loop
+ * (wrap.c) and the message router (route.c). */
+#ifndef KEEL_RELAY_H
+#define KEEL_RELAY_H
+
+#include "child.h"
+#include "frame.h"
+#include "outq.h"
+#include "pending.h"
+#include "tools.h"
+#include "wrap.h"
+
+#include <stdint.h>
+
+#define RELAY_MAX_TOOLS 32
+
+enum upstream_state {
+    UP,          /* running */
+    REPLAYING,   /* respawned; waiting for the replayed initialize to answer */
+    WAITING,     /* exited; a respawn is scheduled */
+    FAILED,      /* could not be started; every request is answered with why */
+    GONE,        /* exited for good */
+};
+
+struct relay {
+    const struct wrap_opts *o;
+    struct frame_reader cin, sout;     /* client stdin, upstream stdout */
+    struct outq cout, sin;             /* to the client, to the upstream */
+    struct pending pend;
+    struct child child;
+    enum upstream_state up;
+    char fail_reason[600];             /* why the upstream is not running */
+    char *init_line;                   /* the client's initialize, for replay */
+    size_t init_n;
+    char *initialized_line;            /* and its notifications/initialized */
+    size_t initialized_n;
+    unsigned replays;
+    /* keel's tools as exposed: their names after any clash renaming */
+    const struct tool *exposed[RELAY_MAX_TOOLS];
+    char exposed_name[RELAY_MAX_TOOLS][160];
+    int nexposed;
+    char **upstream_names;             /* every upstream tool name seen */
+    size_t nupstream, upstream_cap;
+    int64_t last_touch_ms;             /* last activity write to the state file */
+    int exit_after_answer;             /* FAILED: exit once the initialize is answered */
+};
+
+/* route.c */
+void relay_expose_init(struct relay *r);
+void relay_client_line(struct relay *r, const char *line, size_t n);
+void relay_server_line(struct relay *r, const char *line, size_t n);
+void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t total);
+void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t total);
+/* The upstream is gone: every request the client is waiting on gets an error. */
+void relay_fail_pending(struct relay *r, const char *why);
+/* Sends the captured initialize to a respawned upstream; 0 if none to send. */
+int relay_replay(struct relay *r);
+void relay_free(struct relay *r);
+
+#endif

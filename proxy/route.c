@@ -1,0 +1,418 @@
+/* route.c: where each message goes in keel wrap.
+ *
+ * A message is routed by its top-level "method" and "id", found with jscan
+ * without building a tree: with a method it is a request (with an id) or a
+ * notification; without one it is a response. Only four kinds of message are
+ * ever parsed and rewritten: a tools/call for one of keel's own tools
+ * (answered here, never forwarded), the upstream's answer to initialize
+ * (capabilities.tools is added when missing) and to tools/list (keel's tools
+ * are appended to the last page), and the initialize replayed after a
+ * restart. Everything else is written out exactly as it came in.
+ *
+ * Requests in flight are remembered per direction and raw id (pending.h) so
+ * that when the upstream dies every one the client is waiting on is answered
+ * at once. */
+#include "relay.h"
+
+#include "jscan.h"
+#include "jsonrpc.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOUCH_EVERY_MS 10000   /* activity is written to the state file at most this often */
+
+/* 1 if the raw JSON string token equals want (escapes decoded when present). */
+static int str_is(const char *raw, size_t rn, const char *want)
+{
+    size_t wn = strlen(want);
+    if (rn < 2 || raw[0] != '"')
+        return 0;
+    if (!memchr(raw, '\\', rn))
+        return rn == wn + 2 && memcmp(raw + 1, want, wn) == 0;
+    cJSON *v = cJSON_ParseWithLength(raw, rn);
+    int eq = cJSON_IsString(v) && strcmp(v->valuestring, want) == 0;
+    cJSON_Delete(v);
+    return eq;
+}
+
+static void send_line(struct outq *q, char *text)
+{
+    if (text)
+        outq_line(q, text, strlen(text));
+    free(text);
+}
+
+static void error_to(struct outq *q, const char *id, size_t idn, int code, const char *msg, const char *keel_code)
+{
+    send_line(q, jr_reply(id, idn, "error", jr_error_value(code, msg, keel_code)));
+}
+
+void relay_expose_init(struct relay *r)
+{
+    r->nexposed = 0;
+    for (const struct tool *t = tools_table; t->name && r->nexposed < RELAY_MAX_TOOLS; t++)
+        if (t->group & r->o->groups) {
+            r->exposed[r->nexposed] = t;
+            snprintf(r->exposed_name[r->nexposed], sizeof r->exposed_name[0], "%s", t->name);
+            r->nexposed++;
+        }
+}
+
+static const struct tool *exposed_tool(const struct relay *r, const char *raw, size_t rn)
+{
+    for (int i = 0; i < r->nexposed; i++)
+        if (str_is(raw, rn, r->exposed_name[i]))
+            return r->exposed[i];
+    return NULL;
+}
+
+/* A keel tool's tools/call, answered here. */
+static void answer_keel_tool(struct relay *r, const struct tool *t, const char *id, size_t idn, const char *line,
+                             size_t n)
+{
+    cJSON *m = cJSON_ParseWithLength(line, n);
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
+    log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, n);
+    send_line(&r->cout, jr_reply(id, idn, "result",
+                                 tools_answer(t, params, line, n, r->o->profile, r->o->state_dir)));
+    cJSON_Delete(m);
+}
+
+/* Client activity for get_time_context, written at most every TOUCH_EVERY_MS. */
+static void touch(struct relay *r)
+{
+    struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir};
+    kerr e = {0};
+    if (chrono_now(&env.now, &e) < 0 || env.now.ms - r->last_touch_ms < TOUCH_EVERY_MS)
+        return;
+    r->last_touch_ms = env.now.ms;
+    if (chrono_touch(&env, &e) < 0)
+        log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
+}
+
+static char *dup_line(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+void relay_client_line(struct relay *r, const char *line, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    if (i == n)
+        return;
+    if (!jscan_valid(line, n)) {
+        log_event(LOG_WARN, "client_parse_error", "bytes=%zu", n);
+        error_to(&r->cout, NULL, 0, JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
+        return;
+    }
+    if (line[i] != '{') {                     /* a batch (MCP before 2025-06-18) or a bare value */
+        if (r->up == UP && line[i] == '[')
+            outq_line(&r->sin, line, n);
+        else
+            error_to(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
+        return;
+    }
+    const char *method = NULL, *id = NULL, *params = NULL, *name = NULL;
+    size_t mn = 0, idn = 0, pn = 0, nn = 0;
+    int has_method = jscan_member(line, n, "method", &method, &mn) == 1;
+    int has_id = jscan_member(line, n, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
+
+    if (!has_method) {                        /* a response to a server request */
+        int kind;
+        if (has_id)
+            pending_take(&r->pend, FROM_SERVER, id, idn, &kind);
+        if (r->up == UP)
+            outq_line(&r->sin, line, n);
+        return;
+    }
+    if (!has_id) {                            /* a notification */
+        if (str_is(method, mn, "notifications/initialized")) {
+            free(r->initialized_line);
+            r->initialized_line = dup_line(line, n);
+            r->initialized_n = n;
+        }
+        if (r->up == UP)
+            outq_line(&r->sin, line, n);
+        else
+            log_event(LOG_INFO, "notification_dropped", "reason=upstream_down bytes=%zu", n);
+        return;
+    }
+    /* A request. keel's own tools are answered here. */
+    if (str_is(method, mn, "tools/call") && jscan_member(line, n, "params", &params, &pn) == 1 &&
+        jscan_member(params, pn, "name", &name, &nn) == 1) {
+        const struct tool *t = exposed_tool(r, name, nn);
+        if (t) {
+            if (!(t->flags & TOOL_PURE_READ))
+                touch(r);
+            answer_keel_tool(r, t, id, idn, line, n);
+            return;
+        }
+    }
+    touch(r);
+    if (r->up != UP) {
+        const char *msg = r->fail_reason[0] ? r->fail_reason : "the upstream server is not running";
+        error_to(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, r->up == FAILED ? "UPSTREAM_FAILED" : "UPSTREAM_DOWN");
+        if (r->up == FAILED && str_is(method, mn, "initialize"))
+            r->exit_after_answer = 1;
+        return;
+    }
+    int kind = PK_OTHER;
+    if (str_is(method, mn, "initialize")) {
+        kind = PK_INITIALIZE;
+        free(r->init_line);
+        r->init_line = dup_line(line, n);
+        r->init_n = n;
+    } else if (str_is(method, mn, "tools/list")) {
+        kind = PK_TOOLS_LIST;
+    }
+    pending_add(&r->pend, FROM_CLIENT, id, idn, kind);
+    outq_line(&r->sin, line, n);
+}
+
+/* initialize's result must say the server has tools, since keel adds some. */
+static char *merge_initialize(struct relay *r, const char *line, size_t n)
+{
+    if (!r->nexposed)
+        return NULL;
+    cJSON *m = cJSON_ParseWithLength(line, n);
+    cJSON *res = cJSON_GetObjectItemCaseSensitive(m, "result");
+    char *out = NULL;
+    if (cJSON_IsObject(res)) {
+        cJSON *caps = cJSON_GetObjectItemCaseSensitive(res, "capabilities");
+        if (!cJSON_IsObject(caps)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(res, "capabilities");
+            caps = cJSON_AddObjectToObject(res, "capabilities");
+        }
+        if (!cJSON_GetObjectItemCaseSensitive(caps, "tools")) {
+            cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
+            cJSON_AddBoolToObject(tools, "listChanged", r->o->restart_max > 0);
+            out = cJSON_PrintUnformatted(m);
+        }
+    }
+    cJSON_Delete(m);
+    return out;
+}
+
+static int seen_upstream(const struct relay *r, const char *name)
+{
+    for (size_t i = 0; i < r->nupstream; i++)
+        if (!strcmp(r->upstream_names[i], name))
+            return 1;
+    return 0;
+}
+
+static void remember_upstream(struct relay *r, const char *name)
+{
+    if (seen_upstream(r, name))
+        return;
+    if (r->nupstream == r->upstream_cap) {
+        size_t cap = r->upstream_cap ? r->upstream_cap * 2 : 32;
+        char **v = realloc(r->upstream_names, cap * sizeof *v);
+        if (!v)
+            return;
+        r->upstream_names = v;
+        r->upstream_cap = cap;
+    }
+    char *d = strdup(name);
+    if (d)
+        r->upstream_names[r->nupstream++] = d;
+}
+
+/* tools/list: remember the upstream's names; on the last page, append keel's. */
+static char *append_tools(struct relay *r, const char *line, size_t n)
+{
+    cJSON *m = cJSON_ParseWithLength(line, n);
+    cJSON *res = cJSON_GetObjectItemCaseSensitive(m, "result");
+    cJSON *tools = cJSON_GetObjectItemCaseSensitive(res, "tools");
+    char *out = NULL;
+    if (cJSON_IsArray(tools)) {
+        cJSON *t;
+        cJSON_ArrayForEach(t, tools) {
+            const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
+            if (nm)
+                remember_upstream(r, nm);
+        }
+        const cJSON *next = cJSON_GetObjectItemCaseSensitive(res, "nextCursor");
+        if ((!next || cJSON_IsNull(next)) && r->nexposed) {
+            cJSON *mine = tools_list(r->o->groups);
+            int i = 0;
+            cJSON *d;
+            cJSON_ArrayForEach(d, mine) {
+                const char *base = r->exposed[i]->name;
+                char want[160];
+                snprintf(want, sizeof want, "%s", base);
+                if (seen_upstream(r, base))
+                    snprintf(want, sizeof want, "%s%s", r->o->tool_prefix, base);
+                if (strcmp(want, r->exposed_name[i]) != 0) {
+                    log_event(LOG_WARN, "tool_renamed", "name=%s as=%s reason=upstream_has_it", base, want);
+                    snprintf(r->exposed_name[i], sizeof r->exposed_name[0], "%s", want);
+                }
+                cJSON_ReplaceItemInObjectCaseSensitive(d, "name", cJSON_CreateString(r->exposed_name[i]));
+                i++;
+            }
+            while (cJSON_GetArraySize(mine) > 0)
+                cJSON_AddItemToArray(tools, cJSON_DetachItemFromArray(mine, 0));
+            cJSON_Delete(mine);
+            out = cJSON_PrintUnformatted(m);
+        }
+    }
+    cJSON_Delete(m);
+    return out;
+}
+
+void relay_server_line(struct relay *r, const char *line, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    if (i == n)
+        return;
+    if (!jscan_valid(line, n) || (line[i] != '{' && line[i] != '[')) {
+        /* Not a message: keep it off the client's stream, show it on stderr. */
+        log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
+        fprintf(stderr, "keel: upstream stdout (not JSON, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
+        return;
+    }
+    if (line[i] == '[') {
+        outq_line(&r->cout, line, n);
+        return;
+    }
+    const char *method = NULL, *id = NULL;
+    size_t mn = 0, idn = 0;
+    int has_method = jscan_member(line, n, "method", &method, &mn) == 1;
+    int has_id = jscan_member(line, n, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
+    if (has_method) {
+        if (has_id)
+            pending_add(&r->pend, FROM_SERVER, id, idn, PK_OTHER);
+        outq_line(&r->cout, line, n);
+        return;
+    }
+    int kind = PK_OTHER;
+    if (has_id && pending_take(&r->pend, FROM_KEEL, id, idn, &kind)) {
+        /* The replayed initialize answered: finish the handshake quietly and
+         * tell the client to list tools again. */
+        if (r->initialized_line)
+            outq_line(&r->sin, r->initialized_line, r->initialized_n);
+        static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+        outq_line(&r->cout, changed, sizeof changed - 1);
+        log_event(LOG_INFO, "upstream_reinitialized", "replays=%u", r->replays);
+        r->up = UP;
+        return;
+    }
+    char *rewritten = NULL;
+    if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind)) {
+        if (kind == PK_INITIALIZE)
+            rewritten = merge_initialize(r, line, n);
+        else if (kind == PK_TOOLS_LIST)
+            rewritten = append_tools(r, line, n);
+    }
+    if (rewritten) {
+        outq_line(&r->cout, rewritten, strlen(rewritten));
+        free(rewritten);
+    } else {
+        outq_line(&r->cout, line, n);
+    }
+}
+
+static void oversize_msg(char *buf, size_t n, size_t total, size_t limit, const char *what)
+{
+    snprintf(buf, n, "%s of %zu bytes exceeds the limit of %zu (--max-message-bytes)", what, total, limit);
+}
+
+void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t total)
+{
+    const char *method = NULL, *id = NULL;
+    size_t mn, idn = 0;
+    int has_method = jscan_member(head, hn, "method", &method, &mn) == 1;
+    int has_id = jscan_member(head, hn, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
+    char msg[200];
+    log_event(LOG_WARN, "message_too_large", "from=client bytes=%zu limit=%zu", total, r->o->max_message_bytes);
+    int kind;
+    if (has_method && has_id) {               /* a request: answer it */
+        oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
+        error_to(&r->cout, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
+    } else if (!has_method && has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind) && r->up == UP) {
+        /* The client's answer to a server request: the server still gets one. */
+        oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the client's response");
+        error_to(&r->sin, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
+    }
+}
+
+void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t total)
+{
+    const char *method = NULL, *id = NULL;
+    size_t mn, idn = 0;
+    int has_method = jscan_member(head, hn, "method", &method, &mn) == 1;
+    int has_id = jscan_member(head, hn, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
+    char msg[200];
+    log_event(LOG_WARN, "message_too_large", "from=upstream bytes=%zu limit=%zu", total, r->o->max_message_bytes);
+    int kind;
+    if (has_method && has_id) {               /* a server request: answer the server */
+        oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
+        error_to(&r->sin, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
+    } else if (!has_method && has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind)) {
+        oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the upstream's response");
+        error_to(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
+    }
+}
+
+static void fail_one(const char *id, size_t idn, int kind, void *ctx)
+{
+    (void)kind;
+    struct relay *r = ctx;
+    error_to(&r->cout, id, idn, JR_INTERNAL_ERROR, r->fail_reason, "UPSTREAM_EXITED");
+}
+
+void relay_fail_pending(struct relay *r, const char *why)
+{
+    snprintf(r->fail_reason, sizeof r->fail_reason, "%s", why);
+    pending_drain(&r->pend, FROM_CLIENT, fail_one, r);
+    pending_drain(&r->pend, FROM_SERVER, NULL, NULL);
+    pending_drain(&r->pend, FROM_KEEL, NULL, NULL);
+}
+
+int relay_replay(struct relay *r)
+{
+    if (!r->init_line)
+        return 0;
+    cJSON *m = cJSON_ParseWithLength(r->init_line, r->init_n);
+    if (!m)
+        return 0;
+    char id[48];
+    snprintf(id, sizeof id, "keel-replay-%u", ++r->replays);
+    cJSON_ReplaceItemInObjectCaseSensitive(m, "id", cJSON_CreateString(id));
+    char *s = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    if (!s)
+        return 0;
+    char raw[64];
+    int rn = snprintf(raw, sizeof raw, "\"%s\"", id);
+    pending_add(&r->pend, FROM_KEEL, raw, (size_t)rn, PK_REPLAY);
+    outq_line(&r->sin, s, strlen(s));
+    free(s);
+    return 1;
+}
+
+void relay_free(struct relay *r)
+{
+    frame_free(&r->cin);
+    frame_free(&r->sout);
+    outq_free(&r->cout);
+    outq_free(&r->sin);
+    pending_free(&r->pend);
+    free(r->init_line);
+    free(r->initialized_line);
+    for (size_t i = 0; i < r->nupstream; i++)
+        free(r->upstream_names[i]);
+    free(r->upstream_names);
+}

@@ -1,0 +1,26 @@
+/* wrap.h: `keel wrap`, a stdio relay between an MCP client and an upstream
+ * server that adds keel's tools beside the upstream's. */
+#ifndef KEEL_WRAP_H
+#define KEEL_WRAP_H
+
+#include "profile.h"
+
+#include <stddef.h>
+
+struct wrap_opts {
+    char **argv;                    /* the upstream command */
+    const char *cwd;                /* NULL: keel's own */
+    char **env_add;                 /* "K=V" strings, NULL-terminated, or NULL */
+    size_t max_message_bytes;
+    unsigned groups;                /* keel tool groups to expose */
+    const char *tool_prefix;        /* for keel tools whose names clash */
+    int restart_max;                /* respawns allowed; 0: none */
+    const struct profile *profile;
+    const char *state_dir;          /* NULL: the default */
+};
+
+/* Relays until the client leaves or the upstream ends for good. Returns the
+ * process exit status. */
+int wrap_run(const struct wrap_opts *o);
+
+#endif

@@ -1,0 +1,236 @@
+// wrap.mjs: keel wrap around a deliberately broken upstream (fixtures/upstream.mjs).
+//
+// Each fault path a user of a stdio proxy trips over has a check here: the
+// upstream exits mid-request, prints garbage, floods, hangs, ignores SIGTERM,
+// sends a huge line; the client sends a huge line; keel is killed; the
+// upstream restarts. Plus the options: --env, --cwd, --command-args,
+// --expose, --tool-prefix, and what keel adds to initialize and tools/list.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ok, done } from './lib/tap.mjs';
+import { root, Proc } from './lib/keel.mjs';
+
+const UP = join(root, 'tests', 'fixtures', 'upstream.mjs');
+const wrap = (mode, opts = [], env = {}) => new Proc(['--log-level', 'info', 'wrap', ...opts, '--', process.execPath, UP, mode], env);
+const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const call = (id, name, args = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function upstreamPid(k) {
+  for (let i = 0; i < 100 && !/upstream pid=(\d+)/.test(k.stderr); i++) await sleep(20);
+  return Number((k.stderr.match(/upstream pid=(\d+)/) || [])[1]);
+}
+async function handshake(k) {
+  const r = await k.ask(init);
+  k.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return r;
+}
+
+// initialize and tools/list: keel's tools beside the upstream's.
+{
+  const k = wrap('normal');
+  let r = await handshake(k);
+  ok(r.id === 0 && r.result.serverInfo.name === 'test-upstream', 'initialize is relayed to the upstream and back');
+  r = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  const names = r.result.tools.map((t) => t.name);
+  ok(names.includes('echo') && names.includes('get_time_context') && names.includes('keel_check_rumination')
+    && names.filter((n) => n === 'check_rumination').length === 1, 'tools/list: keel\'s tools appended; the clashing one renamed keel_check_rumination', names);
+  ok(/tool_renamed name=check_rumination as=keel_check_rumination/.test(k.stderr), 'the rename is logged as an event', k.stderr);
+  r = await k.ask(call(2, 'check_rumination', {}));
+  ok(r.result.content[0].text === 'upstream check_rumination', 'the clashing name still reaches the upstream');
+  r = await k.ask(call(3, 'keel_check_rumination', { current_prompt: 'x', history: [] }));
+  ok(r.result.structuredContent.detected === false, 'keel_check_rumination is answered by keel');
+  r = await k.ask(call(4, 'check_sycophancy', { candidate_response: 'You are absolutely right.' }));
+  ok(r.result.structuredContent.pattern === 'unconditional_agreement', 'a keel tool is answered by keel, never forwarded');
+  r = await k.ask(call(5, 'echo', { message: 'héllo' }));
+  ok(r.result.content[0].text === 'héllo', 'an upstream tool is relayed');
+  const t0 = Date.now();
+  const ex = await k.close();
+  ok(ex.code === 0 && Date.now() - t0 < 2500, `client EOF: upstream stopped, keel exits 0 (${Date.now() - t0} ms)`, ex);
+}
+{
+  const k = wrap('normal', ['--expose', 'guardrail', '--tool-prefix', 'kk_']);
+  await handshake(k);
+  const r = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  const names = r.result.tools.map((t) => t.name);
+  ok(names.includes('kk_check_rumination') && names.includes('check_sycophancy') && !names.includes('get_time_context'),
+    '--expose guardrail and --tool-prefix', names);
+  await k.close();
+}
+{
+  const k = wrap('normal', ['--expose', 'none']);
+  k.send(init);
+  const raw = await k.next();
+  await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).then((r) => ok(r.result.tools.length === 8, '--expose none: tools/list is the upstream\'s alone'));
+  ok(raw.startsWith('{"jsonrpc":"2.0","id":0,"result":{"protocolVersion"'), '--expose none: initialize passes byte for byte', raw);
+  await k.close();
+}
+{
+  const k = wrap('notools');
+  const r = await k.ask(init);
+  ok(r.result.capabilities.tools && r.result.capabilities.logging, 'an upstream without tools: capabilities.tools added, the rest kept', r.result.capabilities);
+  await k.close();
+}
+{
+  const k = wrap('paged');
+  await handshake(k);
+  const p1 = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  const p2 = await k.ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: p1.result.nextCursor } });
+  ok(p1.result.tools.length === 3 && p1.result.nextCursor === 'p2' && !p1.result.tools.some((t) => t.name === 'get_time_context'),
+    'pagination: the first page is untouched');
+  ok(p2.result.tools.some((t) => t.name === 'get_time_context') && p2.result.tools.some((t) => t.name === 'keel_check_rumination')
+    && !p2.result.nextCursor, 'pagination: keel\'s tools on the last page, clashes with earlier pages seen');
+  await k.close();
+}
+
+// The environment, cwd and joined command strings.
+{
+  const k = new Proc(['wrap', '--env', 'KEEL_TEST_VAR=from-keel', '--cwd', '/tmp', '--command-args',
+    `'${process.execPath}' "${UP}" normal`], { KEEL_TEST_SECRET: 'api-key-123' });
+  await handshake(k);
+  let r = await k.ask(call(1, 'env', { key: 'KEEL_TEST_VAR' }));
+  ok(r.result.content[0].text === 'from-keel', '--env adds a variable');
+  r = await k.ask(call(2, 'env', { key: 'KEEL_TEST_SECRET' }));
+  ok(r.result.content[0].text === 'api-key-123', 'the upstream gets keel\'s full environment (API keys)');
+  r = await k.ask(call(3, 'cwd'));
+  ok(r.result.content[0].text === '/tmp', '--cwd');
+  ok(/upstream pid=/.test(k.stderr), 'the upstream\'s stderr passes through');
+  await k.close();
+}
+
+// Faults.
+{
+  const k = wrap('exit');
+  await handshake(k);
+  k.send(call(1, 'echo', { message: 'x' }));
+  k.send(call(2, 'echo', { message: 'y' }));
+  const a = await k.until((m) => m.id === 1), b = await k.until((m) => m.id === 2);
+  ok(a.error && /exited with status 3/.test(a.error.message) && b.error, 'the upstream exits mid-request: every pending request gets an error at once', [a, b]);
+  const ex = await k.exited;
+  ok(ex.code === 3, 'keel exits with the upstream\'s status', ex);
+}
+{
+  const k = wrap('garbage');
+  const r = await handshake(k);
+  const r2 = await k.ask(call(1, 'echo', { message: 'ok' }));
+  ok(r.result && r2.result.content[0].text === 'ok', 'non-JSON on the upstream\'s stdout never reaches the client');
+  await k.close();
+  ok(/upstream stdout \(not JSON, diverted\): debug: answering/.test(k.stderr) && /not JSON, diverted\): \{"not": json\}/.test(k.stderr),
+    'it is diverted to stderr with a label', k.stderr);
+  ok(k.lines.length === 0 && (k.skipped || []).length === 0, 'no stray lines on stdout');
+}
+{
+  const k = wrap('normal');
+  await handshake(k);
+  k.send(call(1, 'flood', { n: 20000 }));
+  let seen = 0, inOrder = true, last = -1;
+  const r = await k.until((m) => {
+    if (m.method === 'notifications/message') {
+      const i = Number(m.params.data.slice(1));
+      if (i !== last + 1) inOrder = false;
+      last = i;
+      seen++;
+    }
+    return m.id === 1;
+  }, 30000);
+  ok(seen === 20000 && inOrder && r.result.content[0].text === 'flood done', `a flood of 20000 notifications arrives whole and in order (${seen})`);
+  await k.close();
+}
+{
+  const k = wrap('normal', ['--max-message-bytes', '1M']);
+  await handshake(k);
+  let r = await k.ask(call(1, 'huge', { mb: 3 }));
+  ok(r.error && r.error.data.code === 'MESSAGE_TOO_LARGE' && r.id === 1, 'a huge upstream line: the client gets an error for that id', r);
+  r = await k.ask({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'y'.repeat(2 << 20) } } });
+  ok(r.error && r.error.data.code === 'MESSAGE_TOO_LARGE' && r.id === 2, 'a huge client line: an error for that id, never forwarded', r);
+  r = await k.ask({ jsonrpc: '2.0', id: 3, method: 'ping' });
+  ok(r.id === 3 && r.result, 'keel and the upstream keep going after both');
+  await k.close();
+}
+{
+  const k = wrap('hang');
+  await handshake(k);
+  const pid = await upstreamPid(k);
+  k.send(call(1, 'echo', { message: 'x' }));
+  await sleep(100);
+  const t0 = Date.now();
+  k.p.stdin.end();
+  const r = await k.until((m) => m.id === 1).catch(() => null);
+  const ex = await k.exited;
+  ok(r && r.error, 'a hung upstream: the pending request is answered when keel stops it', r);
+  ok(!alive(pid) && Date.now() - t0 < 3500, `client EOF: a hung upstream is gone within the grace periods (${Date.now() - t0} ms)`, ex);
+}
+{
+  const k = wrap('stubborn');
+  await handshake(k);
+  const pid = await upstreamPid(k);
+  const t0 = Date.now();
+  k.p.stdin.end();
+  await k.exited;
+  const ms = Date.now() - t0;
+  ok(!alive(pid) && ms >= 3900 && ms < 6500 && /upstream_sigterm/.test(k.stderr) && /upstream_sigkill/.test(k.stderr),
+    `an upstream that ignores SIGTERM gets SIGKILL 2 s later (${ms} ms)`, k.stderr);
+}
+{
+  const k = wrap('hang');
+  await handshake(k);
+  const pid = await upstreamPid(k);
+  k.p.kill('SIGTERM');
+  const ex = await k.exited;
+  ok(!alive(pid) && ex.code === 143, 'SIGTERM to keel: the upstream goes too; keel exits 143', ex);
+}
+{
+  const k = wrap('hang');
+  await handshake(k);
+  const pid = await upstreamPid(k);
+  k.p.kill('SIGKILL');
+  await k.exited;
+  let gone = false;
+  for (let i = 0; i < 100 && !(gone = !alive(pid)); i++) await sleep(20);
+  ok(gone, 'kill -9 keel: the upstream dies with it (no orphan)');
+}
+{
+  const k = new Proc(['wrap', '--', '/nonexistent/mcp-server', '--flag']);
+  const r = await k.ask(init);
+  const ex = await k.exited;
+  ok(r.error && /could not start the upstream command '\/nonexistent\/mcp-server': No such file or directory/.test(r.error.message),
+    'an upstream that cannot start: initialize gets an error naming the command', r);
+  ok(ex.code === 1 && /cannot start the upstream command/.test(k.stderr), 'a clear stderr line, exit 1', k.stderr);
+}
+{
+  const marker = join(root, 'build', `restart-marker-${process.pid}`);
+  rmSync(marker, { force: true });
+  const k = wrap('dies-once', ['--restart=2']);
+  await handshake(k);
+  let r = await k.ask(call(1, 'echo', { message: 'a', marker }));
+  ok(r.error && /exited with status 4/.test(r.error.message), '--restart: the request in flight when it died gets an error', r);
+  const changed = await k.until((m) => m.method === 'notifications/tools/list_changed', 5000).catch(() => null);
+  ok(changed, 'after the respawn the client is told notifications/tools/list_changed');
+  r = await k.ask(call(2, 'echo', { message: 'after restart', marker }));
+  ok(r.result && r.result.content[0].text === 'after restart', 'the replayed initialize let the new upstream serve the next call', r);
+  await k.close();
+  ok(/upstream_restart_scheduled attempt=1/.test(k.stderr) && /upstream_reinitialized/.test(k.stderr), 'the restart is logged', k.stderr);
+  rmSync(marker, { force: true });
+}
+{
+  // A slow consumer: the client stops reading while the upstream floods.
+  const k = wrap('normal');
+  await handshake(k);
+  k.p.stdout.pause();
+  k.send(call(1, 'flood', { n: 200000 }));
+  await sleep(1500);
+  const rss = Number((readFileSync(`/proc/${k.p.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/) || [])[1]);
+  k.p.stdout.resume();
+  let seen = 0;
+  const r = await k.until((m) => { if (m.method) seen++; return m.id === 1; }, 60000);
+  ok(seen === 200000 && r.result, `a slow consumer loses nothing (${seen} notifications)`);
+  ok(rss > 0 && rss < 12 * 1024, `keel's memory stays bounded while the client does not read (${rss} KiB RSS)`);
+  await k.close();
+}
+{
+  const out = execFileSync(process.execPath, ['-e', 'process.stdout.write("x")']);
+  ok(String(out) === 'x', 'node runs the fixtures');
+}
+ok(existsSync(UP), 'the fixture upstream exists');
+done();
