@@ -3,6 +3,7 @@
 #   make          build (bootstrap first)
 #   make demo     a scripted session against keel serve
 #   make test     every test, plain and under ASan+UBSan, plus valgrind
+#   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay
 #   make clean
 
 BUILD ?= build
@@ -10,7 +11,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NODE_DEPS = tests/node_modules/.package-lock.json
 
-.PHONY: all build bootstrap demo test test-plain test-asan clean
+.PHONY: all build bootstrap demo test test-plain test-asan bench clean
 all: build
 
 bootstrap:
@@ -39,6 +40,9 @@ test-plain: build $(NODE_DEPS)
 test-asan: bootstrap $(ASAN_BUILD)/Makefile $(NODE_DEPS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/tests/bench/keel-bench $(BUILD)/tests/bench/keel-bench-server $(BUILD)/tests/bench/keel-relay $(BUILD)/keel
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -105,13 +105,33 @@ int jscan_has_nul_escape(const char *s, size_t n)
 
 /* Validation: one JSON value (RFC 8259) and nothing but whitespace around it.
  * Iterative, with the open containers kept as a bit stack (1 = object), so
- * hostile nesting costs bits, not stack frames. No allocation. */
+ * hostile nesting costs bits, not stack frames. No allocation. String bodies,
+ * where big messages spend their bytes, are skipped eight bytes at a time: a
+ * word is searched for '"', '\\' and control bytes with the usual SWAR
+ * tricks, and only a word that may hold one is looked at byte by byte. */
 #define JV_MAX_DEPTH 4096
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+static inline uint64_t has_byte(uint64_t x, unsigned char b)
+{
+    uint64_t y = x ^ (ONES * b);
+    return (y - ONES) & ~y & HIGHS;
+}
 
 static size_t skip_string(const char *s, size_t n, size_t i)
 {
     /* s[i] == '"'; returns the index after the closing quote, or 0. */
-    for (i++; i < n; i++) {
+    for (i++;;) {
+        while (i + 8 <= n) {
+            uint64_t x;
+            memcpy(&x, s + i, 8);
+            if (has_byte(x, '"') | has_byte(x, '\\') | ((x - ONES * 0x20) & ~x & HIGHS))
+                break;
+            i += 8;
+        }
+        if (i >= n)
+            return 0;
         unsigned char c = (unsigned char)s[i];
         if (c == '"')
             return i + 1;
@@ -127,7 +147,7 @@ static size_t skip_string(const char *s, size_t n, size_t i)
                 if (i + 4 >= n)
                     return 0;
                 for (int k = 1; k <= 4; k++)
-                    if (!strchr("0123456789abcdefABCDEF", s[i + k]) || !s[i + k])
+                    if (!s[i + k] || !strchr("0123456789abcdefABCDEF", s[i + k]))
                         return 0;
                 i += 4;
                 break;
@@ -135,8 +155,8 @@ static size_t skip_string(const char *s, size_t n, size_t i)
                 return 0;
             }
         }
+        i++;
     }
-    return 0;
 }
 
 static size_t skip_number(const char *s, size_t n, size_t i)
@@ -171,16 +191,37 @@ static size_t skip_number(const char *s, size_t n, size_t i)
     return i > st ? i : 0;
 }
 
-int jscan_valid(const char *s, size_t n)
+/* The member at top level whose key is s[a..b) (quotes included), if wanted. */
+static struct jscan_span *wanted(struct jscan_top *t, const char *s, size_t a, size_t b)
+{
+    size_t k = b - a;
+    if (k == 4 && !memcmp(s + a, "\"id\"", 4))
+        return &t->id;
+    if (k == 8 && !memcmp(s + a, "\"method\"", 8))
+        return &t->method;
+    if (k == 8 && !memcmp(s + a, "\"params\"", 8))
+        return &t->params;
+    return NULL;
+}
+
+int jscan_scan(const char *s, size_t n, struct jscan_top *top)
 {
     uint64_t stack[JV_MAX_DEPTH / 64];
     int depth = 0;
+    struct jscan_span *slot = NULL;     /* the top-level member being read */
+    size_t vstart = 0;
+    if (top)
+        memset(top, 0, sizeof *top);
     size_t i = ws(s, n, 0);
+    if (top && i < n)
+        top->first = s[i];
     for (;;) {
         /* Expect a value (or, just after an opening bracket, its close). */
         if (i >= n)
             return 0;
         char c = s[i];
+        if (depth == 1 && slot)
+            vstart = i;
         if (c == '{' || c == '[') {
             if (depth >= JV_MAX_DEPTH)
                 return 0;
@@ -214,6 +255,13 @@ int jscan_valid(const char *s, size_t n)
         if (!i)
             return 0;
     after_value:
+        if (depth == 1 && slot) {
+            if (!slot->p) {              /* the first of duplicate keys wins, as in cJSON */
+                slot->p = s + vstart;
+                slot->n = i - vstart;
+            }
+            slot = NULL;
+        }
         i = ws(s, n, i);
         if (depth == 0)
             return i == n;
@@ -233,11 +281,21 @@ int jscan_valid(const char *s, size_t n)
             return 0;
         }
     member:
-        if (i >= n || s[i] != '"' || !(i = skip_string(s, n, i)))
-            return 0;
+        {
+            size_t k = i;
+            if (i >= n || s[i] != '"' || !(i = skip_string(s, n, i)))
+                return 0;
+            if (depth == 1 && top)
+                slot = wanted(top, s, k, i);
+        }
         i = ws(s, n, i);
         if (i >= n || s[i] != ':')
             return 0;
         i = ws(s, n, i + 1);
     }
+}
+
+int jscan_valid(const char *s, size_t n)
+{
+    return jscan_scan(s, n, NULL);
 }

@@ -19,6 +19,20 @@ int jscan_member(const char *s, size_t n, const char *key, const char **v, size_
  * NUL, so such text would be cut short silently; keel refuses it instead. */
 int jscan_has_nul_escape(const char *s, size_t n);
 
+/* The top of one message, found while validating it. */
+struct jscan_span {
+    const char *p;    /* NULL when absent */
+    size_t n;
+};
+struct jscan_top {
+    char first;                          /* '{' for an object, '[' for a batch... */
+    struct jscan_span id, method, params;
+};
+
+/* Validates s[0..n) as one JSON value, in one pass, and records the raw
+ * values of the top-level members id, method and params. 1 if valid. */
+int jscan_scan(const char *s, size_t n, struct jscan_top *top);
+
 /* 1 if s[0..n) is exactly one valid JSON value (RFC 8259), whitespace around
  * it allowed; nesting deeper than 4096 counts as invalid. No allocation. */
 int jscan_valid(const char *s, size_t n);

@@ -1,4 +1,10 @@
-/* outq.c: see outq.h. Chunks are copies of the unwritten tail of a message. */
+/* outq.c: see outq.h.
+ *
+ * Messages are appended to the tail chunk while it has room, so a burst of
+ * small messages leaves in one writev; a message larger than a chunk gets a
+ * chunk of its own. The last large chunk written out is kept as a spare for
+ * the next large message, so relaying a stream of 8 MiB results does not
+ * fault in 8 MiB of fresh pages each time. */
 #include "outq.h"
 
 #include <errno.h>
@@ -7,9 +13,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#define CHUNK (64u << 10)
+#define MAX_IOV 64
+
 struct outq_chunk {
     struct outq_chunk *next;
-    size_t len, off;
+    size_t cap, len, off;
     char data[];
 };
 
@@ -26,59 +35,68 @@ void outq_free(struct outq *q)
         q->head = c->next;
         free(c);
     }
+    free(q->spare);
+    q->spare = NULL;
     q->tail = NULL;
     q->bytes = 0;
 }
 
-static int append(struct outq *q, const char *a, size_t an, const char *b, size_t bn)
+static struct outq_chunk *chunk(struct outq *q, size_t need)
 {
-    struct outq_chunk *c = malloc(sizeof *c + an + bn);
-    if (!c)
-        return -1;
+    size_t cap = need > CHUNK ? need : CHUNK;
+    struct outq_chunk *c;
+    if (q->spare && q->spare->cap >= cap) {
+        c = q->spare;
+        q->spare = NULL;
+    } else {
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        c->cap = cap;
+    }
     c->next = NULL;
-    c->len = an + bn;
-    c->off = 0;
-    memcpy(c->data, a, an);
-    memcpy(c->data + an, b, bn);
+    c->len = c->off = 0;
     if (q->tail)
         q->tail->next = c;
     else
         q->head = c;
     q->tail = c;
-    q->bytes += c->len;
-    return 0;
+    return c;
 }
 
 int outq_line(struct outq *q, const char *s, size_t n)
 {
     if (q->failed)
         return 0;                   /* the reader is gone: drop quietly */
-    size_t done = 0;
-    if (!q->head) {                 /* nothing ahead of it: try to write now */
-        struct iovec iov[2] = {{(void *)s, n}, {(void *)"\n", 1}};
-        ssize_t w;
-        do
-            w = writev(q->fd, iov, 2);
-        while (w < 0 && errno == EINTR);
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            q->failed = 1;
-            return 0;
-        }
-        done = w > 0 ? (size_t)w : 0;
-        if (done == n + 1)
-            return 0;
+    struct outq_chunk *c = q->tail;
+    if (!c || c->cap - c->len < n + 1) {
+        c = chunk(q, n + 1);
+        if (!c)
+            return -1;
     }
-    if (done >= n)
-        return append(q, "\n", 1, "", 0);
-    return append(q, s + done, n - done, "\n", 1);
+    memcpy(c->data + c->len, s, n);
+    c->data[c->len + n] = '\n';
+    c->len += n + 1;
+    q->bytes += n + 1;
+    return 0;
+}
+
+static void release(struct outq *q, struct outq_chunk *c)
+{
+    if (c->cap > CHUNK && (!q->spare || q->spare->cap < c->cap)) {
+        free(q->spare);
+        q->spare = c;
+    } else {
+        free(c);
+    }
 }
 
 int outq_flush(struct outq *q)
 {
     while (q->head && !q->failed) {
-        struct iovec iov[16];
+        struct iovec iov[MAX_IOV];
         int cnt = 0;
-        for (struct outq_chunk *c = q->head; c && cnt < 16; c = c->next, cnt++) {
+        for (struct outq_chunk *c = q->head; c && cnt < MAX_IOV; c = c->next, cnt++) {
             iov[cnt].iov_base = c->data + c->off;
             iov[cnt].iov_len = c->len - c->off;
         }
@@ -88,24 +106,24 @@ int outq_flush(struct outq *q)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
+            int saved = errno;
             q->failed = 1;
             outq_free(q);
+            errno = saved;
             return -1;
         }
         size_t left = (size_t)w;
         q->bytes -= left;
-        while (left && q->head) {
+        while (q->head && left >= q->head->len - q->head->off) {
             struct outq_chunk *c = q->head;
-            size_t take = c->len - c->off < left ? c->len - c->off : left;
-            c->off += take;
-            left -= take;
-            if (c->off == c->len) {
-                q->head = c->next;
-                if (!q->head)
-                    q->tail = NULL;
-                free(c);
-            }
+            left -= c->len - c->off;
+            q->head = c->next;
+            if (!q->head)
+                q->tail = NULL;
+            release(q, c);
         }
+        if (q->head)
+            q->head->off += left;
     }
     return q->failed ? -1 : 0;
 }

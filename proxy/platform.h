@@ -8,4 +8,9 @@
  * already gone. */
 int platform_die_with_parent(int parent_pid);
 
+/* Asks for a 1 MiB pipe buffer (Linux F_SETPIPE_SZ), so a large message
+ * crosses in a few large writes rather than many 64 KiB ones. Best effort:
+ * a no-op elsewhere or when the descriptor is not a pipe. */
+void platform_grow_pipe(int fd);
+
 #endif

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TOUCH_EVERY_MS 10000   /* activity is written to the state file at most this often */
 
@@ -84,9 +85,13 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
 /* Client activity for get_time_context, written at most every TOUCH_EVERY_MS. */
 static void touch(struct relay *r)
 {
+    struct timespec ts;                       /* a cheap look first: this runs per request */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    if ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - r->last_touch_ms < TOUCH_EVERY_MS)
+        return;
     struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir};
     kerr e = {0};
-    if (chrono_now(&env.now, &e) < 0 || env.now.ms - r->last_touch_ms < TOUCH_EVERY_MS)
+    if (chrono_now(&env.now, &e) < 0)
         return;
     r->last_touch_ms = env.now.ms;
     if (chrono_touch(&env, &e) < 0)
@@ -110,22 +115,23 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         i++;
     if (i == n)
         return;
-    if (!jscan_valid(line, n)) {
+    struct jscan_top top;
+    if (!jscan_scan(line, n, &top)) {
         log_event(LOG_WARN, "client_parse_error", "bytes=%zu", n);
         error_to(&r->cout, NULL, 0, JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
         return;
     }
-    if (line[i] != '{') {                     /* a batch (MCP before 2025-06-18) or a bare value */
-        if (r->up == UP && line[i] == '[')
+    if (top.first != '{') {                   /* a batch (MCP before 2025-06-18) or a bare value */
+        if (r->up == UP && top.first == '[')
             outq_line(&r->sin, line, n);
         else
             error_to(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
         return;
     }
-    const char *method = NULL, *id = NULL, *params = NULL, *name = NULL;
-    size_t mn = 0, idn = 0, pn = 0, nn = 0;
-    int has_method = jscan_member(line, n, "method", &method, &mn) == 1;
-    int has_id = jscan_member(line, n, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
+    const char *method = top.method.p, *id = top.id.p, *params = top.params.p, *name = NULL;
+    size_t mn = top.method.n, idn = top.id.n, pn = top.params.n, nn = 0;
+    int has_method = method != NULL;
+    int has_id = id && jr_valid_raw_id(id, idn);
 
     if (!has_method) {                        /* a response to a server request */
         int kind;
@@ -148,8 +154,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         return;
     }
     /* A request. keel's own tools are answered here. */
-    if (str_is(method, mn, "tools/call") && jscan_member(line, n, "params", &params, &pn) == 1 &&
-        jscan_member(params, pn, "name", &name, &nn) == 1) {
+    if (str_is(method, mn, "tools/call") && params && jscan_member(params, pn, "name", &name, &nn) == 1) {
         const struct tool *t = exposed_tool(r, name, nn);
         if (t) {
             if (!(t->flags & TOOL_PURE_READ))
@@ -277,21 +282,21 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
         i++;
     if (i == n)
         return;
-    if (!jscan_valid(line, n) || (line[i] != '{' && line[i] != '[')) {
+    struct jscan_top top;
+    if (!jscan_scan(line, n, &top) || (top.first != '{' && top.first != '[')) {
         /* Not a message: keep it off the client's stream, show it on stderr. */
         log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
         fprintf(stderr, "keel: upstream stdout (not JSON, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
         return;
     }
-    if (line[i] == '[') {
+    if (top.first == '[') {
         outq_line(&r->cout, line, n);
         return;
     }
-    const char *method = NULL, *id = NULL;
-    size_t mn = 0, idn = 0;
-    int has_method = jscan_member(line, n, "method", &method, &mn) == 1;
-    int has_id = jscan_member(line, n, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
-    if (has_method) {
+    const char *id = top.id.p;
+    size_t idn = top.id.n;
+    int has_id = id && jr_valid_raw_id(id, idn);
+    if (top.method.p) {
         if (has_id)
             pending_add(&r->pend, FROM_SERVER, id, idn, PK_OTHER);
         outq_line(&r->cout, line, n);

@@ -20,6 +20,7 @@
 #include "wrap.h"
 
 #include "log.h"
+#include "platform.h"
 #include "relay.h"
 
 #include <errno.h>
@@ -72,6 +73,8 @@ static int start_upstream(struct relay *r)
         log_event(LOG_ERROR, "upstream_start_failed", NULL);
         return -1;
     }
+    platform_grow_pipe(r->child.in_fd);
+    platform_grow_pipe(r->child.out_fd);
     frame_free(&r->sout);
     frame_init(&r->sout, r->child.out_fd, r->o->max_message_bytes);
     outq_free(&r->sin);
@@ -105,6 +108,7 @@ int wrap_run(const struct wrap_opts *o)
 
     int stdout_flags = fcntl(STDOUT_FILENO, F_GETFL);
     nonblock(STDOUT_FILENO);
+    platform_grow_pipe(STDOUT_FILENO);
     frame_init(&r.cin, STDIN_FILENO, o->max_message_bytes);
     outq_init(&r.cout, STDOUT_FILENO);
     outq_init(&r.sin, -1);
@@ -206,12 +210,14 @@ int wrap_run(const struct wrap_opts *o)
             }
         }
 
-        /* Writes. */
-        if (icout >= 0 && (pf[icout].revents & (POLLOUT | POLLERR | POLLHUP)) && outq_flush(&r.cout) < 0) {
+        /* Writes: whatever this turn queued goes out in one writev per side. */
+        (void)icout;
+        (void)isin;
+        if (r.cout.bytes && !r.cout.failed && outq_flush(&r.cout) < 0) {
             log_event(LOG_INFO, "client_gone", "errno=%d", errno);
             client_eof = 1;
         }
-        if (isin >= 0 && (pf[isin].revents & (POLLOUT | POLLERR | POLLHUP)) && outq_flush(&r.sin) < 0)
+        if (r.sin.bytes && !r.sin.failed && r.child.in_fd >= 0 && outq_flush(&r.sin) < 0)
             log_event(LOG_WARN, "upstream_stdin_closed", "errno=%d", errno);
 
         int64_t now = mono_ms();

@@ -1,0 +1,298 @@
+/* bench.c: make bench. One table from one run.
+ *
+ *   keel-bench SERVER RELAY KEEL [REPS]
+ *
+ * Three ways for a client to reach the same server: directly, through the
+ * no-parse relay (the floor for any stdio proxy here), and through keel wrap.
+ * The configurations are interleaved over REPS repetitions (default 5) and
+ * the table shows medians:
+ *   - pipelined small tools/call: 20000 calls, 32 in flight: calls/s, p50
+ *     and p99 latency, and CPU time per call of the process in the middle
+ *     (from /proc/PID/schedstat, nanoseconds);
+ *   - an 8 MiB result, 8 times: MB/s and CPU ms per result;
+ *   - the middle process's RSS when idle after initialize, and its peak.
+ * Wall-clock figures swing from run to run on a 2-core machine: compare keel
+ * with the relay, and trust CPU time most. */
+#include "frame.h"
+#include "jscan.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CALLS 20000
+#define WINDOW 32
+#define BIGS 8
+#define MAXREPS 15
+
+enum { DIRECT, RELAY, KEEL, NCFG };
+static const char *const cfg_names[NCFG] = {"direct", "relay (floor)", "keel wrap"};
+
+struct proc {
+    pid_t pid;
+    int in, out;
+    struct frame_reader r;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void spawn(struct proc *p, char *const argv[])
+{
+    int in[2], out[2];
+    if (pipe(in) < 0 || pipe(out) < 0)
+        exit(1);
+    p->pid = fork();
+    if (p->pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    p->in = in[1];
+    p->out = out[0];
+    frame_init(&p->r, p->out, 64u << 20);
+}
+
+static void put(struct proc *p, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = write(p->in, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            fprintf(stderr, "bench: write failed\n");
+            exit(1);
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static const char *get(struct proc *p, size_t *n)
+{
+    for (;;) {
+        const char *line;
+        enum frame_status st = frame_next(&p->r, &line, n);
+        if (st == FRAME_LINE)
+            return line;
+        if (st == FRAME_EOF || st == FRAME_OVERSIZE || (st == FRAME_NEED && frame_fill(&p->r) <= 0)) {
+            fprintf(stderr, "bench: the other side went away\n");
+            exit(1);
+        }
+    }
+}
+
+static long id_of(const char *line, size_t n)
+{
+    const char *id;
+    size_t idn;
+    return jscan_member(line, n, "id", &id, &idn) == 1 ? strtol(id, NULL, 10) : -1;
+}
+
+/* CPU time of a process in ns: schedstat when the kernel has it, else stat ticks. */
+static int64_t cpu_ns(pid_t pid)
+{
+    char path[64];
+    long long ns;
+    snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        int ok = fscanf(f, "%lld", &ns) == 1;
+        fclose(f);
+        if (ok)
+            return ns;
+    }
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    unsigned long ut = 0, st = 0;
+    if (f) {
+        if (fscanf(f, "%*d %*s %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+            ut = st = 0;
+        fclose(f);
+    }
+    return (int64_t)(ut + st) * (1000000000 / sysconf(_SC_CLK_TCK));
+}
+
+static long status_kb(pid_t pid, const char *key)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, strlen(key)))
+            kb = strtol(line + strlen(key) + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static void handshake(struct proc *p)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                               "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n"
+                               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+    size_t n;
+    put(p, init, sizeof init - 1);
+    get(p, &n);
+}
+
+static void finish(struct proc *p)
+{
+    close(p->in);
+    int st;
+    waitpid(p->pid, &st, 0);
+    close(p->out);
+    frame_free(&p->r);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double cmp_d_median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)             /* insertion sort: n is tiny */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+struct result {
+    double calls_s, p50_us, p99_us, cpu_us_call, mb_s, cpu_ms_big, idle_kb, peak_kb;
+};
+
+static void run(char *const argv[], int middle, struct result *res)
+{
+    static int64_t sent[CALLS + 1], lat[CALLS];
+    struct proc p;
+    char line[256];
+    size_t n;
+    spawn(&p, argv);
+    handshake(&p);
+    usleep(100000);
+    res->idle_kb = middle ? (double)status_kb(p.pid, "VmRSS:") : 0;
+
+    /* Pipelined small calls. */
+    int64_t c0 = cpu_ns(p.pid), t0 = now_ns();
+    int next = 1, done = 0, inflight = 0;
+    while (done < CALLS) {
+        while (inflight < WINDOW && next <= CALLS) {
+            int len = snprintf(line, sizeof line,
+                               "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
+                               "\"arguments\":{\"query\":\"status of job %d\"}}}\n", next, next);
+            sent[next] = now_ns();
+            put(&p, line, (size_t)len);
+            next++;
+            inflight++;
+        }
+        const char *r = get(&p, &n);
+        long id = id_of(r, n);
+        if (id >= 1 && id <= CALLS) {
+            lat[done++] = now_ns() - sent[id];
+            inflight--;
+        }
+    }
+    int64_t t1 = now_ns(), c1 = cpu_ns(p.pid);
+    qsort(lat, CALLS, sizeof lat[0], cmp_i64);
+    res->calls_s = CALLS / ((double)(t1 - t0) / 1e9);
+    res->p50_us = (double)lat[CALLS / 2] / 1000;
+    res->p99_us = (double)lat[CALLS * 99 / 100] / 1000;
+    res->cpu_us_call = middle ? (double)(c1 - c0) / 1000 / CALLS : 0;
+
+    /* 8 MiB results. */
+    size_t bytes = 0;
+    c0 = cpu_ns(p.pid);
+    t0 = now_ns();
+    for (int k = 0; k < BIGS; k++) {
+        int len = snprintf(line, sizeof line,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
+                           "\"arguments\":{\"size\":\"big\"}}}\n", CALLS + 1 + k);
+        put(&p, line, (size_t)len);
+        get(&p, &n);
+        bytes += n;
+    }
+    t1 = now_ns();
+    c1 = cpu_ns(p.pid);
+    res->mb_s = (double)bytes / (1 << 20) / ((double)(t1 - t0) / 1e9);
+    res->cpu_ms_big = middle ? (double)(c1 - c0) / 1e6 / BIGS : 0;
+    res->peak_kb = middle ? (double)status_kb(p.pid, "VmHWM:") : 0;
+    finish(&p);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: keel-bench SERVER RELAY KEEL [REPS]\n");
+        return 64;
+    }
+    int reps = argc > 4 ? atoi(argv[4]) : 5;
+    if (reps < 1 || reps > MAXREPS)
+        reps = 5;
+    signal(SIGPIPE, SIG_IGN);
+    char *argvs[NCFG][10] = {
+        {argv[1], NULL},
+        {argv[2], "--", argv[1], NULL},
+        {argv[3], "--log-level", "error", "wrap", "--", argv[1], NULL},
+    };
+    static struct result all[NCFG][MAXREPS];
+    for (int rep = 0; rep < reps; rep++)
+        for (int k = 0; k < NCFG; k++) {
+            int c = (k + rep) % NCFG;          /* interleave, rotating who goes first */
+            run(argvs[c], c != DIRECT, &all[c][rep]);
+            fprintf(stderr, "bench: rep %d/%d %s\n", rep + 1, reps, cfg_names[c]);
+        }
+    struct result med[NCFG];
+    for (int c = 0; c < NCFG; c++) {
+        double v[MAXREPS];
+#define MED(field)                                                                                                     \
+    for (int i = 0; i < reps; i++)                                                                                     \
+        v[i] = all[c][i].field;                                                                                        \
+    med[c].field = cmp_d_median(v, reps);
+        MED(calls_s) MED(p50_us) MED(p99_us) MED(cpu_us_call) MED(mb_s) MED(cpu_ms_big) MED(idle_kb) MED(peak_kb)
+    }
+    printf("keel bench: %d calls pipelined %d deep, %d x 8 MiB results; medians of %d interleaved runs\n\n", CALLS,
+           WINDOW, BIGS, reps);
+    printf("%-14s %9s %8s %8s %12s %9s %13s %10s %10s\n", "", "calls/s", "p50 us", "p99 us", "CPU us/call", "MB/s",
+           "CPU ms/8MiB", "idle KiB", "peak KiB");
+    for (int c = 0; c < NCFG; c++) {
+        printf("%-14s %9.0f %8.1f %8.1f", cfg_names[c], med[c].calls_s, med[c].p50_us, med[c].p99_us);
+        if (c == DIRECT)
+            printf(" %12s %9.0f %13s %10s %10s\n", "-", med[c].mb_s, "-", "-", "-");
+        else
+            printf(" %12.2f %9.0f %13.2f %10.0f %10.0f\n", med[c].cpu_us_call, med[c].mb_s, med[c].cpu_ms_big,
+                   med[c].idle_kb, med[c].peak_kb);
+    }
+    const struct result *k = &med[KEEL], *r = &med[RELAY], *d = &med[DIRECT];
+    printf("\nrelay vs direct: %.2fx calls/s, %.2fx MB/s, +%.1f us p50\n", r->calls_s / d->calls_s, r->mb_s / d->mb_s,
+           r->p50_us - d->p50_us);
+    printf("keel vs relay (targets in brackets):\n");
+    printf("  calls/s      %.2fx   [>= 0.9x]  %s\n", k->calls_s / r->calls_s, k->calls_s >= 0.9 * r->calls_s ? "ok" : "MISS");
+    printf("  MB/s         %.2fx   [>= 0.9x]  %s\n", k->mb_s / r->mb_s, k->mb_s >= 0.9 * r->mb_s ? "ok" : "MISS");
+    printf("  p50 added    %+.1f us [<= 8 us]  %s\n", k->p50_us - r->p50_us, k->p50_us - r->p50_us <= 8 ? "ok" : "MISS");
+    printf("  CPU/call     %.2fx   [<= 2x]    %s\n", k->cpu_us_call / r->cpu_us_call,
+           k->cpu_us_call <= 2 * r->cpu_us_call ? "ok" : "MISS");
+    printf("  idle RSS     %.0f KiB [<= 4096]  %s\n", k->idle_kb, k->idle_kb <= 4096 ? "ok" : "MISS");
+    printf("  peak RSS     %.0f KiB [<= 3 x 8 MiB + 4 MiB = 28672]  %s\n", k->peak_kb,
+           k->peak_kb <= 28672 ? "ok" : "MISS");
+    return 0;
+}

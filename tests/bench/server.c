@@ -1,0 +1,76 @@
+/* server.c: a minimal, fast MCP server for make bench.
+ *
+ * Answers initialize, tools/list and tools/call; a call whose arguments
+ * contain "big" gets a result with an 8 MiB text block, any other a small
+ * one. Written in C so that neither end of the benchmark hides the proxy. */
+#include "frame.h"
+#include "jscan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BIG (8u << 20)
+
+static void put(const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = write(1, s, n);
+        if (w <= 0)
+            exit(0);
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static int contains(const char *s, size_t n, const char *w)
+{
+    size_t wn = strlen(w);
+    for (size_t i = 0; i + wn <= n; i++)
+        if (!memcmp(s + i, w, wn))
+            return 1;
+    return 0;
+}
+
+int main(void)
+{
+    struct frame_reader r;
+    frame_init(&r, 0, 64u << 20);
+    char *big = malloc(BIG + 256);
+    char *out = malloc(BIG + 512);
+    memset(big, 'x', BIG);
+    for (;;) {
+        const char *line, *id, *m;
+        size_t n, idn, mn;
+        enum frame_status st = frame_next(&r, &line, &n);
+        if (st == FRAME_EOF)
+            return 0;
+        if (st == FRAME_NEED) {
+            if (frame_fill(&r) < 0)
+                return 1;
+            continue;
+        }
+        if (st != FRAME_LINE || jscan_member(line, n, "id", &id, &idn) != 1 ||
+            jscan_member(line, n, "method", &m, &mn) != 1)
+            continue;
+        int len;
+        if (mn == 12 && !memcmp(m, "\"initialize\"", 12))
+            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"protocolVersion\":\"2025-06-18\","
+                           "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n",
+                           (int)idn, id);
+        else if (mn == 12 && !memcmp(m, "\"tools/list\"", 12))
+            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[{\"name\":\"work\","
+                           "\"inputSchema\":{\"type\":\"object\"}}]}}\n", (int)idn, id);
+        else if (contains(line, n, "\"big\"")) {
+            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
+                           (int)idn, id);
+            memcpy(out + len, big, BIG);
+            len += BIG;
+            len += snprintf(out + len, 64, "\"}]}}\n");
+        } else
+            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\","
+                           "\"text\":\"done: 42 items processed\"}]}}\n", (int)idn, id);
+        put(out, (size_t)len);
+    }
+}
