@@ -9,14 +9,24 @@ for (const line of readFileSync(process.argv[2], 'utf8').split('\n').filter(Bool
   if (m.id !== undefined) requests.set(m.id, m);
 }
 const say = (s) => process.stdout.write(s + '\n');
+// Answers arrive in any order (keel answers its own tools at once, the
+// server answers its own); print them in the order they were asked.
+const answers = new Map();
 for await (const line of createInterface({ input: process.stdin })) {
   const r = JSON.parse(line);
-  const q = requests.get(r.id);
-  if (!q) continue;
+  if (r.id !== undefined) answers.set(r.id, r);
+}
+for (const [id, q] of requests) {
+  const r = answers.get(id);
+  if (!r) { say(`\n> ${q.method}: no answer`); continue; }
   if (q.method !== 'tools/call') {
     const what = q.method === 'initialize' ? `protocol ${r.result.protocolVersion}, server ${r.result.serverInfo.name} ${r.result.serverInfo.version}`
       : q.method === 'tools/list' ? r.result.tools.map((t) => t.name).join(', ') : JSON.stringify(r.result ?? r.error);
     say(`\n> ${q.method}\n  ${what}`);
+    continue;
+  }
+  if (!r.result.structuredContent) {        // the wrapped server's own tool
+    say(`\n> ${q.params.name}: ${q.note}\n  ${r.result.content.map((c) => c.text).join(' | ')}`);
     continue;
   }
   const s = r.result.structuredContent;
