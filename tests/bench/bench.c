@@ -6,9 +6,11 @@
  * no-parse relay (the floor for any stdio proxy here), and through keel wrap.
  * The configurations are interleaved over REPS repetitions (default 5) and
  * the table shows medians:
- *   - pipelined small tools/call: 20000 calls, 32 in flight: calls/s, p50
- *     and p99 latency, and CPU time per call of the process in the middle
- *     (from /proc/PID/schedstat, nanoseconds);
+ *   - pipelined small tools/call: 20000 calls, 32 in flight: calls/s and CPU
+ *     time per call of the process in the middle (/proc/PID/schedstat, ns);
+ *   - the same calls one at a time, 5000 of them: p50 and p99 latency, the
+ *     time a process in the middle adds to a round trip (with 32 in flight
+ *     latency is mostly queueing: Little's law makes it 32 / throughput);
  *   - an 8 MiB result, 8 times: MB/s and CPU ms per result;
  *   - the middle process's RSS when idle after initialize, and its peak.
  * Wall-clock figures swing from run to run on a 2-core machine: compare keel
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #define CALLS 20000
+#define SERIAL 5000
 #define WINDOW 32
 #define BIGS 8
 #define MAXREPS 15
@@ -213,11 +216,22 @@ static void run(char *const argv[], int middle, struct result *res)
         }
     }
     int64_t t1 = now_ns(), c1 = cpu_ns(p.pid);
-    qsort(lat, CALLS, sizeof lat[0], cmp_i64);
     res->calls_s = CALLS / ((double)(t1 - t0) / 1e9);
-    res->p50_us = (double)lat[CALLS / 2] / 1000;
-    res->p99_us = (double)lat[CALLS * 99 / 100] / 1000;
     res->cpu_us_call = middle ? (double)(c1 - c0) / 1000 / CALLS : 0;
+
+    /* One at a time: the latency a hop adds. */
+    for (int i = 0; i < SERIAL; i++) {
+        int len = snprintf(line, sizeof line,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
+                           "\"arguments\":{\"query\":\"status of job %d\"}}}\n", i + 1, i + 1);
+        int64_t s0 = now_ns();
+        put(&p, line, (size_t)len);
+        get(&p, &n);
+        lat[i] = now_ns() - s0;
+    }
+    qsort(lat, SERIAL, sizeof lat[0], cmp_i64);
+    res->p50_us = (double)lat[SERIAL / 2] / 1000;
+    res->p99_us = (double)lat[SERIAL * 99 / 100] / 1000;
 
     /* 8 MiB results. */
     size_t bytes = 0;
@@ -226,7 +240,7 @@ static void run(char *const argv[], int middle, struct result *res)
     for (int k = 0; k < BIGS; k++) {
         int len = snprintf(line, sizeof line,
                            "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
-                           "\"arguments\":{\"size\":\"big\"}}}\n", CALLS + 1 + k);
+                           "\"arguments\":{\"size\":\"big\"}}}\n", SERIAL + 1 + k);
         put(&p, line, (size_t)len);
         get(&p, &n);
         bytes += n;
@@ -270,8 +284,8 @@ int main(int argc, char **argv)
     med[c].field = cmp_d_median(v, reps);
         MED(calls_s) MED(p50_us) MED(p99_us) MED(cpu_us_call) MED(mb_s) MED(cpu_ms_big) MED(idle_kb) MED(peak_kb)
     }
-    printf("keel bench: %d calls pipelined %d deep, %d x 8 MiB results; medians of %d interleaved runs\n\n", CALLS,
-           WINDOW, BIGS, reps);
+    printf("keel bench: %d calls pipelined %d deep (calls/s, CPU), %d one at a time (latency), %d x 8 MiB results;\n"
+           "medians of %d interleaved runs\n\n", CALLS, WINDOW, SERIAL, BIGS, reps);
     printf("%-14s %9s %8s %8s %12s %9s %13s %10s %10s\n", "", "calls/s", "p50 us", "p99 us", "CPU us/call", "MB/s",
            "CPU ms/8MiB", "idle KiB", "peak KiB");
     for (int c = 0; c < NCFG; c++) {
