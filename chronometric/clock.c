@@ -3,6 +3,7 @@
 
 #include "timefmt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -16,13 +17,35 @@ int chrono_offset_at(int64_t ms, int *offset_s)
     return 0;
 }
 
+/* KEEL_NOW_FILE names a file holding the time; it is read at every look at
+ * the clock, so a test can move time while keel runs. */
+static int read_fake_file(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t got = fread(buf, 1, n - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' ' || buf[got - 1] == '\r'))
+        buf[--got] = '\0';
+    return 0;
+}
+
 int chrono_now(struct chrono_now *t, kerr *e)
 {
     const char *fake = getenv("KEEL_NOW");
+    const char *file = getenv("KEEL_NOW_FILE");
+    char buf[64];
+    if (file && *file) {
+        if (read_fake_file(file, buf, sizeof buf) < 0)
+            return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "KEEL_NOW_FILE is set but cannot be read");
+        fake = buf;
+    }
     if (fake && *fake) {
         if (tf_parse_rfc3339(fake, &t->ms, NULL) < 0)
             return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL,
-                            "KEEL_NOW is set but is not an RFC 3339 time with an offset");
+                            "KEEL_NOW (or KEEL_NOW_FILE) is set but is not an RFC 3339 time with an offset");
     } else {
         struct timespec ts;
         if (clock_gettime(CLOCK_REALTIME, &ts) != 0)

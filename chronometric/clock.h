@@ -1,8 +1,10 @@
 /* clock.h: the one place keel reads the time.
  *
- * Every other module is handed a chrono_now. KEEL_NOW (an RFC 3339 instant)
- * replaces the system clock for tests and demos; the local UTC offset for that
- * instant still comes from the TZ database, so DST rules stay real. */
+ * Every other module is handed a chrono_now. KEEL_NOW (an RFC 3339 instant),
+ * or the contents of the file KEEL_NOW_FILE names (read at every look, so a
+ * test can move time while keel runs), replaces the system clock for tests
+ * and demos; the local UTC offset for that instant still comes from the TZ
+ * database, so DST rules stay real. */
 #ifndef KEEL_CLOCK_H
 #define KEEL_CLOCK_H
 

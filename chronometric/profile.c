@@ -38,6 +38,9 @@ static void defaults(struct profile *p)
     p->hyp_gentle = 60;
     p->hyp_nudge = 90;
     p->hyp_hard = 120;
+    p->ov_rumination = p->ov_hyperfocus = p->ov_sycophancy = p->ov_rules = 1;
+    p->activity_gap = 30;
+    snprintf(p->activity_intent, sizeof p->activity_intent, "this stretch of work (no intent was stated)");
 }
 
 #if defined(__GNUC__)
@@ -310,9 +313,36 @@ static void privacy_member(struct walk *w, const char *key, const yaml_node_t *v
     }
 }
 
+static void overlay_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    int *flag = !strcmp(key, "rumination") ? &p->ov_rumination : !strcmp(key, "hyperfocus") ? &p->ov_hyperfocus
+              : !strcmp(key, "sycophancy") ? &p->ov_sycophancy : !strcmp(key, "rules") ? &p->ov_rules : NULL;
+    char full[64];
+    snprintf(full, sizeof full, "overlay.%s", key);
+    if (flag) {
+        get_bool(w, v, full, flag);
+    } else if (!strcmp(key, "activity_gap_minutes")) {
+        get_int(w, v, full, 5, 720, &p->activity_gap);
+    } else if (!strcmp(key, "activity_intent")) {
+        const char *s = scalar(v);
+        if (!s || !*s || strlen(s) >= sizeof p->activity_intent)
+            problem(p, v, "overlay.activity_intent must be a short text (under 200 bytes)");
+        else
+            snprintf(p->activity_intent, sizeof p->activity_intent, "%s", s);
+    } else {
+        unknown(w, v, "overlay", key);
+    }
+}
+
 static void top_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
 {
     (void)ctx;
+    if (!strcmp(key, "overlay")) {
+        each_member(w, v, "overlay", overlay_member, NULL);
+        return;
+    }
     if (!strcmp(key, "chronometric"))
         each_member(w, v, "chronometric", chrono_member, NULL);
     else if (!strcmp(key, "guardrails"))
@@ -482,6 +512,13 @@ cJSON *profile_to_json(const struct profile *p)
     cJSON_AddNumberToObject(h, "gentle", p->hyp_gentle);
     cJSON_AddNumberToObject(h, "nudge", p->hyp_nudge);
     cJSON_AddNumberToObject(h, "hard", p->hyp_hard);
+    cJSON *ov = cJSON_AddObjectToObject(o, "overlay");
+    cJSON_AddBoolToObject(ov, "rumination", p->ov_rumination);
+    cJSON_AddBoolToObject(ov, "hyperfocus", p->ov_hyperfocus);
+    cJSON_AddBoolToObject(ov, "sycophancy", p->ov_sycophancy);
+    cJSON_AddBoolToObject(ov, "rules", p->ov_rules);
+    cJSON_AddNumberToObject(ov, "activity_gap_minutes", p->activity_gap);
+    cJSON_AddStringToObject(ov, "activity_intent", p->activity_intent);
     cJSON *pv = cJSON_AddObjectToObject(o, "privacy");
     cJSON_AddBoolToObject(pv, "os_idle_consent", p->idle_consent);
     cJSON_AddStringToObject(pv, "idle_probe_command", p->idle_probe[0] ? p->idle_probe : "xprintidle (when DISPLAY is set)");

@@ -45,6 +45,10 @@ struct profile {
     int rum_window, rum_threshold;
     double rum_similarity;
     int hyp_gentle, hyp_nudge, hyp_hard;
+    /* overlay: what keel wrap watches on live traffic */
+    int ov_rumination, ov_hyperfocus, ov_sycophancy, ov_rules;
+    int activity_gap;          /* minutes of quiet that end an activity session */
+    char activity_intent[200]; /* the intent quoted for an activity session */
     /* privacy */
     int idle_consent;
     char idle_probe[512];      /* empty: default (xprintidle when DISPLAY is set) */

@@ -11,6 +11,7 @@
 #include "chrono.h"
 
 #include "detect.h"
+#include "guard.h"
 #include "state.h"
 #include "timefmt.h"
 
@@ -248,9 +249,7 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
         cJSON_AddNumberToObject(b, "elapsed_seconds", (double)(elapsed / 1000));
         const char *intent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sess, "intent"));
         cJSON_AddStringToObject(b, "prior_intent", intent ? intent : "");
-        struct tf_civil c;
-        tf_civil(env->now.ms, env->now.offset_s, &c);
-        int eod = profile_eod_for(env->profile, c.wday);
+        int eod = guard_end_of_day(env, guard_eod_extension(env, state));
         int64_t since;
         const char *action = eod >= 0 && hyp_past_eod(env->now.ms, env->now.offset_s, &started, eod, &since)
                                  ? "stop_for_today"
@@ -272,6 +271,14 @@ static int do_touch(cJSON *state, void *vctx, kerr *e)
 {
     (void)e;
     const struct chrono_env *env = ((struct touch_ctx *)vctx)->env;
+    /* A pause of activity_gap_minutes or more starts a new activity session. */
+    int64_t last;
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "last_prompt_at"));
+    if (!s || tf_parse_rfc3339(s, &last, NULL) < 0 || env->now.ms - last >= env->profile->activity_gap * 60000LL ||
+        !cJSON_GetObjectItemCaseSensitive(state, "activity_started_at")) {
+        cJSON_DeleteItemFromObjectCaseSensitive(state, "activity_started_at");
+        add_time(state, "activity_started_at", env->now.ms, env->now.offset_s);
+    }
     cJSON_DeleteItemFromObjectCaseSensitive(state, "last_prompt_at");
     add_time(state, "last_prompt_at", env->now.ms, env->now.offset_s);
     return 1;

@@ -10,6 +10,7 @@
 #include "chrono.h"
 
 #include "detect.h"
+#include "guard.h"
 #include "timefmt.h"
 
 #include <stdio.h>
@@ -75,7 +76,7 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
         cJSON_AddStringToObject(o, "energy_zone", "unknown");
     } else {
         cJSON_AddStringToObject(o, "energy_zone", chrono_zone_at(p, c.wday, minute));
-        int eod = profile_eod_for(p, c.wday);
+        int eod = guard_end_of_day(env, guard_eod_extension(env, state));
         if (eod >= 0) {
             snprintf(b, sizeof b, "%02d:%02d", eod / 60, eod % 60);
             cJSON_AddStringToObject(o, "effective_end_of_day_local", b);

@@ -28,6 +28,28 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
  * of day is past it from its start. Sets *since_s to the seconds since. */
 int hyp_past_eod(int64_t now_ms, int off, const int64_t *started_ms, int eod_min, int64_t *since_s);
 
+/* The hyperfocus ladder on its own, for check_hyperfocus and the overlay. */
+enum { HYP_NONE, HYP_GENTLE, HYP_NUDGE, HYP_HARD };
+struct hyp_eval {
+    int level;            /* HYP_* */
+    int raised;           /* one rung firmer for the end of day */
+    int past_eod;
+    int64_t since_eod_s;
+    int64_t elapsed_s;
+    int stepped_down;     /* the person is away: a level became none */
+};
+extern const char hyp_description[];
+void hyp_evaluate(int64_t now_ms, int off, const int64_t *started_ms, long gentle, long nudge, long hard, int eod_min,
+                  int away, struct hyp_eval *ev);
+void hyp_reason(const struct hyp_eval *ev, long gentle, long nudge, long hard, char *buf, size_t n);
+size_t hyp_tokens(const struct hyp_eval *ev, const char **tok);   /* tok holds 6 */
+const char *hyp_level_name(int level);
+
+/* Shared by check_rumination and the overlay. */
+extern const char rum_description[];
+/* Confidence of a detection whose matches average mean_sim against threshold. */
+double rum_confidence(double mean_sim, double threshold);
+
 /* Rejects members of obj not in the NULL-terminated list (INPUT_INVALID). */
 int det_known_keys(const cJSON *obj, const char *const *keys, const char *prefix, kerr *e);
 

@@ -25,7 +25,7 @@
 
 #define HYP_SKEW_MS 60000
 
-enum { NONE, GENTLE, NUDGE, HARD };
+enum { NONE = HYP_NONE, GENTLE = HYP_GENTLE, NUDGE = HYP_NUDGE, HARD = HYP_HARD };
 static const char *const level_names[] = {"none", "gentle", "nudge", "hard"};
 static const char *const actions[] = {"continue", "check_in", "take_break", "wrap_up"};
 
@@ -45,6 +45,64 @@ int hyp_past_eod(int64_t now, int off, const int64_t *started, int eod_min, int6
         return 0;
     *since_s = (now - eod_at) / 1000;
     return 1;
+}
+
+const char hyp_description[] = "Session time since start placed on a gentle/nudge/hard ladder (60/90/120 minutes "
+                               "by default); one rung firmer after the stated end of day; none when the person "
+                               "has stepped away.";
+
+const char *hyp_level_name(int level)
+{
+    return level_names[level];
+}
+
+void hyp_evaluate(int64_t now, int off, const int64_t *started, long g, long nu, long h, int eod_min, int away,
+                  struct hyp_eval *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->elapsed_s = started && now > *started ? (now - *started) / 1000 : 0;
+    ev->level = ev->elapsed_s >= h * 60 ? HARD : ev->elapsed_s >= nu * 60 ? NUDGE : ev->elapsed_s >= g * 60 ? GENTLE : NONE;
+    ev->past_eod = eod_min >= 0 && hyp_past_eod(now, off, started, eod_min, &ev->since_eod_s);
+    if (ev->past_eod && (ev->level == GENTLE || ev->level == NUDGE)) {
+        ev->level++;
+        ev->raised = 1;
+    }
+    if (away) {
+        ev->stepped_down = ev->level != NONE;
+        ev->level = NONE;
+    }
+}
+
+void hyp_reason(const struct hyp_eval *ev, long g, long nu, long h, char *buf, size_t n)
+{
+    long mins = (long)(ev->elapsed_s / 60);
+    int rung = ev->level - ev->raised;
+    if (ev->stepped_down)
+        snprintf(buf, n, "This session has run %ld minutes, but you seem to have stepped away already, so no "
+                 "reminder is needed.", mins);
+    else if (ev->level == NONE)
+        snprintf(buf, n, "This session has run %ld minutes; the first reminder comes at %ld.", mins, g);
+    else
+        snprintf(buf, n, "This session has run %ld minutes, past the %s mark of %ld minutes%s.", mins,
+                 level_names[rung], rung == GENTLE ? g : rung == NUDGE ? nu : h,
+                 ev->raised ? ", and it is after your end of day, so this reads one step firmer" : "");
+}
+
+size_t hyp_tokens(const struct hyp_eval *ev, const char **tok)
+{
+    size_t nt = 0;
+    if (ev->level == NONE)
+        return 0;
+    tok[nt++] = "snooze-15m";
+    if (ev->level != HARD)
+        tok[nt++] = "snooze-once";
+    if (ev->level != GENTLE)
+        tok[nt++] = "commit-and-close";
+    if (ev->past_eod)
+        tok[nt++] = "extend-end-of-day";
+    tok[nt++] = "override-once";
+    tok[nt++] = "disable-for-session";
+    return nt;
 }
 
 int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON **out, kerr *e)
@@ -145,26 +203,11 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
         return kerr_set(e, "SESSION_ID_MISMATCH", "session_id",
                         "session_id differs from chronometric_snapshot.open_session.session_id");
 
-    int64_t elapsed = has_session && now > started ? (now - started) / 1000 : 0;
-    int level = NONE;
-    if (elapsed >= h * 60)
-        level = HARD;
-    else if (elapsed >= nu * 60)
-        level = NUDGE;
-    else if (elapsed >= g * 60)
-        level = GENTLE;
-
-    int64_t since_eod = 0;
-    int past_eod = eod_min >= 0 && hyp_past_eod(now, off, has_session ? &started : NULL, eod_min, &since_eod);
-    int raised = 0;
-    if (past_eod && (level == GENTLE || level == NUDGE)) {
-        level++;
-        raised = 1;
-    }
+    struct hyp_eval ev;
     int away = idle && strcmp(idle, "distraction-or-break") == 0;
-    int stepped_down = away && level != NONE;
-    if (away)
-        level = NONE;
+    hyp_evaluate(now, off, has_session ? &started : NULL, g, nu, h, eod_min, away, &ev);
+    int level = ev.level, past_eod = ev.past_eod;
+    int64_t elapsed = ev.elapsed_s, since_eod = ev.since_eod_s;
 
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "level", level_names[level]);
@@ -188,40 +231,16 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
     cJSON_AddStringToObject(o, "suggested_action", actions[level]);
 
     char reason[280];
-    long mins = (long)(elapsed / 60);
     if (!has_session)
         snprintf(reason, sizeof reason, "No session is open, so there is no elapsed time to weigh.");
-    else if (stepped_down)
-        snprintf(reason, sizeof reason,
-                 "This session has run %ld minutes, but you seem to have stepped away already, so no reminder is needed.",
-                 mins);
-    else if (level == NONE)
-        snprintf(reason, sizeof reason, "This session has run %ld minutes; the first reminder comes at %ld.", mins, g);
     else
-        snprintf(reason, sizeof reason, "This session has run %ld minutes, past the %s mark of %ld minutes%s.", mins,
-                 level_names[level - raised], level - raised == GENTLE ? g : level - raised == NUDGE ? nu : h,
-                 raised ? ", and it is after your end of day, so this reads one step firmer" : "");
+        hyp_reason(&ev, g, nu, h, reason, sizeof reason);
 
     /* Without an idle signal keel cannot tell work from a walk away. */
     double confidence = (!has_session || (idle && strcmp(idle, "unknown"))) ? 0.9 : 0.75;
-    det_common(o, confidence, reason,
-               det_heuristic("elapsed_threshold_with_eod", "0.1.0",
-                             "Session time since start placed on a gentle/nudge/hard ladder (60/90/120 minutes "
-                             "by default); one rung firmer after the stated end of day; none when the person "
-                             "has stepped away."));
+    det_common(o, confidence, reason, det_heuristic("elapsed_threshold_with_eod", "0.1.0", hyp_description));
     const char *tok[6];
-    size_t nt = 0;
-    if (level != NONE) {
-        tok[nt++] = "snooze-15m";
-        if (level != HARD)
-            tok[nt++] = "snooze-once";
-        if (level != GENTLE)
-            tok[nt++] = "commit-and-close";
-        if (past_eod)
-            tok[nt++] = "extend-end-of-day";
-        tok[nt++] = "override-once";
-        tok[nt++] = "disable-for-session";
-    }
+    size_t nt = hyp_tokens(&ev, tok);
     det_overrides(o, tok, nt);
     *out = o;
     return 0;

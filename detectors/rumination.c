@@ -42,6 +42,16 @@ static int set_of(const char *s, size_t n, struct text_words *w, struct text_set
     return text_set_from_words(w, 1, set);
 }
 
+const char rum_description[] = "Content words (NFKC, case-folded, stoplist removed) of this prompt compared with "
+                               "each prompt in the window by Jaccard index; fires when threshold_count or more "
+                               "reach similarity_threshold.";
+
+double rum_confidence(double mean, double sim_thr)
+{
+    double excess = sim_thr < 1 ? (mean - sim_thr) / (1 - sim_thr) : 1;
+    return 0.6 + 0.39 * (excess < 0 ? 0 : excess > 1 ? 1 : excess);
+}
+
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
 {
     (void)offset_s;
@@ -155,9 +165,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     char reason[280];
     double confidence;
     if (detected) {
-        double mean = sum / (double)count;
-        double excess = sim_thr < 1 ? (mean - sim_thr) / (1 - sim_thr) : 1;
-        confidence = 0.6 + 0.39 * (excess < 0 ? 0 : excess > 1 ? 1 : excess);
+        confidence = rum_confidence(sum / (double)count, sim_thr);
         snprintf(reason, sizeof reason,
                  "This prompt closely matches %zu earlier prompts from the last %ld minutes (best word overlap %d%%). "
                  "Asking again may not bring a new answer; a different angle or a decision might.",
@@ -172,10 +180,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
     }
     det_common(o, confidence, reason,
-               det_heuristic("word_overlap_jaccard", "0.1.0",
-                             "Content words (NFKC, case-folded, stoplist removed) of this prompt compared with "
-                             "each prompt in the window by Jaccard index; fires when threshold_count or more "
-                             "reach similarity_threshold."));
+               det_heuristic("word_overlap_jaccard", "0.1.0", rum_description));
     static const char *const tokens[] = {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity"};
     det_overrides(o, tokens, detected ? 4 : 0);
     *out = o;

@@ -341,10 +341,10 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
             resp_conf = 0.7 + 0.05 * (double)(nhits - 3);
         } else if (agree) {
             resp_pat = 0;
-            resp_conf = 0.5 + 0.15 * (double)(agree - 1) + (opening ? 0.15 : 0);
+            resp_conf = 0.45 + 0.15 * (double)(agree - 1) + (opening ? 0.2 : 0);
         } else if (praise) {
             resp_pat = 1;
-            resp_conf = 0.5 + 0.15 * (double)(praise - 1) + (opening ? 0.15 : 0);
+            resp_conf = 0.45 + 0.15 * (double)(praise - 1) + (opening ? 0.2 : 0);
         }
         if (resp_conf > 0.95)
             resp_conf = 0.95;

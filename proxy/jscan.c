@@ -11,16 +11,12 @@ static size_t ws(const char *s, size_t n, size_t i)
     return i;
 }
 
+static size_t skip_string(const char *s, size_t n, size_t i);
+
 /* End of the string starting at s[i] == '"' (index after the closing quote), or 0. */
 static size_t str_end(const char *s, size_t n, size_t i)
 {
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
-    }
-    return 0;
+    return skip_string(s, n, i);
 }
 
 /* End of the value starting at s[i], or 0 if it does not end within n. */
@@ -201,6 +197,10 @@ static struct jscan_span *wanted(struct jscan_top *t, const char *s, size_t a, s
         return &t->method;
     if (k == 8 && !memcmp(s + a, "\"params\"", 8))
         return &t->params;
+    if (k == 8 && !memcmp(s + a, "\"result\"", 8))
+        return &t->result;
+    if (k == 7 && !memcmp(s + a, "\"error\"", 7))
+        return &t->error;
     return NULL;
 }
 

@@ -26,11 +26,12 @@ struct jscan_span {
 };
 struct jscan_top {
     char first;                          /* '{' for an object, '[' for a batch... */
-    struct jscan_span id, method, params;
+    struct jscan_span id, method, params, result, error;
 };
 
 /* Validates s[0..n) as one JSON value, in one pass, and records the raw
- * values of the top-level members id, method and params. 1 if valid. */
+ * values of the top-level members id, method, params, result and error.
+ * 1 if valid. */
 int jscan_scan(const char *s, size_t n, struct jscan_top *top);
 
 /* 1 if s[0..n) is exactly one valid JSON value (RFC 8259), whitespace around

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "serve.h"
 #include "tools.h"
+#include "overlay.h"
 #include "wrap.h"
 
 #include <errno.h>
@@ -86,6 +87,10 @@ static const char wrap_help[] =
     "  --cwd DIR              run the server in DIR\n"
     "  --expose LIST          keel tool groups to add: guardrail, chronometric, inspect,\n"
     "                         rules, all (default) or none; comma-separated\n"
+    "  --overlay LIST         detectors to run on the traffic: rumination, hyperfocus,\n"
+    "                         sycophancy, rules, all (default) or none; comma-separated\n"
+    "  --model-tools GLOB     the server's tools that are themselves model-backed: their\n"
+    "                         results are checked for sycophancy (repeatable)\n"
     "  --tool-prefix P        prefix for a keel tool whose name the server also uses\n"
     "                         (default keel_)\n"
     "  --restart[=N]          respawn the server up to N times (default 5) when it\n"
@@ -290,10 +295,38 @@ static int parse_expose(const char *list, unsigned *groups)
     return 0;
 }
 
+static int parse_overlay(const char *list, unsigned *parts)
+{
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } names[] = {{"rumination", OV_RUMINATION}, {"hyperfocus", OV_HYPERFOCUS}, {"sycophancy", OV_SYCOPHANCY},
+                 {"rules", OV_RULES},           {"all", OV_ALL},               {"none", 0}};
+    *parts = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        size_t i;
+        for (i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (!strcmp(w, names[i].name))
+                break;
+        if (i == sizeof names / sizeof names[0])
+            return -1;
+        *parts |= names[i].bits;
+    }
+    return 0;
+}
+
 static int cmd_wrap(int argc, char **argv)
 {
-    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_ALL, "keel_", 0, &profile, NULL};
+    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_ALL, "keel_", 0, &profile, NULL, OV_ALL, NULL, 0};
     char **env_add = calloc((size_t)argc + 1, sizeof *env_add);
+    char **globs = calloc((size_t)argc + 1, sizeof *globs);
+    if (!globs) {
+        free(env_add);
+        return 1;
+    }
+    o.model_tools = globs;
     char **split = NULL;
     int nenv = 0, rc;
     if (!env_add)
@@ -332,6 +365,18 @@ static int cmd_wrap(int argc, char **argv)
                                  "all, none%s", NULL);
                 goto out;
             }
+        } else if (!strcmp(a, "--overlay")) {
+            if (++i >= argc || parse_overlay(argv[i], &o.overlay) < 0) {
+                rc = usage_error("--overlay takes a comma-separated list of rumination, hyperfocus, sycophancy, rules, "
+                                 "all, none%s", NULL);
+                goto out;
+            }
+        } else if (!strcmp(a, "--model-tools")) {
+            if (++i >= argc || !argv[i][0]) {
+                rc = usage_error("--model-tools needs a glob, like 'ask_*'%s", NULL);
+                goto out;
+            }
+            globs[o.nmodel_tools++] = argv[i];
         } else if (!strcmp(a, "--tool-prefix")) {
             if (++i >= argc || !argv[i][0]) {
                 rc = usage_error("--tool-prefix needs a prefix%s", NULL);
@@ -371,6 +416,7 @@ static int cmd_wrap(int argc, char **argv)
     rc = wrap_run(&o);
 out:
     free(env_add);
+    free(globs);
     free(split);
     return rc;
 }

@@ -16,12 +16,23 @@ static uint64_t hash(int dir, const char *id, size_t n)
     return h;
 }
 
+static void drop_data(struct pending *p, struct pending_entry *e)
+{
+    if (e->data && p->free_data)
+        p->free_data(e->data);
+    e->data = NULL;
+}
+
 void pending_free(struct pending *p)
 {
-    for (size_t i = 0; i < p->cap; i++)
+    for (size_t i = 0; i < p->cap; i++) {
+        drop_data(p, &p->v[i]);
         free(p->v[i].id);
+    }
     free(p->v);
+    void (*fd)(void *) = p->free_data;
     memset(p, 0, sizeof *p);
+    p->free_data = fd;
 }
 
 static int grow(struct pending *p)
@@ -50,7 +61,7 @@ static int grow(struct pending *p)
     return 0;
 }
 
-int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind)
+int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind, void *data)
 {
     if ((p->used + 1) * 2 > p->cap && grow(p) < 0)
         return -1;
@@ -61,13 +72,13 @@ int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind
     size_t j = hash(dir, id, idn) & (p->cap - 1);
     while (p->v[j].id)
         j = (j + 1) & (p->cap - 1);
-    p->v[j] = (struct pending_entry){copy, idn, (unsigned char)dir, (unsigned char)kind, 0};
+    p->v[j] = (struct pending_entry){copy, idn, (unsigned char)dir, (unsigned char)kind, 0, data};
     p->used++;
     p->live++;
     return 0;
 }
 
-int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind)
+int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind, void **data)
 {
     if (!p->cap)
         return 0;
@@ -76,6 +87,11 @@ int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *ki
         struct pending_entry *e = &p->v[j];
         if (!e->dead && e->dir == dir && e->idn == idn && memcmp(e->id, id, idn) == 0) {
             *kind = e->kind;
+            if (data)
+                *data = e->data;
+            else
+                drop_data(p, e);
+            e->data = NULL;
             e->dead = 1;
             p->live--;
             return 1;
@@ -91,6 +107,7 @@ void pending_drain(struct pending *p, int dir, void (*fn)(const char *id, size_t
         if (e->id && !e->dead && e->dir == dir) {
             if (fn)
                 fn(e->id, e->idn, e->kind, ctx);
+            drop_data(p, e);
             e->dead = 1;
             p->live--;
         }

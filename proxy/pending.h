@@ -10,24 +10,26 @@
 #include <stddef.h>
 
 enum pend_dir { FROM_CLIENT = 1, FROM_SERVER = 2, FROM_KEEL = 3 };
-enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY };
+enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY, PK_TOOLS_CALL, PK_SAMPLING };
 
 struct pending_entry {
     char *id;               /* NULL: empty slot */
     size_t idn;
     unsigned char dir, kind, dead;
+    void *data;             /* the caller's, freed with free_data when dropped */
 };
 
 struct pending {
     struct pending_entry *v;
     size_t cap, used, live;
+    void (*free_data)(void *);
 };
 
 void pending_free(struct pending *p);
-int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind);
-/* Removes the entry; 1 and *kind when found, 0 when not. */
-int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind);
-/* Calls fn for each live entry of a direction, then removes them all. */
+int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind, void *data);
+/* Removes the entry; 1 with *kind and *data (now the caller's) when found, 0 when not. */
+int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind, void **data);
+/* Calls fn for each live entry of a direction, then removes them all (data freed). */
 void pending_drain(struct pending *p, int dir, void (*fn)(const char *id, size_t idn, int kind, void *ctx), void *ctx);
 
 #endif

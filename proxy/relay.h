@@ -5,7 +5,9 @@
 
 #include "child.h"
 #include "frame.h"
+#include "jscan.h"
 #include "outq.h"
+#include "overlay.h"
 #include "pending.h"
 #include "tools.h"
 #include "wrap.h"
@@ -43,6 +45,13 @@ struct relay {
     size_t nupstream, upstream_cap;
     int64_t last_touch_ms;             /* last activity write to the state file */
     int exit_after_answer;             /* FAILED: exit once the initialize is answered */
+    struct overlay ov;                 /* detectors on the traffic (parts 0: a pure relay) */
+};
+
+/* What a pending tools/call carries until its result comes back. */
+struct call_data {
+    cJSON *earned;                     /* advisories its request earned */
+    char tool[];
 };
 
 /* route.c */
@@ -56,5 +65,9 @@ void relay_fail_pending(struct relay *r, const char *why);
 /* Sends the captured initialize to a respawned upstream; 0 if none to send. */
 int relay_replay(struct relay *r);
 void relay_free(struct relay *r);
+/* annotate.c */
+struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn);
+char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top);
+void relay_call_data_free(void *data);
 
 #endif

@@ -85,13 +85,9 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
 /* Client activity for get_time_context, written at most every TOUCH_EVERY_MS. */
 static void touch(struct relay *r)
 {
-    struct timespec ts;                       /* a cheap look first: this runs per request */
-    clock_gettime(CLOCK_REALTIME, &ts);
-    if ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - r->last_touch_ms < TOUCH_EVERY_MS)
-        return;
     struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir};
     kerr e = {0};
-    if (chrono_now(&env.now, &e) < 0)
+    if (chrono_now(&env.now, &e) < 0 || (env.now.ms - r->last_touch_ms < TOUCH_EVERY_MS && env.now.ms >= r->last_touch_ms))
         return;
     r->last_touch_ms = env.now.ms;
     if (chrono_touch(&env, &e) < 0)
@@ -135,8 +131,12 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
 
     if (!has_method) {                        /* a response to a server request */
         int kind;
-        if (has_id)
-            pending_take(&r->pend, FROM_SERVER, id, idn, &kind);
+        if (has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL) && kind == PK_SAMPLING &&
+            top.result.p) {
+            cJSON *res = cJSON_ParseWithLength(top.result.p, top.result.n);
+            overlay_on_sampling_result(&r->ov, res);
+            cJSON_Delete(res);
+        }
         if (r->up == UP)
             outq_line(&r->sin, line, n);
         return;
@@ -172,7 +172,12 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         return;
     }
     int kind = PK_OTHER;
-    if (str_is(method, mn, "initialize")) {
+    void *data = NULL;
+    if (r->ov.parts && str_is(method, mn, "tools/call") && params)
+        data = relay_call_started(r, params, pn);
+    if (data)
+        kind = PK_TOOLS_CALL;
+    else if (str_is(method, mn, "initialize")) {
         kind = PK_INITIALIZE;
         free(r->init_line);
         r->init_line = dup_line(line, n);
@@ -180,7 +185,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     } else if (str_is(method, mn, "tools/list")) {
         kind = PK_TOOLS_LIST;
     }
-    pending_add(&r->pend, FROM_CLIENT, id, idn, kind);
+    pending_add(&r->pend, FROM_CLIENT, id, idn, kind, data);
     outq_line(&r->sin, line, n);
 }
 
@@ -297,13 +302,20 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     size_t idn = top.id.n;
     int has_id = id && jr_valid_raw_id(id, idn);
     if (top.method.p) {
+        int kind = PK_OTHER;
+        if (r->ov.parts && str_is(top.method.p, top.method.n, "sampling/createMessage")) {
+            cJSON *params = top.params.p ? cJSON_ParseWithLength(top.params.p, top.params.n) : NULL;
+            overlay_on_sampling_request(&r->ov, params);
+            cJSON_Delete(params);
+            kind = PK_SAMPLING;
+        }
         if (has_id)
-            pending_add(&r->pend, FROM_SERVER, id, idn, PK_OTHER);
+            pending_add(&r->pend, FROM_SERVER, id, idn, kind, NULL);
         outq_line(&r->cout, line, n);
         return;
     }
     int kind = PK_OTHER;
-    if (has_id && pending_take(&r->pend, FROM_KEEL, id, idn, &kind)) {
+    if (has_id && pending_take(&r->pend, FROM_KEEL, id, idn, &kind, NULL)) {
         /* The replayed initialize answered: finish the handshake quietly and
          * tell the client to list tools again. */
         if (r->initialized_line)
@@ -315,11 +327,14 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
         return;
     }
     char *rewritten = NULL;
-    if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind)) {
+    void *data = NULL;
+    if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data)) {
         if (kind == PK_INITIALIZE)
             rewritten = merge_initialize(r, line, n);
         else if (kind == PK_TOOLS_LIST)
             rewritten = append_tools(r, line, n);
+        else if (kind == PK_TOOLS_CALL)
+            rewritten = relay_call_finished(r, data, line, n, &top);
     }
     if (rewritten) {
         outq_line(&r->cout, rewritten, strlen(rewritten));
@@ -346,7 +361,7 @@ void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t 
     if (has_method && has_id) {               /* a request: answer it */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
         error_to(&r->cout, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
-    } else if (!has_method && has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind) && r->up == UP) {
+    } else if (!has_method && has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL) && r->up == UP) {
         /* The client's answer to a server request: the server still gets one. */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the client's response");
         error_to(&r->sin, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
@@ -365,7 +380,7 @@ void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t 
     if (has_method && has_id) {               /* a server request: answer the server */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
         error_to(&r->sin, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
-    } else if (!has_method && has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind)) {
+    } else if (!has_method && has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, NULL)) {
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the upstream's response");
         error_to(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
     }
@@ -402,7 +417,7 @@ int relay_replay(struct relay *r)
         return 0;
     char raw[64];
     int rn = snprintf(raw, sizeof raw, "\"%s\"", id);
-    pending_add(&r->pend, FROM_KEEL, raw, (size_t)rn, PK_REPLAY);
+    pending_add(&r->pend, FROM_KEEL, raw, (size_t)rn, PK_REPLAY, NULL);
     outq_line(&r->sin, s, strlen(s));
     free(s);
     return 1;
@@ -410,6 +425,7 @@ int relay_replay(struct relay *r)
 
 void relay_free(struct relay *r)
 {
+    overlay_free(&r->ov);
     frame_free(&r->cin);
     frame_free(&r->sout);
     outq_free(&r->cout);

@@ -5,6 +5,7 @@
 #include "embed.h"
 #include "jscan.h"
 #include "log.h"
+#include "overlay.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ const struct tool tools_table[] = {
     {"mark_session_end", TOOL_CHRONO, "schemas/mark_session_end.json", chrono_mark_session_end, 0},
     {"request_break_if_needed", TOOL_CHRONO, "schemas/request_break_if_needed.json", chrono_request_break, 0},
     {"idle_status", TOOL_CHRONO, "schemas/idle_status.json", chrono_idle_status, TOOL_PURE_READ},
+    {"apply_override", TOOL_GUARDRAIL, "schemas/apply_override.json", overlay_apply_override, 0},
     {NULL, 0, NULL, NULL, 0},
 };
 

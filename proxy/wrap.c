@@ -91,6 +91,8 @@ int wrap_run(const struct wrap_opts *o)
     memset(&r, 0, sizeof r);
     r.o = o;
     relay_expose_init(&r);
+    r.pend.free_data = relay_call_data_free;
+    overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools);
     if (pipe(sig_pipe) < 0)
         return 1;
     nonblock(sig_pipe[0]);
@@ -113,7 +115,8 @@ int wrap_run(const struct wrap_opts *o)
     outq_init(&r.cout, STDOUT_FILENO);
     outq_init(&r.sin, -1);
     frame_init(&r.sout, -1, o->max_message_bytes);
-    log_event(LOG_INFO, "wrap_start", "tools=%d max_message_bytes=%zu", r.nexposed, o->max_message_bytes);
+    log_event(LOG_INFO, "wrap_start", "tools=%d overlay=%u max_message_bytes=%zu", r.nexposed, r.ov.parts,
+              o->max_message_bytes);
     r.up = start_upstream(&r) == 0 ? UP : FAILED;
 
     enum phase phase = RUNNING;

@@ -17,6 +17,9 @@ struct wrap_opts {
     int restart_max;                /* respawns allowed; 0: none */
     const struct profile *profile;
     const char *state_dir;          /* NULL: the default */
+    unsigned overlay;               /* OV_* parts of the overlay to run (0: none) */
+    char **model_tools;             /* globs of model-backed tools (sycophancy on their results) */
+    int nmodel_tools;
 };
 
 /* Relays until the client leaves or the upstream ends for good. Returns the

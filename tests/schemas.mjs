@@ -19,7 +19,7 @@ for (const [tool, s] of Object.entries(schemas)) {
   ok(s.$schema === 'https://json-schema.org/draft/2020-12/schema', `${tool}: declares JSON Schema 2020-12`);
   ok(s.$id === `urn:keel:schemas:0.1.0:${tool}`, `${tool}: $id is in keel's namespace`, s.$id);
   ok(typeof s.title === 'string' && typeof s.description === 'string' && s.description.length > 40, `${tool}: has a title and a description`);
-  ok(s['x-clinical-review-required'] === tool.startsWith('check_'), `${tool}: x-clinical-review-required (true exactly for the guardrail tools)`);
+  ok(s['x-clinical-review-required'] === (tool.startsWith('check_') || tool === 'apply_override'), `${tool}: x-clinical-review-required (true exactly for the guardrail tools)`);
   const src = s.compatibility && s.compatibility.heuristic_source;
   ok(src && existsSync(join(root, src)), `${tool}: compatibility.heuristic_source names a file (${src})`);
   const a = s.annotations || {};

@@ -44,23 +44,23 @@ static void pending_keys_on_direction_and_raw_id(void **state)
     (void)state;
     struct pending p = {0};
     int kind;
-    assert_int_equal(pending_add(&p, FROM_CLIENT, "0", 1, PK_INITIALIZE), 0);
-    assert_int_equal(pending_add(&p, FROM_SERVER, "0", 1, PK_OTHER), 0);   /* the same id, the other way */
-    assert_int_equal(pending_add(&p, FROM_CLIENT, "\"0\"", 3, PK_TOOLS_LIST), 0);
-    assert_int_equal(pending_take(&p, FROM_CLIENT, "0", 1, &kind), 1);
+    assert_int_equal(pending_add(&p, FROM_CLIENT, "0", 1, PK_INITIALIZE, NULL), 0);
+    assert_int_equal(pending_add(&p, FROM_SERVER, "0", 1, PK_OTHER, NULL), 0);   /* the same id, the other way */
+    assert_int_equal(pending_add(&p, FROM_CLIENT, "\"0\"", 3, PK_TOOLS_LIST, NULL), 0);
+    assert_int_equal(pending_take(&p, FROM_CLIENT, "0", 1, &kind, NULL), 1);
     assert_int_equal(kind, PK_INITIALIZE);
-    assert_int_equal(pending_take(&p, FROM_CLIENT, "0", 1, &kind), 0);     /* taken once */
-    assert_int_equal(pending_take(&p, FROM_SERVER, "0", 1, &kind), 1);
-    assert_int_equal(pending_take(&p, FROM_CLIENT, "\"0\"", 3, &kind), 1);
+    assert_int_equal(pending_take(&p, FROM_CLIENT, "0", 1, &kind, NULL), 0);     /* taken once */
+    assert_int_equal(pending_take(&p, FROM_SERVER, "0", 1, &kind, NULL), 1);
+    assert_int_equal(pending_take(&p, FROM_CLIENT, "\"0\"", 3, &kind, NULL), 1);
     assert_int_equal(kind, PK_TOOLS_LIST);
     /* Many in flight, through several resizes and tombstones. */
     char id[32];
     for (int i = 0; i < 5000; i++) {
         int n = snprintf(id, sizeof id, "%d", i);
-        assert_int_equal(pending_add(&p, FROM_CLIENT, id, (size_t)n, PK_OTHER), 0);
+        assert_int_equal(pending_add(&p, FROM_CLIENT, id, (size_t)n, PK_OTHER, NULL), 0);
         if (i % 2) {
             n = snprintf(id, sizeof id, "%d", i - 1);
-            assert_int_equal(pending_take(&p, FROM_CLIENT, id, (size_t)n, &kind), 1);
+            assert_int_equal(pending_take(&p, FROM_CLIENT, id, (size_t)n, &kind, NULL), 1);
         }
     }
     assert_int_equal(p.live, 2500);
@@ -68,7 +68,7 @@ static void pending_keys_on_direction_and_raw_id(void **state)
     pending_drain(&p, FROM_CLIENT, NULL, NULL);
     for (int i = 1; i < 5000; i += 2) {
         int n = snprintf(id, sizeof id, "%d", i);
-        count += pending_take(&p, FROM_CLIENT, id, (size_t)n, &kind);
+        count += pending_take(&p, FROM_CLIENT, id, (size_t)n, &kind, NULL);
     }
     assert_int_equal(count, 0);               /* drained */
     assert_int_equal(p.live, 0);

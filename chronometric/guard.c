@@ -1,0 +1,286 @@
+/* guard.c: overrides and advisory marks in the state file (see guard.h). */
+#include "guard.h"
+
+#include "detect.h"
+#include "state.h"
+#include "timefmt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const guard_detector_names[DET_COUNT] = {"rumination", "hyperfocus", "sycophancy", "rules"};
+
+#define HARD_REPEAT_MS (15 * 60000LL)
+
+static cJSON *obj(cJSON *parent, const char *key)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+    if (!cJSON_IsObject(o)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
+        o = cJSON_AddObjectToObject(parent, key);
+    }
+    return o;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+    return s ? s : "";
+}
+
+static int64_t time_of(const cJSON *o, const char *key)
+{
+    int64_t ms;
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+    return s && tf_parse_rfc3339(s, &ms, NULL) == 0 ? ms : -1;
+}
+
+static void set_time(cJSON *o, const char *key, int64_t ms, int off)
+{
+    char b[40];
+    tf_format_rfc3339(ms, off, b, sizeof b);
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    cJSON_AddStringToObject(o, key, b);
+}
+
+static void set_str(cJSON *o, const char *key, const char *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    cJSON_AddStringToObject(o, key, v);
+}
+
+static void set_num(cJSON *o, const char *key, double v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    cJSON_AddNumberToObject(o, key, v);
+}
+
+static void today(const struct chrono_env *env, char *buf, size_t n)
+{
+    struct tf_civil c;
+    tf_civil(env->now.ms, env->now.offset_s, &c);
+    snprintf(buf, n, "%04d-%02d-%02d", c.year, c.month, c.day);
+}
+
+struct read_ctx {
+    const struct chrono_env *env;
+    int gap_min;
+    struct guard_view *v;
+};
+
+static int do_read(cJSON *state, void *vctx, kerr *e)
+{
+    (void)e;
+    struct read_ctx *c = vctx;
+    struct guard_view *v = c->v;
+    const struct chrono_env *env = c->env;
+    memset(v, 0, sizeof *v);
+    v->now = env->now.ms;
+    v->session_started = v->fresh_context_at = v->snooze_until = -1;
+    const cJSON *sess = cJSON_GetObjectItemCaseSensitive(state, "open_session");
+    int64_t started = time_of(sess, "started_at");
+    if (started >= 0) {
+        v->session_open = 1;
+        v->session_started = started;
+        snprintf(v->session_id, sizeof v->session_id, "%s", str_of(sess, "session_id"));
+        snprintf(v->session_key, sizeof v->session_key, "%s", v->session_id);
+        snprintf(v->intent, sizeof v->intent, "%s", str_of(sess, "intent"));
+    } else {
+        int64_t act = time_of(state, "activity_started_at"), last = time_of(state, "last_prompt_at");
+        if (act >= 0 && last >= 0 && env->now.ms - last < (int64_t)c->gap_min * 60000) {
+            v->session_started = act;
+            snprintf(v->session_key, sizeof v->session_key, "activity:%lld", (long long)act);
+        }
+    }
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(state, "guard");
+    const cJSON *once = cJSON_GetObjectItemCaseSensitive(g, "override_once");
+    const cJSON *dis = cJSON_GetObjectItemCaseSensitive(g, "disabled");
+    for (int d = 0; d < DET_COUNT; d++) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[d]);
+        v->once[d] = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dis, guard_detector_names[d]));
+        v->disabled[d] = k && v->session_key[0] && !strcmp(k, v->session_key);
+    }
+    const char *ls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "lower_sensitivity"));
+    v->lower_sensitivity = ls && v->session_key[0] && !strcmp(ls, v->session_key);
+    const char *vo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "validation_ok"));
+    v->validation_ok = vo && v->session_key[0] && !strcmp(vo, v->session_key);
+    v->fresh_context_at = time_of(g, "fresh_context_at");
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(g, "hyperfocus");
+    v->snooze_until = time_of(h, "snooze_until");
+    v->skip_next = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "skip_next"));
+    v->eod_extension_min = guard_eod_extension(env, state);
+    return 0;
+}
+
+int guard_eod_extension(const struct chrono_env *env, const cJSON *state)
+{
+    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(state, "guard"),
+                                                       "end_of_day_extension");
+    char d[16];
+    today(env, d, sizeof d);
+    const char *date = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ext, "date"));
+    const cJSON *mins = cJSON_GetObjectItemCaseSensitive(ext, "minutes");
+    return date && !strcmp(date, d) && cJSON_IsNumber(mins) ? (int)mins->valuedouble : 0;
+}
+
+int guard_read(const struct chrono_env *env, int gap_min, struct guard_view *v, kerr *e)
+{
+    struct read_ctx c = {env, gap_min, v};
+    return state_update(env->state_dir, env->now.ms, do_read, &c, e);
+}
+
+int guard_end_of_day(const struct chrono_env *env, int extension_min)
+{
+    struct tf_civil c;
+    tf_civil(env->now.ms, env->now.offset_s, &c);
+    int eod = profile_eod_for(env->profile, c.wday);
+    if (eod < 0)
+        return -1;
+    eod += extension_min;
+    return eod > 1439 ? 1439 : eod;
+}
+
+struct claim_ctx {
+    const struct chrono_env *env;
+    const char *key;
+    int level, det, *result;
+};
+
+static int do_claim(cJSON *state, void *vctx, kerr *e)
+{
+    (void)e;
+    struct claim_ctx *c = vctx;
+    int64_t now = c->env->now.ms;
+    cJSON *g = obj(state, "guard"), *h = obj(g, "hyperfocus"), *adv = obj(h, "advised");
+    *c->result = GUARD_QUIET;
+    if (time_of(h, "snooze_until") > now) {
+        *c->result = GUARD_SNOOZED;
+        return 0;
+    }
+    const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(adv, "key"));
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(adv, "level");
+    int prev = key && !strcmp(key, c->key) && cJSON_IsNumber(lv) ? (int)lv->valuedouble : 0;
+    int64_t at = time_of(adv, "at");
+    int rise = c->level > prev;
+    int repeat = c->level == HYP_HARD && prev == HYP_HARD && at >= 0 && now - at >= HARD_REPEAT_MS;
+    if (!rise && !repeat)
+        return 0;
+    set_str(adv, "key", c->key);
+    set_num(adv, "level", c->level);
+    set_time(adv, "at", now, c->env->now.offset_s);
+    if (rise && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "skip_next"))) {
+        cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next");       /* snooze-once: this rung is skipped */
+        return 1;
+    }
+    cJSON *once = obj(g, "override_once");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, "hyperfocus");
+    if (cJSON_IsNumber(n) && n->valuedouble > 0) {
+        set_num(once, "hyperfocus", n->valuedouble - 1);               /* override-once: swallowed */
+        return 1;
+    }
+    *c->result = GUARD_EMIT;
+    return 1;
+}
+
+int guard_claim_hyperfocus(const struct chrono_env *env, const char *key, int level, int *emit, kerr *e)
+{
+    struct claim_ctx c = {env, key, level, DET_HYPERFOCUS, emit};
+    return state_update(env->state_dir, env->now.ms, do_claim, &c, e);
+}
+
+static int do_take_once(cJSON *state, void *vctx, kerr *e)
+{
+    (void)e;
+    struct claim_ctx *c = vctx;
+    cJSON *once = obj(obj(state, "guard"), "override_once");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[c->det]);
+    *c->result = 0;
+    if (!cJSON_IsNumber(n) || n->valuedouble <= 0)
+        return 0;
+    set_num(once, guard_detector_names[c->det], n->valuedouble - 1);
+    *c->result = 1;
+    return 1;
+}
+
+int guard_take_once(const struct chrono_env *env, int det, int *taken, kerr *e)
+{
+    struct claim_ctx c = {env, NULL, 0, det, taken};
+    return state_update(env->state_dir, env->now.ms, do_take_once, &c, e);
+}
+
+struct apply_ctx {
+    const struct chrono_env *env;
+    const char *token, *key;
+    int det;
+    char *effect, *until;
+    size_t effect_n, until_n;
+};
+
+static int do_apply(cJSON *state, void *vctx, kerr *e)
+{
+    (void)e;
+    struct apply_ctx *c = vctx;
+    const struct chrono_env *env = c->env;
+    const char *det = guard_detector_names[c->det];
+    cJSON *g = obj(state, "guard");
+    char b[40];
+    if (!strcmp(c->token, "override-once")) {
+        cJSON *once = obj(g, "override_once");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, det);
+        set_num(once, det, (cJSON_IsNumber(n) ? n->valuedouble : 0) + 1);
+        snprintf(c->effect, c->effect_n, "the next %s advisory will not be shown", det);
+        snprintf(c->until, c->until_n, "the next %s advisory", det);
+    } else if (!strcmp(c->token, "disable-for-session")) {
+        set_str(obj(g, "disabled"), det, c->key);
+        snprintf(c->effect, c->effect_n, "%s advisories are off for this session", det);
+        snprintf(c->until, c->until_n, "the session ends");
+    } else if (!strcmp(c->token, "lower-sensitivity")) {
+        set_str(g, "lower_sensitivity", c->key);
+        snprintf(c->effect, c->effect_n,
+                 "rumination now needs word overlap of at least 0.75 and one more repeat before it speaks");
+        snprintf(c->until, c->until_n, "the session ends");
+    } else if (!strcmp(c->token, "fresh-context")) {
+        set_time(g, "fresh_context_at", env->now.ms, env->now.offset_s);
+        snprintf(c->effect, c->effect_n, "earlier %s are forgotten; %s starts from a clean slate",
+                 c->det == DET_SYCOPHANCY ? "reassurance requests" : "calls and prompts", det);
+        tf_format_rfc3339(env->now.ms, env->now.offset_s, b, sizeof b);
+        snprintf(c->until, c->until_n, "%s", b);
+    } else if (!strcmp(c->token, "snooze-15m")) {
+        int64_t until = env->now.ms + 15 * 60000LL;
+        set_time(obj(g, "hyperfocus"), "snooze_until", until, env->now.offset_s);
+        snprintf(c->effect, c->effect_n, "no time reminders for 15 minutes");
+        tf_format_rfc3339(until, env->now.offset_s, c->until, c->until_n);
+    } else if (!strcmp(c->token, "snooze-once")) {
+        cJSON *h = obj(g, "hyperfocus");
+        cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next");
+        cJSON_AddBoolToObject(h, "skip_next", 1);
+        snprintf(c->effect, c->effect_n, "the next reminder step will be skipped");
+        snprintf(c->until, c->until_n, "the next reminder step");
+    } else if (!strcmp(c->token, "extend-end-of-day")) {
+        cJSON *ext = obj(g, "end_of_day_extension");
+        char d[16];
+        today(env, d, sizeof d);
+        const char *date = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ext, "date"));
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(ext, "minutes");
+        int mins = (date && !strcmp(date, d) && cJSON_IsNumber(m) ? (int)m->valuedouble : 0) + 60;
+        set_str(ext, "date", d);
+        set_num(ext, "minutes", mins);
+        snprintf(c->effect, c->effect_n, "today's end of day is %d minutes later", mins);
+        snprintf(c->until, c->until_n, "the end of %s", d);
+    } else if (!strcmp(c->token, "i-want-validation")) {
+        set_str(g, "validation_ok", c->key);
+        snprintf(c->effect, c->effect_n, "no sycophancy advisories for this session");
+        snprintf(c->until, c->until_n, "the session ends");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+int guard_apply(const struct chrono_env *env, const char *token, int det, const char *session_key, char *effect,
+                size_t effect_n, char *until, size_t until_n, kerr *e)
+{
+    struct apply_ctx c = {env, token, session_key, det, effect, until, effect_n, until_n};
+    return state_update(env->state_dir, env->now.ms, do_apply, &c, e);
+}

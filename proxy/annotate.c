@@ -1,0 +1,185 @@
+/* annotate.c: the overlay's part of routing in keel wrap.
+ *
+ * A tools/call on its way upstream is shown to the overlay (rumination
+ * remembers it); when its result comes back, the overlay's advisories are
+ * spliced into the result line: a text block appended to content for the
+ * person, and the structured advisories under _meta["keel/advisories"].
+ * The splice is byte surgery on the line keel received, so every other byte,
+ * structuredContent and the original blocks included, is left as it was, and
+ * a large result costs two scans and one copy, not a parse and a print. */
+#include "relay.h"
+
+#include "jscan.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A tools/call on its way upstream: what the overlay makes of it. */
+struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn)
+{
+    cJSON *p = cJSON_ParseWithLength(params, pn);
+    const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
+    struct call_data *d = NULL;
+    if (tool && (d = malloc(sizeof *d + strlen(tool) + 1))) {
+        strcpy(d->tool, tool);
+        d->earned = overlay_on_call(&r->ov, tool, cJSON_GetObjectItemCaseSensitive(p, "arguments"));
+    }
+    cJSON_Delete(p);
+    return d;
+}
+
+void relay_call_data_free(void *p)
+{
+    struct call_data *d = p;
+    if (d)
+        cJSON_Delete(d->earned);
+    free(d);
+}
+
+/* The text of a result's text blocks, for a model-backed tool: at most
+ * OV_SCAN_MAX characters are read (the detector's own cap). */
+static char *result_text(const struct jscan_span *result)
+{
+    const char *c;
+    size_t cn;
+    if (jscan_member(result->p, result->n, "content", &c, &cn) != 1)
+        return NULL;
+    cJSON *content = cJSON_ParseWithLength(c, cn);
+    char *out = NULL;
+    size_t n = 0;
+    const cJSON *b;
+    cJSON_ArrayForEach(b, content) {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "text"));
+        if (!type || strcmp(type, "text") || !t)
+            continue;
+        size_t l = strlen(t);
+        if (l > (size_t)OV_SCAN_MAX - n)
+            l = (size_t)OV_SCAN_MAX - n;
+        while (l && ((unsigned char)t[l] & 0xC0) == 0x80)
+            l--;                              /* whole characters only */
+        char *o = realloc(out, n + l + 2);
+        if (!o)
+            break;
+        out = o;
+        if (n)
+            out[n++] = '\n';
+        memcpy(out + n, t, l);
+        n += l;
+        out[n] = '\0';
+        if (n >= (size_t)OV_SCAN_MAX)
+            break;
+    }
+    cJSON_Delete(content);
+    return out;
+}
+
+static size_t span_ws(const char *s, size_t i, size_t end)
+{
+    while (i < end && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+        i++;
+    return i;
+}
+
+/* The result line with advisories spliced in, byte surgery only: a text
+ * block appended to content and "keel/advisories" added to _meta. Every
+ * other byte, structuredContent included, stays as it was. */
+static char *annotate(const char *line, size_t n, const struct jscan_span *res, const cJSON *adv)
+{
+    struct ins {
+        size_t at;
+        char *text;
+    } ins[2] = {{0, NULL}, {0, NULL}};
+    int k = 0;
+    size_t r0 = (size_t)(res->p - line), r1 = r0 + res->n;     /* the result object */
+    int empty_result = span_ws(line, r0 + 1, r1) == r1 - 1;
+    char *people = overlay_text(adv);
+    if (people) {
+        cJSON *block = cJSON_CreateObject();
+        cJSON_AddStringToObject(block, "type", "text");
+        cJSON_AddStringToObject(block, "text", people);
+        char *bj = cJSON_PrintUnformatted(block);
+        cJSON_Delete(block);
+        free(people);
+        const char *c;
+        size_t cn;
+        if (bj && jscan_member(res->p, res->n, "content", &c, &cn) == 1 && c[0] == '[') {
+            size_t c0 = (size_t)(c - line), c1 = c0 + cn;
+            int empty = span_ws(line, c0 + 1, c1) == c1 - 1;
+            size_t l = strlen(bj) + 2;
+            if ((ins[k].text = malloc(l)))
+                snprintf(ins[k].text, l, "%s%s", empty ? "" : ",", bj), ins[k++].at = c1 - 1;
+        } else if (bj) {
+            size_t l = strlen(bj) + 16;
+            if ((ins[k].text = malloc(l)))
+                snprintf(ins[k].text, l, "\"content\":[%s]%s", bj, empty_result ? "" : ","), ins[k++].at = r0 + 1;
+        }
+        free(bj);
+    }
+    char *aj = cJSON_PrintUnformatted(adv);
+    const char *m;
+    size_t mn;
+    int has_meta = jscan_member(res->p, res->n, "_meta", &m, &mn) == 1;
+    if (aj && has_meta && m[0] == '{') {
+        size_t m0 = (size_t)(m - line);
+        int empty = span_ws(line, m0 + 1, m0 + mn) == m0 + mn - 1;
+        size_t l = strlen(aj) + 24;
+        if ((ins[k].text = malloc(l)))
+            snprintf(ins[k].text, l, "\"keel/advisories\":%s%s", aj, empty ? "" : ","), ins[k++].at = m0 + 1;
+    } else if (aj && !has_meta) {
+        size_t l = strlen(aj) + 40;
+        if ((ins[k].text = malloc(l)))
+            snprintf(ins[k].text, l, "\"_meta\":{\"keel/advisories\":%s}%s", aj,
+                     empty_result && !(k && ins[0].at == r0 + 1) ? "" : ","), ins[k++].at = r0 + 1;
+    }
+    free(aj);
+    if (k == 2 && ins[1].at < ins[0].at) {
+        struct ins t = ins[0];
+        ins[0] = ins[1];
+        ins[1] = t;
+    }
+    size_t total = n;
+    for (int i = 0; i < k; i++)
+        total += strlen(ins[i].text);
+    char *out = k ? malloc(total + 1) : NULL;
+    if (out) {
+        size_t o = 0, from = 0;
+        for (int i = 0; i < k; i++) {
+            memcpy(out + o, line + from, ins[i].at - from);
+            o += ins[i].at - from;
+            size_t l = strlen(ins[i].text);
+            memcpy(out + o, ins[i].text, l);
+            o += l;
+            from = ins[i].at;
+        }
+        memcpy(out + o, line + from, n - from);
+        out[total] = '\0';
+    }
+    for (int i = 0; i < k; i++)
+        free(ins[i].text);
+    return out;
+}
+
+/* The upstream answered a tools/call: attach what the overlay has to say. */
+char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top)
+{
+    struct call_data *d = data;
+    char *text = NULL, *out = NULL;
+    if (top->result.p && top->result.p[0] == '{' && overlay_is_model_tool(&r->ov, d->tool))
+        text = result_text(&top->result);
+    cJSON *adv = overlay_for_result(&r->ov, d->tool, d->earned, text);
+    d->earned = NULL;
+    free(text);
+    if (adv && top->result.p && top->result.p[0] == '{') {
+        out = annotate(line, n, &top->result, adv);
+        log_event(LOG_INFO, "advisory_attached", "count=%d", cJSON_GetArraySize(adv));
+        cJSON_Delete(adv);
+    } else if (adv) {
+        overlay_requeue(&r->ov, adv);          /* an error result: the next result carries them */
+    }
+    relay_call_data_free(d);
+    return out;
+}
+

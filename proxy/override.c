@@ -1,0 +1,135 @@
+/* override.c: apply_override, the tool that makes override tokens real.
+ *
+ * The person says a token ("snooze-15m"), the model calls apply_override
+ * {token, detector}, and keel says what changed and until when. Time-based
+ * and session-scoped tokens live in the shared state file (guard.h), so every
+ * keel process of the person honours them; fresh-context also clears this
+ * process's memory at once; explain-the-match reads this process's last
+ * advisory; commit-and-close ends the session as mark_session_end does. */
+#include "overlay.h"
+
+#include "detect.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const allowed[DET_COUNT][8] = {
+    {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity", "explain-the-match", NULL},
+    {"snooze-15m", "snooze-once", "commit-and-close", "extend-end-of-day", "override-once", "disable-for-session",
+     "explain-the-match", NULL},
+    {"i-want-validation", "explain-the-match", "override-once", "fresh-context", "disable-for-session", NULL},
+    {"override-once", "explain-the-match", NULL},
+};
+
+static int allows(int det, const char *token)
+{
+    for (int i = 0; allowed[det][i]; i++)
+        if (!strcmp(allowed[det][i], token))
+            return 1;
+    return 0;
+}
+
+static void list_tokens(int det, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int i = 0; allowed[det][i]; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", i ? ", " : "", allowed[det][i]);
+    }
+}
+
+int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    static const char *const keys[] = {"token", "detector", "summary", NULL};
+    const char *token, *detector = NULL, *summary = NULL;
+    size_t tn, dn, sn;
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "token", "token", 1, NULL, 64, &token, &tn, e) < 0 ||
+        det_string(args, "detector", "detector", 0, NULL, 64, &detector, &dn, e) < 0 ||
+        det_string(args, "summary", "summary", 0, NULL, 1000, &summary, &sn, e) < 0)
+        return -1;
+    int det = -1;
+    if (detector) {
+        for (int d = 0; d < DET_COUNT; d++)
+            if (!strcmp(detector, guard_detector_names[d]))
+                det = d;
+        if (det < 0)
+            return kerr_set(e, "INVALID_OVERRIDE", "detector",
+                            "detector must be one of rumination, hyperfocus, sycophancy, rules");
+    } else {                                  /* a token that belongs to one detector names it */
+        int found = 0;
+        for (int d = 0; d < DET_COUNT; d++)
+            if (allows(d, token))
+                det = d, found++;
+        if (!found)
+            return kerr_set(e, "INVALID_OVERRIDE", "token",
+                            "unknown token; the tokens are fresh-context, override-once, disable-for-session, "
+                            "lower-sensitivity, snooze-15m, snooze-once, commit-and-close, extend-end-of-day, "
+                            "i-want-validation, explain-the-match");
+        if (found > 1)
+            return kerr_set(e, "INVALID_OVERRIDE", "detector",
+                            "this token applies to several detectors: name one of rumination, hyperfocus, sycophancy, "
+                            "rules in detector");
+    }
+    if (!allows(det, token)) {
+        char list[300];
+        list_tokens(det, list, sizeof list);
+        return kerr_set(e, "INVALID_OVERRIDE", "token", "%s takes these tokens: %s", guard_detector_names[det], list);
+    }
+    struct overlay *ov = overlay_current;
+    struct guard_view v;
+    if (guard_read(env, env->profile->activity_gap, &v, e) < 0)
+        return -1;
+    char effect[200] = "", until[64] = "";
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "token", token);
+    cJSON_AddStringToObject(o, "detector", guard_detector_names[det]);
+    int session_scoped = !strcmp(token, "disable-for-session") || !strcmp(token, "lower-sensitivity") ||
+                         !strcmp(token, "i-want-validation");
+    if (!strcmp(token, "explain-the-match")) {
+        const cJSON *last = ov ? ov->last[det] : NULL;
+        if (last) {
+            cJSON_AddItemToObject(o, "explanation", cJSON_Duplicate(last, 1));
+            snprintf(effect, sizeof effect, "nothing changed; here is what the last %s advisory saw", guard_detector_names[det]);
+        } else {
+            snprintf(effect, sizeof effect, "nothing changed; keel has given no %s advisory in this process yet",
+                     guard_detector_names[det]);
+        }
+    } else if (!strcmp(token, "commit-and-close")) {
+        cJSON *a = cJSON_CreateObject(), *closed = NULL;
+        if (summary)
+            cJSON_AddStringToObject(a, "summary", summary);
+        int rc = chrono_mark_session_end(a, env, &closed, e);
+        cJSON_Delete(a);
+        if (rc < 0) {
+            cJSON_Delete(o);
+            return -1;
+        }
+        cJSON_AddItemToObject(o, "session", closed);
+        snprintf(effect, sizeof effect, "the session is closed");
+    } else if (session_scoped && !v.session_key[0]) {
+        /* No session to scope it to: it holds until this keel exits. */
+        if (ov && strcmp(token, "lower-sensitivity") && strcmp(token, "i-want-validation"))
+            ov->local_disabled[det] = 1;
+        snprintf(effect, sizeof effect, "%s advisories from this keel are off", guard_detector_names[det]);
+        if (!ov || !strcmp(token, "lower-sensitivity") || !strcmp(token, "i-want-validation"))
+            snprintf(effect, sizeof effect, "nothing to scope it to: no session is open and none is active");
+        snprintf(until, sizeof until, "keel exits");
+    } else {
+        if (guard_apply(env, token, det, v.session_key, effect, sizeof effect, until, sizeof until, e) < 0) {
+            cJSON_Delete(o);
+            return -1;
+        }
+        if (ov && !strcmp(token, "fresh-context"))
+            overlay_forget(ov, det);      /* at once, here; other processes at their next look */
+    }
+    if (ov)
+        ov->view_at = 0;
+    cJSON_AddStringToObject(o, "effect", effect);
+    if (until[0])
+        cJSON_AddStringToObject(o, "until", until);
+    log_event(LOG_INFO, "override_applied", "token=%s detector=%s", token, guard_detector_names[det]);
+    *out = o;
+    return 0;
+}

@@ -1,0 +1,218 @@
+// overlay.mjs: the detectors on live traffic through keel wrap, with time
+// moved by hand (KEEL_NOW_FILE). Advisories must appear when they should and
+// not before, carry their override tokens, leave the original result alone,
+// and overrides must really take effect, across two keel processes too.
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ok, done } from './lib/tap.mjs';
+import { root, Proc, sandbox } from './lib/keel.mjs';
+
+const UP = join(root, 'tests', 'fixtures', 'upstream.mjs');
+const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { sampling: {} }, clientInfo: { name: 't', version: '1' } } };
+let nextId = 100;
+const call = (name, args = {}) => ({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } });
+
+function world() {
+  const box = sandbox();
+  const clock = join(box.dir, 'now');
+  const setTime = (iso) => writeFileSync(clock, iso + '\n');
+  setTime('2026-05-16T09:00:00+01:00');
+  const env = { ...box.env, KEEL_NOW_FILE: clock, TZ: 'Europe/Dublin' };
+  const start = (opts = []) => {
+    const k = new Proc(['--log-level', 'debug', 'wrap', ...opts, '--', process.execPath, UP, 'normal'], env);
+    return k;
+  };
+  return { box, setTime, start, env };
+}
+async function open(k) {
+  await k.ask(init);
+  k.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+}
+const advisories = (r) => (r.result && r.result._meta && r.result._meta['keel/advisories']) || [];
+const textBlock = (r) => (r.result.content.length > 1 ? r.result.content[r.result.content.length - 1].text : null);
+const of = (r, det) => advisories(r).find((a) => a.detector === det);
+
+// Rumination: the 3rd repeat fires, not before; override-once, lower-sensitivity, fresh-context, explain.
+{
+  const w = world();
+  const k = w.start();
+  await open(k);
+  const ask = (q) => k.ask(call('echo', { message: q }));
+  const qs = ['where is the database migration plan', 'where is the migration plan for the database',
+    'where is the database migration plan?', 'database migration plan, where is it'];
+  const rs = [];
+  for (const q of qs) rs.push(await ask(q));
+  ok(rs.slice(0, 3).every((r) => advisories(r).length === 0 && r.result.content.length === 1), 'rumination: no advisory for the first call and the first two repeats');
+  const a = of(rs[3], 'rumination');
+  ok(a && a.confidence >= 0.6 && a.override_options.map((o) => o.token).join() === 'fresh-context,override-once,disable-for-session,lower-sensitivity',
+    'rumination: the 3rd repeat carries an advisory with its override tokens', rs[3]);
+  ok(a && /call number 4 to echo/.test(a.reason) && a.heuristic.name === 'word_overlap_jaccard', 'the reason says what was seen, plainly', a);
+  const tb = textBlock(rs[3]);
+  ok(rs[3].result.content[0].text === qs[3] && tb && /keel advisory \(rumination\)/.test(tb) && /say one of: fresh-context/.test(tb),
+    'the original block is untouched; one text block for the person is added', rs[3].result.content);
+  let r = await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'rumination' }));
+  const ex = r.result.structuredContent.explanation;
+  ok(ex && ex.matched.length === 3 && ex.matched.some((m) => m.text === qs[0]) && ex.matched.every((m) => m.similarity >= 0.55),
+    'explain-the-match returns what matched, with scores', r.result.structuredContent);
+  r = await k.ask(call('apply_override', { token: 'override-once', detector: 'rumination' }));
+  ok(r.result.structuredContent.until === 'the next rumination advisory', 'override-once: applied, and says until when');
+  r = await ask('where is that database migration plan');
+  ok(!of(r, 'rumination'), 'override-once suppresses exactly the next advisory', r);
+  r = await ask('the database migration plan: where is it');
+  ok(of(r, 'rumination'), 'and the one after comes back');
+  r = await k.ask(call('apply_override', { token: 'lower-sensitivity', detector: 'rumination' }));
+  ok(r.result.structuredContent.until === 'the session ends', 'lower-sensitivity applies to the activity session', r.result.structuredContent);
+  r = await ask('where is the database migration plan for the orders service');
+  ok(!of(r, 'rumination'), 'lower-sensitivity: a looser repeat (overlap under 0.75) no longer counts', r);
+  await k.ask(call('apply_override', { token: 'fresh-context', detector: 'rumination' }));
+  r = await ask('where is the database migration plan');
+  ok(!of(r, 'rumination'), 'fresh-context: the memory is forgotten at once');
+  await k.close();
+}
+
+// structuredContent is never touched.
+{
+  const w = world();
+  const k = w.start();
+  await open(k);
+  let last;
+  for (let i = 0; i < 4; i++) {
+    k.send(call('structured', { note: 'weather in Dublin today' }));
+    last = await k.next();
+  }
+  const m = JSON.parse(last);
+  ok(of(m, 'rumination') && JSON.stringify(m.result.structuredContent) === '{"temperature":21,"note":"weather in Dublin today"}'
+    && last.includes('"structuredContent":{"temperature":21,"note":"weather in Dublin today"}'),
+  'an annotated result keeps structuredContent byte for byte', last);
+  await k.close();
+}
+
+// Hyperfocus across simulated hours, in two keel processes at once.
+{
+  const w = world();
+  const a = w.start(), b = w.start(['--expose', 'none']);
+  await open(a);
+  await open(b);
+  w.setTime('2026-05-16T09:00:00+01:00');
+  let r = await a.ask(call('mark_session_start', { intent: 'draft the migration plan' }));
+  ok(r.result.structuredContent.intent === 'draft the migration plan', 'a session starts');
+  const seen = [];
+  const step = async (k, iso) => {
+    w.setTime(iso);
+    await new Promise((res) => setTimeout(res, 10));
+    const res = await k.ask(call('echo', { message: `status ${iso}` }));
+    const h = of(res, 'hyperfocus');
+    if (h) seen.push([iso, h.level, k === a ? 'a' : 'b']);
+    return { res, h };
+  };
+  await step(a, '2026-05-16T09:30:00+01:00');
+  await step(b, '2026-05-16T09:59:00+01:00');
+  const g = await step(b, '2026-05-16T10:01:00+01:00');
+  await step(a, '2026-05-16T10:02:00+01:00');
+  await step(b, '2026-05-16T10:10:00+01:00');
+  const n = await step(a, '2026-05-16T10:31:00+01:00');
+  await step(b, '2026-05-16T10:32:00+01:00');
+  const h1 = await step(b, '2026-05-16T11:01:00+01:00');
+  await step(a, '2026-05-16T11:05:00+01:00');
+  ok(g.h && g.h.level === 'gentle' && /You set out to: draft the migration plan/.test(g.h.reason), 'gentle at 61 minutes, quoting the intent', g.h);
+  ok(n.h && n.h.level === 'nudge' && h1.h && h1.h.level === 'hard', 'nudge at 91 minutes, hard at 121');
+  ok(seen.length === 3, `one advisory per rung across both processes (${JSON.stringify(seen)})`);
+  r = await a.ask(call('apply_override', { token: 'snooze-15m', detector: 'hyperfocus' }));
+  ok(r.result.structuredContent.until === '2026-05-16T11:20:00+01:00', 'snooze-15m: until 15 minutes from now', r.result.structuredContent);
+  const quiet = await step(b, '2026-05-16T11:17:00+01:00');
+  ok(!quiet.h, 'none while snoozed, in the other process too');
+  const again = await step(b, '2026-05-16T11:22:00+01:00');
+  ok(again.h && again.h.level === 'hard', 'at hard, again after the snooze and 15 minutes', again.res);
+  await step(a, '2026-05-16T11:25:00+01:00');
+  ok(seen.length === 4, 'and not again within 15 minutes');
+  r = await a.ask(call('apply_override', { token: 'commit-and-close', summary: 'plan drafted' }));
+  ok(r.result.structuredContent.session && r.result.structuredContent.session.duration === 'PT2H25M', 'commit-and-close ends the session', r.result.structuredContent);
+  await a.close();
+  await b.close();
+}
+
+// Hyperfocus without a stated session: the activity session.
+{
+  const w = world();
+  const k = w.start();
+  await open(k);
+  let r, early = false;
+  for (let m = 0; m <= 60; m += 10) {         /* a call every 10 minutes: no pause */
+    w.setTime(`2026-05-16T${String(14 + Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}:00+01:00`);
+    r = await k.ask(call('echo', { message: `step ${m}` }));
+    if (m < 60 && of(r, 'hyperfocus')) early = true;
+  }
+  const h = of(r, 'hyperfocus');
+  ok(!early && h && h.level === 'gentle' && /no intent was stated/.test(h.reason), 'an hour of traffic with no session: gentle at 60 minutes, from the activity session', r);
+  w.setTime('2026-05-16T15:45:00+01:00');
+  r = await k.ask(call('echo', { message: 'after a 45-minute pause' }));
+  ok(!of(r, 'hyperfocus'), 'a pause of 30 minutes or more starts a new activity session');
+  await k.close();
+}
+
+// Sycophancy: a sampling answer, and a model-backed tool.
+{
+  const w = world();
+  const k = w.start(['--model-tools', 'model_*']);
+  await open(k);
+  k.send(call('ask_model', { prompt: 'should we ship on Friday' }));
+  const req = await k.until((m) => m.method === 'sampling/createMessage');
+  k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: "You're absolutely right, shipping on Friday is a great idea!" } } });
+  const res = await k.until((m) => m.result && m.result.content && m.result.content[0].text.startsWith("You're absolutely"));
+  const s = of(res, 'sycophancy');
+  ok(s && s.pattern && s.confidence >= 0.5 && s.override_options.some((o) => o.token === 'i-want-validation'),
+    'a sycophantic sampling answer earns an advisory on the next result', res);
+  let r = await k.ask(call('model_echo', { text: 'Great question! You are absolutely right. This is brilliant work.' }));
+  ok(of(r, 'sycophancy') && of(r, 'sycophancy').pattern === 'escalating_validation', '--model-tools: a model-backed tool\'s result is checked', r);
+  r = await k.ask(call('model_echo', { text: 'Here is the schedule for Monday. Spot on, we can go with it.' }));
+  const low = of(r, 'sycophancy');
+  ok(low && low.confidence < 0.5 && r.result.content.length === 1, 'low confidence stays out of the text block (in _meta only)', r);
+  r = await k.ask(call('model_echo', { text: 'The benchmark shows a 2x gain because the cache is warm; one concern is memory.' }));
+  ok(!of(r, 'sycophancy'), 'an honest, reasoned answer passes');
+  await k.ask(call('apply_override', { token: 'i-want-validation' }));
+  r = await k.ask(call('model_echo', { text: "You're absolutely right!" }));
+  ok(!of(r, 'sycophancy'), 'i-want-validation: no sycophancy advisory for the session');
+  await k.close();
+}
+
+// --overlay none is a pure relay; the profile can switch parts off.
+{
+  const w = world();
+  const k = w.start(['--overlay', 'none']);
+  await open(k);
+  let r;
+  for (let i = 0; i < 5; i++) r = await k.ask(call('echo', { message: 'the same question again' }));
+  ok(advisories(r).length === 0 && r.result.content.length === 1, '--overlay none: no advisories');
+  await k.close();
+  writeFileSync(join(w.box.dir, 'profile.yaml'), 'overlay:\n  rumination: false\n');
+  const k2 = w.start();
+  await open(k2);
+  for (let i = 0; i < 5; i++) r = await k2.ask(call('echo', { message: 'the same question again' }));
+  ok(!of(r, 'rumination'), 'profile overlay.rumination: false switches it off');
+  await k2.close();
+}
+
+// Privacy: a canary in every prompt, argument and result is never logged or written.
+{
+  const w = world();
+  const CANARY = 'canary-q8z1-never-log-me';
+  const k = w.start(['--model-tools', 'model_*']);
+  await open(k);
+  for (let i = 0; i < 5; i++) await k.ask(call('echo', { message: `${CANARY} where is the plan ${i % 2}` }));
+  await k.ask(call('model_echo', { text: `${CANARY} You're absolutely right!` }));
+  k.send(call('ask_model', { prompt: `${CANARY} is this okay?` }));
+  const req = await k.until((m) => m.method === 'sampling/createMessage');
+  k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: `${CANARY} Brilliant, perfect!` } } });
+  await k.until((m) => m.result && JSON.stringify(m).includes('Brilliant'));
+  await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'rumination' }));
+  w.setTime('2026-05-16T11:00:00+01:00');
+  await k.ask(call('echo', { message: CANARY }));
+  await k.close();
+  const files = [];
+  const walk = (d) => { for (const f of readdirSync(d)) { const p = join(d, f); if (statSync(p).isDirectory()) walk(p); else files.push(p); } };
+  walk(w.box.dir);
+  const leaked = files.filter((f) => readFileSync(f, 'utf8').includes(CANARY));
+  ok(!k.stderr.includes(CANARY) && k.stderr.includes('advisory_attached'), 'the canary is in no log line (debug level, advisories given)', k.stderr.slice(0, 400));
+  ok(files.length > 0 && leaked.length === 0, `the canary is in no file under the state and config dirs (${files.length} files)`, leaked);
+}
+done();
