@@ -86,79 +86,65 @@ static size_t span_ws(const char *s, size_t i, size_t end)
 /* The result line with advisories spliced in, byte surgery only: a text
  * block appended to content and "keel/advisories" added to _meta. Every
  * other byte, structuredContent included, stays as it was. */
-static char *annotate(const char *line, size_t n, const struct jscan_span *res, const cJSON *adv)
+char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, const cJSON *adv)
 {
-    struct ins {
-        size_t at;
-        char *text;
-    } ins[2] = {{0, NULL}, {0, NULL}};
+    struct jscan_insert ins[2];
+    char *text[2] = {NULL, NULL};
     int k = 0;
     size_t r0 = (size_t)(res->p - line), r1 = r0 + res->n;     /* the result object */
     int empty_result = span_ws(line, r0 + 1, r1) == r1 - 1;
-    char *people = overlay_text(adv);
+    const char *c = NULL, *m = NULL;
+    size_t cn = 0, mn = 0;
+    int has_content = jscan_member(res->p, res->n, "content", &c, &cn) == 1 && c[0] == '[';
+    int has_meta = jscan_member(res->p, res->n, "_meta", &m, &mn) == 1;
+    char *people = overlay_text(adv), *bj = NULL;
     if (people) {
         cJSON *block = cJSON_CreateObject();
         cJSON_AddStringToObject(block, "type", "text");
         cJSON_AddStringToObject(block, "text", people);
-        char *bj = cJSON_PrintUnformatted(block);
+        bj = cJSON_PrintUnformatted(block);
         cJSON_Delete(block);
         free(people);
-        const char *c;
-        size_t cn;
-        if (bj && jscan_member(res->p, res->n, "content", &c, &cn) == 1 && c[0] == '[') {
-            size_t c0 = (size_t)(c - line), c1 = c0 + cn;
-            int empty = span_ws(line, c0 + 1, c1) == c1 - 1;
-            size_t l = strlen(bj) + 2;
-            if ((ins[k].text = malloc(l)))
-                snprintf(ins[k].text, l, "%s%s", empty ? "" : ",", bj), ins[k++].at = c1 - 1;
-        } else if (bj) {
-            size_t l = strlen(bj) + 16;
-            if ((ins[k].text = malloc(l)))
-                snprintf(ins[k].text, l, "\"content\":[%s]%s", bj, empty_result ? "" : ","), ins[k++].at = r0 + 1;
-        }
-        free(bj);
     }
+    int new_content = bj && !has_content;        /* a result without content gets one */
+    /* _meta first: at the result's start it must precede a new content member. */
     char *aj = cJSON_PrintUnformatted(adv);
-    const char *m;
-    size_t mn;
-    int has_meta = jscan_member(res->p, res->n, "_meta", &m, &mn) == 1;
     if (aj && has_meta && m[0] == '{') {
-        size_t m0 = (size_t)(m - line);
-        int empty = span_ws(line, m0 + 1, m0 + mn) == m0 + mn - 1;
-        size_t l = strlen(aj) + 24;
-        if ((ins[k].text = malloc(l)))
-            snprintf(ins[k].text, l, "\"keel/advisories\":%s%s", aj, empty ? "" : ","), ins[k++].at = m0 + 1;
+        size_t m0 = (size_t)(m - line), l = strlen(aj) + 24;
+        if ((text[k] = malloc(l))) {
+            snprintf(text[k], l, "\"keel/advisories\":%s%s", aj,
+                     span_ws(line, m0 + 1, m0 + mn) == m0 + mn - 1 ? "" : ",");
+            ins[k] = (struct jscan_insert){m0 + 1, text[k]};
+            k++;
+        }
     } else if (aj && !has_meta) {
         size_t l = strlen(aj) + 40;
-        if ((ins[k].text = malloc(l)))
-            snprintf(ins[k].text, l, "\"_meta\":{\"keel/advisories\":%s}%s", aj,
-                     empty_result && !(k && ins[0].at == r0 + 1) ? "" : ","), ins[k++].at = r0 + 1;
+        if ((text[k] = malloc(l))) {
+            snprintf(text[k], l, "\"_meta\":{\"keel/advisories\":%s}%s", aj, empty_result && !new_content ? "" : ",");
+            ins[k] = (struct jscan_insert){r0 + 1, text[k]};
+            k++;
+        }
     }
     free(aj);
-    if (k == 2 && ins[1].at < ins[0].at) {
-        struct ins t = ins[0];
-        ins[0] = ins[1];
-        ins[1] = t;
-    }
-    size_t total = n;
-    for (int i = 0; i < k; i++)
-        total += strlen(ins[i].text);
-    char *out = k ? malloc(total + 1) : NULL;
-    if (out) {
-        size_t o = 0, from = 0;
-        for (int i = 0; i < k; i++) {
-            memcpy(out + o, line + from, ins[i].at - from);
-            o += ins[i].at - from;
-            size_t l = strlen(ins[i].text);
-            memcpy(out + o, ins[i].text, l);
-            o += l;
-            from = ins[i].at;
+    if (bj && has_content) {
+        size_t c0 = (size_t)(c - line), c1 = c0 + cn, l = strlen(bj) + 2;
+        if ((text[k] = malloc(l))) {
+            snprintf(text[k], l, "%s%s", span_ws(line, c0 + 1, c1) == c1 - 1 ? "" : ",", bj);
+            ins[k] = (struct jscan_insert){c1 - 1, text[k]};
+            k++;
         }
-        memcpy(out + o, line + from, n - from);
-        out[total] = '\0';
+    } else if (new_content) {
+        size_t l = strlen(bj) + 16;
+        if ((text[k] = malloc(l))) {
+            snprintf(text[k], l, "\"content\":[%s]%s", bj, empty_result ? "" : ",");
+            ins[k] = (struct jscan_insert){r0 + 1, text[k]};
+            k++;
+        }
     }
-    for (int i = 0; i < k; i++)
-        free(ins[i].text);
+    free(bj);
+    char *out = k ? jscan_splice(line, n, ins, k, NULL) : NULL;
+    free(text[0]);
+    free(text[1]);
     return out;
 }
 
@@ -173,7 +159,7 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     d->earned = NULL;
     free(text);
     if (adv && top->result.p && top->result.p[0] == '{') {
-        out = annotate(line, n, &top->result, adv);
+        out = relay_annotate(line, n, &top->result, adv);
         log_event(LOG_INFO, "advisory_attached", "count=%d", cJSON_GetArraySize(adv));
         cJSON_Delete(adv);
     } else if (adv) {

@@ -55,6 +55,20 @@ long frame_fill(struct frame_reader *r)
     return (long)got;
 }
 
+/* Keeps the last FRAME_HEAD bytes seen of the line being discarded. */
+static void keep_tail(struct frame_reader *r, const char *p, size_t n)
+{
+    if (n >= FRAME_HEAD) {
+        memcpy(r->tail, p + n - FRAME_HEAD, FRAME_HEAD);
+        r->tail_n = FRAME_HEAD;
+        return;
+    }
+    size_t keep = r->tail_n + n > FRAME_HEAD ? FRAME_HEAD - n : r->tail_n;
+    memmove(r->tail, r->tail + r->tail_n - keep, keep);
+    memcpy(r->tail + keep, p, n);
+    r->tail_n = keep + n;
+}
+
 static void keep_head(struct frame_reader *r, const char *p, size_t n)
 {
     size_t room = FRAME_HEAD - r->head_n;
@@ -72,6 +86,7 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
         if (r->discarding) {
             size_t upto = nl ? (size_t)(nl - p) : r->len;
             keep_head(r, p, upto);
+            keep_tail(r, p, upto);
             r->oversize_bytes += upto;
             if (!nl && !r->eof) {
                 r->start = 0;         /* drop what we have; the line is lost anyway */
@@ -94,8 +109,9 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
             r->len -= ln + 1;
             r->scanned = 0;
             if (ln > r->max) {
-                r->head_n = 0;
+                r->head_n = r->tail_n = 0;
                 keep_head(r, p, ln);
+                keep_tail(r, p, ln);
                 r->oversize_bytes = ln;
                 *line = r->head;
                 *n = r->head_n;
@@ -110,7 +126,7 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
         r->scanned = r->len;
         if (r->len > r->max) {        /* too long already: switch to discarding */
             r->discarding = 1;
-            r->head_n = 0;
+            r->head_n = r->tail_n = 0;
             r->oversize_bytes = 0;
             r->scanned = 0;
             continue;

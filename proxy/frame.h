@@ -2,9 +2,9 @@
  *
  * MCP's stdio transport is one JSON-RPC message per line. The reader buffers
  * bytes and hands out whole lines without copying. A line longer than the cap
- * is never held in full: its first FRAME_HEAD bytes are kept (enough to read
- * the id of a request) and the rest is discarded up to the newline, so a
- * 2 GiB line costs FRAME_HEAD bytes, not 2 GiB. A final line without a
+ * is never held in full: its first and last FRAME_HEAD bytes are kept (enough
+ * to read the id of a request, which SDKs often write last) and the rest is
+ * discarded up to the newline, so a 2 GiB line costs 2 * FRAME_HEAD bytes. A final line without a
  * newline at end of input is still a line. */
 #ifndef KEEL_FRAME_H
 #define KEEL_FRAME_H
@@ -16,7 +16,7 @@
 
 enum frame_status {
     FRAME_LINE,      /* *line, *n: one line without its newline (and without a trailing CR) */
-    FRAME_OVERSIZE,  /* *line, *n: the line's first bytes; r->oversize_bytes: its full length */
+    FRAME_OVERSIZE,  /* *line, *n: the line's first bytes; r->tail: its last; r->oversize_bytes: its length */
     FRAME_NEED,      /* no complete line buffered: call frame_fill */
     FRAME_EOF,       /* input ended and everything was handed out */
 };
@@ -30,6 +30,8 @@ struct frame_reader {
     int discarding;          /* inside an oversize line */
     char head[FRAME_HEAD];
     size_t head_n;
+    char tail[FRAME_HEAD];   /* the last bytes of an oversize line (ids often come last) */
+    size_t tail_n;
     size_t oversize_bytes;
     size_t scanned;          /* bytes after start already known to hold no newline */
 };

@@ -2,6 +2,7 @@
 #include "jscan.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static size_t ws(const char *s, size_t n, size_t i)
@@ -201,6 +202,8 @@ static struct jscan_span *wanted(struct jscan_top *t, const char *s, size_t a, s
         return &t->result;
     if (k == 7 && !memcmp(s + a, "\"error\"", 7))
         return &t->error;
+    if (k == 9 && !memcmp(s + a, "\"jsonrpc\"", 9))
+        return &t->jsonrpc;
     return NULL;
 }
 
@@ -298,4 +301,95 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top)
 int jscan_valid(const char *s, size_t n)
 {
     return jscan_scan(s, n, NULL);
+}
+
+int jscan_tail_id(const char *s, size_t n, const char **v, size_t *vn)
+{
+    /* ... "id" : VALUE } : walked backwards from the end. */
+    size_t i = n;
+    while (i && strchr(" \t\r\n", s[i - 1]))
+        i--;
+    if (!i || s[--i] != '}')
+        return 0;
+    while (i && strchr(" \t\r\n", s[i - 1]))
+        i--;
+    size_t end = i, start;
+    if (!i)
+        return 0;
+    if (s[i - 1] == '"') {                        /* a string: find its opening quote */
+        size_t k = i - 1;
+        for (;;) {
+            if (!k)
+                return 0;
+            k--;
+            if (s[k] == '"') {
+                size_t bs = 0;
+                while (k > bs && s[k - 1 - bs] == '\\')
+                    bs++;
+                if (!(bs & 1))
+                    break;
+            }
+        }
+        start = k;
+    } else {                                      /* a number */
+        start = i;
+        while (start && strchr("0123456789+-.eE", s[start - 1]))
+            start--;
+        if (start == end)
+            return 0;
+    }
+    i = start;
+    while (i && strchr(" \t\r\n", s[i - 1]))
+        i--;
+    if (!i || s[--i] != ':')
+        return 0;
+    while (i && strchr(" \t\r\n", s[i - 1]))
+        i--;
+    if (i < 4 || memcmp(s + i - 4, "\"id\"", 4))
+        return 0;
+    i -= 4;
+    while (i && strchr(" \t\r\n", s[i - 1]))
+        i--;
+    if (!i || (s[i - 1] != ',' && s[i - 1] != '{'))
+        return 0;
+    *v = s + start;
+    *vn = end - start;
+    return 1;
+}
+
+int jscan_is_jsonrpc(const struct jscan_top *top)
+{
+    if (top->first != '{' || !top->jsonrpc.p || top->jsonrpc.n != 5 || memcmp(top->jsonrpc.p, "\"2.0\"", 5))
+        return 0;
+    return top->method.p || (top->id.p && (top->result.p || top->error.p));
+}
+
+char *jscan_splice(const char *s, size_t n, struct jscan_insert *ins, int k, size_t *out_n)
+{
+    for (int a = 1; a < k; a++)                   /* by offset: k is tiny */
+        for (int b = a; b > 0 && ins[b].at < ins[b - 1].at; b--) {
+            struct jscan_insert t = ins[b];
+            ins[b] = ins[b - 1];
+            ins[b - 1] = t;
+        }
+    size_t total = n;
+    for (int i = 0; i < k; i++)
+        total += strlen(ins[i].text);
+    char *out = malloc(total + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0, from = 0;
+    for (int i = 0; i < k; i++) {
+        memcpy(out + o, s + from, ins[i].at - from);
+        o += ins[i].at - from;
+        size_t l = strlen(ins[i].text);
+        memcpy(out + o, ins[i].text, l);
+        o += l;
+        from = ins[i].at;
+    }
+    memcpy(out + o, s + from, n - from);
+    out[total] = '\0';
+    if (out_n)
+        *out_n = total;
+    return out;
 }

@@ -26,7 +26,7 @@ struct jscan_span {
 };
 struct jscan_top {
     char first;                          /* '{' for an object, '[' for a batch... */
-    struct jscan_span id, method, params, result, error;
+    struct jscan_span id, method, params, result, error, jsonrpc;
 };
 
 /* Validates s[0..n) as one JSON value, in one pass, and records the raw
@@ -37,5 +37,21 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top);
 /* 1 if s[0..n) is exactly one valid JSON value (RFC 8259), whitespace around
  * it allowed; nesting deeper than 4096 counts as invalid. No allocation. */
 int jscan_valid(const char *s, size_t n);
+
+/* The id of a message whose last member is "id" (as the MCP SDKs write
+ * responses), read from the tail of a line: 1 and its raw span, or 0. */
+int jscan_tail_id(const char *s, size_t n, const char **v, size_t *vn);
+
+/* 1 if the message's top is a JSON-RPC 2.0 message: "jsonrpc":"2.0", and a
+ * method, or an id with a result or an error. */
+int jscan_is_jsonrpc(const struct jscan_top *top);
+
+/* Text inserted at a byte offset of a line. */
+struct jscan_insert {
+    size_t at;
+    const char *text;
+};
+/* A new NUL-terminated copy of s with the insertions (in any order) made. */
+char *jscan_splice(const char *s, size_t n, struct jscan_insert *ins, int k, size_t *out_n);
 
 #endif

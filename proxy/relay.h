@@ -69,5 +69,7 @@ void relay_free(struct relay *r);
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn);
 char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top);
 void relay_call_data_free(void *data);
+/* The line with advisories spliced into the result object res. */
+char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, const cJSON *adv);
 
 #endif

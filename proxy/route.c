@@ -128,11 +128,21 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     size_t mn = top.method.n, idn = top.id.n, pn = top.params.n, nn = 0;
     int has_method = method != NULL;
     int has_id = id && jr_valid_raw_id(id, idn);
+    if (!jscan_is_jsonrpc(&top)) {
+        log_event(LOG_WARN, "client_invalid_request", "bytes=%zu", n);
+        error_to(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
+                 "Invalid Request: needs jsonrpc \"2.0\" and a method, or an id with a result or an error", NULL);
+        return;
+    }
 
     if (!has_method) {                        /* a response to a server request */
         int kind;
-        if (has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL) && kind == PK_SAMPLING &&
-            top.result.p) {
+        if (!has_id || !pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL)) {
+            /* Not asked by this upstream (a late answer to one that died): keep it away. */
+            log_event(LOG_INFO, "response_dropped", "reason=unknown_id bytes=%zu", n);
+            return;
+        }
+        if (kind == PK_SAMPLING && top.result.p) {
             cJSON *res = cJSON_ParseWithLength(top.result.p, top.result.n);
             overlay_on_sampling_result(&r->ov, res);
             cJSON_Delete(res);
@@ -142,6 +152,12 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         return;
     }
     if (!has_id) {                            /* a notification */
+        const char *rid;
+        size_t ridn;
+        int kind;
+        if (str_is(method, mn, "notifications/cancelled") && params &&
+            jscan_member(params, pn, "requestId", &rid, &ridn) == 1)
+            pending_take(&r->pend, FROM_CLIENT, rid, ridn, &kind, NULL);   /* no answer will come */
         if (str_is(method, mn, "notifications/initialized")) {
             free(r->initialized_line);
             r->initialized_line = dup_line(line, n);
@@ -189,28 +205,37 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     outq_line(&r->sin, line, n);
 }
 
-/* initialize's result must say the server has tools, since keel adds some. */
-static char *merge_initialize(struct relay *r, const char *line, size_t n)
+static int span_empty(const char *open_brace, size_t n)
 {
-    if (!r->nexposed)
+    size_t i = 1;
+    while (i < n && strchr(" \t\r\n", open_brace[i]))
+        i++;
+    return i == n - 1;
+}
+
+/* initialize's result must say the server has tools, since keel adds some.
+ * The member is spliced in; the upstream's bytes are not re-serialised. */
+static char *merge_initialize(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
+{
+    const struct jscan_span *res = &top->result;
+    if (!r->nexposed || !res->p || res->p[0] != '{')
         return NULL;
-    cJSON *m = cJSON_ParseWithLength(line, n);
-    cJSON *res = cJSON_GetObjectItemCaseSensitive(m, "result");
-    char *out = NULL;
-    if (cJSON_IsObject(res)) {
-        cJSON *caps = cJSON_GetObjectItemCaseSensitive(res, "capabilities");
-        if (!cJSON_IsObject(caps)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(res, "capabilities");
-            caps = cJSON_AddObjectToObject(res, "capabilities");
-        }
-        if (!cJSON_GetObjectItemCaseSensitive(caps, "tools")) {
-            cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
-            cJSON_AddBoolToObject(tools, "listChanged", r->o->restart_max > 0);
-            out = cJSON_PrintUnformatted(m);
-        }
+    const char *caps, *tools;
+    size_t cn, tn;
+    char text[80];
+    struct jscan_insert ins;
+    if (jscan_member(res->p, res->n, "capabilities", &caps, &cn) == 1) {
+        if (caps[0] != '{' || jscan_member(caps, cn, "tools", &tools, &tn) == 1)
+            return NULL;                      /* it has tools already (or is odd): leave it */
+        snprintf(text, sizeof text, "\"tools\":{\"listChanged\":%s}%s", r->o->restart_max > 0 ? "true" : "false",
+                 span_empty(caps, cn) ? "" : ",");
+        ins = (struct jscan_insert){(size_t)(caps - line) + 1, text};
+    } else {
+        snprintf(text, sizeof text, "\"capabilities\":{\"tools\":{\"listChanged\":%s}}%s",
+                 r->o->restart_max > 0 ? "true" : "false", span_empty(res->p, res->n) ? "" : ",");
+        ins = (struct jscan_insert){(size_t)(res->p - line) + 1, text};
     }
-    cJSON_Delete(m);
-    return out;
+    return jscan_splice(line, n, &ins, 1, NULL);
 }
 
 static int seen_upstream(const struct relay *r, const char *name)
@@ -238,45 +263,51 @@ static void remember_upstream(struct relay *r, const char *name)
         r->upstream_names[r->nupstream++] = d;
 }
 
-/* tools/list: remember the upstream's names; on the last page, append keel's. */
-static char *append_tools(struct relay *r, const char *line, size_t n)
+/* tools/list: remember the upstream's names; on the last page, append
+ * keel's tools to the array, spliced in before its closing bracket. */
+static char *append_tools(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
 {
-    cJSON *m = cJSON_ParseWithLength(line, n);
-    cJSON *res = cJSON_GetObjectItemCaseSensitive(m, "result");
-    cJSON *tools = cJSON_GetObjectItemCaseSensitive(res, "tools");
-    char *out = NULL;
-    if (cJSON_IsArray(tools)) {
-        cJSON *t;
-        cJSON_ArrayForEach(t, tools) {
-            const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
-            if (nm)
-                remember_upstream(r, nm);
-        }
-        const cJSON *next = cJSON_GetObjectItemCaseSensitive(res, "nextCursor");
-        if ((!next || cJSON_IsNull(next)) && r->nexposed) {
-            cJSON *mine = tools_list(r->o->groups);
-            int i = 0;
-            cJSON *d;
-            cJSON_ArrayForEach(d, mine) {
-                const char *base = r->exposed[i]->name;
-                char want[160];
-                snprintf(want, sizeof want, "%s", base);
-                if (seen_upstream(r, base))
-                    snprintf(want, sizeof want, "%s%s", r->o->tool_prefix, base);
-                if (strcmp(want, r->exposed_name[i]) != 0) {
-                    log_event(LOG_WARN, "tool_renamed", "name=%s as=%s reason=upstream_has_it", base, want);
-                    snprintf(r->exposed_name[i], sizeof r->exposed_name[0], "%s", want);
-                }
-                cJSON_ReplaceItemInObjectCaseSensitive(d, "name", cJSON_CreateString(r->exposed_name[i]));
-                i++;
-            }
-            while (cJSON_GetArraySize(mine) > 0)
-                cJSON_AddItemToArray(tools, cJSON_DetachItemFromArray(mine, 0));
-            cJSON_Delete(mine);
-            out = cJSON_PrintUnformatted(m);
-        }
+    const struct jscan_span *res = &top->result;
+    const char *arr, *next;
+    size_t an, nn;
+    if (!res->p || res->p[0] != '{' || jscan_member(res->p, res->n, "tools", &arr, &an) != 1 || arr[0] != '[')
+        return NULL;
+    cJSON *tools = cJSON_ParseWithLength(arr, an), *t;
+    cJSON_ArrayForEach(t, tools) {
+        const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
+        if (nm)
+            remember_upstream(r, nm);
     }
-    cJSON_Delete(m);
+    cJSON_Delete(tools);
+    int last_page = jscan_member(res->p, res->n, "nextCursor", &next, &nn) != 1 || (nn == 4 && !memcmp(next, "null", 4));
+    if (!last_page || !r->nexposed)
+        return NULL;
+    cJSON *mine = tools_list(r->o->groups);
+    int i = 0;
+    cJSON *d;
+    cJSON_ArrayForEach(d, mine) {
+        const char *base = r->exposed[i]->name;
+        char want[160];
+        snprintf(want, sizeof want, "%s", base);
+        if (seen_upstream(r, base))
+            snprintf(want, sizeof want, "%s%s", r->o->tool_prefix, base);
+        if (strcmp(want, r->exposed_name[i]) != 0) {
+            log_event(LOG_WARN, "tool_renamed", "name=%s as=%s reason=upstream_has_it", base, want);
+            snprintf(r->exposed_name[i], sizeof r->exposed_name[0], "%s", want);
+        }
+        cJSON_ReplaceItemInObjectCaseSensitive(d, "name", cJSON_CreateString(r->exposed_name[i]));
+        i++;
+    }
+    char *printed = cJSON_PrintUnformatted(mine);   /* "[...]": keel's tools as an array */
+    cJSON_Delete(mine);
+    if (!printed)
+        return NULL;
+    size_t pl = strlen(printed);
+    printed[pl - 1] = '\0';                          /* drop the closing bracket */
+    printed[0] = span_empty(arr, an) ? ' ' : ',';     /* and the opening one becomes the separator */
+    struct jscan_insert ins = {(size_t)(arr - line) + an - 1, printed};
+    char *out = jscan_splice(line, n, &ins, 1, NULL);
+    free(printed);
     return out;
 }
 
@@ -298,11 +329,22 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
         outq_line(&r->cout, line, n);
         return;
     }
+    if (!jscan_is_jsonrpc(&top)) {            /* JSON, but not a message: a JSON logger, say */
+        log_event(LOG_WARN, "upstream_not_jsonrpc", "bytes=%zu", n);
+        fprintf(stderr, "keel: upstream stdout (not JSON-RPC, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
+        return;
+    }
     const char *id = top.id.p;
     size_t idn = top.id.n;
     int has_id = id && jr_valid_raw_id(id, idn);
     if (top.method.p) {
         int kind = PK_OTHER;
+        const char *rid;
+        size_t ridn;
+        int k2;
+        if (!has_id && str_is(top.method.p, top.method.n, "notifications/cancelled") && top.params.p &&
+            jscan_member(top.params.p, top.params.n, "requestId", &rid, &ridn) == 1)
+            pending_take(&r->pend, FROM_SERVER, rid, ridn, &k2, NULL);
         if (r->ov.parts && str_is(top.method.p, top.method.n, "sampling/createMessage")) {
             cJSON *params = top.params.p ? cJSON_ParseWithLength(top.params.p, top.params.n) : NULL;
             overlay_on_sampling_request(&r->ov, params);
@@ -330,9 +372,9 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     void *data = NULL;
     if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data)) {
         if (kind == PK_INITIALIZE)
-            rewritten = merge_initialize(r, line, n);
+            rewritten = merge_initialize(r, line, n, &top);
         else if (kind == PK_TOOLS_LIST)
-            rewritten = append_tools(r, line, n);
+            rewritten = append_tools(r, line, n, &top);
         else if (kind == PK_TOOLS_CALL)
             rewritten = relay_call_finished(r, data, line, n, &top);
     }
@@ -349,12 +391,19 @@ static void oversize_msg(char *buf, size_t n, size_t total, size_t limit, const 
     snprintf(buf, n, "%s of %zu bytes exceeds the limit of %zu (--max-message-bytes)", what, total, limit);
 }
 
+/* The id of an oversize line: near its start, or (as SDKs write it) last. */
+static int oversize_id(const struct frame_reader *f, const char *head, size_t hn, const char **id, size_t *idn)
+{
+    return (jscan_member(head, hn, "id", id, idn) == 1 || jscan_tail_id(f->tail, f->tail_n, id, idn)) &&
+           jr_valid_raw_id(*id, *idn);
+}
+
 void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t total)
 {
     const char *method = NULL, *id = NULL;
     size_t mn, idn = 0;
     int has_method = jscan_member(head, hn, "method", &method, &mn) == 1;
-    int has_id = jscan_member(head, hn, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
+    int has_id = oversize_id(&r->cin, head, hn, &id, &idn);
     char msg[200];
     log_event(LOG_WARN, "message_too_large", "from=client bytes=%zu limit=%zu", total, r->o->max_message_bytes);
     int kind;
@@ -373,7 +422,7 @@ void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t 
     const char *method = NULL, *id = NULL;
     size_t mn, idn = 0;
     int has_method = jscan_member(head, hn, "method", &method, &mn) == 1;
-    int has_id = jscan_member(head, hn, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn);
+    int has_id = oversize_id(&r->sout, head, hn, &id, &idn);
     char msg[200];
     log_event(LOG_WARN, "message_too_large", "from=upstream bytes=%zu limit=%zu", total, r->o->max_message_bytes);
     int kind;

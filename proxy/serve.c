@@ -177,11 +177,13 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
     return r.member ? jr_reply(id, idn, r.member, r.value) : NULL;
 }
 
-static char *oversize_reply(const struct serve_opts *o, const char *head, size_t hn, size_t total)
+static char *oversize_reply(const struct serve_opts *o, const struct frame_reader *f, const char *head, size_t hn,
+                            size_t total)
 {
     const char *id = NULL;
     size_t idn = 0;
-    if (jscan_member(head, hn, "id", &id, &idn) != 1 || !jr_valid_raw_id(id, idn))
+    if ((jscan_member(head, hn, "id", &id, &idn) != 1 && !jscan_tail_id(f->tail, f->tail_n, &id, &idn)) ||
+        !jr_valid_raw_id(id, idn))
         id = NULL;
     char msg[160];
     snprintf(msg, sizeof msg, "Invalid Request: message of %zu bytes exceeds the limit of %zu (--max-message-bytes)",
@@ -217,7 +219,7 @@ int serve_run(const struct serve_opts *o)
             status = 1;
             break;
         }
-        char *reply = st == FRAME_OVERSIZE ? oversize_reply(o, line, n, r.oversize_bytes) : serve_handle(o, line, n);
+        char *reply = st == FRAME_OVERSIZE ? oversize_reply(o, &r, line, n, r.oversize_bytes) : serve_handle(o, line, n);
         if (reply) {
             int rc = jr_write_line(STDOUT_FILENO, reply, strlen(reply));
             free(reply);

@@ -38,6 +38,8 @@
 #define GRACE_MS 2000
 #define BACKOFF_FIRST_MS 250
 #define BACKOFF_MAX_MS 8000
+#define REPLAY_MS 10000          /* a respawned upstream must answer the replayed initialize by then */
+#define STABLE_MS 60000          /* an upstream that ran this long gets a fresh restart budget */
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -95,8 +97,10 @@ int wrap_run(const struct wrap_opts *o)
     overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools);
     if (pipe(sig_pipe) < 0)
         return 1;
-    nonblock(sig_pipe[0]);
-    nonblock(sig_pipe[1]);
+    for (int i = 0; i < 2; i++) {                 /* not inherited by the upstream */
+        nonblock(sig_pipe[i]);
+        fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -121,7 +125,8 @@ int wrap_run(const struct wrap_opts *o)
 
     enum phase phase = RUNNING;
     int client_eof = 0, sout_open = r.up == UP, status = 0, restarts = 0, stop_signal = 0;
-    int64_t reap_at = -1, restart_at = -1, phase_at = -1;   /* deadlines, monotonic ms */
+    int64_t reap_at = -1, restart_at = -1, phase_at = -1, replay_at = -1;   /* deadlines, monotonic ms */
+    int64_t started_at = mono_ms();           /* when the upstream last started */
 
     for (;;) {
         /* Decide what to wait for. */
@@ -129,8 +134,7 @@ int wrap_run(const struct wrap_opts *o)
         int np = 0, icin = -1, isout = -1, icout = -1, isin = -1;
         pf[np++] = (struct pollfd){sig_pipe[0], POLLIN, 0};
         int room = r.cout.bytes < HIGH_WATER && r.sin.bytes < HIGH_WATER;
-        int hold = r.up == REPLAYING;        /* the replayed handshake goes first */
-        if (phase == RUNNING && !client_eof && room && !hold)
+        if (phase == RUNNING && !client_eof && room)
             icin = np, pf[np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
         if (sout_open && r.cout.bytes < HIGH_WATER)
             isout = np, pf[np++] = (struct pollfd){r.child.out_fd, POLLIN, 0};
@@ -145,6 +149,8 @@ int wrap_run(const struct wrap_opts *o)
             next = restart_at;
         if (phase != RUNNING && r.child.pid && (next < 0 || phase_at < next))
             next = phase_at;
+        if (r.up == REPLAYING && (next < 0 || replay_at < next))
+            next = replay_at;
         int timeout = -1;
         if (next >= 0) {
             int64_t left = next - mono_ms();
@@ -160,12 +166,36 @@ int wrap_run(const struct wrap_opts *o)
         if (pf[0].revents & POLLIN) {
             unsigned char b[64];
             ssize_t got;
+            int chld = 0;
             while ((got = read(sig_pipe[0], b, sizeof b)) > 0)
-                for (ssize_t k = 0; k < got; k++)
-                    if (b[k] != SIGCHLD && !stop_signal) {
+                for (ssize_t k = 0; k < got; k++) {
+                    if (b[k] == SIGCHLD)
+                        chld = 1;
+                    else if (!stop_signal) {
                         stop_signal = b[k];
                         log_event(LOG_INFO, "signal", "signo=%d", stop_signal);
                     }
+                }
+            if (chld && r.child.pid && sout_open && child_poll(&r.child)) {
+                /* It exited while something it left behind holds its stdout:
+                 * take what it wrote, then stop listening and end the group. */
+                int fl = fcntl(r.child.out_fd, F_GETFL);
+                fcntl(r.child.out_fd, F_SETFL, fl | O_NONBLOCK);
+                for (;;) {
+                    const char *line;
+                    size_t n;
+                    enum frame_status st;
+                    while ((st = frame_next(&r.sout, &line, &n)) == FRAME_LINE || st == FRAME_OVERSIZE)
+                        st == FRAME_LINE ? relay_server_line(&r, line, n)
+                                         : relay_server_oversize(&r, line, n, r.sout.oversize_bytes);
+                    if (st == FRAME_EOF || frame_fill(&r.sout) <= 0)
+                        break;
+                }
+                kill(-r.child.pid, SIGKILL);
+                sout_open = 0;
+                close(r.child.out_fd);
+                r.child.out_fd = -1;
+            }
         }
         if (stop_signal && phase == RUNNING) {
             client_eof = 1;
@@ -251,6 +281,8 @@ int wrap_run(const struct wrap_opts *o)
                 char why[120];
                 snprintf(why, sizeof why, "the upstream server exited with status %d", code);
                 relay_fail_pending(&r, why);
+                if (now - started_at >= STABLE_MS)
+                    restarts = 0;             /* it ran well for a while: a fresh budget */
                 if (phase == RUNNING && !client_eof && restarts < o->restart_max) {
                     int backoff = BACKOFF_FIRST_MS << (restarts < 5 ? restarts : 5);
                     restart_at = now + (backoff > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff);
@@ -270,10 +302,24 @@ int wrap_run(const struct wrap_opts *o)
             restart_at = -1;
             if (start_upstream(&r) == 0) {
                 sout_open = 1;
+                started_at = now;
                 r.up = relay_replay(&r) ? REPLAYING : UP;
+                replay_at = now + REPLAY_MS;
+            } else if (restarts < o->restart_max) {
+                int backoff = BACKOFF_FIRST_MS << (restarts < 5 ? restarts : 5);
+                restart_at = now + (backoff > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff);
+                restarts++;
             } else {
                 r.up = FAILED;
             }
+        }
+        if (r.up == REPLAYING && now >= replay_at && r.child.pid) {
+            /* The new upstream never answered the replayed initialize: end it;
+             * the exit path restarts it again or gives up. */
+            log_event(LOG_WARN, "upstream_replay_timeout", "ms=%d", REPLAY_MS);
+            kill(-r.child.pid, SIGKILL);
+            kill(r.child.pid, SIGKILL);
+            replay_at = now + REPLAY_MS;
         }
         if (r.exit_after_answer && !r.cout.bytes) {
             status = 1;

@@ -36,7 +36,6 @@ async function handshake(k) {
   const names = r.result.tools.map((t) => t.name);
   ok(names.includes('echo') && names.includes('get_time_context') && names.includes('keel_check_rumination')
     && names.filter((n) => n === 'check_rumination').length === 1, 'tools/list: keel\'s tools appended; the clashing one renamed keel_check_rumination', names);
-  ok(/tool_renamed name=check_rumination as=keel_check_rumination/.test(k.stderr), 'the rename is logged as an event', k.stderr);
   r = await k.ask(call(2, 'check_rumination', {}));
   ok(r.result.content[0].text === 'upstream check_rumination', 'the clashing name still reaches the upstream');
   r = await k.ask(call(3, 'keel_check_rumination', { current_prompt: 'x', history: [] }));
@@ -48,6 +47,7 @@ async function handshake(k) {
   const t0 = Date.now();
   const ex = await k.close();
   ok(ex.code === 0 && Date.now() - t0 < 2500, `client EOF: upstream stopped, keel exits 0 (${Date.now() - t0} ms)`, ex);
+  ok(/tool_renamed name=check_rumination as=keel_check_rumination/.test(k.stderr), 'the rename is logged as an event', k.stderr);
 }
 {
   const k = wrap('normal', ['--expose', 'guardrail', '--tool-prefix', 'kk_']);
@@ -62,7 +62,7 @@ async function handshake(k) {
   const k = wrap('normal', ['--expose', 'none']);
   k.send(init);
   const raw = await k.next();
-  await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).then((r) => ok(r.result.tools.length === 8, '--expose none: tools/list is the upstream\'s alone'));
+  await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).then((r) => ok(r.result.tools.length === 11 && !r.result.tools.some((t) => t.name === 'get_time_context'), '--expose none: tools/list is the upstream\'s alone'));
   ok(raw.startsWith('{"jsonrpc":"2.0","id":0,"result":{"protocolVersion"'), '--expose none: initialize passes byte for byte', raw);
   await k.close();
 }
@@ -118,6 +118,7 @@ async function handshake(k) {
   await k.close();
   ok(/upstream stdout \(not JSON, diverted\): debug: answering/.test(k.stderr) && /not JSON, diverted\): \{"not": json\}/.test(k.stderr),
     'it is diverted to stderr with a label', k.stderr);
+  ok(/not JSON-RPC, diverted\): \{"level":30,"msg":"a JSON log line"\}/.test(k.stderr), 'so is JSON that is not JSON-RPC (a JSON logger)');
   ok(k.lines.length === 0 && (k.skipped || []).length === 0, 'no stray lines on stdout');
 }
 {
@@ -144,8 +145,16 @@ async function handshake(k) {
   ok(r.error && r.error.data.code === 'MESSAGE_TOO_LARGE' && r.id === 1, 'a huge upstream line: the client gets an error for that id', r);
   r = await k.ask({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'y'.repeat(2 << 20) } } });
   ok(r.error && r.error.data.code === 'MESSAGE_TOO_LARGE' && r.id === 2, 'a huge client line: an error for that id, never forwarded', r);
+  k.send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"message":"${'q'.repeat(2 << 20)}"}},"id":"last"}`);
+  r = JSON.parse(await k.next());
+  ok(r.error && r.id === 'last', 'a huge client line with its id last still gets an error for that id', r);
+  r = await k.ask(call(4, 'huge_idlast', { mb: 2 }));
+  ok(r.error && r.error.data.code === 'MESSAGE_TOO_LARGE' && r.id === 4, 'a huge upstream response with its id last: the client still gets an error', r);
   r = await k.ask({ jsonrpc: '2.0', id: 3, method: 'ping' });
-  ok(r.id === 3 && r.result, 'keel and the upstream keep going after both');
+  ok(r.id === 3 && r.result, 'keel and the upstream keep going after all of them');
+  k.send({ jsonrpc: '2.0', id: 999, result: { roots: [] } });
+  r = await k.ask(call(5, 'stray'));
+  ok(r.result.content[0].text === '0', 'a client response to a request the upstream never made is not forwarded', r);
   await k.close();
 }
 {
@@ -211,6 +220,41 @@ async function handshake(k) {
   ok(r.result && r.result.content[0].text === 'after restart', 'the replayed initialize let the new upstream serve the next call', r);
   await k.close();
   ok(/upstream_restart_scheduled attempt=1/.test(k.stderr) && /upstream_reinitialized/.test(k.stderr), 'the restart is logged', k.stderr);
+  rmSync(marker, { force: true });
+}
+{
+  const k = wrap('normal');
+  await handshake(k);
+  k.send(call(1, 'forkdie'));
+  const t0 = Date.now();
+  const r = await k.until((m) => m.id === 1, 5000).catch(() => null);
+  const ex = await k.exited;
+  ok(r && r.error && /status 5/.test(r.error.message) && ex.code === 5 && Date.now() - t0 < 3000,
+    `the upstream exits while a child it left holds its stdout: answered and ended (${Date.now() - t0} ms)`, { r, ex });
+}
+{
+  const k = wrap('normal');
+  await handshake(k);
+  k.send(call(60, 'slow', { ms: 3000 }));
+  k.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 60, reason: 'user' } });
+  await sleep(100);
+  k.p.stdin.end();
+  await k.exited;
+  ok(!k.lines.some((l) => JSON.parse(l).id === 60), 'a cancelled request gets no error when the upstream later ends', k.lines);
+}
+{
+  const marker = join(root, 'build', `mute-marker-${process.pid}`);
+  rmSync(marker, { force: true });
+  const k = wrap('mute-after', ['--restart=1'], { UPSTREAM_MARKER: marker });
+  await handshake(k);
+  let r = await k.ask(call(1, 'echo', { message: 'dies' }));
+  await sleep(600);                          /* respawned; its initialize goes unanswered */
+  r = await k.ask({ jsonrpc: '2.0', id: 2, method: 'ping' });
+  ok(r.error && r.error.data.code === 'UPSTREAM_DOWN', 'while the replayed handshake is unanswered, requests are answered at once', r);
+  const t0 = Date.now();
+  k.p.stdin.end();
+  await k.exited;
+  ok(Date.now() - t0 < 5000, `and the client leaving still ends keel promptly (${Date.now() - t0} ms)`);
   rmSync(marker, { force: true });
 }
 {
