@@ -3,6 +3,7 @@
 
 #include "timefmt.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -52,7 +53,14 @@ int chrono_now(struct chrono_now *t, kerr *e)
             return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "the system clock could not be read");
         t->ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     }
-    if (chrono_offset_at(t->ms, &t->offset_s) < 0)
-        return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "the local time zone could not be read");
+    /* The offset of the same second as last time is the one computed then. */
+    static int64_t cached_s = INT64_MIN;
+    static int cached_off;
+    if (t->ms / 1000 != cached_s) {
+        if (chrono_offset_at(t->ms, &cached_off) < 0)
+            return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "the local time zone could not be read");
+        cached_s = t->ms / 1000;
+    }
+    t->offset_s = cached_off;
     return 0;
 }

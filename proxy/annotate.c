@@ -11,6 +11,7 @@
 
 #include "jscan.h"
 #include "log.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,40 +40,51 @@ void relay_call_data_free(void *p)
 }
 
 /* The text of a result's text blocks, for a model-backed tool: at most
- * OV_SCAN_MAX characters are read (the detector's own cap). */
+ * OV_SCAN_MAX characters (the detector's own cap) are decoded, straight from
+ * the raw line, so an 8 MiB result costs a scan, not a parse. */
 static char *result_text(const struct jscan_span *result)
 {
-    const char *c;
-    size_t cn;
-    if (jscan_member(result->p, result->n, "content", &c, &cn) != 1)
+    static const char *const content_key[] = {"content"}, *const block_keys[] = {"type", "text"};
+    struct jscan_span c, bk[2];
+    const char *b;
+    size_t pos = 0, n = 0;
+    if (jscan_members(result->p, result->n, content_key, &c, 1, 1) != 1 || c.p[0] != '[')
         return NULL;
-    cJSON *content = cJSON_ParseWithLength(c, cn);
     char *out = NULL;
-    size_t n = 0;
-    const cJSON *b;
-    cJSON_ArrayForEach(b, content) {
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
-        const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "text"));
-        if (!type || strcmp(type, "text") || !t)
+    while (n < (size_t)OV_SCAN_MAX && jscan_array_next(c.p, c.n, &pos, &b)) {
+        size_t bn = c.n - (size_t)(b - c.p);
+        /* "type" usually comes first; then only the start of "text" is needed. */
+        if (b[0] != '{' || jscan_members(b, bn, block_keys, bk, 2, 1) != 2 || bk[0].n < 6 ||
+            memcmp(bk[0].p, "\"text\"", 6) || bk[1].p[0] != '"')
             continue;
-        size_t l = strlen(t);
-        if (l > (size_t)OV_SCAN_MAX - n)
-            l = (size_t)OV_SCAN_MAX - n;
-        while (l && ((unsigned char)t[l] & 0xC0) == 0x80)
-            l--;                              /* whole characters only */
-        char *o = realloc(out, n + l + 2);
-        if (!o)
+        char *piece = jscan_string_prefix(bk[1].p, bk[1].n, (size_t)OV_SCAN_MAX * 4);
+        if (!piece)
+            continue;
+        size_t l = strlen(piece), chars = 0, k = 0, room = (size_t)OV_SCAN_MAX - n;
+        while (l && !text_valid_utf8(piece, l))
+            l--;                                          /* the cut split a character */
+        while (k < l && chars < room) {                   /* whole characters, up to the cap */
+            k++;
+            while (k < l && ((unsigned char)piece[k] & 0xC0) == 0x80)
+                k++;
+            chars++;
+        }
+        char *o = realloc(out, (out ? strlen(out) : 0) + k + 2);
+        if (!o) {
+            free(piece);
             break;
+        }
+        if (!out)
+            o[0] = '\0';
         out = o;
-        if (n)
-            out[n++] = '\n';
-        memcpy(out + n, t, l);
-        n += l;
-        out[n] = '\0';
-        if (n >= (size_t)OV_SCAN_MAX)
-            break;
+        size_t have = strlen(out);
+        if (have)
+            out[have++] = '\n';
+        memcpy(out + have, piece, k);
+        out[have + k] = '\0';
+        n += chars;
+        free(piece);
     }
-    cJSON_Delete(content);
     return out;
 }
 
@@ -93,10 +105,13 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
     int k = 0;
     size_t r0 = (size_t)(res->p - line), r1 = r0 + res->n;     /* the result object */
     int empty_result = span_ws(line, r0 + 1, r1) == r1 - 1;
-    const char *c = NULL, *m = NULL;
-    size_t cn = 0, mn = 0;
-    int has_content = jscan_member(res->p, res->n, "content", &c, &cn) == 1 && c[0] == '[';
-    int has_meta = jscan_member(res->p, res->n, "_meta", &m, &mn) == 1;
+    static const char *const keys[] = {"content", "_meta"};
+    struct jscan_span sp[2];
+    jscan_members(res->p, res->n, keys, sp, 2, 0);      /* one pass over the result */
+    const char *c = sp[0].p, *m = sp[1].p;
+    size_t cn = sp[0].n, mn = sp[1].n;
+    int has_content = c && c[0] == '[';
+    int has_meta = m != NULL;
     char *people = overlay_text(adv), *bj = NULL;
     if (people) {
         cJSON *block = cJSON_CreateObject();

@@ -1,6 +1,8 @@
 /* jscan.c: top-level member lookup (see jscan.h). */
 #include "jscan.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,36 +53,59 @@ static size_t value_end(const char *s, size_t n, size_t i)
     return i < n && i > st ? i : 0;
 }
 
-int jscan_member(const char *s, size_t n, const char *key, const char **v, size_t *vn)
+int jscan_members(const char *s, size_t n, const char *const *keys, struct jscan_span *out, int nkeys, int head_only)
 {
-    size_t klen = strlen(key);
+    for (int k = 0; k < nkeys; k++)
+        out[k] = (struct jscan_span){NULL, 0};
     size_t i = ws(s, n, 0);
     if (i >= n || s[i] != '{')
         return -1;
+    int found = 0;
     i = ws(s, n, i + 1);
     while (i < n && s[i] == '"') {
         size_t ke = str_end(s, n, i);
         if (!ke)
-            return 0;
-        int match = ke - i - 2 == klen && memcmp(s + i + 1, key, klen) == 0;
+            return found;
+        int which = -1;
+        for (int k = 0; k < nkeys; k++)
+            if (!out[k].p && ke - i - 2 == strlen(keys[k]) && memcmp(s + i + 1, keys[k], ke - i - 2) == 0)
+                which = k;
         i = ws(s, n, ke);
         if (i >= n || s[i] != ':')
-            return 0;
+            return found;
         i = ws(s, n, i + 1);
+        if (which >= 0 && head_only) {            /* the value's start is enough */
+            out[which] = (struct jscan_span){s + i, n - i};
+            if (++found == nkeys)
+                return found;
+        }
         size_t ve = value_end(s, n, i);
         if (!ve)
-            return 0;
-        if (match) {
-            *v = s + i;
-            *vn = ve - i;
-            return 1;
+            return found;
+        if (which >= 0 && !head_only) {
+            out[which] = (struct jscan_span){s + i, ve - i};
+            if (++found == nkeys)
+                return found;
         }
         i = ws(s, n, ve);
         if (i >= n || s[i] != ',')
-            return 0;
+            return found;
         i = ws(s, n, i + 1);
     }
-    return 0;
+    return found;
+}
+
+int jscan_member(const char *s, size_t n, const char *key, const char **v, size_t *vn)
+{
+    struct jscan_span sp;
+    int rc = jscan_members(s, n, &key, &sp, 1, 0);
+    if (rc < 0)
+        return -1;
+    if (!sp.p)
+        return 0;
+    *v = sp.p;
+    *vn = sp.n;
+    return 1;
 }
 
 int jscan_has_nul_escape(const char *s, size_t n)
@@ -391,5 +416,52 @@ char *jscan_splice(const char *s, size_t n, struct jscan_insert *ins, int k, siz
     out[total] = '\0';
     if (out_n)
         *out_n = total;
+    return out;
+}
+
+int jscan_array_next(const char *s, size_t n, size_t *pos, const char **v)
+{
+    if (!n || s[0] != '[')
+        return 0;
+    size_t i;
+    if (!*pos) {
+        i = ws(s, n, 1);                          /* the first element */
+    } else {
+        size_t e = value_end(s, n, *pos);         /* step over the previous one */
+        if (!e)
+            return 0;
+        i = ws(s, n, e);
+        if (i >= n || s[i] != ',')
+            return 0;
+        i = ws(s, n, i + 1);
+    }
+    if (i >= n || s[i] == ']')
+        return 0;
+    *v = s + i;
+    *pos = i;
+    return 1;
+}
+
+char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes)
+{
+    if (rn < 2 || raw[0] != '"')
+        return NULL;
+    size_t i = 1;
+    while (i < rn && raw[i] != '"' && i - 1 < max_bytes) {
+        size_t step = raw[i] == '\\' ? (i + 1 < rn && raw[i + 1] == 'u' ? 6 : 2) : 1;
+        if (i - 1 + step > max_bytes || i + step > rn)
+            break;
+        i += step;
+    }
+    char *tok = malloc(i + 2);
+    if (!tok)
+        return NULL;
+    memcpy(tok, raw, i);
+    tok[i] = '"';
+    tok[i + 1] = '\0';
+    cJSON *v = cJSON_ParseWithLength(tok, i + 1);
+    free(tok);
+    char *out = cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
+    cJSON_Delete(v);
     return out;
 }

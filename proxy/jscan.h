@@ -15,6 +15,12 @@
  * 0 if it does not (or the text ends first); -1 if it is not an object. */
 int jscan_member(const char *s, size_t n, const char *key, const char **v, size_t *vn);
 
+/* Several members in one pass: out[k] is keys[k]'s value span (p NULL when
+ * absent). With head_only, a found value is not scanned: its span runs to the
+ * end of s. Returns how many were found, -1 if s is not an object. */
+struct jscan_span;
+int jscan_members(const char *s, size_t n, const char *const *keys, struct jscan_span *out, int nkeys, int head_only);
+
 /* 1 if the JSON text holds a \u0000 escape inside a string. C strings end at
  * NUL, so such text would be cut short silently; keel refuses it instead. */
 int jscan_has_nul_escape(const char *s, size_t n);
@@ -37,6 +43,17 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top);
 /* 1 if s[0..n) is exactly one valid JSON value (RFC 8259), whitespace around
  * it allowed; nesting deeper than 4096 counts as invalid. No allocation. */
 int jscan_valid(const char *s, size_t n);
+
+/* Iterates the elements of the array s[0..n) (s[0] == '['): *pos starts at 0.
+ * 1 and where the next element starts, or 0 at the end. An element is
+ * scanned over only when the next one is asked for. */
+int jscan_array_next(const char *s, size_t n, size_t *pos, const char **v);
+
+/* The decoded text of the JSON string starting at raw (raw[0] == '"',
+ * raw[0..rn) readable), reading at most max_bytes of it: a long string is
+ * cut, never mid-escape; the cut may split a UTF-8 character, which the caller
+ * trims. NULL when it is not a string. */
+char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes);
 
 /* The id of a message whose last member is "id" (as the MCP SDKs write
  * responses), read from the tail of a line: 1 and its raw span, or 0. */

@@ -76,6 +76,8 @@ void overlay_init(struct overlay *ov, const struct profile *p, const char *state
 
 static void forget(struct overlay *ov, size_t upto)
 {
+    if (!upto)
+        return;
     for (size_t i = 0; i < upto; i++) {
         text_set_free(&ov->mem[i].set);
         free(ov->mem[i].text);
@@ -101,6 +103,7 @@ void overlay_free(struct overlay *ov)
     for (int d = 0; d < DET_COUNT; d++)
         cJSON_Delete(ov->last[d]);
     text_words_free(&ov->words);
+    free(ov->scratch);
     if (overlay_current == ov)
         overlay_current = NULL;
 }
@@ -228,8 +231,8 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     for (size_t i = 0; i < ov->nmem; i++) {
         if (strcmp(ov->mem[i].tool, tool) != 0)
             continue;
-        double j = cur.n ? text_jaccard(&cur, &ov->mem[i].set) : 0;
-        if (j >= sim && j > 0) {
+        double j;
+        if (cur.n && text_jaccard_at_least(&cur, &ov->mem[i].set, sim, &j)) {
             if (!count++)
                 first = i;
             sum += j;
@@ -295,14 +298,13 @@ cJSON *overlay_on_call(struct overlay *ov, const char *tool, const cJSON *argume
     if (clock_env(ov, &env) < 0)
         return NULL;
     refresh(ov, &env);
-    char *buf = malloc(OV_TEXT_MAX * 4 + 1);
-    if (!buf)
+    if (!ov->scratch && !(ov->scratch = malloc(OV_TEXT_MAX * 4 + 1)))
         return NULL;
+    char *buf = ov->scratch;
     size_t n = 0;
     buf[0] = '\0';
     collect(arguments, buf, OV_TEXT_MAX * 4 + 1, &n);
     cJSON *a = n ? rumination(ov, &env, tool, buf, n) : NULL;
-    free(buf);
     if (!a)
         return NULL;
     cJSON *arr = cJSON_CreateArray();

@@ -21,7 +21,7 @@
 
 enum { OV_RUMINATION = 1u << 0, OV_HYPERFOCUS = 1u << 1, OV_SYCOPHANCY = 1u << 2, OV_RULES = 1u << 3, OV_ALL = 15u };
 
-#define OV_MEMORY_MAX 500        /* remembered calls, at most */
+#define OV_MEMORY_MAX 128        /* remembered calls, at most */
 #define OV_TEXT_MAX 8000         /* characters of arguments or text read per message */
 #define OV_SCAN_MAX 16000        /* characters of a model's text read for sycophancy */
 
@@ -47,6 +47,7 @@ struct overlay {
     char **asks;                     /* the person's recent messages (from sampling), for reassurance */
     size_t nasks;
     struct text_words words;         /* scratch, reused */
+    char *scratch;                   /* OV_TEXT_MAX * 4 + 1 bytes, reused */
 };
 
 void overlay_init(struct overlay *ov, const struct profile *p, const char *state_dir, unsigned parts, char **model_tools,

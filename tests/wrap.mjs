@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ok, done } from './lib/tap.mjs';
+import { ok, skip, done } from './lib/tap.mjs';
 import { root, Proc } from './lib/keel.mjs';
 
 const UP = join(root, 'tests', 'fixtures', 'upstream.mjs');
@@ -269,7 +269,10 @@ async function handshake(k) {
   let seen = 0;
   const r = await k.until((m) => { if (m.method) seen++; return m.id === 1; }, 60000);
   ok(seen === 200000 && r.result, `a slow consumer loses nothing (${seen} notifications)`);
-  ok(rss > 0 && rss < 12 * 1024, `keel's memory stays bounded while the client does not read (${rss} KiB RSS)`);
+  if (process.env.KEEL_SANITIZED)
+    skip('keel\'s memory stays bounded while the client does not read', 'ASan keeps freed memory in quarantine; measured in the plain build');
+  else
+    ok(rss > 0 && rss < 12 * 1024, `keel's memory stays bounded while the client does not read (${rss} KiB RSS)`);
   await k.close();
 }
 {

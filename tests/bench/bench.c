@@ -2,8 +2,12 @@
  *
  *   keel-bench SERVER RELAY KEEL [REPS]
  *
- * Three ways for a client to reach the same server: directly, through the
- * no-parse relay (the floor for any stdio proxy here), and through keel wrap.
+ * Four ways for a client to reach the same server: directly, through the
+ * no-parse relay (the floor for any stdio proxy here), through keel wrap as a
+ * pure relay (--overlay none), and through keel wrap with the overlay on:
+ * rumination and hyperfocus on every small call, and the large results'
+ * tool marked model-backed, so each 8 MiB result is read for sycophancy and,
+ * repeated, annotated.
  * The configurations are interleaved over REPS repetitions (default 5) and
  * the table shows medians:
  *   - pipelined small tools/call: 20000 calls, 32 in flight: calls/s and CPU
@@ -34,8 +38,8 @@
 #define BIGS 8
 #define MAXREPS 15
 
-enum { DIRECT, RELAY, KEEL, NCFG };
-static const char *const cfg_names[NCFG] = {"direct", "relay (floor)", "keel wrap"};
+enum { DIRECT, RELAY, KEEL, OVERLAY, NCFG };
+static const char *const cfg_names[NCFG] = {"direct", "relay (floor)", "keel wrap", "keel + overlay"};
 
 struct proc {
     pid_t pid;
@@ -239,7 +243,7 @@ static void run(char *const argv[], int middle, struct result *res)
     t0 = now_ns();
     for (int k = 0; k < BIGS; k++) {
         int len = snprintf(line, sizeof line,
-                           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
+                           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"bigwork\","
                            "\"arguments\":{\"size\":\"big\"}}}\n", SERIAL + 1 + k);
         put(&p, line, (size_t)len);
         get(&p, &n);
@@ -263,11 +267,18 @@ int main(int argc, char **argv)
     if (reps < 1 || reps > MAXREPS)
         reps = 5;
     signal(SIGPIPE, SIG_IGN);
-    char *argvs[NCFG][10] = {
+    char *argvs[NCFG][12] = {
         {argv[1], NULL},
         {argv[2], "--", argv[1], NULL},
-        {argv[3], "--log-level", "error", "wrap", "--", argv[1], NULL},
+        {argv[3], "--log-level", "error", "wrap", "--overlay", "none", "--", argv[1], NULL},
+        {argv[3], "--log-level", "error", "wrap", "--model-tools", "bigwork", "--", argv[1], NULL},
     };
+    /* keel keeps its state in a directory of its own for the run. */
+    static char dir[] = "/tmp/keel-bench-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("KEEL_STATE_DIR", dir, 1);
+    setenv("KEEL_PROFILE", "/nonexistent/keel-bench-profile.yaml", 1);
     static struct result all[NCFG][MAXREPS];
     for (int rep = 0; rep < reps; rep++)
         for (int k = 0; k < NCFG; k++) {
@@ -296,7 +307,7 @@ int main(int argc, char **argv)
             printf(" %12.2f %9.0f %13.2f %10.0f %10.0f\n", med[c].cpu_us_call, med[c].mb_s, med[c].cpu_ms_big,
                    med[c].idle_kb, med[c].peak_kb);
     }
-    const struct result *k = &med[KEEL], *r = &med[RELAY], *d = &med[DIRECT];
+    const struct result *k = &med[KEEL], *r = &med[RELAY], *d = &med[DIRECT], *ov = &med[OVERLAY];
     printf("\nrelay vs direct: %.2fx calls/s, %.2fx MB/s, +%.1f us p50\n", r->calls_s / d->calls_s, r->mb_s / d->mb_s,
            r->p50_us - d->p50_us);
     printf("keel vs relay (targets in brackets):\n");
@@ -308,5 +319,12 @@ int main(int argc, char **argv)
     printf("  idle RSS     %.0f KiB [<= 4096]  %s\n", k->idle_kb, k->idle_kb <= 4096 ? "ok" : "MISS");
     printf("  peak RSS     %.0f KiB [<= 3 x 8 MiB + 4 MiB = 28672]  %s\n", k->peak_kb,
            k->peak_kb <= 28672 ? "ok" : "MISS");
-    return 0;
+    printf("keel + overlay:\n");
+    printf("  calls/s      %.2fx the relay's  [>= 0.7x]  %s\n", ov->calls_s / r->calls_s,
+           ov->calls_s >= 0.7 * r->calls_s ? "ok" : "MISS");
+    printf("  8 MiB result read and annotated: %.1f ms CPU  [<= 30 ms]  %s\n", ov->cpu_ms_big,
+           ov->cpu_ms_big <= 30 ? "ok" : "MISS");
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : 1;
 }

@@ -1,8 +1,10 @@
 /* test_relay_parts.c: the relay's small parts: argument splitting, the
  * pending-request table, the output queue over a real non-blocking pipe. */
 #include "argsplit.h"
+#include "jscan.h"
 #include "outq.h"
 #include "pending.h"
+#include "relay.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,9 +123,78 @@ static void outq_keeps_order_when_the_reader_is_slow(void **state)
     close(fd[1]);
 }
 
+static char *annotated(const char *line, const char *adv_json)
+{
+    struct jscan_top top;
+    assert_true(jscan_scan(line, strlen(line), &top));
+    cJSON *adv = cJSON_Parse(adv_json);
+    char *out = relay_annotate(line, strlen(line), &top.result, adv);
+    cJSON_Delete(adv);
+    assert_non_null(out);
+    assert_true(jscan_valid(out, strlen(out)));    /* always valid JSON */
+    return out;
+}
+
+static void annotation_is_a_splice(void **state)
+{
+    (void)state;
+    const char *adv = "[{\"detector\":\"rumination\",\"confidence\":0.8,\"reason\":\"again\","
+                      "\"override_options\":[{\"token\":\"override-once\",\"description\":\"x\"}]}]";
+    const char *low = "[{\"detector\":\"sycophancy\",\"confidence\":0.4,\"reason\":\"maybe\",\"override_options\":[]}]";
+    char *o = annotated("{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"structuredContent\":{\"n\":1e400}},"
+                        "\"jsonrpc\":\"2.0\",\"id\":9007199254740993}", adv);
+    assert_non_null(strstr(o, "\"structuredContent\":{\"n\":1e400}"));       /* untouched bytes */
+    assert_non_null(strstr(o, "\"id\":9007199254740993}"));
+    assert_non_null(strstr(o, "{\"type\":\"text\",\"text\":\"hi\"},{\"type\":\"text\",\"text\":\"keel advisory (rumination)"));
+    assert_non_null(strstr(o, "\"result\":{\"_meta\":{\"keel/advisories\":[{\"detector\":\"rumination\""));
+    free(o);
+    o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", adv);          /* empty result */
+    cJSON *j = cJSON_Parse(o);
+    cJSON *res = cJSON_GetObjectItem(j, "result");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(res, "content")), 1);
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "_meta"), "keel/advisories"));
+    cJSON_Delete(j);
+    free(o);
+    o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[ ],\"_meta\":{}}}", adv);
+    assert_non_null(strstr(o, "\"content\":[ {\"type\":\"text\""));               /* no stray comma */
+    assert_non_null(strstr(o, "\"_meta\":{\"keel/advisories\":"));
+    free(o);
+    o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"isError\":true,\"_meta\":{\"a\":1}}}", adv);
+    j = cJSON_Parse(o);
+    res = cJSON_GetObjectItem(j, "result");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "_meta"), "a")->valueint, 1);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(res, "content")), 1);  /* content added */
+    cJSON_Delete(j);
+    free(o);
+    o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}", low);
+    assert_non_null(strstr(o, "\"content\":[]"));       /* low confidence: no text block */
+    assert_non_null(strstr(o, "keel/advisories"));
+    free(o);
+}
+
+static void finds_ids_written_last(void **state)
+{
+    (void)state;
+    const char *v;
+    size_t n;
+    const char *a = "xxxx\"}]},\"jsonrpc\":\"2.0\",\"id\":42}";
+    assert_int_equal(jscan_tail_id(a, strlen(a), &v, &n), 1);
+    assert_int_equal(n, 2);
+    assert_memory_equal(v, "42", 2);
+    const char *b = "zz\"},\"id\" : \"a\\\"b\" }\n";
+    assert_int_equal(jscan_tail_id(b, strlen(b), &v, &n), 1);
+    assert_memory_equal(v, "\"a\\\"b\"", n);
+    const char *c = "{\"inner\":{\"id\":5}}";                          /* a nested id is not it */
+    assert_int_equal(jscan_tail_id(c, strlen(c), &v, &n), 0);
+    const char *d = "\"text\":\"x\"}";
+    assert_int_equal(jscan_tail_id(d, strlen(d), &v, &n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(annotation_is_a_splice),
+        cmocka_unit_test(finds_ids_written_last),
         cmocka_unit_test(splits_like_a_shell_without_one),
         cmocka_unit_test(pending_keys_on_direction_and_raw_id),
         cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
