@@ -1,0 +1,101 @@
+// demo.mjs: a scripted session through `keel wrap` around a small notes
+// server (notes-server.mjs), with keel's clock moved by hand so an afternoon
+// fits in a second. Run it with `make demo`, or: node examples/demo.mjs path/to/keel
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const keel = process.argv[2] || join(here, '..', 'build', 'keel');
+const dir = mkdtempSync(join(tmpdir(), 'keel-demo-'));   // state and clock of our own: yours are untouched
+const clock = join(dir, 'now');
+const setTime = (hhmm) => writeFileSync(clock, `2026-05-16T${hhmm}:00+01:00\n`);
+setTime('09:00');
+const env = { ...process.env, KEEL_NOW_FILE: clock, TZ: 'Europe/Dublin', KEEL_STATE_DIR: join(dir, 'state'),
+  KEEL_PROFILE: join(dir, 'no-profile.yaml') };
+const child = spawn(keel, ['--log-level', 'warn', 'wrap', '--', process.execPath, join(here, 'notes-server.mjs')],
+  { env, stdio: ['pipe', 'pipe', 'inherit'] });
+const pending = new Map();
+createInterface({ input: child.stdout }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id !== undefined && pending.has(m.id)) { pending.get(m.id)(m); pending.delete(m.id); }
+});
+let nextId = 0;
+const ask = (method, params) => new Promise((res) => {
+  const id = nextId++;
+  pending.set(id, res);
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+});
+const call = (name, args) => ask('tools/call', { name, arguments: args });
+const say = (s = '') => process.stdout.write(s + '\n');
+const advisories = (r) => (r.result && r.result._meta && r.result._meta['keel/advisories']) || [];
+function show(r) {
+  const res = r.result;
+  if (r.error) return say(`  error: ${r.error.message}`);
+  const s = res.structuredContent;
+  if (s && res.isError) return say(`  error ${s.error.code}: ${s.error.message}`);
+  if (s && 'confidence' in s) {
+    const verdict = s.level ? `level: ${s.level}` : `detected: ${s.detected}${s.pattern && s.pattern !== 'none' ? ` (${s.pattern})` : ''}`;
+    say(`  ${verdict}   confidence ${s.confidence}`);
+    say(`  reason: ${s.reason}`);
+    if (s.override_options.length) say(`  you may say: ${s.override_options.map((o) => o.token).join(', ')}`);
+  } else if (s) {
+    for (const [k, v] of Object.entries(s)) say(`  ${k}: ${JSON.stringify(v)}`);
+  } else {
+    say(`  ${res.content[0].text.split('\n').join(' | ')}`);
+  }
+  for (const a of advisories(r)) say(`  ** advisory (${a.detector}${a.level ? `, ${a.level}` : ''}): ${a.reason}\n     override tokens: ${a.override_options.map((o) => o.token).join(', ')}`);
+}
+async function step(title, name, args) {
+  say(`\n> ${title}`);
+  show(await call(name, args));
+}
+
+say('keel wrap -- node examples/notes-server.mjs   (the clock is keel\'s, moved by the demo)');
+const init = await ask('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'demo', version: '1' } });
+child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+say(`\n> initialize\n  protocol ${init.result.protocolVersion}, server ${init.result.serverInfo.name} ${init.result.serverInfo.version}`);
+const list = await ask('tools/list', {});
+say(`\n> tools/list: the server's tools, then keel's\n  ${list.result.tools.map((t) => t.name).join(', ')}`);
+
+say('\n--- 09:00 A session with a stated intent');
+await step('mark_session_start: the person says what this session is for', 'mark_session_start', { intent: 'draft the migration plan' });
+await step('search_notes: a call to the wrapped server passes through', 'search_notes', { query: 'migration plan' });
+
+say('\n--- The same question, again and again (the overlay watches the calls)');
+for (const [t, q] of [['09:05', 'is the migration plan okay'], ['09:12', 'migration plan: is it okay?'], ['09:20', 'is the migration plan really okay']]) {
+  setTime(t);
+  await step(`${t} search_notes "${q}"`, 'search_notes', { query: q });
+}
+await step('apply_override override-once: the person waves the next one through', 'apply_override', { token: 'override-once', detector: 'rumination' });
+setTime('09:26');
+await step('09:26 search_notes "okay, the migration plan?" (suppressed once)', 'search_notes', { query: 'okay, the migration plan?' });
+setTime('09:31');
+await step('09:31 search_notes "migration plan okay" (back again)', 'search_notes', { query: 'migration plan okay' });
+
+say('\n--- The afternoon goes by (hyperfocus, from the session start)');
+for (const t of ['10:01', '10:31', '11:01']) {
+  setTime(t);
+  await step(`${t} add_note`, 'add_note', { text: `progress at ${t}` });
+}
+await step('apply_override snooze-15m', 'apply_override', { token: 'snooze-15m', detector: 'hyperfocus' });
+setTime('11:10');
+await step('11:10 add_note (snoozed: no reminder)', 'add_note', { text: 'still going' });
+setTime('11:12');
+await step('get_time_context: the model asks the time instead of guessing', 'get_time_context', {});
+await step('request_break_if_needed 90', 'request_break_if_needed', { threshold_minutes: 90 });
+
+say('\n--- The guardrail checks, called directly');
+await step('check_sycophancy: a draft that agrees without weighing anything', 'check_sycophancy', { candidate_response: "You're absolutely right, let's ship it tonight." });
+await step('check_sycophancy: a draft that agrees and names a trade-off', 'check_sycophancy', { candidate_response: "You're right that it is faster, but the migration needs a rollback plan first." });
+await step('check_sycophancy: the third request for reassurance on one decision', 'check_sycophancy', { recent_user_messages: [{ text: 'Is the vendor contract okay to sign?' }, { text: 'Are you sure the vendor contract is fine?' }, { text: 'Is this okay? The vendor contract, I mean.' }] });
+await step('check_hyperfocus: 70 minutes in, after an 18:00 end of day', 'check_hyperfocus', { chronometric_snapshot: { open_session: { started_at: '2026-05-16T17:30:00+01:00', intent: 'answer review comments' }, now: '2026-05-16T18:40:00+01:00', idle_signal: 'active' }, end_of_day_local: '18:00' });
+await step('check_hyperfocus: 3 hours in, but the person has stepped away', 'check_hyperfocus', { chronometric_snapshot: { open_session: { started_at: '2026-05-16T09:00:00+01:00' }, now: '2026-05-16T12:00:00+01:00', idle_signal: 'distraction-or-break' } });
+await step('check_rumination: a bad argument gets a clear error', 'check_rumination', { current_prompt: 'x', history: [], window_minutes: 0 });
+await step('apply_override commit-and-close: the session ends', 'apply_override', { token: 'commit-and-close', summary: 'plan drafted' });
+child.stdin.end();
+await new Promise((r) => child.on('exit', r));
+rmSync(dir, { recursive: true, force: true });
