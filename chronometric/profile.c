@@ -40,6 +40,7 @@ static void defaults(struct profile *p)
     p->hyp_hard = 120;
     p->ov_rumination = p->ov_hyperfocus = p->ov_sycophancy = p->ov_rules = 1;
     p->activity_gap = 30;
+    p->eval_timeout_ms = 5000;
     snprintf(p->activity_intent, sizeof p->activity_intent, "this stretch of work (no intent was stated)");
 }
 
@@ -336,9 +337,54 @@ static void overlay_member(struct walk *w, const char *key, const yaml_node_t *v
     }
 }
 
+static void evaluator_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    char *dst = !strcmp(key, "url") ? p->eval_url : !strcmp(key, "model") ? p->eval_model
+              : !strcmp(key, "api_key_env") ? p->eval_key_env : NULL;
+    size_t cap = dst == p->eval_url ? sizeof p->eval_url : dst == p->eval_model ? sizeof p->eval_model : sizeof p->eval_key_env;
+    if (!strcmp(key, "timeout_ms")) {
+        get_int(w, v, "rules.evaluator.timeout_ms", 100, 120000, &p->eval_timeout_ms);
+    } else if (!dst) {
+        unknown(w, v, "rules.evaluator", key);
+    } else if (!scalar(v) || strlen(scalar(v)) >= cap) {
+        problem(p, v, "rules.evaluator.%s must be text under %zu bytes", key, cap);
+    } else {
+        snprintf(dst, cap, "%s", scalar(v));
+    }
+}
+
+static void rules_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    if (!strcmp(key, "dirs")) {
+        if (v->type != YAML_SEQUENCE_NODE) {
+            problem(p, v, "rules.dirs must be a list of directories");
+            return;
+        }
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            const char *s = scalar(yaml_document_get_node(w->doc, *it));
+            if (!s || strlen(s) >= sizeof p->rule_dirs[0] || p->nrule_dirs == 8)
+                problem(p, v, "rules.dirs holds at most 8 paths, each under 512 bytes");
+            else
+                snprintf(p->rule_dirs[p->nrule_dirs++], sizeof p->rule_dirs[0], "%s", s);
+        }
+    } else if (!strcmp(key, "evaluator")) {
+        each_member(w, v, "rules.evaluator", evaluator_member, NULL);
+    } else {
+        unknown(w, v, "rules", key);
+    }
+}
+
 static void top_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
 {
     (void)ctx;
+    if (!strcmp(key, "rules")) {
+        each_member(w, v, "rules", rules_member, NULL);
+        return;
+    }
     if (!strcmp(key, "overlay")) {
         each_member(w, v, "overlay", overlay_member, NULL);
         return;
@@ -519,6 +565,17 @@ cJSON *profile_to_json(const struct profile *p)
     cJSON_AddBoolToObject(ov, "rules", p->ov_rules);
     cJSON_AddNumberToObject(ov, "activity_gap_minutes", p->activity_gap);
     cJSON_AddStringToObject(ov, "activity_intent", p->activity_intent);
+    cJSON *ru = cJSON_AddObjectToObject(o, "rules");
+    cJSON *dirs = cJSON_AddArrayToObject(ru, "dirs");
+    for (int i = 0; i < p->nrule_dirs; i++)
+        cJSON_AddItemToArray(dirs, cJSON_CreateString(p->rule_dirs[i]));
+    if (p->eval_url[0]) {
+        cJSON *ev = cJSON_AddObjectToObject(ru, "evaluator");
+        cJSON_AddStringToObject(ev, "url", p->eval_url);
+        cJSON_AddStringToObject(ev, "model", p->eval_model);
+        cJSON_AddStringToObject(ev, "api_key_env", p->eval_key_env);
+        cJSON_AddNumberToObject(ev, "timeout_ms", p->eval_timeout_ms);
+    }
     cJSON *pv = cJSON_AddObjectToObject(o, "privacy");
     cJSON_AddBoolToObject(pv, "os_idle_consent", p->idle_consent);
     cJSON_AddStringToObject(pv, "idle_probe_command", p->idle_probe[0] ? p->idle_probe : "xprintidle (when DISPLAY is set)");

@@ -49,6 +49,11 @@ struct profile {
     int ov_rumination, ov_hyperfocus, ov_sycophancy, ov_rules;
     int activity_gap;          /* minutes of quiet that end an activity session */
     char activity_intent[200]; /* the intent quoted for an activity session */
+    /* rules: more rule directories, and the optional model evaluator */
+    int nrule_dirs;
+    char rule_dirs[8][512];
+    char eval_url[512], eval_model[128], eval_key_env[128];
+    int eval_timeout_ms;
     /* privacy */
     int idle_consent;
     char idle_probe[512];      /* empty: default (xprintidle when DISPLAY is set) */

@@ -12,6 +12,8 @@
 #include "serve.h"
 #include "tools.h"
 #include "overlay.h"
+#include "rulefile.h"
+#include "rules_cli.h"
 #include "wrap.h"
 
 #include <errno.h>
@@ -36,11 +38,13 @@ static const char usage_text[] =
     "  check TOOL          run one tool once and print its structured result\n"
     "  tools               list the tools keel serves\n"
     "  profile check       print the effective profile and any problems in it\n"
+    "  rules lint|test|prompt  check, test or describe the output rules\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "Options for every command:\n"
     "  --profile PATH      the profile (default $KEEL_PROFILE, else\n"
     "                      $XDG_CONFIG_HOME/keel/profile.yaml)\n"
+    "  --rules DIR         more rule files (every .yml in DIR); repeatable\n"
     "  --log-level LEVEL   error, warn, info (default) or debug; logs go to stderr\n"
     "                      and never contain prompts, arguments or results\n"
     "  -h, --help          show help\n"
@@ -100,6 +104,17 @@ static const char wrap_help[] =
 
 static struct profile profile;
 static const char *profile_path;
+static char *rule_dirs[16];
+static int nrule_dirs;
+static struct ruleset rules;
+
+static void load_rules(void)
+{
+    ruleset_load(&rules, &profile, rule_dirs, nrule_dirs);
+    ruleset_current = &rules;
+    if (rules.nproblems)
+        log_event(LOG_WARN, "rule_problems", "count=%d", rules.nproblems);
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -107,6 +122,40 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg ? arg : "");
     fprintf(stderr, "\nTry 'keel --help'.\n");
     return EXIT_USAGE;
+}
+
+static const char rules_help[] =
+    "usage: keel rules lint|test|prompt [--rules DIR]...\n"
+    "\n"
+    "  lint    list every problem of the rule files as file:line: message (exit 1 if any)\n"
+    "  test    run every rule's examples and the corpus in rules/evals (and DIR/evals),\n"
+    "          print true and false positives and negatives per rule (exit 1 on a mismatch)\n"
+    "  prompt  print the text to append to an agent's system prompt\n"
+    "\n"
+    "The shipped rules are built in; --rules DIR (repeatable) and the profile's\n"
+    "rules.dirs add every .yml file in those directories.\n";
+
+static int cmd_rules(int argc, char **argv)
+{
+    if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
+        fputs(rules_help, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    if (argc > 1)
+        return usage_error("unexpected argument to rules: %s", argv[1]);
+    profile_load(&profile, profile_path);
+    ruleset_load(&rules, &profile, rule_dirs, nrule_dirs);
+    int rc;
+    if (!strcmp(argv[0], "lint"))
+        rc = rules_lint(&rules);
+    else if (!strcmp(argv[0], "test"))
+        rc = rules_test(&rules, rule_dirs, nrule_dirs);
+    else if (!strcmp(argv[0], "prompt"))
+        rc = rules_prompt(&rules);
+    else
+        rc = usage_error("rules takes lint, test or prompt, not %s", argv[0]);
+    ruleset_free(&rules);
+    return rc;
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -220,6 +269,7 @@ static int cmd_check(int argc, char **argv)
     free(input);
     log_event(LOG_INFO, "tool_invoked", "name=%s", t->name);
     profile_load(&profile, profile_path);
+    load_rules();
     int is_error = 1;
     cJSON *out = nul ? tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)")
                      : tools_run(t, args, &profile, NULL, &is_error);
@@ -413,7 +463,9 @@ static int cmd_wrap(int argc, char **argv)
     }
     o.env_add = env_add;
     profile_load(&profile, profile_path);
+    load_rules();
     rc = wrap_run(&o);
+    ruleset_free(&rules);
 out:
     free(env_add);
     free(globs);
@@ -440,7 +492,10 @@ static int cmd_serve(int argc, char **argv)
         log_event(LOG_WARN, "profile_unreadable", "problems=1");
     else if (profile.nproblems)
         log_event(LOG_WARN, "profile_problems", "count=%d", profile.nproblems);
-    return serve_run(&o);
+    load_rules();
+    int rc = serve_run(&o);
+    ruleset_free(&rules);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -452,6 +507,10 @@ int main(int argc, char **argv)
             if (i + 1 >= argc || log_set_level(argv[i + 1]) < 0)
                 return usage_error("--log-level takes error, warn, info or debug%s", NULL);
             i++;
+        } else if (strcmp(argv[i], "--rules") == 0) {
+            if (i + 1 >= argc || nrule_dirs == 16)
+                return usage_error("--rules needs a directory (at most 16)%s", NULL);
+            rule_dirs[nrule_dirs++] = argv[++i];
         } else if (strcmp(argv[i], "--profile") == 0) {
             if (i + 1 >= argc)
                 return usage_error("--profile needs a path%s", NULL);
@@ -484,6 +543,7 @@ int main(int argc, char **argv)
               : strcmp(what, "wrap") == 0    ? wrap_help
               : strcmp(what, "check") == 0   ? check_help
               : strcmp(what, "profile") == 0 ? profile_help
+              : strcmp(what, "rules") == 0   ? rules_help
                                              : usage_text,
               stdout);
         return 0;
@@ -498,5 +558,7 @@ int main(int argc, char **argv)
         return cmd_tools();
     if (strcmp(cmd, "profile") == 0)
         return cmd_profile(argc - 2, argv + 2);
+    if (strcmp(cmd, "rules") == 0)
+        return cmd_rules(argc - 2, argv + 2);
     return usage_error("unknown command: %s", cmd);
 }

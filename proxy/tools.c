@@ -6,6 +6,7 @@
 #include "jscan.h"
 #include "log.h"
 #include "overlay.h"
+#include "submit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,10 @@ const struct tool tools_table[] = {
     {"request_break_if_needed", TOOL_CHRONO, "schemas/request_break_if_needed.json", chrono_request_break, 0},
     {"idle_status", TOOL_CHRONO, "schemas/idle_status.json", chrono_idle_status, TOOL_PURE_READ},
     {"apply_override", TOOL_GUARDRAIL, "schemas/apply_override.json", overlay_apply_override, 0},
+    {"submit_message", TOOL_RULES, "schemas/submit_message.json", submit_message, 0},
+    {"submit_justification", TOOL_RULES, "schemas/submit_justification.json", submit_justification, 0},
+    {"get_rules", TOOL_RULES, "schemas/get_rules.json", submit_get_rules, TOOL_PURE_READ},
+    {"get_status", TOOL_RULES, "schemas/get_status.json", submit_get_status, TOOL_PURE_READ},
     {NULL, 0, NULL, NULL, 0},
 };
 

@@ -18,7 +18,7 @@ enum {
     TOOL_GUARDRAIL = 1u << 0,
     TOOL_CHRONO = 1u << 1,
     TOOL_INSPECT = 1u << 2,     /* self_inspect (to come) */
-    TOOL_RULES = 1u << 3,       /* the output filter's tools (to come) */
+    TOOL_RULES = 1u << 3,       /* the output filter's tools */
     TOOL_ALL = 0xffffu,
 };
 

@@ -46,10 +46,19 @@ for (const [tool, s] of Object.entries(schemas)) {
   for (const [i, ex] of (s.examples || []).entries()) {
     ok(vin(ex.input), `${tool}: example ${i} input is valid`, vin.errors);
     ok(vout(ex.output), `${tool}: example ${i} output is valid`, vout.errors);
-    const r = check(tool, ex.input, ex);
     // A new session id is random each time: compare ids by shape.
     const uuids = (v) => JSON.parse(JSON.stringify(v ?? null).replace(/"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"/g, '"<uuid>"'));
-    ok(r.status === 0 && isDeepStrictEqual(uuids(r.json), uuids(ex.output)), `${tool}: example ${i} is what keel answers`, r.stdout);
+    if (ex.before) {          // a stateful example: its setup calls, then it, in one keel serve
+      const srv = new Server(['--log-level', 'error'], { ...(ex.now ? { KEEL_NOW: ex.now } : {}) });
+      let id = 0, last;
+      for (const b of [...ex.before, { tool, input: ex.input }])
+        last = await srv.ask({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: b.tool, arguments: b.input } });
+      await srv.close();
+      ok(isDeepStrictEqual(uuids(last.result.structuredContent), uuids(ex.output)), `${tool}: example ${i} is what keel answers (after its setup calls)`, last);
+    } else {
+      const r = check(tool, ex.input, ex);
+      ok(r.status === 0 && isDeepStrictEqual(uuids(r.json), uuids(ex.output)), `${tool}: example ${i} is what keel answers`, r.stdout);
+    }
   }
   ok((s.examples || []).length >= 2, `${tool}: has at least two examples`);
 }

@@ -1,0 +1,57 @@
+/* rules.h: the output filter's rule engine.
+ *
+ * A rule is a small, readable judgement on a piece of text: a set of PCRE2
+ * patterns (detector regex), a word or character limit (length), or a
+ * question for a language model (llm, judged by the caller). What to do when
+ * it fires is the action: annotate (say so), rewrite (apply the
+ * replacement), or reject (refuse the text, with guidance). The engine is
+ * pure: rules come in compiled, text goes in, spans and rewritten text come
+ * out. Loading rule files is the caller's business (proxy/rulefile.c). */
+#ifndef KEEL_RULES_H
+#define KEEL_RULES_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stddef.h>
+
+enum { RA_MESSAGE = 1, RA_TOOL_RESULT = 2, RA_SAMPLING = 4 };
+enum { RD_REGEX, RD_LENGTH, RD_LLM };
+enum { RX_ANNOTATE, RX_REWRITE, RX_REJECT };
+
+struct rule {
+    char *name, *description, *guidance, *rationale, *prompt;
+    char *replacement;              /* NULL: none; "" deletes the match */
+    int applies_to;                 /* RA_* */
+    int detector;                   /* RD_* */
+    int action;                     /* RX_* */
+    int active;
+    char **tools;                   /* globs, for tool results */
+    int ntools;
+    pcre2_code **re;
+    char **pattern;
+    int npatterns;
+    long max_words, max_chars;      /* 0: no limit */
+    char **fires, **passes;         /* examples */
+    int nfires, npasses;
+    char file[256];                 /* where it was defined */
+    int line;
+};
+
+struct rule_span {
+    size_t start, end;              /* byte offsets */
+};
+
+/* The places rule r fires in text (up to max spans); 0 when it does not.
+ * For RD_LENGTH the span is the whole text; RD_LLM never fires here. */
+int rule_match(const struct rule *r, const char *text, size_t n, struct rule_span *spans, int max);
+
+/* text with r's replacement applied to every match, or NULL when nothing
+ * changed (or r has no replacement). Caller frees. */
+char *rule_rewrite(const struct rule *r, const char *text, size_t n);
+
+/* Word count by whitespace, as max_words counts. */
+size_t rule_words(const char *text, size_t n);
+
+void rule_free(struct rule *r);
+
+#endif

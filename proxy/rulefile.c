@@ -1,0 +1,338 @@
+/* rulefile.c: load and lint rule files (see rulefile.h).
+ *
+ * A file holds `rules:`, a list of mappings. Every key is checked; a value of
+ * the wrong type is a problem and the rule keeps its default. Patterns are
+ * compiled with PCRE2_UTF (and PCRE2_UCP, so \w and \b know Unicode); a
+ * pattern that does not compile is reported with PCRE2's own message and the
+ * offset, and its rule is left out. */
+#include "rulefile.h"
+
+#include "embed.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+struct ruleset *ruleset_current;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void problem(struct ruleset *rs, const char *file, const yaml_node_t *n, const char *fmt, ...)
+{
+    if (rs->nproblems >= RULESET_MAX_PROBLEMS)
+        return;
+    char *b = rs->problems[rs->nproblems++];
+    int k = snprintf(b, sizeof rs->problems[0], "%s:%lu: ", file, n ? (unsigned long)n->start_mark.line + 1 : 1UL);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b + k, sizeof rs->problems[0] - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static char *dup_scalar(struct ruleset *rs, const char *file, const yaml_node_t *v, const char *key)
+{
+    const char *s = scalar(v);
+    if (!s) {
+        problem(rs, file, v, "%s must be text", key);
+        return NULL;
+    }
+    return strdup(s);
+}
+
+/* A scalar or a sequence of scalars, as a list. */
+static char **list_of(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *v,
+                      const char *key, int *count)
+{
+    *count = 0;
+    if (scalar(v)) {
+        char **l = malloc(sizeof *l);
+        if (l && (l[0] = strdup(scalar(v))))
+            *count = 1;
+        return l;
+    }
+    if (!v || v->type != YAML_SEQUENCE_NODE) {
+        problem(rs, file, v, "%s must be a list of text", key);
+        return NULL;
+    }
+    int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+    char **l = calloc((size_t)(n ? n : 1), sizeof *l);
+    for (yaml_node_item_t *it = v->data.sequence.items.start; l && it < v->data.sequence.items.top; it++) {
+        const yaml_node_t *e = yaml_document_get_node(doc, *it);
+        if (!scalar(e)) {
+            problem(rs, file, e, "%s must be a list of text", key);
+            continue;
+        }
+        l[(*count)++] = strdup(scalar(e));
+    }
+    return l;
+}
+
+static long number(struct ruleset *rs, const char *file, const yaml_node_t *v, const char *key)
+{
+    const char *s = scalar(v);
+    char *end;
+    long n = s ? strtol(s, &end, 10) : -1;
+    if (!s || *end || n < 1 || n > 1000000) {
+        problem(rs, file, v, "%s must be a whole number from 1 to 1000000", key);
+        return 0;
+    }
+    return n;
+}
+
+static int choice(struct ruleset *rs, const char *file, const yaml_node_t *v, const char *key,
+                  const char *const *names, const int *values, int def)
+{
+    const char *s = scalar(v);
+    for (int i = 0; s && names[i]; i++)
+        if (!strcmp(s, names[i]))
+            return values[i];
+    char all[200] = "";
+    for (int i = 0; names[i]; i++)
+        snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? ", " : "", names[i]);
+    problem(rs, file, v, "%s must be one of %s", key, all);
+    return def;
+}
+
+static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *node)
+{
+    static const char *const applies[] = {"message", "tool_result", "sampling_response", NULL};
+    static const int applies_v[] = {RA_MESSAGE, RA_TOOL_RESULT, RA_SAMPLING};
+    static const char *const detectors[] = {"regex", "length", "llm", NULL};
+    static const int detectors_v[] = {RD_REGEX, RD_LENGTH, RD_LLM};
+    static const char *const actions[] = {"annotate", "rewrite", "reject", NULL};
+    static const int actions_v[] = {RX_ANNOTATE, RX_REWRITE, RX_REJECT};
+    if (node->type != YAML_MAPPING_NODE) {
+        problem(rs, file, node, "each rule must be a mapping of keys to values");
+        return;
+    }
+    struct rule r;
+    memset(&r, 0, sizeof r);
+    r.applies_to = RA_MESSAGE;
+    r.action = RX_ANNOTATE;
+    r.active = 1;
+    snprintf(r.file, sizeof r.file, "%s", file);
+    r.line = (int)node->start_mark.line + 1;
+    int usable = 1;
+    const yaml_node_t *patterns = NULL;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        const yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+        const char *key = scalar(k);
+        if (!key) {
+            problem(rs, file, k, "a rule key must be a plain word");
+        } else if (!strcmp(key, "name")) {
+            r.name = dup_scalar(rs, file, v, key);
+        } else if (!strcmp(key, "description")) {
+            r.description = dup_scalar(rs, file, v, key);
+        } else if (!strcmp(key, "guidance")) {
+            r.guidance = dup_scalar(rs, file, v, key);
+        } else if (!strcmp(key, "rationale")) {
+            r.rationale = dup_scalar(rs, file, v, key);
+        } else if (!strcmp(key, "prompt")) {
+            r.prompt = dup_scalar(rs, file, v, key);
+        } else if (!strcmp(key, "replacement")) {
+            r.replacement = scalar(v) ? strdup(scalar(v)) : NULL;
+            if (!scalar(v))
+                problem(rs, file, v, "replacement must be text (empty deletes the match)");
+        } else if (!strcmp(key, "applies_to")) {
+            r.applies_to = choice(rs, file, v, key, applies, applies_v, RA_MESSAGE);
+        } else if (!strcmp(key, "detector")) {
+            r.detector = choice(rs, file, v, key, detectors, detectors_v, RD_REGEX);
+        } else if (!strcmp(key, "action")) {
+            r.action = choice(rs, file, v, key, actions, actions_v, RX_ANNOTATE);
+        } else if (!strcmp(key, "active")) {
+            const char *s = scalar(v);
+            r.active = !(s && (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")));
+        } else if (!strcmp(key, "tools")) {
+            r.tools = list_of(rs, file, doc, v, key, &r.ntools);
+        } else if (!strcmp(key, "patterns")) {
+            patterns = v;
+        } else if (!strcmp(key, "max_words")) {
+            r.max_words = number(rs, file, v, key);
+        } else if (!strcmp(key, "max_chars")) {
+            r.max_chars = number(rs, file, v, key);
+        } else if (!strcmp(key, "examples")) {
+            if (v->type != YAML_MAPPING_NODE) {
+                problem(rs, file, v, "examples must be a mapping with fires and passes");
+                continue;
+            }
+            for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+                const char *ek = scalar(yaml_document_get_node(doc, q->key));
+                const yaml_node_t *ev = yaml_document_get_node(doc, q->value);
+                if (ek && !strcmp(ek, "fires"))
+                    r.fires = list_of(rs, file, doc, ev, "examples.fires", &r.nfires);
+                else if (ek && !strcmp(ek, "passes"))
+                    r.passes = list_of(rs, file, doc, ev, "examples.passes", &r.npasses);
+                else
+                    problem(rs, file, ev, "unknown key examples.%s (fires or passes)", ek ? ek : "?");
+            }
+        } else {
+            problem(rs, file, k, "unknown key %s", key);
+        }
+    }
+    if (!r.name || !*r.name) {
+        problem(rs, file, node, "a rule needs a name");
+        usable = 0;
+    }
+    for (int i = 0; usable && i < rs->n; i++)
+        if (!strcmp(rs->v[i].name, r.name)) {
+            problem(rs, file, node, "duplicate rule name %s (first in %s:%d)", r.name, rs->v[i].file, rs->v[i].line);
+            usable = 0;
+        }
+    if (patterns) {
+        r.pattern = list_of(rs, file, doc, patterns, "patterns", &r.npatterns);
+        r.re = calloc((size_t)(r.npatterns ? r.npatterns : 1), sizeof *r.re);
+        for (int i = 0; r.re && i < r.npatterns; i++) {
+            int err;
+            PCRE2_SIZE off;
+            r.re[i] = pcre2_compile((PCRE2_SPTR)r.pattern[i], PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err,
+                                    &off, NULL);
+            if (!r.re[i]) {
+                PCRE2_UCHAR msg[160];
+                pcre2_get_error_message(err, msg, sizeof msg);
+                problem(rs, file, patterns, "rule %s, pattern %d: %s at offset %zu", r.name ? r.name : "?", i + 1,
+                        (char *)msg, (size_t)off);
+                usable = 0;
+            } else {
+                pcre2_jit_compile(r.re[i], PCRE2_JIT_COMPLETE);
+            }
+        }
+    }
+    if (usable && r.detector == RD_REGEX && !r.npatterns) {
+        problem(rs, file, node, "rule %s: a regex rule needs patterns", r.name);
+        usable = 0;
+    }
+    if (usable && r.detector == RD_LENGTH && !r.max_words && !r.max_chars) {
+        problem(rs, file, node, "rule %s: a length rule needs max_words or max_chars", r.name);
+        usable = 0;
+    }
+    if (usable && r.detector == RD_LLM && !r.prompt) {
+        problem(rs, file, node, "rule %s: an llm rule needs a prompt", r.name);
+        usable = 0;
+    }
+    if (usable && r.action == RX_REWRITE && !r.replacement) {
+        problem(rs, file, node, "rule %s: a rewrite rule needs a replacement", r.name);
+        usable = 0;
+    }
+    if (usable && !r.nfires && !r.npasses)
+        problem(rs, file, node, "rule %s has no examples (examples: fires: [...], passes: [...])", r.name);
+    if (!usable) {
+        rule_free(&r);
+        return;
+    }
+    if (rs->n == rs->cap) {
+        int cap = rs->cap ? rs->cap * 2 : 16;
+        struct rule *v = realloc(rs->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            rule_free(&r);
+            return;
+        }
+        rs->v = v;
+        rs->cap = cap;
+    }
+    rs->v[rs->n++] = r;
+}
+
+void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, size_t n)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser))
+        return;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
+    if (!yaml_parser_load(&parser, &doc)) {
+        if (rs->nproblems < RULESET_MAX_PROBLEMS)
+            snprintf(rs->problems[rs->nproblems++], sizeof rs->problems[0], "%s:%lu: not valid YAML: %s", name,
+                     (unsigned long)parser.problem_mark.line + 1, parser.problem ? parser.problem : "parse error");
+        yaml_parser_delete(&parser);
+        return;
+    }
+    const yaml_node_t *root = yaml_document_get_root_node(&doc);
+    const yaml_node_t *list = NULL;
+    if (root && root->type == YAML_MAPPING_NODE)
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+            const yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+            if (scalar(k) && !strcmp(scalar(k), "rules"))
+                list = yaml_document_get_node(&doc, p->value);
+            else
+                problem(rs, name, k, "unknown key %s (a rule file holds rules:)", scalar(k) ? scalar(k) : "?");
+        }
+    if (!list || list->type != YAML_SEQUENCE_NODE)
+        problem(rs, name, root, "a rule file holds rules:, a list of rules");
+    else
+        for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++)
+            read_rule(rs, name, &doc, yaml_document_get_node(&doc, *it));
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void load_dir(struct ruleset *rs, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (rs->nproblems < RULESET_MAX_PROBLEMS)
+            snprintf(rs->problems[rs->nproblems++], sizeof rs->problems[0], "%s: cannot read this rules directory",
+                     dir);
+        return;
+    }
+    char *names[256];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < 256) {
+        size_t l = strlen(de->d_name);
+        if (l > 4 && !strcmp(de->d_name + l - 4, ".yml"))
+            names[n++] = strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int i = 0; i < n; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        free(names[i]);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        char *buf = malloc(1 << 20);
+        size_t got = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+        fclose(f);
+        if (buf)
+            ruleset_load_text(rs, path, buf, got);
+        free(buf);
+    }
+}
+
+void ruleset_load(struct ruleset *rs, const struct profile *p, char **dirs, int ndirs)
+{
+    memset(rs, 0, sizeof *rs);
+    for (const struct embed_blob *b = embed_table; b->path; b++)
+        if (!strncmp(b->path, "rules/", 6) && !strchr(b->path + 6, '/') && strstr(b->path, ".yml"))
+            ruleset_load_text(rs, b->path, b->data, b->len);
+    for (int i = 0; p && i < p->nrule_dirs; i++)
+        load_dir(rs, p->rule_dirs[i]);
+    for (int i = 0; i < ndirs; i++)
+        load_dir(rs, dirs[i]);
+}
+
+void ruleset_free(struct ruleset *rs)
+{
+    for (int i = 0; i < rs->n; i++)
+        rule_free(&rs->v[i]);
+    free(rs->v);
+    rs->v = NULL;
+    rs->n = rs->cap = 0;
+    if (ruleset_current == rs)
+        ruleset_current = NULL;
+}

@@ -1,0 +1,34 @@
+/* rulefile.h: rule sets from YAML files.
+ *
+ * The shipped sets (the .yml files in rules/) are embedded in the binary; more come from
+ * --rules DIR (repeatable) and the profile's rules.dirs, every .yml file in them.
+ * A rule that cannot be used (no name, a pattern that does not compile) is
+ * left out; it and every smaller fault (unknown key, duplicate name, no
+ * examples) is a problem with its file and line, for `keel rules lint`. */
+#ifndef KEEL_RULEFILE_H
+#define KEEL_RULEFILE_H
+
+#include "profile.h"
+#include "rules.h"
+
+#define RULESET_MAX_PROBLEMS 128
+
+struct ruleset {
+    struct rule *v;
+    int n, cap;
+    int nproblems;
+    char problems[RULESET_MAX_PROBLEMS][320];
+};
+
+/* Shipped rules, then each directory's *.yml in name order. */
+void ruleset_load(struct ruleset *rs, const struct profile *p, char **dirs, int ndirs);
+
+/* One file's text; name is how problems refer to it. */
+void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, size_t n);
+
+void ruleset_free(struct ruleset *rs);
+
+/* The loaded set of this process (keel serve / keel wrap), or NULL. */
+extern struct ruleset *ruleset_current;
+
+#endif

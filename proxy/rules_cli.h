@@ -1,0 +1,11 @@
+/* rules_cli.h: keel rules lint | test | prompt. Each returns an exit status. */
+#ifndef KEEL_RULES_CLI_H
+#define KEEL_RULES_CLI_H
+
+#include "rulefile.h"
+
+int rules_lint(const struct ruleset *rs);
+int rules_test(const struct ruleset *rs, char **dirs, int ndirs);
+int rules_prompt(const struct ruleset *rs);
+
+#endif

@@ -1,0 +1,334 @@
+/* submit.c: the output filter's tools, and rules on any text.
+ *
+ * submit_message is the agent's path to the person: the message is judged
+ * against the active rules for messages and comes back accepted, rewritten
+ * (the rewrite is what to deliver) or rejected (it waits as the pending
+ * message, with each violation's guidance). submit_justification argues for
+ * the pending message: without a model evaluator, a justification that names
+ * every violated rule and gives a reason of its own is accepted, and the
+ * message is delivered with a system note saying which rules were set aside
+ * and why; anything less is rejected again; after 4 attempts keel fails
+ * open and says the rules were bypassed. Never a silent block. */
+#include "submit.h"
+
+#include "detect.h"
+#include "evaluator.h"
+#include "log.h"
+#include "rulefile.h"
+#include "text.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MESSAGE_MAX 16000
+#define JUSTIFICATION_MAX 4000
+#define ATTEMPTS_MAX 4
+#define SPANS_MAX 16
+
+static struct {
+    char *pending;
+    int attempts;
+    long sent;
+} mop;
+
+static int applies(const struct rule *r, int where, const char *tool)
+{
+    if (!r->active || !(r->applies_to & where))
+        return 0;
+    if (where != RA_TOOL_RESULT || !r->ntools)
+        return 1;
+    for (int i = 0; i < r->ntools; i++)
+        if (tool && fnmatch(r->tools[i], tool, 0) == 0)
+            return 1;
+    return 0;
+}
+
+static cJSON *spans_json(const char *text, const struct rule_span *sp, int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n && i < SPANS_MAX; i++) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddNumberToObject(s, "start", (double)sp[i].start);
+        cJSON_AddNumberToObject(s, "end", (double)sp[i].end);
+        size_t l = sp[i].end - sp[i].start > 200 ? 200 : sp[i].end - sp[i].start;
+        while (l && l < sp[i].end - sp[i].start && ((unsigned char)text[sp[i].start + l] & 0xC0) == 0x80)
+            l--;
+        char *t = malloc(l + 1);
+        if (t) {
+            memcpy(t, text + sp[i].start, l);
+            t[l] = '\0';
+            cJSON_AddStringToObject(s, "text", t);
+            free(t);
+        }
+        cJSON_AddItemToArray(arr, s);
+    }
+    return arr;
+}
+
+/* An llm rule: 1 fires, 0 passes, -1 the evaluator could not say (note set). */
+static int ask_llm(const struct profile *p, const struct rule *r, const char *text, cJSON *notes)
+{
+    char system[2400], answer[256], why[200];
+    snprintf(system, sizeof system,
+             "You check one rule on a message. The rule: %s\nAnswer with one word: VIOLATES if the message breaks "
+             "the rule, PASSES if it does not.", r->prompt);
+    if (evaluator_ask(p, system, text, answer, sizeof answer, why, sizeof why) < 0) {
+        char note[320];
+        snprintf(note, sizeof note, "rule %s was not checked: %s", r->name, why);
+        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+        return -1;
+    }
+    for (char *c = answer; *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+    return strstr(answer, "VIOLATES") != NULL;
+}
+
+cJSON *rules_judge(const struct profile *p, const char *text, int where, const char *tool)
+{
+    struct ruleset *rs = ruleset_current;
+    cJSON *out = cJSON_CreateObject();
+    cJSON *violations = cJSON_AddArrayToObject(out, "violations");
+    cJSON *applied = cJSON_AddArrayToObject(out, "applied");
+    cJSON *notes = cJSON_AddArrayToObject(out, "notes");
+    cJSON *annotations = cJSON_AddArrayToObject(out, "annotations");
+    char *cur = strdup(text);
+    size_t n = strlen(text);
+    for (int i = 0; rs && cur && i < rs->n; i++) {
+        const struct rule *r = &rs->v[i];
+        if (!applies(r, where, tool))
+            continue;
+        struct rule_span sp[SPANS_MAX];
+        int hits = r->detector == RD_LLM ? (ask_llm(p, r, cur, notes) > 0 ? 1 : 0) : rule_match(r, cur, n, sp, SPANS_MAX);
+        if (r->detector == RD_LLM && hits)
+            sp[0] = (struct rule_span){0, n};
+        if (hits <= 0)
+            continue;
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddStringToObject(v, "rule", r->name);
+        cJSON_AddStringToObject(v, "guidance", r->guidance ? r->guidance : (r->description ? r->description : ""));
+        cJSON_AddItemToObject(v, "spans", spans_json(cur, sp, hits));
+        if (r->action == RX_REJECT) {
+            cJSON_AddItemToArray(violations, v);
+        } else if (r->action == RX_REWRITE) {
+            char *rw = rule_rewrite(r, cur, n);
+            cJSON_AddItemToArray(applied, cJSON_CreateString(r->name));
+            cJSON_Delete(v);
+            if (rw) {
+                free(cur);
+                cur = rw;
+                n = strlen(cur);
+            }
+        } else {
+            cJSON_AddItemToArray(annotations, v);
+        }
+    }
+    if (cur && strcmp(cur, text))
+        cJSON_AddStringToObject(out, "rewritten", cur);
+    free(cur);
+    return out;
+}
+
+static cJSON *drop_empty(cJSON *o, const char *key)
+{
+    if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, key)))
+        cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    return o;
+}
+
+int submit_message(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    static const char *const keys[] = {"message", NULL};
+    const char *msg;
+    size_t n;
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "message", "message", 1, NULL, MESSAGE_MAX, &msg, &n, e) < 0)
+        return -1;
+    cJSON *j = rules_judge(env->profile, msg, RA_MESSAGE, NULL);
+    free(mop.pending);                     /* a new message replaces a pending one */
+    mop.pending = NULL;
+    mop.attempts = 0;
+    cJSON *o = cJSON_CreateObject();
+    const cJSON *rewritten = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "violations"))) {
+        mop.pending = strdup(msg);
+        cJSON_AddStringToObject(o, "verdict", "rejected");
+        cJSON_AddItemToObject(o, "violations", cJSON_DetachItemFromObjectCaseSensitive(j, "violations"));
+        cJSON_AddNumberToObject(o, "attempts_left", ATTEMPTS_MAX);
+        cJSON_AddStringToObject(o, "next",
+                                "Rewrite the message and submit it again, or call submit_justification naming each "
+                                "violated rule and your reason.");
+    } else if (rewritten) {
+        cJSON_AddStringToObject(o, "verdict", "rewritten");
+        cJSON_AddStringToObject(o, "text", msg);
+        cJSON_AddStringToObject(o, "rewritten", rewritten->valuestring);
+        cJSON_AddItemToObject(o, "applied", cJSON_DetachItemFromObjectCaseSensitive(j, "applied"));
+        mop.sent++;
+    } else {
+        cJSON_AddStringToObject(o, "verdict", "accepted");
+        cJSON_AddStringToObject(o, "text", msg);
+        mop.sent++;
+    }
+    cJSON_AddItemToObject(o, "annotations", cJSON_DetachItemFromObjectCaseSensitive(j, "annotations"));
+    cJSON_AddItemToObject(o, "notes", cJSON_DetachItemFromObjectCaseSensitive(j, "notes"));
+    drop_empty(drop_empty(o, "annotations"), "notes");
+    cJSON_AddBoolToObject(o, "pending", mop.pending != NULL);
+    cJSON_Delete(j);
+    log_event(LOG_INFO, "message_judged", "verdict=%s bytes=%zu",
+              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "verdict")), n);
+    *out = o;
+    return 0;
+}
+
+/* Does the justification name rule (case-insensitively)? */
+static int names(const char *just, const char *rule)
+{
+    size_t rn = strlen(rule);
+    for (const char *p = just; *p; p++)
+        if (!strncasecmp(p, rule, rn))
+            return 1;
+    return 0;
+}
+
+int submit_justification(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    static const char *const keys[] = {"justification", NULL};
+    const char *just;
+    size_t n;
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "justification", "justification", 1, NULL, JUSTIFICATION_MAX, &just, &n, e) < 0)
+        return -1;
+    if (!mop.pending)
+        return kerr_set(e, "NO_PENDING_MESSAGE", NULL, "no message is waiting; submit_message sends one");
+    mop.attempts++;
+    cJSON *j = rules_judge(env->profile, mop.pending, RA_MESSAGE, NULL);
+    cJSON *violations = cJSON_DetachItemFromObjectCaseSensitive(j, "violations");
+    cJSON *notes = cJSON_DetachItemFromObjectCaseSensitive(j, "notes");
+    cJSON_Delete(j);
+    /* The deterministic judge: every violated rule named, and words of its own. */
+    int all_named = 1;
+    size_t named_chars = 0;
+    char list[600] = "", guidance[1200] = "";
+    const cJSON *v;
+    cJSON_ArrayForEach(v, violations) {
+        const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+        if (!names(just, rule))
+            all_named = 0;
+        named_chars += strlen(rule);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", rule);
+        snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s: %s", guidance[0] ? "; " : "",
+                 rule, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+    }
+    int accept = all_named && rule_words(just, n) >= 6 && n > named_chars + 20;
+    if (evaluator_enabled(env->profile)) {
+        char system[1600], user[21000], answer[128], why[200];
+        snprintf(system, sizeof system,
+                 "An agent's message broke these rules: %s. It asks to deliver the message anyway. Judge the "
+                 "justification: answer ACCEPT if it gives a real reason the rules should not apply here, else REJECT.",
+                 guidance);
+        snprintf(user, sizeof user, "Message:\n%s\n\nJustification:\n%s", mop.pending, just);
+        if (evaluator_ask(env->profile, system, user, answer, sizeof answer, why, sizeof why) == 0) {
+            for (char *c = answer; *c; c++)
+                *c = (char)toupper((unsigned char)*c);
+            accept = strstr(answer, "ACCEPT") != NULL;
+        } else {
+            char note[320];
+            snprintf(note, sizeof note, "the evaluator was not used (%s); keel's own judgement stands", why);
+            cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+        }
+    }
+    cJSON *o = cJSON_CreateObject();
+    char sys[JUSTIFICATION_MAX + 800];
+    if (accept || mop.attempts >= ATTEMPTS_MAX) {
+        cJSON_AddStringToObject(o, "verdict", accept ? "accepted" : "accepted_failed_open");
+        cJSON_AddStringToObject(o, "text", mop.pending);
+        if (accept)
+            snprintf(sys, sizeof sys, "Delivered over keel's rule%s %s. The agent's reason: %s",
+                     strchr(list, ',') ? "s" : "", list, just);
+        else
+            snprintf(sys, sizeof sys, "keel's rules were bypassed after %d attempts to justify this message: %s.",
+                     ATTEMPTS_MAX, list);
+        cJSON_AddStringToObject(o, "system_note", sys);
+        free(mop.pending);
+        mop.pending = NULL;
+        mop.sent++;
+        cJSON_Delete(violations);
+    } else {
+        cJSON_AddStringToObject(o, "verdict", "rejected");
+        cJSON_AddItemToObject(o, "violations", violations);
+        cJSON_AddStringToObject(o, "next", all_named ? "Give a reason in your own words, not only the rule names."
+                                                     : "Name each violated rule and say why it should not apply here.");
+    }
+    cJSON_AddNumberToObject(o, "attempts", mop.attempts);
+    cJSON_AddNumberToObject(o, "attempts_left", mop.pending ? ATTEMPTS_MAX - mop.attempts : 0);
+    cJSON_AddItemToObject(o, "notes", notes);
+    drop_empty(o, "notes");
+    cJSON_AddBoolToObject(o, "pending", mop.pending != NULL);
+    log_event(LOG_INFO, "justification_judged", "verdict=%s attempt=%d",
+              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "verdict")), mop.attempts);
+    *out = o;
+    return 0;
+}
+
+int submit_get_rules(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    (void)env;
+    static const char *const keys[] = {"filter", NULL};
+    const char *filter = NULL;
+    size_t fn;
+    if (det_known_keys(args, keys, "", e) < 0 || det_string(args, "filter", "filter", 0, NULL, 500, &filter, &fn, e) < 0)
+        return -1;
+    pcre2_code *re = NULL;
+    if (filter) {
+        int err;
+        PCRE2_SIZE off;
+        re = pcre2_compile((PCRE2_SPTR)filter, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_CASELESS, &err, &off, NULL);
+        if (!re) {
+            PCRE2_UCHAR msg[160];
+            pcre2_get_error_message(err, msg, sizeof msg);
+            return kerr_set(e, "INPUT_INVALID", "filter", "filter is not a valid regular expression: %s at offset %zu",
+                            (char *)msg, (size_t)off);
+        }
+    }
+    static const char *const where[] = {"", "message", "tool_result", "", "sampling_response"};
+    static const char *const act[] = {"annotate", "rewrite", "reject"};
+    static const char *const det[] = {"regex", "length", "llm"};
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "rules");
+    pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+    for (int i = 0; ruleset_current && i < ruleset_current->n; i++) {
+        const struct rule *r = &ruleset_current->v[i];
+        const char *g = r->guidance ? r->guidance : "";
+        if (re && pcre2_match(re, (PCRE2_SPTR)r->name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0 &&
+            pcre2_match(re, (PCRE2_SPTR)g, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
+            continue;
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", r->name);
+        cJSON_AddStringToObject(x, "description", r->description ? r->description : "");
+        cJSON_AddStringToObject(x, "applies_to", where[r->applies_to]);
+        cJSON_AddStringToObject(x, "detector", det[r->detector]);
+        cJSON_AddStringToObject(x, "action", act[r->action]);
+        cJSON_AddStringToObject(x, "guidance", g);
+        cJSON_AddBoolToObject(x, "active", r->active);
+        cJSON_AddItemToArray(arr, x);
+    }
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    *out = o;
+    return 0;
+}
+
+int submit_get_status(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
+{
+    (void)env;
+    static const char *const keys[] = {NULL};
+    if (det_known_keys(args, keys, "", e) < 0)
+        return -1;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "pending", mop.pending != NULL);
+    cJSON_AddNumberToObject(o, "justification_attempts", mop.attempts);
+    cJSON_AddNumberToObject(o, "messages_sent", (double)mop.sent);
+    *out = o;
+    return 0;
+}
