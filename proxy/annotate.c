@@ -10,7 +10,11 @@
 #include "relay.h"
 
 #include "jscan.h"
+#include "detect.h"
+#include "jsonrpc.h"
 #include "log.h"
+#include "rulefile.h"
+#include "submit.h"
 #include "text.h"
 
 #include <stdio.h>
@@ -164,22 +168,169 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
 }
 
 /* The upstream answered a tools/call: attach what the overlay has to say. */
+#define RULES_MAX_LINE (1u << 20)   /* larger results are not read by the rules */
+
+/* A rules advisory naming what fired. */
+static cJSON *rules_advisory(const char *reason, cJSON *names)
+{
+    static const char *const tokens[] = {"override-once", "explain-the-match"};
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "detector", "rules");
+    cJSON_AddNumberToObject(a, "confidence", 0.9);
+    cJSON_AddStringToObject(a, "reason", reason);
+    det_overrides(a, tokens, 2);
+    cJSON_AddItemToObject(a, "heuristic",
+                          det_heuristic("output_rules", "0.1.0", "keel's YAML output rules (rules/*.yml, --rules DIR)"));
+    cJSON_AddItemToObject(a, "rules", names);
+    return a;
+}
+
+/* Rules on a tool result (keel wrap's hygiene). Returns a replacement line
+ * (the result rejected, or its text blocks rewritten) or NULL, and adds an
+ * advisory to *adv saying what was done. */
+static char *result_rules(struct relay *r, const char *tool, const char *line, size_t n, const struct jscan_top *top,
+                          cJSON **adv)
+{
+    static const char *const keys[] = {"content", "structuredContent"};
+    struct jscan_span sp[2];
+    if (!(r->ov.parts & OV_RULES) || !ruleset_current || n > RULES_MAX_LINE || !top->result.p ||
+        top->result.p[0] != '{' || jscan_members(top->result.p, top->result.n, keys, sp, 2, 0) < 1 || !sp[0].p ||
+        sp[0].p[0] != '[')
+        return NULL;
+    cJSON *content = cJSON_ParseWithLength(sp[0].p, sp[0].n), *b;
+    cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
+    char guidance[600] = "";
+    int rewrote = 0;
+    cJSON_ArrayForEach(b, content) {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
+        cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "text");
+        if (!type || strcmp(type, "text") || !cJSON_IsString(t))
+            continue;
+        cJSON *j = rules_judge(r->o->profile, t->valuestring, RA_TOOL_RESULT, tool);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
+            cJSON_AddItemToArray(rejected, cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
+            snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s", guidance[0] ? " " : "",
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+        }
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations")) {
+            cJSON_AddItemToArray(noted, cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
+            snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s", guidance[0] ? " " : "",
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+        }
+        const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied"))
+            cJSON_AddItemToArray(changed, cJSON_Duplicate(v, 1));
+        if (rw && !sp[1].p) {                  /* structuredContent must match its schema: never rewritten */
+            cJSON_SetValuestring(t, rw->valuestring);
+            rewrote = 1;
+        }
+        cJSON_Delete(j);
+    }
+    char *out = NULL, reason[900];
+    struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir};
+    kerr e = {0};
+    int taken = 0;
+    if (cJSON_GetArraySize(rejected) && chrono_now(&env.now, &e) == 0)
+        guard_take_once(&env, DET_RULES, &taken, &e);
+    if (cJSON_GetArraySize(rejected) && !taken) {
+        /* Held back, and said so: an isError result naming the rule, with the way through. */
+        char *names = cJSON_PrintUnformatted(rejected);
+        snprintf(reason, sizeof reason, "keel held back this result: rule %s. %s If the person wants it anyway, they "
+                 "can say override-once (apply_override) and ask again.", names ? names : "", guidance);
+        free(names);
+        cJSON *res = cJSON_CreateObject(), *c = cJSON_AddArrayToObject(res, "content"), *blk = cJSON_CreateObject();
+        cJSON_AddStringToObject(blk, "type", "text");
+        cJSON_AddStringToObject(blk, "text", reason);
+        cJSON_AddItemToArray(c, blk);
+        cJSON_AddBoolToObject(res, "isError", 1);
+        cJSON *advs = cJSON_AddArrayToObject(cJSON_AddObjectToObject(res, "_meta"), "keel/advisories");
+        cJSON_AddItemToArray(advs, rules_advisory(reason, cJSON_Duplicate(rejected, 1)));
+        out = jr_reply(top->id.p, top->id.n, "result", res);
+        log_event(LOG_INFO, "result_rejected", "rules=%d", cJSON_GetArraySize(rejected));
+    } else {
+        int n_changed = cJSON_GetArraySize(changed), n_noted = cJSON_GetArraySize(noted);
+        if (rewrote) {
+            char *nc = cJSON_PrintUnformatted(content);
+            size_t c0 = (size_t)(sp[0].p - line), c1 = c0 + sp[0].n, l = nc ? strlen(nc) : 0;
+            if (nc && (out = malloc(n - (c1 - c0) + l + 1))) {
+                memcpy(out, line, c0);
+                memcpy(out + c0, nc, l);
+                memcpy(out + c0 + l, line + c1, n - c1);
+                out[n - (c1 - c0) + l] = '\0';
+            }
+            free(nc);
+        }
+        if (n_changed || n_noted || taken) {
+            char *names = cJSON_PrintUnformatted(n_changed ? changed : noted);
+            snprintf(reason, sizeof reason, "%s%s%s%s", taken ? "A rule would have held this result back; "
+                     "override-once let it through. " : "", rewrote ? "keel changed this result: " : n_changed ?
+                     "keel would change this result but it carries structuredContent, so it is left as is: " : "",
+                     n_changed || n_noted ? names : "", guidance[0] ? "" : ".");
+            if (guidance[0])
+                snprintf(reason + strlen(reason), sizeof reason - strlen(reason), ". %s", guidance);
+            free(names);
+            cJSON *all = cJSON_Duplicate(changed, 1), *x;
+            cJSON_ArrayForEach(x, noted) cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
+            cJSON_ArrayForEach(x, rejected) cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
+            if (!*adv)
+                *adv = cJSON_CreateArray();
+            cJSON_AddItemToArray(*adv, rules_advisory(reason, all));
+        }
+    }
+    cJSON_Delete(content);
+    cJSON_Delete(rejected);
+    cJSON_Delete(changed);
+    cJSON_Delete(noted);
+    return out;
+}
+
 char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top)
 {
     struct call_data *d = data;
     char *text = NULL, *out = NULL;
+    cJSON *rules_adv = NULL;
+    char *ruled = result_rules(r, d->tool, line, n, top, &rules_adv);
+    struct jscan_top t2;
+    if (ruled && jscan_scan(ruled, strlen(ruled), &t2)) {   /* go on from the ruled line */
+        line = ruled;
+        n = strlen(ruled);
+        top = &t2;
+    }
+    if (ruled && !rules_adv) {               /* rejected: the replacement goes as it is */
+        cJSON *later = overlay_for_result(&r->ov, d->tool, d->earned, NULL);
+        d->earned = NULL;
+        if (later)
+            overlay_requeue(&r->ov, later);    /* the next result carries them */
+        relay_call_data_free(d);
+        return ruled;
+    }
     if (top->result.p && top->result.p[0] == '{' && overlay_is_model_tool(&r->ov, d->tool))
         text = result_text(&top->result);
     cJSON *adv = overlay_for_result(&r->ov, d->tool, d->earned, text);
     d->earned = NULL;
     free(text);
+    if (rules_adv) {
+        if (!adv)
+            adv = cJSON_CreateArray();
+        while (cJSON_GetArraySize(rules_adv))
+            cJSON_AddItemToArray(adv, cJSON_DetachItemFromArray(rules_adv, 0));
+        cJSON_Delete(rules_adv);
+    }
     if (adv && top->result.p && top->result.p[0] == '{') {
-        out = relay_annotate(line, n, &top->result, adv);
+        char *annotated = relay_annotate(line, n, &top->result, adv);
+        if (annotated) {
+            free(ruled);
+            ruled = NULL;
+            out = annotated;
+        }
         log_event(LOG_INFO, "advisory_attached", "count=%d", cJSON_GetArraySize(adv));
         cJSON_Delete(adv);
     } else if (adv) {
         overlay_requeue(&r->ov, adv);          /* an error result: the next result carries them */
     }
+    if (!out)
+        out = ruled;
     relay_call_data_free(d);
     return out;
 }

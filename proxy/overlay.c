@@ -24,6 +24,8 @@
 
 #include "detect.h"
 #include "log.h"
+#include "rules.h"
+#include "submit.h"
 #include "timefmt.h"
 
 #include <fnmatch.h>
@@ -414,6 +416,28 @@ void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
         buf[0] = '\0';
         content_text(cJSON_GetObjectItemCaseSensitive(result, "content"), buf, OV_SCAN_MAX * 4 + 1, &n);
         refresh(ov, &env);
+        if ((ov->parts & OV_RULES) && n && text_valid_utf8(buf, n)) {   /* rules for sampling answers */
+            cJSON *j = rules_judge(ov->profile, buf, RA_SAMPLING, NULL), *names = cJSON_CreateArray(), *v;
+            char reason[600] = "";
+            const char *lists[] = {"violations", "annotations"};
+            for (int l = 0; l < 2; l++)
+                cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
+                    cJSON_AddItemToArray(names, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(v, "rule"), 1));
+                    snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s",
+                             reason[0] ? " " : "The model's answer broke a rule: ",
+                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+                }
+            if (cJSON_GetArraySize(names)) {
+                static const char *const tokens[] = {"override-once", "explain-the-match"};
+                cJSON *a = advisory(DET_RULES, NULL, NULL, 0.9, reason, tokens, 2,
+                                    det_heuristic("output_rules", "0.1.0", "keel's YAML output rules"));
+                cJSON_AddItemToObject(a, "rules", names);
+                cJSON_AddItemToArray(ov->queued, a);
+            } else {
+                cJSON_Delete(names);
+            }
+            cJSON_Delete(j);
+        }
         cJSON *args = cJSON_CreateObject();
         cJSON_AddStringToObject(args, "candidate_response", buf);
         cJSON *s = n && text_valid_utf8(buf, n) && text_char_count(buf, n) <= OV_SCAN_MAX ? sycophancy(ov, &env, args) : NULL;
