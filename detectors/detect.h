@@ -21,6 +21,9 @@ typedef int (*detector_fn)(const cJSON *args, int64_t now_ms, int offset_s, cJSO
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
 int hyp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
 int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
+int insp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
+/* The lens table as loaded: lenses, questions, and the data rows seen. */
+int inspect_table(int *nlenses, int *nquestions, int *rows);
 
 /* End of day for check_hyperfocus and get_time_context: has now passed the
  * end of day (eod_min, local minutes in offset off) of the date the session

@@ -6,6 +6,7 @@
  * Exit status: 0 success; 1 an I/O or internal failure; 2 a tool answered
  * with an error (keel check); 64 a usage error. */
 #include "argsplit.h"
+#include "frame.h"
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -36,6 +37,7 @@ static const char usage_text[] =
     "  wrap -- CMD ...     run an MCP server and relay it, adding keel's tools\n"
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
+    "  inspect [THOUGHT]   thought in, metathought out (self_inspect)\n"
     "  tools               list the tools keel serves\n"
     "  profile check       print the effective profile and any problems in it\n"
     "  rules lint|test|prompt  check, test or describe the output rules\n"
@@ -283,6 +285,87 @@ static int cmd_check(int argc, char **argv)
     if (rc < 0)
         return 1;
     return is_error ? 2 : 0;
+}
+
+static const char inspect_help[] =
+    "usage: keel inspect [--json] [THOUGHT]\n"
+    "\n"
+    "Thought in, metathought out: print the one question self_inspect returns for\n"
+    "THOUGHT. --json prints the whole result ({id, lens, question, tier, matched}).\n"
+    "With no THOUGHT, reads one thought per line from standard input and prints one\n"
+    "JSON object per line.\n";
+
+/* One thought through self_inspect: 0, or 2 with the error printed. */
+static int inspect_one(const char *thought, int json)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "thought", thought);
+    int is_error;
+    cJSON *out = tools_run(tools_find("self_inspect", TOOL_ALL), args, &profile, NULL, &is_error);
+    cJSON_Delete(args);
+    char *s = json || is_error ? cJSON_PrintUnformatted(out) : NULL;
+    const char *text = s ? s : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "question"));
+    int rc = text ? jr_write_line(STDOUT_FILENO, text, strlen(text)) : -1;
+    free(s);
+    cJSON_Delete(out);
+    return rc < 0 ? 1 : is_error ? 2 : 0;
+}
+
+static int cmd_inspect(int argc, char **argv)
+{
+    int json = 0;
+    const char *thought = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(inspect_help, stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error("unknown option for inspect: %s", argv[i]);
+        else if (!thought)
+            thought = argv[i];
+        else
+            return usage_error("inspect takes one thought (quote it); unexpected %s", argv[i]);
+    }
+    profile_load(&profile, profile_path);
+    if (thought)
+        return inspect_one(thought, json);
+    /* One thought a line from stdin, one JSON object a line out. */
+    struct frame_reader r;
+    frame_init(&r, STDIN_FILENO, 64u << 10);
+    int rc = 0;
+    for (;;) {
+        const char *line;
+        size_t n;
+        enum frame_status st = frame_next(&r, &line, &n);
+        if (st == FRAME_EOF)
+            break;
+        if (st == FRAME_NEED) {
+            if (frame_fill(&r) < 0) {
+                rc = 1;
+                break;
+            }
+            continue;
+        }
+        if (st == FRAME_OVERSIZE) {
+            static const char big[] = "{\"error\":{\"code\":\"INPUT_TOO_LARGE\",\"message\":\"the line is over 64 KiB\"}}";
+            jr_write_line(STDOUT_FILENO, big, sizeof big - 1);
+            rc = 2;
+            continue;
+        }
+        char *t = strndup(line, n);
+        if (!t) {
+            rc = 1;
+            break;
+        }
+        int one = inspect_one(t, 1);
+        free(t);
+        if (one)
+            rc = one;
+    }
+    frame_free(&r);
+    return rc;
 }
 
 static int cmd_tools(void)
@@ -544,6 +627,7 @@ int main(int argc, char **argv)
               : strcmp(what, "check") == 0   ? check_help
               : strcmp(what, "profile") == 0 ? profile_help
               : strcmp(what, "rules") == 0   ? rules_help
+              : strcmp(what, "inspect") == 0 ? inspect_help
                                              : usage_text,
               stdout);
         return 0;
@@ -560,5 +644,7 @@ int main(int argc, char **argv)
         return cmd_profile(argc - 2, argv + 2);
     if (strcmp(cmd, "rules") == 0)
         return cmd_rules(argc - 2, argv + 2);
+    if (strcmp(cmd, "inspect") == 0)
+        return cmd_inspect(argc - 2, argv + 2);
     return usage_error("unknown command: %s", cmd);
 }

@@ -20,6 +20,7 @@
 DETECTOR(rum_check)
 DETECTOR(hyp_check)
 DETECTOR(syc_check)
+DETECTOR(insp_check)
 
 const struct tool tools_table[] = {
     {"check_rumination", TOOL_GUARDRAIL, "schemas/check_rumination.json", tool_rum_check, 0},
@@ -31,6 +32,7 @@ const struct tool tools_table[] = {
     {"request_break_if_needed", TOOL_CHRONO, "schemas/request_break_if_needed.json", chrono_request_break, 0},
     {"idle_status", TOOL_CHRONO, "schemas/idle_status.json", chrono_idle_status, TOOL_PURE_READ},
     {"apply_override", TOOL_GUARDRAIL, "schemas/apply_override.json", overlay_apply_override, 0},
+    {"self_inspect", TOOL_INSPECT, "schemas/self_inspect.json", tool_insp_check, TOOL_PURE_READ | TOOL_TEXT_QUESTION},
     {"submit_message", TOOL_RULES, "schemas/submit_message.json", submit_message, 0},
     {"submit_justification", TOOL_RULES, "schemas/submit_justification.json", submit_justification, 0},
     {"get_rules", TOOL_RULES, "schemas/get_rules.json", submit_get_rules, TOOL_PURE_READ},
@@ -144,10 +146,10 @@ cJSON *tools_answer(const struct tool *t, const cJSON *params, const char *line,
         cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
         out = tools_run(t, cJSON_IsNull(args) ? NULL : args, profile, state_dir, &is_error);
     }
-    return tools_call_result(out, is_error);
+    return tools_call_result(out, is_error, (t->flags & TOOL_TEXT_QUESTION) ? "question" : NULL);
 }
 
-cJSON *tools_call_result(cJSON *structured, int is_error)
+cJSON *tools_call_result(cJSON *structured, int is_error, const char *text_field)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON *content = cJSON_AddArrayToObject(r, "content");
@@ -163,6 +165,9 @@ cJSON *tools_call_result(cJSON *structured, int is_error)
             snprintf(text, n, "%s: %s", code ? code : "", msg ? msg : "");
         cJSON_AddStringToObject(block, "text", text ? text : "INTERNAL_ERROR: out of memory");
         free(text);
+    } else if (text_field) {                 /* the one field a person reads, alone */
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(structured, text_field));
+        cJSON_AddStringToObject(block, "text", v ? v : "");
     } else {
         char *text = cJSON_PrintUnformatted(structured);
         cJSON_AddStringToObject(block, "text", text ? text : "");

@@ -17,13 +17,14 @@
 enum {
     TOOL_GUARDRAIL = 1u << 0,
     TOOL_CHRONO = 1u << 1,
-    TOOL_INSPECT = 1u << 2,     /* self_inspect (to come) */
+    TOOL_INSPECT = 1u << 2,     /* self_inspect */
     TOOL_RULES = 1u << 3,       /* the output filter's tools */
     TOOL_ALL = 0xffffu,
 };
 
 enum {
     TOOL_PURE_READ = 1u << 0,   /* reads time or state only: not client activity */
+    TOOL_TEXT_QUESTION = 1u << 1, /* its text block is the result's "question" alone */
 };
 
 typedef int (*tool_fn)(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
@@ -61,8 +62,8 @@ cJSON *tools_answer(const struct tool *t, const cJSON *params, const char *line,
 cJSON *tools_error(const char *code, const char *field, const char *message);
 
 /* Wraps a structured result as an MCP CallToolResult: the JSON as a text
- * block (or "CODE: message" for an error), structuredContent, isError.
- * Takes ownership of structured. */
-cJSON *tools_call_result(cJSON *structured, int is_error);
+ * block (or "CODE: message" for an error; or, given text_field, that field's
+ * value alone), structuredContent, isError. Takes ownership of structured. */
+cJSON *tools_call_result(cJSON *structured, int is_error, const char *text_field);
 
 #endif

@@ -22,7 +22,7 @@ ok(r.status === 0 && /keel check TOOL/.test(r.stdout), 'keel check --help');
 r = run(['help', 'serve']);
 ok(r.status === 0 && /--max-message-bytes/.test(r.stdout), 'keel help serve');
 r = run(['tools']);
-ok(r.status === 0 && r.stdout.split('\n').filter(Boolean).length === 13 && /check_rumination/.test(r.stdout) && /idle_status/.test(r.stdout), 'keel tools lists the tools', r.stdout);
+ok(r.status === 0 && r.stdout.split('\n').filter(Boolean).length === 14 && /check_rumination/.test(r.stdout) && /idle_status/.test(r.stdout), 'keel tools lists the tools', r.stdout);
 r = run(['check']);
 ok(r.status === 64 && /needs a TOOL/.test(r.stderr), 'check without a tool: 64');
 r = run(['check', 'nope']);

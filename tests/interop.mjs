@@ -22,8 +22,8 @@ const box = sandbox();
 const env = { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', ...box.env };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const KEEL_TOOLS = ['apply_override', 'check_hyperfocus', 'check_rumination', 'check_sycophancy', 'get_rules', 'get_status',
-  'get_time_context', 'idle_status', 'mark_session_end', 'mark_session_start', 'request_break_if_needed', 'submit_justification',
-  'submit_message'];
+  'get_time_context', 'idle_status', 'mark_session_end', 'mark_session_start', 'request_break_if_needed', 'self_inspect',
+  'submit_justification', 'submit_message'];
 
 async function session(command, args) {
   const out = { wire: [] };

@@ -22,8 +22,8 @@ ok(r.id === 'p' && JSON.stringify(r.result) === '{}', 'ping answers {} (and the 
 r = await srv.ask({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
 const names = r.result.tools.map((t) => t.name).sort();
 ok(JSON.stringify(names) === JSON.stringify(['apply_override', 'check_hyperfocus', 'check_rumination', 'check_sycophancy', 'get_rules',
-  'get_status', 'get_time_context', 'idle_status', 'mark_session_end', 'mark_session_start', 'request_break_if_needed', 'submit_justification',
-  'submit_message']), 'tools/list lists the guardrail, chronometric and rules tools', names);
+  'get_status', 'get_time_context', 'idle_status', 'mark_session_end', 'mark_session_start', 'request_break_if_needed', 'self_inspect',
+  'submit_justification', 'submit_message']), 'tools/list lists the guardrail, chronometric, inspect and rules tools', names);
 
 const calls = {
   check_rumination: { current_prompt: `${CANARY} is the plan okay`, history: [] },
@@ -104,7 +104,7 @@ const client = new Client({ name: 'keel-test', version: '1.0.0' });
 const transport = new StdioClientTransport({ command: keel, args: ['serve', '--log-level', 'error'], stderr: 'pipe', env: { PATH: process.env.PATH, ...srv.box.env } });
 await client.connect(transport);
 const tools = await client.listTools();
-ok(tools.tools.length === 13 && tools.tools.every((t) => t.outputSchema), 'SDK client: listTools sees every tool with an outputSchema');
+ok(tools.tools.length === 14 && tools.tools.every((t) => t.outputSchema), 'SDK client: listTools sees every tool with an outputSchema');
 for (const [name, args] of Object.entries(calls)) {
   try {
     const res = await client.callTool({ name, arguments: args });
