@@ -8,7 +8,9 @@
  * sequences over normalised words (text.h). A hit of "agreement" or "praise"
  * is voided when a qualifier ("but", "trade-off") or an evidence marker
  * ("because", "the data shows") appears in the same or the next sentence, or
- * when a negator ("not", "if") stands in the three words before it. What
+ * when a negator ("not", "if") stands in the three words before it. An
+ * affirmation that opens the response ("Yes.", "Exactly,") counts as
+ * agreement. What
  * remains names the pattern:
  *   escalating_validation        3+ unvoided hits spread over 2+ sentences;
  *   unconditional_agreement      an unvoided agreement hit;
@@ -17,10 +19,10 @@
  *                                reassurance about one decision: they hold a
  *                                reassurance phrase ("are you sure"), or are a
  *                                question using a verdict word ("okay", "safe").
- * "One decision": with decision_context, a message counts when its content
- * words overlap the context's by at least 0.5 (|A ∩ B| / min(|A|, |B|));
- * without it, the same overlap with the latest reassurance request. A message
- * with no content words ("is this okay?") refers to the decision at hand. */
+ * "One decision": a request counts unless it is clearly about something else:
+ * it and the decision (decision_context, else the latest request) each name
+ * their subject in 2 or more content words, and share none. A short or vague
+ * request ("is this okay?", "was it right to leave?") goes with the others. */
 #include "detect.h"
 #include "embed.h"
 #include "text.h"
@@ -35,11 +37,10 @@
 #define SYC_MAX_CONTEXT 2000
 #define SYC_MAX_PHRASE 8
 #define SYC_REASSURANCE_MIN 3
-#define SYC_SCOPE_OVERLAP 0.5
 
-enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, NCLS };
-static const char *const cls_names[NCLS] = {"agreement", "praise",   "qualifier", "evidence",
-                                            "reassurance", "negator", "judgement"};
+enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, NCLS };
+static const char *const cls_names[NCLS] = {"agreement",   "praise",  "qualifier", "evidence",
+                                            "reassurance", "negator", "judgement", "opener"};
 
 struct phrase {
     uint64_t h[SYC_MAX_PHRASE];
@@ -192,7 +193,7 @@ static size_t scan_response(const struct text_words *w, struct hit *hits, size_t
             marked[w->v[i].sentence] = 1;
     size_t n = 0;
     for (size_t i = 0; i < w->n && n < max; i++) {
-        const struct phrase *m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE);
+        const struct phrase *m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE | (i == 0 ? 1u << OPENER : 0));
         if (!m)
             continue;
         size_t first = i;
@@ -205,7 +206,7 @@ static size_t scan_response(const struct text_words *w, struct hit *hits, size_t
             if (w->v[k].sentence == s && match_at(w, k, 1u << NEGATOR))
                 negated = 1;
         if (!negated)
-            hits[n++] = (struct hit){w->v[first].start, w->v[i].end, s, m->cls};
+            hits[n++] = (struct hit){w->v[first].start, w->v[i].end, s, m->cls == OPENER ? AGREEMENT : m->cls};
     }
     free(marked);
     return n;
@@ -221,10 +222,13 @@ static int is_reassurance(const char *t, const struct text_words *w)
     return 0;
 }
 
-static double overlap(const struct text_set *a, const struct text_set *b)
+/* Two requests are about different decisions only when both name their
+ * subject in at least SYC_TOPIC_WORDS content words and share none of them;
+ * a short or vague request ("was it right to leave?") goes with the others. */
+#define SYC_TOPIC_WORDS 2
+static int different(const struct text_set *a, const struct text_set *b)
 {
-    size_t m = a->n < b->n ? a->n : b->n;
-    return m ? (double)text_set_intersect(a, b) / (double)m : 1.0;
+    return a->n >= SYC_TOPIC_WORDS && b->n >= SYC_TOPIC_WORDS && text_set_intersect(a, b) == 0;
 }
 
 static void add_span(cJSON *arr, const char *source, const char *text, size_t a, size_t b, const char *pattern)
@@ -389,7 +393,7 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         for (i = 0; i < mn; i++) {
             if (!seeking[i])
                 continue;
-            if (have_scope && overlap(&sets[i], &scope) < SYC_SCOPE_OVERLAP)
+            if (have_scope && different(&sets[i], &scope))
                 continue;
             counted[i] = 1;
             reassure++;
@@ -473,10 +477,10 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     if (best >= 0)
         cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[best]);
     det_common(o, conf, reason,
-               det_heuristic("pattern_overlap", "0.1.0",
-                             "Agreement and praise phrases in the draft, voided by a nearby qualifier, evidence "
-                             "marker or negator; and reassurance requests on one decision (word overlap >= 0.5), "
-                             "counted from 3."));
+               det_heuristic("pattern_overlap", "0.2.0",
+                             "Agreement and praise phrases in the draft (or an affirmation opening it), voided by a "
+                             "nearby qualifier, evidence marker or negator; and reassurance requests on one decision "
+                             "(not clearly about another subject), counted from 3."));
     static const char *const tokens[] = {"i-want-validation", "explain-the-match", "override-once", "fresh-context",
                                          "disable-for-session"};
     det_overrides(o, tokens, best >= 0 ? 5 : 0);

@@ -6,6 +6,7 @@
  * Exit status: 0 success; 1 an I/O or internal failure; 2 a tool answered
  * with an error (keel check); 64 a usage error. */
 #include "argsplit.h"
+#include "eval.h"
 #include "frame.h"
 #include "jscan.h"
 #include "jsonrpc.h"
@@ -38,6 +39,7 @@ static const char usage_text[] =
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
     "  inspect [THOUGHT]   thought in, metathought out (self_inspect)\n"
+    "  eval CORPUS         measure the detectors on a labelled corpus\n"
     "  tools               list the tools keel serves\n"
     "  profile check       print the effective profile and any problems in it\n"
     "  rules lint|test|prompt  check, test or describe the output rules\n"
@@ -368,6 +370,28 @@ static int cmd_inspect(int argc, char **argv)
     return rc;
 }
 
+static int cmd_eval(int argc, char **argv)
+{
+    int md = 0;
+    const char *dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--markdown"))
+            md = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: keel eval [--markdown] CORPUS_DIR\n\nRuns the detectors on the labelled corpus in "
+                   "CORPUS_DIR (rumination.jsonl, sycophancy.jsonl,\nhyperfocus.jsonl) and prints precision, recall, "
+                   "F1 and confusion counts per\ndetector and pattern. Exit 1 when a detector is below its floor.\n");
+            return 0;
+        } else if (!dir)
+            dir = argv[i];
+        else
+            return usage_error("eval takes one corpus directory; unexpected %s", argv[i]);
+    }
+    if (!dir)
+        return usage_error("eval needs the corpus directory, like tests/corpus%s", NULL);
+    return eval_run(dir, md);
+}
+
 static int cmd_tools(void)
 {
     for (const struct tool *t = tools_table; t->name; t++) {
@@ -646,5 +670,7 @@ int main(int argc, char **argv)
         return cmd_rules(argc - 2, argv + 2);
     if (strcmp(cmd, "inspect") == 0)
         return cmd_inspect(argc - 2, argv + 2);
+    if (strcmp(cmd, "eval") == 0)
+        return cmd_eval(argc - 2, argv + 2);
     return usage_error("unknown command: %s", cmd);
 }

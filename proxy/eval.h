@@ -1,0 +1,8 @@
+/* eval.h: keel eval: detector quality on a labelled corpus. */
+#ifndef KEEL_EVAL_H
+#define KEEL_EVAL_H
+
+/* Prints the table (markdown when asked); 0, 1 below a floor, 64 no corpus. */
+int eval_run(const char *dir, int markdown);
+
+#endif
