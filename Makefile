@@ -4,6 +4,7 @@
 #   make demo     a scripted session against keel serve
 #   make test     every test, plain and under ASan+UBSan, plus valgrind
 #   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay
+#   make eval     detector precision and recall on tests/corpus (updates the README table)
 #   make clean
 
 BUILD ?= build
@@ -11,7 +12,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NODE_DEPS = tests/node_modules/.package-lock.json
 
-.PHONY: all build bootstrap demo test test-plain test-asan bench clean
+.PHONY: all build bootstrap demo test test-plain test-asan bench eval clean
 all: build
 
 bootstrap:
@@ -41,8 +42,12 @@ test-asan: bootstrap $(ASAN_BUILD)/Makefile $(NODE_DEPS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
+eval: build
+	scripts/eval-readme $(BUILD)/keel
+
 bench: build
 	$(BUILD)/tests/bench/keel-bench $(BUILD)/tests/bench/keel-bench-server $(BUILD)/tests/bench/keel-relay $(BUILD)/keel
+	$(BUILD)/tests/bench/keel-detbench
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

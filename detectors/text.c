@@ -110,7 +110,83 @@ static int push(struct text_words *w, uint32_t a, uint32_t b, uint32_t sent, uin
     return 0;
 }
 
+/* ASCII word-break classes (UAX #29 for the code points below 0x80). */
+enum { WB_OTHER, WB_ALETTER, WB_NUMERIC, WB_EXTEND_NUM, WB_MID_LETTER, WB_MID_NUM_LET, WB_MID_NUM };
+
+static int wb_class(unsigned char c)
+{
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+        return WB_ALETTER;
+    if (c >= '0' && c <= '9')
+        return WB_NUMERIC;
+    switch (c) {
+    case '_': return WB_EXTEND_NUM;
+    case ':': return WB_MID_LETTER;
+    case '.': case '\'': return WB_MID_NUM_LET;
+    case ',': case ';': return WB_MID_NUM;
+    default: return WB_OTHER;
+    }
+}
+
+/* The same words, offsets and sentences as the libunistring path, for text
+ * that is all ASCII: runs of letters, digits and underscores (WB5, WB8-10,
+ * WB13a-b), joined across a ' . or : between letters (WB6-7) and across a
+ * , ; ' or . between digits (WB11-12). A test compares the two on random
+ * text. */
+static int ascii_words(const uint8_t *s, size_t n, struct text_words *out)
+{
+    uint32_t sent = 0;
+    int pending_break = 0;
+    size_t i = 0;
+    while (i < n) {
+        int c = wb_class(s[i]);
+        if (c != WB_ALETTER && c != WB_NUMERIC && c != WB_EXTEND_NUM) {
+            if (is_terminator(s[i]))
+                pending_break = 1;
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        int prev = c, alnum = c != WB_EXTEND_NUM;
+        while (j < n) {
+            int k = wb_class(s[j]);
+            if (k == WB_ALETTER || k == WB_NUMERIC || k == WB_EXTEND_NUM) {
+                prev = k;
+                alnum |= k != WB_EXTEND_NUM;
+                j++;
+                continue;
+            }
+            int next = j + 1 < n ? wb_class(s[j + 1]) : WB_OTHER;
+            int letters = prev == WB_ALETTER && next == WB_ALETTER && (k == WB_MID_LETTER || k == WB_MID_NUM_LET);
+            int digits = prev == WB_NUMERIC && next == WB_NUMERIC && (k == WB_MID_NUM || k == WB_MID_NUM_LET);
+            if (!letters && !digits)
+                break;
+            prev = next;
+            j += 2;
+        }
+        if (alnum) {
+            if (pending_break && out->n > 0)
+                sent++;
+            pending_break = 0;
+            if (push(out, (uint32_t)i, (uint32_t)j, sent, word_hash(s + i, j - i)) < 0)
+                return -1;
+        }
+        i = j;
+    }
+    return 0;
+}
+
 int text_words(const char *str, size_t n, struct text_words *out)
+{
+    size_t k = 0;
+    while (k < n && (unsigned char)str[k] < 0x80)
+        k++;
+    if (k == n)
+        return ascii_words((const uint8_t *)str, n, out);
+    return text_words_unicode(str, n, out);
+}
+
+int text_words_unicode(const char *str, size_t n, struct text_words *out)
 {
     const uint8_t *s = (const uint8_t *)str;
     char *brk = malloc(n ? n : 1);
@@ -167,9 +243,11 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The stoplist, hashed and sorted once. */
+/* The stoplist: word hashes in an open-addressing set (a power of two, at
+ * most a quarter full), built once. */
 static uint64_t *stop_v;
 static size_t stop_n;
+static uint64_t stop_set[1024];
 
 static void add_stop(const char *line, size_t n, void *ctx)
 {
@@ -195,22 +273,59 @@ static void stop_init(void)
     size_t cap = 0;
     if (b)
         text_each_line(b->data, add_stop, &cap);
-    if (stop_v)
-        qsort(stop_v, stop_n, sizeof *stop_v, cmp_u64);
+    for (size_t i = 0; i < stop_n && i < 256; i++) {
+        size_t j = stop_v[i] & 1023;
+        while (stop_set[j] && stop_set[j] != stop_v[i])
+            j = (j + 1) & 1023;
+        stop_set[j] = stop_v[i];
+    }
 }
 
 int text_is_stopword(uint64_t h)
 {
     stop_init();
-    size_t lo = 0, hi = stop_n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (stop_v[mid] < h)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (!h)
+        return 0;
+    for (size_t j = h & 1023; stop_set[j]; j = (j + 1) & 1023)
+        if (stop_set[j] == h)
+            return 1;
+    return 0;
+}
+
+/* Sorts n 64-bit values: insertion sort when few, else LSD radix sort by
+ * bytes (no comparator calls: sets of thousands of words are common). */
+static int sort_u64(uint64_t *v, size_t n)
+{
+    if (n < 48) {
+        for (size_t i = 1; i < n; i++) {
+            uint64_t x = v[i];
+            size_t j = i;
+            while (j && v[j - 1] > x) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+        return 0;
     }
-    return lo < stop_n && stop_v[lo] == h;
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return -1;
+    uint64_t *from = v, *to = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[((from[i] >> shift) & 0xFF) + 1]++;
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++)
+            to[count[(from[i] >> shift) & 0xFF]++] = from[i];
+        uint64_t *t = from;
+        from = to;
+        to = t;
+    }
+    free(tmp);                      /* 8 passes: the result is back in v */
+    return 0;
 }
 
 int text_set_from_words(const struct text_words *w, int drop_stop, struct text_set *out)
@@ -222,7 +337,8 @@ int text_set_from_words(const struct text_words *w, int drop_stop, struct text_s
     for (size_t i = 0; i < w->n; i++)
         if (!drop_stop || !text_is_stopword(w->v[i].hash))
             out->v[out->n++] = w->v[i].hash;
-    qsort(out->v, out->n, sizeof *out->v, cmp_u64);
+    if (sort_u64(out->v, out->n) < 0)
+        qsort(out->v, out->n, sizeof *out->v, cmp_u64);
     size_t k = 0;
     for (size_t i = 0; i < out->n; i++)
         if (k == 0 || out->v[k - 1] != out->v[i])

@@ -43,6 +43,10 @@ size_t text_char_count(const char *s, size_t n);
 int text_words(const char *s, size_t n, struct text_words *out);
 void text_words_free(struct text_words *w);
 
+/* text_words always through libunistring (text that is all ASCII takes a
+ * faster path with the same results; tests compare the two). */
+int text_words_unicode(const char *s, size_t n, struct text_words *out);
+
 /* Hash of one word after normalisation (for phrase and stop lists). */
 uint64_t text_word_hash(const char *s, size_t n);
 

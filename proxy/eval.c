@@ -6,7 +6,8 @@
  * pattern: examples, precision, recall, F1, the confusion counts and the
  * false-positive rate on negatives, then the worst misses by id. The exit
  * status is 1 when a detector falls below its floor:
- *   rumination, sycophancy: precision >= 0.90, recall >= 0.80, FP rate <= 0.05;
+ *   rumination, sycophancy: precision >= 0.90, recall >= 0.80, FP rate <= 0.05
+ *   (the targets), or the floors of a regression file (--floors FILE);
  *   hyperfocus (a specification, not a judgement): every level right. */
 #include "eval.h"
 
@@ -171,8 +172,31 @@ static void hyp_one(const cJSON *ex, void *ctx)
     cJSON_Delete(out);
 }
 
-int eval_run(const char *dir, int markdown)
+/* Floors: the targets, or a regression file's "detector precision recall fp_rate" lines. */
+struct floors {
+    double p, r, fpr;
+};
+
+static void read_floors(const char *path, struct floors *rum, struct floors *syc)
 {
+    FILE *f = path ? fopen(path, "r") : NULL;
+    char name[64];
+    double p, r, fpr;
+    while (f && fscanf(f, "%63s %lf %lf %lf", name, &p, &r, &fpr) == 4) {
+        if (!strcmp(name, "rumination"))
+            *rum = (struct floors){p, r, fpr};
+        else if (!strcmp(name, "sycophancy"))
+            *syc = (struct floors){p, r, fpr};
+    }
+    if (f)
+        fclose(f);
+}
+
+int eval_run(const char *dir, int markdown, const char *floors_file)
+{
+    struct floors fl[2] = {{0.90, 0.80, 0.05}, {0.90, 0.80, 0.05}};
+    if (floors_file)
+        read_floors(floors_file, &fl[0], &fl[1]);
     struct tally rum = {"rumination", 0, 0, 0, 0, {{0}}, 0};
     struct syc_ctx syc;
     memset(&syc, 0, sizeof syc);
@@ -211,8 +235,10 @@ int eval_run(const char *dir, int markdown)
     const struct tally *floors[] = {&rum, &syc.all};
     for (int i = 0; i < 2; i++) {
         const struct tally *t = floors[i];
-        if (ratio(t->tp, t->tp + t->fp) < 0.90 || ratio(t->tp, t->tp + t->fn) < 0.80 || ratio(t->fp, t->fp + t->tn) > 0.05) {
-            fprintf(stderr, "keel: %s is below its floor (precision 0.90, recall 0.80, FP rate 0.05)\n", t->name);
+        if (ratio(t->tp, t->tp + t->fp) < fl[i].p || ratio(t->tp, t->tp + t->fn) < fl[i].r ||
+            ratio(t->fp, t->fp + t->tn) > fl[i].fpr) {
+            fprintf(stderr, "keel: %s is below its floor (precision %.2f, recall %.2f, FP rate %.2f)\n", t->name,
+                    fl[i].p, fl[i].r, fl[i].fpr);
             fail = 1;
         }
     }

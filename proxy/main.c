@@ -373,14 +373,21 @@ static int cmd_inspect(int argc, char **argv)
 static int cmd_eval(int argc, char **argv)
 {
     int md = 0;
-    const char *dir = NULL;
+    const char *dir = NULL, *floors = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--markdown"))
             md = 1;
+        else if (!strcmp(argv[i], "--floors")) {
+            if (++i >= argc)
+                return usage_error("--floors needs a file%s", NULL);
+            floors = argv[i];
+        }
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: keel eval [--markdown] CORPUS_DIR\n\nRuns the detectors on the labelled corpus in "
-                   "CORPUS_DIR (rumination.jsonl, sycophancy.jsonl,\nhyperfocus.jsonl) and prints precision, recall, "
-                   "F1 and confusion counts per\ndetector and pattern. Exit 1 when a detector is below its floor.\n");
+            printf("usage: keel eval [--markdown] [--floors FILE] CORPUS_DIR\n\nRuns the detectors on the labelled "
+                   "corpus in CORPUS_DIR (rumination.jsonl, sycophancy.jsonl,\nhyperfocus.jsonl) and prints precision, "
+                   "recall, F1 and confusion counts per\ndetector and pattern. Exit 1 when a detector is below its floor: "
+                   "precision 0.90,\nrecall 0.80, FP rate 0.05, or the floors in FILE (lines: detector precision recall "
+                   "fp_rate).\n");
             return 0;
         } else if (!dir)
             dir = argv[i];
@@ -389,7 +396,7 @@ static int cmd_eval(int argc, char **argv)
     }
     if (!dir)
         return usage_error("eval needs the corpus directory, like tests/corpus%s", NULL);
-    return eval_run(dir, md);
+    return eval_run(dir, md, floors);
 }
 
 static int cmd_tools(void)

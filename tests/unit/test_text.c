@@ -93,9 +93,37 @@ static void validates_utf8(void **state)
     assert_int_equal(text_char_count("héllo", strlen("héllo")), 5);
 }
 
+static void ascii_path_equals_unicode_path(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "abcXYZ019_.':,;!? \n\t-\"()/";
+    struct text_words a = {0}, b = {0};
+    unsigned seed = 12345;
+    char buf[200];
+    for (int round = 0; round < 20000; round++) {
+        size_t n = (size_t)(round % 60);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245 + 12345;
+            buf[i] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+        }
+        a.n = b.n = 0;
+        assert_int_equal(text_words(buf, n, &a), 0);
+        assert_int_equal(text_words_unicode(buf, n, &b), 0);
+        if (a.n != b.n)
+            fail_msg("round %d: %zu words vs %zu in \"%.*s\"", round, a.n, b.n, (int)n, buf);
+        for (size_t i = 0; i < a.n; i++)
+            if (a.v[i].start != b.v[i].start || a.v[i].end != b.v[i].end || a.v[i].hash != b.v[i].hash ||
+                a.v[i].sentence != b.v[i].sentence)
+                fail_msg("round %d word %zu differs in \"%.*s\"", round, i, (int)n, buf);
+    }
+    text_words_free(&a);
+    text_words_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ascii_path_equals_unicode_path),
         cmocka_unit_test(splits_ascii_words_with_offsets), cmocka_unit_test(folds_unicode_forms),
         cmocka_unit_test(tokenises_other_scripts), cmocka_unit_test(jaccard_of_content_words),
         cmocka_unit_test(validates_utf8),
