@@ -437,49 +437,34 @@ static int cmd_profile(int argc, char **argv)
     return problems ? 1 : 0;
 }
 
-static int parse_expose(const char *list, unsigned *groups)
+struct flag_name {
+    const char *name;
+    unsigned bits;
+};
+
+/* A comma-separated list of names into the union of their bits; -1 on an unknown name. */
+static int parse_names(const char *list, const struct flag_name *names, size_t count, unsigned *bits)
 {
-    static const struct {
-        const char *name;
-        unsigned bits;
-    } names[] = {{"guardrail", TOOL_GUARDRAIL}, {"chronometric", TOOL_CHRONO}, {"inspect", TOOL_INSPECT},
-                 {"rules", TOOL_RULES},         {"all", TOOL_ALL},            {"none", 0}};
-    *groups = 0;
+    *bits = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         size_t i;
-        for (i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (!strcmp(w, names[i].name))
-                break;
-        if (i == sizeof names / sizeof names[0])
+        for (i = 0; i < count && strcmp(w, names[i].name); i++)
+            ;
+        if (i == count)
             return -1;
-        *groups |= names[i].bits;
+        *bits |= names[i].bits;
     }
     return 0;
 }
 
-static int parse_overlay(const char *list, unsigned *parts)
-{
-    static const struct {
-        const char *name;
-        unsigned bits;
-    } names[] = {{"rumination", OV_RUMINATION}, {"hyperfocus", OV_HYPERFOCUS}, {"sycophancy", OV_SYCOPHANCY},
-                 {"rules", OV_RULES},           {"all", OV_ALL},               {"none", 0}};
-    *parts = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        size_t i;
-        for (i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (!strcmp(w, names[i].name))
-                break;
-        if (i == sizeof names / sizeof names[0])
-            return -1;
-        *parts |= names[i].bits;
-    }
-    return 0;
-}
+static const struct flag_name expose_names[] = {{"guardrail", TOOL_GUARDRAIL}, {"chronometric", TOOL_CHRONO},
+                                                {"inspect", TOOL_INSPECT},     {"rules", TOOL_RULES},
+                                                {"all", TOOL_ALL},             {"none", 0}};
+static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, {"hyperfocus", OV_HYPERFOCUS},
+                                                 {"sycophancy", OV_SYCOPHANCY}, {"rules", OV_RULES},
+                                                 {"all", OV_ALL},               {"none", 0}};
 
 static int cmd_wrap(int argc, char **argv)
 {
@@ -524,13 +509,13 @@ static int cmd_wrap(int argc, char **argv)
             }
             o.cwd = argv[i];
         } else if (!strcmp(a, "--expose")) {
-            if (++i >= argc || parse_expose(argv[i], &o.groups) < 0) {
+            if (++i >= argc || parse_names(argv[i], expose_names, sizeof expose_names / sizeof *expose_names, &o.groups) < 0) {
                 rc = usage_error("--expose takes a comma-separated list of guardrail, chronometric, inspect, rules, "
                                  "all, none%s", NULL);
                 goto out;
             }
         } else if (!strcmp(a, "--overlay")) {
-            if (++i >= argc || parse_overlay(argv[i], &o.overlay) < 0) {
+            if (++i >= argc || parse_names(argv[i], overlay_names, sizeof overlay_names / sizeof *overlay_names, &o.overlay) < 0) {
                 rc = usage_error("--overlay takes a comma-separated list of rumination, hyperfocus, sycophancy, rules, "
                                  "all, none%s", NULL);
                 goto out;
