@@ -125,13 +125,13 @@ int jscan_has_nul_escape(const char *s, size_t n)
     return 0;
 }
 
-/* Validation: one JSON value (RFC 8259) and nothing but whitespace around it.
- * Iterative, with the open containers kept as a bit stack (1 = object), so
- * hostile nesting costs bits, not stack frames. No allocation. String bodies,
- * where big messages spend their bytes, are skipped eight bytes at a time: a
- * word is searched for '"', '\\' and control bytes with the usual SWAR
- * tricks, and only a word that may hold one is looked at byte by byte. */
-#define JV_MAX_DEPTH 4096
+/* Validation: one JSON value (RFC 8259) and nothing but whitespace around it,
+ * as a state machine that can stop at any byte and go on with the next piece
+ * (jscan.h, struct jstream). The open containers are kept as a bit stack
+ * (1 = object), so hostile nesting costs bits, not stack frames. String
+ * bodies, where big messages spend their bytes, are skipped eight bytes at a
+ * time: a word is searched for '"', '\\' and control bytes with the usual
+ * SWAR tricks, and only a word that may hold one is looked at byte by byte. */
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
@@ -141,186 +141,342 @@ static inline uint64_t has_byte(uint64_t x, unsigned char b)
     return (y - ONES) & ~y & HIGHS;
 }
 
+/* The first index >= i that may end a plain run of string bytes. */
+static size_t string_run(const char *s, size_t n, size_t i)
+{
+    while (i + 8 <= n) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (has_byte(x, '"') | has_byte(x, '\\') | ((x - ONES * 0x20) & ~x & HIGHS))
+            break;
+        i += 8;
+    }
+    return i;
+}
+
 static size_t skip_string(const char *s, size_t n, size_t i)
 {
     /* s[i] == '"'; returns the index after the closing quote, or 0. */
     for (i++;;) {
-        while (i + 8 <= n) {
-            uint64_t x;
-            memcpy(&x, s + i, 8);
-            if (has_byte(x, '"') | has_byte(x, '\\') | ((x - ONES * 0x20) & ~x & HIGHS))
-                break;
-            i += 8;
-        }
-        if (i >= n)
+        i = string_run(s, n, i);
+        if (i >= n || (unsigned char)s[i] < 0x20)
             return 0;
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"')
+        if (s[i] == '"')
             return i + 1;
-        if (c < 0x20)
-            return 0;
-        if (c == '\\') {
-            if (++i >= n)
-                return 0;
-            switch (s[i]) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-                break;
-            case 'u':
-                if (i + 4 >= n)
-                    return 0;
-                for (int k = 1; k <= 4; k++)
-                    if (!s[i + k] || !strchr("0123456789abcdefABCDEF", s[i + k]))
-                        return 0;
-                i += 4;
-                break;
-            default:
-                return 0;
+        i += s[i] == '\\' ? 2 : 1;              /* a backslash skips what it escapes */
+    }
+}
+
+/* What the stream expects next. JS_DONE: the value ended at depth 0. */
+enum { JS_VALUE, JS_ARR_FIRST, JS_OBJ_FIRST, JS_KEY, JS_COLON, JS_AFTER, JS_DONE, JS_STRING, JS_NUMBER, JS_LITERAL,
+       JS_ERROR };
+enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+#define N_ACCEPTS(sub) ((sub) == N_ZERO || (sub) == N_INT || (sub) == N_FRAC || (sub) == N_EXP)
+
+void jstream_init(struct jstream *j)
+{
+    memset(j, 0, sizeof *j);
+    j->st = JS_VALUE;
+    j->slot = -1;
+    j->next_slot = -1;
+}
+
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The top-level member whose key is k[0..n), if it is one jscan records. */
+static int slot_of(const char *k, size_t n)
+{
+    static const char *const names[JSCAN_NSLOTS] = {"id", "method", "params", "result", "error", "jsonrpc"};
+    for (int x = 0; x < JSCAN_NSLOTS; x++)
+        if (strlen(names[x]) == n && !memcmp(names[x], k, n))
+            return x;
+    return -1;
+}
+
+/* Keeps s[a..b) of a top-level value being captured, up to the buffer. */
+static void capture(struct jstream *j, const char *s, size_t a, size_t b)
+{
+    if ((j->slot != JSCAN_ID && j->slot != JSCAN_JSONRPC) || b <= a)
+        return;
+    struct jstream_slot *t = &j->top[j->slot];
+    size_t room = sizeof t->raw - t->rawn;
+    if (b - a > room) {
+        t->cut = 1;
+        b = a + room;
+    }
+    memcpy(t->raw + t->rawn, s + a, b - a);
+    t->rawn += (unsigned char)(b - a);
+}
+
+/* Same for the key being read. */
+static void capture_key(struct jstream *j, const char *s, size_t a, size_t b)
+{
+    if (!j->inkey || b <= a)
+        return;
+    if (j->keyn + (b - a) > sizeof j->key) {
+        j->keyn = sizeof j->key + 1;              /* too long to be one we want */
+        return;
+    }
+    memcpy(j->key + j->keyn, s + a, b - a);
+    j->keyn += (unsigned char)(b - a);
+}
+
+/* A value starts at s[i] (offset base + i). */
+static void value_starts(struct jstream *j, size_t base, size_t i)
+{
+    if (j->depth == 1 && j->next_slot >= 0) {
+        j->slot = j->next_slot;
+        j->next_slot = -1;
+        j->top[j->slot].start = base + i;
+        j->top[j->slot].present = 1;
+        j->top[j->slot].rawn = 0;
+        j->cap_from = i;
+    }
+}
+
+/* A value ended just before s[i]. */
+static void value_ends(struct jstream *j, const char *s, size_t base, size_t i)
+{
+    if (j->depth == 1 && j->slot >= 0) {
+        capture(j, s, j->cap_from, i);
+        j->top[j->slot].end = base + i;
+        j->slot = -1;
+    }
+    j->st = j->depth == 0 ? JS_DONE : JS_AFTER;
+}
+
+int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
+{
+    size_t base = j->off, i = 0;
+    j->cap_from = 0;
+    while (i < n) {
+        char c = s[i];
+        switch (j->st) {
+        case JS_ARR_FIRST:
+            if (c == ']') {
+                j->depth--;
+                i++;
+                value_ends(j, s, base, i);
+                continue;
             }
+            /* fall through */
+        case JS_VALUE:
+            if (is_ws(c)) {
+                i++;
+                continue;
+            }
+            value_starts(j, base, i);
+            if (!j->first)
+                j->first = c;
+            if (c == '{' || c == '[') {
+                if (j->depth >= JSCAN_MAX_DEPTH)
+                    goto bad;
+                if (c == '{')
+                    j->stack[j->depth / 64] |= 1ull << (j->depth % 64);
+                else
+                    j->stack[j->depth / 64] &= ~(1ull << (j->depth % 64));
+                j->depth++;
+                j->st = c == '{' ? JS_OBJ_FIRST : JS_ARR_FIRST;
+            } else if (c == '"') {
+                j->st = JS_STRING;
+                j->sub = 0;
+                j->inkey = 0;
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+                j->st = JS_NUMBER;
+                j->sub = c == '-' ? N_MINUS : c == '0' ? N_ZERO : N_INT;
+            } else if (c == 't' || c == 'f' || c == 'n') {
+                j->st = JS_LITERAL;
+                j->lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+                j->sub = 1;
+            } else {
+                goto bad;
+            }
+            i++;
+            continue;
+        case JS_OBJ_FIRST:
+        case JS_KEY:
+            if (is_ws(c)) {
+                i++;
+                continue;
+            }
+            if (c == '}' && j->st == JS_OBJ_FIRST) {
+                j->depth--;
+                i++;
+                value_ends(j, s, base, i);
+                continue;
+            }
+            if (c != '"')
+                goto bad;
+            j->st = JS_STRING;
+            j->sub = 0;
+            j->inkey = j->depth == 1 ? 1 : 2;         /* 1: a top-level key, kept */
+            j->keyn = 0;
+            j->key_from = i + 1;
+            i++;
+            continue;
+        case JS_COLON:
+            if (is_ws(c)) {
+                i++;
+                continue;
+            }
+            if (c != ':')
+                goto bad;
+            j->st = JS_VALUE;
+            i++;
+            continue;
+        case JS_AFTER:
+        case JS_DONE:
+            if (is_ws(c)) {
+                i++;
+                continue;
+            }
+            if (j->st == JS_DONE)
+                goto bad;
+            {
+                int obj = (j->stack[(j->depth - 1) / 64] >> ((j->depth - 1) % 64)) & 1;
+                if (c == ',') {
+                    j->st = obj ? JS_KEY : JS_VALUE;
+                    i++;
+                    continue;
+                }
+                if (c != (obj ? '}' : ']'))
+                    goto bad;
+                j->depth--;
+                i++;
+                value_ends(j, s, base, i);
+                continue;
+            }
+        case JS_STRING:
+            if (j->sub == 0) {
+                i = string_run(s, n, i);
+                if (i >= n)
+                    break;
+                unsigned char u = (unsigned char)s[i];
+                if (u == '"') {
+                    i++;
+                    if (j->inkey) {
+                        if (j->inkey == 1) {
+                            capture_key(j, s, j->key_from, i - 1);
+                            j->next_slot = (size_t)j->keyn <= sizeof j->key ? slot_of(j->key, j->keyn) : -1;
+                            if (j->next_slot >= 0 && j->top[j->next_slot].present)
+                                j->next_slot = -1;     /* the first of duplicate keys wins, as in cJSON */
+                        }
+                        j->inkey = 0;
+                        j->st = JS_COLON;
+                    } else {
+                        value_ends(j, s, base, i);
+                    }
+                    continue;
+                }
+                if (u < 0x20)
+                    goto bad;
+                if (u == '\\')
+                    j->sub = 1;
+                i++;
+            } else if (j->sub == 1) {
+                if (c == 'u')
+                    j->sub = 2;
+                else if (strchr("\"\\/bfnrt", c) && c)
+                    j->sub = 0;
+                else
+                    goto bad;
+                i++;
+            } else {
+                if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+                    goto bad;
+                j->sub = j->sub == 5 ? 0 : j->sub + 1;
+                i++;
+            }
+            continue;
+        case JS_NUMBER: {
+            int digit = c >= '0' && c <= '9';
+            unsigned char to = 255;
+            switch (j->sub) {
+            case N_MINUS:
+                to = c == '0' ? N_ZERO : digit ? N_INT : 255;
+                break;
+            case N_ZERO:
+            case N_INT:
+                to = c == '.' ? N_DOT : (c == 'e' || c == 'E') ? N_E : (digit && j->sub == N_INT) ? N_INT : 254;
+                break;
+            case N_DOT:
+                to = digit ? N_FRAC : 255;
+                break;
+            case N_FRAC:
+                to = digit ? N_FRAC : (c == 'e' || c == 'E') ? N_E : 254;
+                break;
+            case N_E:
+                to = (c == '+' || c == '-') ? N_ESIGN : digit ? N_EXP : 255;
+                break;
+            case N_ESIGN:
+                to = digit ? N_EXP : 255;
+                break;
+            case N_EXP:
+                to = digit ? N_EXP : 254;
+                break;
+            }
+            if (to == 255)
+                goto bad;
+            if (to == 254) {                          /* the number ended before c */
+                value_ends(j, s, base, i);
+                continue;
+            }
+            j->sub = to;
+            i++;
+            continue;
         }
-        i++;
+        case JS_LITERAL:
+            if (c != j->lit[j->sub])
+                goto bad;
+            i++;
+            if (!j->lit[++j->sub])
+                value_ends(j, s, base, i);
+            continue;
+        default:
+            goto bad;
+        }
     }
+    /* The piece ended: keep what belongs to a value or key still open. */
+    capture(j, s, j->cap_from, n);
+    if (j->st == JS_STRING && j->inkey == 1)
+        capture_key(j, s, j->key_from, n);
+    j->key_from = 0;
+    j->off += n;
+    *used = n;
+    return 0;
+bad:
+    j->st = JS_ERROR;
+    j->off += i;
+    *used = i;
+    return -1;
 }
 
-static size_t skip_number(const char *s, size_t n, size_t i)
+int jstream_end(const struct jstream *j)
 {
-    size_t st = i;
-    if (i < n && s[i] == '-')
-        i++;
-    if (i < n && s[i] == '0')
-        i++;
-    else if (i < n && s[i] >= '1' && s[i] <= '9')
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-    else
-        return 0;
-    if (i < n && s[i] == '.') {
-        size_t d = ++i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return 0;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-            i++;
-        size_t d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return 0;
-    }
-    return i > st ? i : 0;
-}
-
-/* The member at top level whose key is s[a..b) (quotes included), if wanted. */
-static struct jscan_span *wanted(struct jscan_top *t, const char *s, size_t a, size_t b)
-{
-    size_t k = b - a;
-    if (k == 4 && !memcmp(s + a, "\"id\"", 4))
-        return &t->id;
-    if (k == 8 && !memcmp(s + a, "\"method\"", 8))
-        return &t->method;
-    if (k == 8 && !memcmp(s + a, "\"params\"", 8))
-        return &t->params;
-    if (k == 8 && !memcmp(s + a, "\"result\"", 8))
-        return &t->result;
-    if (k == 7 && !memcmp(s + a, "\"error\"", 7))
-        return &t->error;
-    if (k == 9 && !memcmp(s + a, "\"jsonrpc\"", 9))
-        return &t->jsonrpc;
-    return NULL;
+    return j->st == JS_DONE || (j->st == JS_NUMBER && j->depth == 0 && N_ACCEPTS(j->sub));
 }
 
 int jscan_scan(const char *s, size_t n, struct jscan_top *top)
 {
-    uint64_t stack[JV_MAX_DEPTH / 64];
-    int depth = 0;
-    struct jscan_span *slot = NULL;     /* the top-level member being read */
-    size_t vstart = 0;
+    struct jstream j;
+    jstream_init(&j);
+    size_t used;
     if (top)
         memset(top, 0, sizeof *top);
-    size_t i = ws(s, n, 0);
-    if (top && i < n)
-        top->first = s[i];
-    for (;;) {
-        /* Expect a value (or, just after an opening bracket, its close). */
-        if (i >= n)
-            return 0;
-        char c = s[i];
-        if (depth == 1 && slot)
-            vstart = i;
-        if (c == '{' || c == '[') {
-            if (depth >= JV_MAX_DEPTH)
-                return 0;
-            if (c == '{')
-                stack[depth / 64] |= 1ull << (depth % 64);
-            else
-                stack[depth / 64] &= ~(1ull << (depth % 64));
-            depth++;
-            i = ws(s, n, i + 1);
-            if (i < n && s[i] == (c == '{' ? '}' : ']')) {
-                depth--;
-                i++;
-                goto after_value;
-            }
-            if (c == '{')
-                goto member;
-            continue;
-        }
-        if (c == '"')
-            i = skip_string(s, n, i);
-        else if (c == '-' || (c >= '0' && c <= '9'))
-            i = skip_number(s, n, i);
-        else if (n - i >= 4 && !memcmp(s + i, "true", 4))
-            i += 4;
-        else if (n - i >= 5 && !memcmp(s + i, "false", 5))
-            i += 5;
-        else if (n - i >= 4 && !memcmp(s + i, "null", 4))
-            i += 4;
-        else
-            return 0;
-        if (!i)
-            return 0;
-    after_value:
-        if (depth == 1 && slot) {
-            if (!slot->p) {              /* the first of duplicate keys wins, as in cJSON */
-                slot->p = s + vstart;
-                slot->n = i - vstart;
-            }
-            slot = NULL;
-        }
-        i = ws(s, n, i);
-        if (depth == 0)
-            return i == n;
-        {
-            int obj = (stack[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
-            if (i < n && s[i] == ',') {
-                i = ws(s, n, i + 1);
-                if (obj)
-                    goto member;
-                continue;
-            }
-            if (i < n && s[i] == (obj ? '}' : ']')) {
-                depth--;
-                i++;
-                goto after_value;
-            }
-            return 0;
-        }
-    member:
-        {
-            size_t k = i;
-            if (i >= n || s[i] != '"' || !(i = skip_string(s, n, i)))
-                return 0;
-            if (depth == 1 && top)
-                slot = wanted(top, s, k, i);
-        }
-        i = ws(s, n, i);
-        if (i >= n || s[i] != ':')
-            return 0;
-        i = ws(s, n, i + 1);
+    if (jstream_feed(&j, s, n, &used) < 0 || !jstream_end(&j))
+        return 0;
+    if (top) {
+        top->first = j.first;
+        struct jscan_span *out[JSCAN_NSLOTS] = {&top->id, &top->method, &top->params, &top->result, &top->error,
+                                                &top->jsonrpc};
+        for (int x = 0; x < JSCAN_NSLOTS; x++)
+            if (j.top[x].present)
+                *out[x] = (struct jscan_span){s + j.top[x].start, j.top[x].end - j.top[x].start};
     }
+    return 1;
 }
 
 int jscan_valid(const char *s, size_t n)

@@ -10,6 +10,7 @@
 #define KEEL_JSCAN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 1 and the value's span if the top-level object has member key;
  * 0 if it does not (or the text ends first); -1 if it is not an object. */
@@ -39,6 +40,37 @@ struct jscan_top {
  * values of the top-level members id, method, params, result and error.
  * 1 if valid. */
 int jscan_scan(const char *s, size_t n, struct jscan_top *top);
+
+/* Validation in pieces, for a message passed on while it arrives: the same
+ * grammar as jscan_scan, and the top-level id and jsonrpc values kept (up to
+ * 64 bytes) as their bytes go by. */
+#define JSCAN_MAX_DEPTH 4096
+enum { JSCAN_ID, JSCAN_METHOD, JSCAN_PARAMS, JSCAN_RESULT, JSCAN_ERROR, JSCAN_JSONRPC, JSCAN_NSLOTS };
+struct jstream_slot {
+    size_t start, end;              /* offsets of the value from the first byte fed */
+    unsigned char present;          /* its value has started */
+    unsigned char cut;              /* raw holds only the first bytes */
+    unsigned char rawn;
+    char raw[64];                   /* the value's bytes (id and jsonrpc only) */
+};
+struct jstream {
+    uint64_t stack[JSCAN_MAX_DEPTH / 64];   /* open containers, 1 = object */
+    int depth;
+    unsigned char st, sub, inkey, keyn;
+    const char *lit;
+    size_t off;                     /* bytes fed so far */
+    size_t cap_from, key_from;      /* within the piece being fed */
+    int slot, next_slot;            /* the top-level member being read */
+    char first;                     /* the value's first byte */
+    char key[8];
+    struct jstream_slot top[JSCAN_NSLOTS];
+};
+void jstream_init(struct jstream *j);
+/* Feeds the next n bytes. 0 while they are valid so far (*used = n); -1 at
+ * the first byte that cannot be JSON (*used = its index). */
+int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used);
+/* 1 when what was fed is one complete value (whitespace after it allowed). */
+int jstream_end(const struct jstream *j);
 
 /* 1 if s[0..n) is exactly one valid JSON value (RFC 8259), whitespace around
  * it allowed; nesting deeper than 4096 counts as invalid. No allocation. */

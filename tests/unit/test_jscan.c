@@ -86,6 +86,63 @@ static void finds_nul_escapes(void **state)
     assert_false(jscan_has_nul_escape(c, strlen(c)));
 }
 
+/* Fed in pieces, at every split and a byte at a time, the stream agrees with
+ * the whole-text scan, and keeps the top-level id whole. */
+static int fed_in_pieces(const char *s, size_t n, size_t step, size_t split, char *id, size_t *idn)
+{
+    struct jstream j;
+    jstream_init(&j);
+    size_t at = 0, used;
+    while (at < n) {
+        size_t k = at < split ? split - at : step;
+        if (k > n - at)
+            k = n - at;
+        if (jstream_feed(&j, s + at, k, &used) < 0)
+            return 0;
+        at += k;
+    }
+    if (!jstream_end(&j))
+        return 0;
+    *idn = 0;
+    if (j.top[JSCAN_ID].present && !j.top[JSCAN_ID].cut) {
+        memcpy(id, j.top[JSCAN_ID].raw, j.top[JSCAN_ID].rawn);
+        *idn = j.top[JSCAN_ID].rawn;
+    }
+    return 1;
+}
+
+static void validates_in_pieces(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\\u00e9\",\"result\":{\"content\":[{\"text\":\"x\\ny\"}]}}",
+        "{\"result\":{\"n\":[1,-2.5e+3,0,true,false,null]},\"jsonrpc\":\"2.0\",\"id\":12345}\r",
+        " {\"id\" : -0.5E2 , \"method\":\"m\"} ", "{\"params\":{\"id\":1},\"id\":7}", "[1,{\"id\":2}]", "42",
+        "{\"id\":1,\"id\":2}", "{\"result\":\"unterminated", "{\"id\":12", "{\"a\":1}x", "[1,]", "-",
+        "{\"id\":\"bad \\x\"}", "\"\\u12g4\"", "{\"a\":tru}", NULL};
+    for (int d = 0; docs[d]; d++) {
+        const char *s = docs[d];
+        size_t n = strlen(s);
+        struct jscan_top top;
+        int want = jscan_scan(s, n, &top);
+        for (size_t split = 0; split <= n; split++)
+            for (size_t step = 1; step <= 3; step += 2) {
+                char id[64];
+                size_t idn;
+                int got = fed_in_pieces(s, n, step, split, id, &idn);
+                if (got != want)
+                    fail_msg("doc %d split %zu step %zu: %d, whole says %d", d, split, step, got, want);
+                if (got && (idn != (top.id.p ? top.id.n : 0) || (idn && memcmp(id, top.id.p, idn))))
+                    fail_msg("doc %d split %zu step %zu: id %.*s", d, split, step, (int)idn, id);
+            }
+    }
+    struct jstream j;                            /* the first byte that cannot be JSON is reported */
+    jstream_init(&j);
+    size_t used;
+    assert_int_equal(jstream_feed(&j, "{\"a\":[1,2}", 10, &used), -1);
+    assert_int_equal(used, 9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -93,6 +150,7 @@ int main(void)
         cmocka_unit_test(works_on_truncated_heads),
         cmocka_unit_test(validates_json),
         cmocka_unit_test(finds_nul_escapes),
+        cmocka_unit_test(validates_in_pieces),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
