@@ -147,3 +147,18 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
         return FRAME_NEED;
     }
 }
+
+size_t frame_peek(const struct frame_reader *r, const char **p)
+{
+    *p = r->buf ? r->buf + r->start : "";
+    return r->len;
+}
+
+void frame_consume(struct frame_reader *r, size_t n)
+{
+    r->start += n;
+    r->len -= n;
+    r->scanned = r->scanned > n ? r->scanned - n : 0;
+    if (!r->len)
+        r->start = 0;
+}

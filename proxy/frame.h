@@ -46,4 +46,9 @@ long frame_fill(struct frame_reader *r);
  * next call to frame_next or frame_fill. */
 enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *n);
 
+/* For a line passed on before it ends: every byte buffered (when frame_next
+ * said FRAME_NEED, none is a newline), and dropping the first n of them. */
+size_t frame_peek(const struct frame_reader *r, const char **p);
+void frame_consume(struct frame_reader *r, size_t n);
+
 #endif

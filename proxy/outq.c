@@ -28,20 +28,30 @@ void outq_init(struct outq *q, int fd)
     q->fd = fd;
 }
 
+static void free_chain(struct outq_chunk *c)
+{
+    while (c) {
+        struct outq_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+}
+
 void outq_free(struct outq *q)
 {
-    while (q->head) {
-        struct outq_chunk *c = q->head;
-        q->head = c->next;
-        free(c);
-    }
+    free_chain(q->head);
+    free_chain(q->held_head);
+    q->head = q->held_head = q->held_tail = NULL;
+    q->held_bytes = 0;
+    q->open = 0;
     free(q->spare);
     q->spare = NULL;
     q->tail = NULL;
     q->bytes = 0;
 }
 
-static struct outq_chunk *chunk(struct outq *q, size_t need)
+/* A fresh chunk of at least need bytes at the end of a chain. */
+static struct outq_chunk *chunk(struct outq *q, struct outq_chunk **head, struct outq_chunk **tail, size_t need)
 {
     size_t cap = need > CHUNK ? need : CHUNK;
     struct outq_chunk *c;
@@ -56,11 +66,11 @@ static struct outq_chunk *chunk(struct outq *q, size_t need)
     }
     c->next = NULL;
     c->len = c->off = 0;
-    if (q->tail)
-        q->tail->next = c;
+    if (*tail)
+        (*tail)->next = c;
     else
-        q->head = c;
-    q->tail = c;
+        *head = c;
+    *tail = c;
     return c;
 }
 
@@ -68,17 +78,59 @@ int outq_line(struct outq *q, const char *s, size_t n)
 {
     if (q->failed)
         return 0;                   /* the reader is gone: drop quietly */
-    struct outq_chunk *c = q->tail;
+    struct outq_chunk **head = q->open ? &q->held_head : &q->head, **tail = q->open ? &q->held_tail : &q->tail;
+    struct outq_chunk *c = *tail;
     if (!c || c->cap - c->len < n + 1) {
-        c = chunk(q, n + 1);
+        c = chunk(q, head, tail, n + 1);
         if (!c)
             return -1;
     }
     memcpy(c->data + c->len, s, n);
     c->data[c->len + n] = '\n';
     c->len += n + 1;
-    q->bytes += n + 1;
+    *(q->open ? &q->held_bytes : &q->bytes) += n + 1;
     return 0;
+}
+
+int outq_part(struct outq *q, const char *s, size_t n)
+{
+    q->open = 1;
+    if (q->failed)
+        return 0;
+    while (n) {
+        struct outq_chunk *c = q->tail;
+        if (!c || c->cap == c->len) {
+            c = chunk(q, &q->head, &q->tail, n);
+            if (!c)
+                return -1;
+        }
+        size_t k = c->cap - c->len < n ? c->cap - c->len : n;
+        memcpy(c->data + c->len, s, k);
+        c->len += k;
+        q->bytes += k;
+        s += k;
+        n -= k;
+    }
+    return 0;
+}
+
+int outq_end(struct outq *q)
+{
+    if (!q->open)
+        return 0;
+    int rc = outq_part(q, "\n", 1);
+    q->open = 0;
+    if (q->held_head) {             /* what waited goes out next, in order */
+        if (q->tail)
+            q->tail->next = q->held_head;
+        else
+            q->head = q->held_head;
+        q->tail = q->held_tail;
+        q->bytes += q->held_bytes;
+        q->held_head = q->held_tail = NULL;
+        q->held_bytes = 0;
+    }
+    return rc;
 }
 
 static void release(struct outq *q, struct outq_chunk *c)

@@ -17,6 +17,9 @@ struct outq {
     struct outq_chunk *head, *tail, *spare;
     size_t bytes;       /* queued, not yet written */
     int failed;         /* a write failed (EPIPE...): the reader is gone */
+    int open;           /* a message is being queued in parts (outq_part) */
+    struct outq_chunk *held_head, *held_tail;   /* whole messages waiting for it to end */
+    size_t held_bytes;
 };
 
 void outq_init(struct outq *q, int fd);
@@ -24,6 +27,12 @@ void outq_free(struct outq *q);
 
 /* Queues s[0..n) and a newline. 0, or -1 when memory runs out. */
 int outq_line(struct outq *q, const char *s, size_t n);
+
+/* A message passed on as it arrives: outq_part queues its next bytes, and
+ * outq_end ends it with a newline. Meanwhile outq_line holds other messages
+ * back, so none lands inside it; outq_end queues them after it, in order. */
+int outq_part(struct outq *q, const char *s, size_t n);
+int outq_end(struct outq *q);
 
 /* Writes what the descriptor takes now. 0, or -1 when the reader is gone. */
 int outq_flush(struct outq *q);

@@ -78,24 +78,47 @@ int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind
     return 0;
 }
 
-int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind, void **data)
+static struct pending_entry *find(const struct pending *p, int dir, const char *id, size_t idn)
 {
     if (!p->cap)
-        return 0;
+        return NULL;
     size_t j = hash(dir, id, idn) & (p->cap - 1);
     for (; p->v[j].id; j = (j + 1) & (p->cap - 1)) {
         struct pending_entry *e = &p->v[j];
-        if (!e->dead && e->dir == dir && e->idn == idn && memcmp(e->id, id, idn) == 0) {
-            *kind = e->kind;
-            if (data)
-                *data = e->data;
-            else
-                drop_data(p, e);
-            e->data = NULL;
-            e->dead = 1;
-            p->live--;
+        if (!e->dead && e->dir == dir && e->idn == idn && memcmp(e->id, id, idn) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind, void **data)
+{
+    struct pending_entry *e = find(p, dir, id, idn);
+    if (!e)
+        return 0;
+    *kind = e->kind;
+    if (data)
+        *data = e->data;
+    else
+        drop_data(p, e);
+    e->data = NULL;
+    e->dead = 1;
+    p->live--;
+    return 1;
+}
+
+int pending_kind(const struct pending *p, int dir, const char *id, size_t idn)
+{
+    const struct pending_entry *e = find(p, dir, id, idn);
+    return e ? e->kind : -1;
+}
+
+int pending_any(const struct pending *p, int dir, unsigned kinds)
+{
+    for (size_t i = 0; i < p->cap && p->live; i++) {
+        const struct pending_entry *e = &p->v[i];
+        if (e->id && !e->dead && e->dir == dir && (kinds >> e->kind & 1))
             return 1;
-        }
     }
     return 0;
 }

@@ -29,6 +29,10 @@ void pending_free(struct pending *p);
 int pending_add(struct pending *p, int dir, const char *id, size_t idn, int kind, void *data);
 /* Removes the entry; 1 with *kind and *data (now the caller's) when found, 0 when not. */
 int pending_take(struct pending *p, int dir, const char *id, size_t idn, int *kind, void **data);
+/* The kind of a live entry, or -1 when there is none. */
+int pending_kind(const struct pending *p, int dir, const char *id, size_t idn);
+/* 1 if a live entry of the direction has a kind in kinds (bit 1 << kind). */
+int pending_any(const struct pending *p, int dir, unsigned kinds);
 /* Calls fn for each live entry of a direction, then removes them all (data freed). */
 void pending_drain(struct pending *p, int dir, void (*fn)(const char *id, size_t idn, int kind, void *ctx), void *ctx);
 

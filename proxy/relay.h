@@ -46,6 +46,11 @@ struct relay {
     int64_t last_touch_ms;             /* last activity write to the state file */
     int exit_after_answer;             /* FAILED: exit once the initialize is answered */
     struct overlay ov;                 /* detectors on the traffic (parts 0: a pure relay) */
+    struct {                           /* the upstream line being passed on as it arrives (cut.c) */
+        int on, dropping, declined;
+        size_t bytes;
+        struct jstream js;
+    } cut;
 };
 
 /* What a pending tools/call carries until its result comes back. */
@@ -60,6 +65,12 @@ void relay_client_line(struct relay *r, const char *line, size_t n);
 void relay_server_line(struct relay *r, const char *line, size_t n);
 void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t total);
 void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t total);
+/* cut.c: hands out what the upstream wrote (relay_server_line and friends),
+ * passing large responses on as they arrive. Returns FRAME_NEED or FRAME_EOF. */
+int relay_server_drain(struct relay *r);
+/* The upstream's stdout is closed: a line it left unfinished ends here. */
+void relay_server_closed(struct relay *r);
+void relay_error(struct outq *q, const char *id, size_t idn, int code, const char *msg, const char *keel_code);
 /* The upstream is gone: every request the client is waiting on gets an error. */
 void relay_fail_pending(struct relay *r, const char *why);
 /* Sends the captured initialize to a respawned upstream; 0 if none to send. */

@@ -46,7 +46,7 @@ static void send_line(struct outq *q, char *text)
     free(text);
 }
 
-static void error_to(struct outq *q, const char *id, size_t idn, int code, const char *msg, const char *keel_code)
+void relay_error(struct outq *q, const char *id, size_t idn, int code, const char *msg, const char *keel_code)
 {
     send_line(q, jr_reply(id, idn, "error", jr_error_value(code, msg, keel_code)));
 }
@@ -114,14 +114,14 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     struct jscan_top top;
     if (!jscan_scan(line, n, &top)) {
         log_event(LOG_WARN, "client_parse_error", "bytes=%zu", n);
-        error_to(&r->cout, NULL, 0, JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
+        relay_error(&r->cout, NULL, 0, JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
         return;
     }
     if (top.first != '{') {                   /* a batch (MCP before 2025-06-18) or a bare value */
         if (r->up == UP && top.first == '[')
             outq_line(&r->sin, line, n);
         else
-            error_to(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
+            relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
         return;
     }
     const char *method = top.method.p, *id = top.id.p, *params = top.params.p, *name = NULL;
@@ -130,7 +130,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     int has_id = id && jr_valid_raw_id(id, idn);
     if (!jscan_is_jsonrpc(&top)) {
         log_event(LOG_WARN, "client_invalid_request", "bytes=%zu", n);
-        error_to(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
+        relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
                  "Invalid Request: needs jsonrpc \"2.0\" and a method, or an id with a result or an error", NULL);
         return;
     }
@@ -182,7 +182,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     touch(r);
     if (r->up != UP) {
         const char *msg = r->fail_reason[0] ? r->fail_reason : "the upstream server is not running";
-        error_to(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, r->up == FAILED ? "UPSTREAM_FAILED" : "UPSTREAM_DOWN");
+        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, r->up == FAILED ? "UPSTREAM_FAILED" : "UPSTREAM_DOWN");
         if (r->up == FAILED && str_is(method, mn, "initialize"))
             r->exit_after_answer = 1;
         return;
@@ -409,11 +409,11 @@ void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t 
     int kind;
     if (has_method && has_id) {               /* a request: answer it */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
-        error_to(&r->cout, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
+        relay_error(&r->cout, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
     } else if (!has_method && has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL) && r->up == UP) {
         /* The client's answer to a server request: the server still gets one. */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the client's response");
-        error_to(&r->sin, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
+        relay_error(&r->sin, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
     }
 }
 
@@ -428,10 +428,10 @@ void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t 
     int kind;
     if (has_method && has_id) {               /* a server request: answer the server */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
-        error_to(&r->sin, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
+        relay_error(&r->sin, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
     } else if (!has_method && has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, NULL)) {
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the upstream's response");
-        error_to(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
+        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
     }
 }
 
@@ -439,7 +439,7 @@ static void fail_one(const char *id, size_t idn, int kind, void *ctx)
 {
     (void)kind;
     struct relay *r = ctx;
-    error_to(&r->cout, id, idn, JR_INTERNAL_ERROR, r->fail_reason, "UPSTREAM_EXITED");
+    relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, r->fail_reason, "UPSTREAM_EXITED");
 }
 
 void relay_fail_pending(struct relay *r, const char *why)

@@ -181,17 +181,10 @@ int wrap_run(const struct wrap_opts *o)
                  * take what it wrote, then stop listening and end the group. */
                 int fl = fcntl(r.child.out_fd, F_GETFL);
                 fcntl(r.child.out_fd, F_SETFL, fl | O_NONBLOCK);
-                for (;;) {
-                    const char *line;
-                    size_t n;
-                    enum frame_status st;
-                    while ((st = frame_next(&r.sout, &line, &n)) == FRAME_LINE || st == FRAME_OVERSIZE)
-                        st == FRAME_LINE ? relay_server_line(&r, line, n)
-                                         : relay_server_oversize(&r, line, n, r.sout.oversize_bytes);
-                    if (st == FRAME_EOF || frame_fill(&r.sout) <= 0)
-                        break;
-                }
+                while (relay_server_drain(&r) != FRAME_EOF && frame_fill(&r.sout) > 0)
+                    ;
                 kill(-r.child.pid, SIGKILL);
+                relay_server_closed(&r);
                 sout_open = 0;
                 close(r.child.out_fd);
                 r.child.out_fd = -1;
@@ -227,16 +220,8 @@ int wrap_run(const struct wrap_opts *o)
             long got = frame_fill(&r.sout);
             if (got < 0 && errno != EAGAIN && errno != EINTR)
                 r.sout.eof = 1;
-            const char *line;
-            size_t n;
-            enum frame_status st;
-            while ((st = frame_next(&r.sout, &line, &n)) == FRAME_LINE || st == FRAME_OVERSIZE) {
-                if (st == FRAME_LINE)
-                    relay_server_line(&r, line, n);
-                else
-                    relay_server_oversize(&r, line, n, r.sout.oversize_bytes);
-            }
-            if (st == FRAME_EOF) {
+            if (relay_server_drain(&r) == FRAME_EOF) {
+                relay_server_closed(&r);
                 sout_open = 0;
                 close(r.child.out_fd);
                 r.child.out_fd = -1;
@@ -341,6 +326,7 @@ int wrap_run(const struct wrap_opts *o)
             outq_free(&r.sin);
         }
         if (phase == KILLED && r.child.pid && now >= phase_at && sout_open) {
+            relay_server_closed(&r);
             sout_open = 0;            /* something outside the group holds its stdout */
             close(r.child.out_fd);
             r.child.out_fd = -1;

@@ -1,0 +1,179 @@
+/* cut.c: large responses passed on as they arrive (cut-through).
+ *
+ * keel holds a message whole before passing it on only when it must: to
+ * check that it is JSON-RPC, to route it, or to rewrite it. For a big result
+ * that costs a second full copy of the time on the wire, since the client
+ * cannot start reading until the upstream has finished writing. So when the
+ * upstream's stdout holds CUT_MIN bytes of one line without a newline, and
+ * those bytes are, so far, valid JSON opening a response ("result" or
+ * "error" before any "method") that keel will not rewrite, keel starts
+ * passing the line on: each piece is validated (jscan.h, struct jstream) and
+ * queued as it arrives, and the top-level id is kept as it goes by.
+ *
+ * A response keel rewrites is held as before: one to initialize or tools/list,
+ * a tools/call while the overlay reads results, the replayed initialize. When
+ * the id has not been seen yet (SDKs write it last), the line is held if any
+ * such request is in flight. Whatever keel writes to the client meanwhile
+ * waits in the queue until the line ends (outq_part).
+ *
+ * A line that breaks after it began to pass (bytes that are not JSON, more
+ * than --max-message-bytes, the upstream exiting mid-line) is ended with a
+ * newline where it broke, so the client's next message starts clean; the
+ * request it answered, if its id was seen, gets a JSON-RPC error, and the
+ * rest of the line is discarded. */
+#include "relay.h"
+
+#include "jsonrpc.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CUT_MIN (64u << 10)
+#define REWRITTEN ((1u << PK_INITIALIZE) | (1u << PK_TOOLS_LIST) | (1u << PK_TOOLS_CALL) | (1u << PK_REPLAY))
+
+/* The line's top-level id, when all of it has been seen. */
+static int seen_id(const struct jstream *js, const char **id, size_t *idn)
+{
+    const struct jstream_slot *t = &js->top[JSCAN_ID];
+    if (!t->present || t->cut || t->end <= t->start || !jr_valid_raw_id(t->raw, t->rawn))
+        return 0;
+    *id = t->raw;
+    *idn = t->rawn;
+    return 1;
+}
+
+static void finish(struct relay *r)
+{
+    outq_end(&r->cout);
+    const char *id;
+    size_t idn;
+    int kind;
+    void *data = NULL;
+    if (seen_id(&r->cut.js, &id, &idn) && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data))
+        relay_call_data_free(data);
+    log_event(LOG_DEBUG, "message_cut_through", "bytes=%zu", r->cut.bytes);
+    r->cut.on = 0;
+}
+
+/* The line broke after it began to pass: end it, answer its request. */
+static void abort_cut(struct relay *r, const char *why, const char *code)
+{
+    outq_end(&r->cout);
+    const char *id;
+    size_t idn;
+    int kind;
+    log_event(LOG_WARN, "cut_through_broken", "reason=%s bytes=%zu", code, r->cut.bytes);
+    if (seen_id(&r->cut.js, &id, &idn) && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, NULL)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "the upstream's response broke off after %zu bytes: %s", r->cut.bytes, why);
+        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, code);
+    }
+    r->cut.on = 0;
+}
+
+/* Should the line whose first n bytes are p (no newline among them) pass on
+ * as it arrives? Then it starts, and all n bytes are taken. */
+static size_t cut_start(struct relay *r, const char *p, size_t n)
+{
+    r->cut.declined = 1;                      /* looked at once per line */
+    if (r->up != UP || n >= r->o->max_message_bytes)
+        return 0;
+    struct jstream *js = &r->cut.js;
+    jstream_init(js);
+    size_t used;
+    if (jstream_feed(js, p, n, &used) < 0 || js->first != '{' || js->top[JSCAN_METHOD].present ||
+        (!js->top[JSCAN_RESULT].present && !js->top[JSCAN_ERROR].present))
+        return 0;
+    const char *id;
+    size_t idn;
+    if (seen_id(js, &id, &idn)) {
+        int kind = pending_kind(&r->pend, FROM_CLIENT, id, idn);
+        if (kind >= 0 && (REWRITTEN >> kind & 1))
+            return 0;
+    } else if (pending_any(&r->pend, FROM_CLIENT, REWRITTEN) || pending_any(&r->pend, FROM_KEEL, REWRITTEN)) {
+        return 0;
+    }
+    r->cut.on = 1;
+    r->cut.bytes = n;
+    outq_part(&r->cout, p, n);
+    return n;
+}
+
+/* The next n bytes of a line being passed on or discarded; how many are taken. */
+static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
+{
+    const char *nl = memchr(p, '\n', n);
+    size_t lim = nl ? (size_t)(nl - p) : n, used;
+    if (r->cut.dropping) {
+        if (nl || eof)
+            r->cut.dropping = 0;
+        return nl ? lim + 1 : n;
+    }
+    size_t room = r->o->max_message_bytes - r->cut.bytes;
+    int over = lim > room;
+    if (jstream_feed(&r->cut.js, p, over ? room : lim, &used) < 0) {
+        outq_part(&r->cout, p, used);
+        r->cut.bytes += used;
+        abort_cut(r, "it is not valid JSON", "UPSTREAM_MALFORMED");
+    } else if (over) {
+        outq_part(&r->cout, p, room);
+        r->cut.bytes += room;
+        abort_cut(r, "it exceeds --max-message-bytes", "MESSAGE_TOO_LARGE");
+    } else {
+        outq_part(&r->cout, p, lim);
+        r->cut.bytes += lim;
+        if (!nl && !eof)
+            return n;
+        if (jstream_end(&r->cut.js))
+            finish(r);
+        else
+            abort_cut(r, nl ? "the line ended before the JSON did" : "the upstream's output ended", "UPSTREAM_MALFORMED");
+        return nl ? lim + 1 : n;
+    }
+    r->cut.dropping = !nl && !eof;            /* the rest of the line goes nowhere */
+    return nl ? lim + 1 : n;
+}
+
+int relay_server_drain(struct relay *r)
+{
+    for (;;) {
+        const char *p;
+        size_t n;
+        if (r->cut.on || r->cut.dropping) {
+            n = frame_peek(&r->sout, &p);
+            if (!n && !r->sout.eof)
+                return FRAME_NEED;
+            frame_consume(&r->sout, cut_feed(r, p, n, r->sout.eof));
+            if (r->cut.on || r->cut.dropping)
+                return FRAME_NEED;
+            r->cut.declined = 0;
+            continue;
+        }
+        enum frame_status st = frame_next(&r->sout, &p, &n);
+        if (st == FRAME_LINE || st == FRAME_OVERSIZE) {
+            r->cut.declined = 0;
+            if (st == FRAME_LINE)
+                relay_server_line(r, p, n);
+            else
+                relay_server_oversize(r, p, n, r->sout.oversize_bytes);
+            continue;
+        }
+        if (st == FRAME_NEED && !r->cut.declined && !r->sout.discarding && (n = frame_peek(&r->sout, &p)) >= CUT_MIN) {
+            size_t took = cut_start(r, p, n);
+            if (took) {
+                frame_consume(&r->sout, took);
+                continue;
+            }
+        }
+        return st;
+    }
+}
+
+void relay_server_closed(struct relay *r)
+{
+    if (r->cut.on)
+        abort_cut(r, "the upstream's output ended", "UPSTREAM_MALFORMED");
+    r->cut.dropping = 0;
+    r->cut.declined = 0;
+}
