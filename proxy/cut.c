@@ -18,9 +18,10 @@
  *
  * A line that breaks after it began to pass (bytes that are not JSON, more
  * than --max-message-bytes, the upstream exiting mid-line) is ended with a
- * newline where it broke, so the client's next message starts clean; the
- * request it answered, if its id was seen, gets a JSON-RPC error, and the
- * rest of the line is discarded. */
+ * newline where it broke, so the client's next message starts clean, and the
+ * rest of the line is discarded. The request it answered gets a JSON-RPC
+ * error: its id was seen on the way, or is read from the line's last bytes
+ * (where SDKs write it). */
 #include "relay.h"
 
 #include "jsonrpc.h"
@@ -56,20 +57,41 @@ static void finish(struct relay *r)
     r->cut.on = 0;
 }
 
-/* The line broke after it began to pass: end it, answer its request. */
+static void answer_broken(struct relay *r, const char *id, size_t idn, const char *why, const char *code)
+{
+    int kind;
+    if (pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, NULL)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "the upstream's response broke off after %zu bytes: %s", r->cut.bytes, why);
+        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, code);
+    }
+}
+
+/* The line broke after it began to pass: end it, and answer its request if
+ * its id was seen; if not, the id may yet come at the end of the line. */
 static void abort_cut(struct relay *r, const char *why, const char *code)
 {
     outq_end(&r->cout);
     const char *id;
     size_t idn;
-    int kind;
     log_event(LOG_WARN, "cut_through_broken", "reason=%s bytes=%zu", code, r->cut.bytes);
-    if (seen_id(&r->cut.js, &id, &idn) && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, NULL)) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "the upstream's response broke off after %zu bytes: %s", r->cut.bytes, why);
-        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, code);
-    }
+    r->cut.why = NULL;
+    if (seen_id(&r->cut.js, &id, &idn))
+        answer_broken(r, id, idn, why, code);
+    else
+        r->cut.why = why, r->cut.code = code, r->cut.tail_n = 0;
     r->cut.on = 0;
+}
+
+/* The rest of a broken line went by: its id, if it ends with one. */
+static void dropped(struct relay *r)
+{
+    const char *id;
+    size_t idn;
+    if (r->cut.why && jscan_tail_id(r->cut.tail, r->cut.tail_n, &id, &idn) && jr_valid_raw_id(id, idn))
+        answer_broken(r, id, idn, r->cut.why, r->cut.code);
+    r->cut.why = NULL;
+    r->cut.dropping = 0;
 }
 
 /* Should the line whose first n bytes are p (no newline among them) pass on
@@ -106,8 +128,10 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
     const char *nl = memchr(p, '\n', n);
     size_t lim = nl ? (size_t)(nl - p) : n, used;
     if (r->cut.dropping) {
+        if (r->cut.why)
+            frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
         if (nl || eof)
-            r->cut.dropping = 0;
+            dropped(r);
         return nl ? lim + 1 : n;
     }
     size_t room = r->o->max_message_bytes - r->cut.bytes;
@@ -131,7 +155,12 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
             abort_cut(r, nl ? "the line ended before the JSON did" : "the upstream's output ended", "UPSTREAM_MALFORMED");
         return nl ? lim + 1 : n;
     }
-    r->cut.dropping = !nl && !eof;            /* the rest of the line goes nowhere */
+    if (nl || eof) {                          /* it broke on its last bytes */
+        frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
+        dropped(r);
+    } else {
+        r->cut.dropping = 1;                  /* the rest of the line goes nowhere */
+    }
     return nl ? lim + 1 : n;
 }
 
@@ -174,6 +203,7 @@ void relay_server_closed(struct relay *r)
 {
     if (r->cut.on)
         abort_cut(r, "the upstream's output ended", "UPSTREAM_MALFORMED");
-    r->cut.dropping = 0;
+    if (r->cut.dropping)
+        dropped(r);
     r->cut.declined = 0;
 }

@@ -55,18 +55,22 @@ long frame_fill(struct frame_reader *r)
     return (long)got;
 }
 
-/* Keeps the last FRAME_HEAD bytes seen of the line being discarded. */
-static void keep_tail(struct frame_reader *r, const char *p, size_t n)
+void frame_keep_tail(char *tail, size_t *tail_n, const char *p, size_t n)
 {
     if (n >= FRAME_HEAD) {
-        memcpy(r->tail, p + n - FRAME_HEAD, FRAME_HEAD);
-        r->tail_n = FRAME_HEAD;
+        memcpy(tail, p + n - FRAME_HEAD, FRAME_HEAD);
+        *tail_n = FRAME_HEAD;
         return;
     }
-    size_t keep = r->tail_n + n > FRAME_HEAD ? FRAME_HEAD - n : r->tail_n;
-    memmove(r->tail, r->tail + r->tail_n - keep, keep);
-    memcpy(r->tail + keep, p, n);
-    r->tail_n = keep + n;
+    size_t keep = *tail_n + n > FRAME_HEAD ? FRAME_HEAD - n : *tail_n;
+    memmove(tail, tail + *tail_n - keep, keep);
+    memcpy(tail + keep, p, n);
+    *tail_n = keep + n;
+}
+
+static void keep_tail(struct frame_reader *r, const char *p, size_t n)
+{
+    frame_keep_tail(r->tail, &r->tail_n, p, n);
 }
 
 static void keep_head(struct frame_reader *r, const char *p, size_t n)

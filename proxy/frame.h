@@ -48,6 +48,8 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
 
 /* For a line passed on before it ends: every byte buffered (when frame_next
  * said FRAME_NEED, none is a newline), and dropping the first n of them. */
+/* Keeps the last FRAME_HEAD bytes of a stream in tail[0..*tail_n), p[0..n) being its next bytes. */
+void frame_keep_tail(char *tail, size_t *tail_n, const char *p, size_t n);
 size_t frame_peek(const struct frame_reader *r, const char **p);
 void frame_consume(struct frame_reader *r, size_t n);
 

@@ -97,6 +97,20 @@ int outq_part(struct outq *q, const char *s, size_t n)
     q->open = 1;
     if (q->failed)
         return 0;
+    if (!q->bytes && q->fd >= 0) {  /* nothing ahead of it: straight out, queue the rest */
+        ssize_t w;
+        do
+            w = write(q->fd, s, n);
+        while (w < 0 && errno == EINTR);
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            q->failed = 1;
+            return 0;               /* the reader is gone; outq_flush reports it */
+        }
+        if (w > 0) {
+            s += w;
+            n -= (size_t)w;
+        }
+    }
     while (n) {
         struct outq_chunk *c = q->tail;
         if (!c || c->cap == c->len) {

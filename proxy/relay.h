@@ -50,6 +50,9 @@ struct relay {
         int on, dropping, declined;
         size_t bytes;
         struct jstream js;
+        const char *why, *code;        /* it broke before its id was seen: answer from its tail */
+        char tail[FRAME_HEAD];
+        size_t tail_n;
     } cut;
 };
 

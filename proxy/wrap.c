@@ -231,8 +231,10 @@ int wrap_run(const struct wrap_opts *o)
         /* Writes: whatever this turn queued goes out in one writev per side. */
         (void)icout;
         (void)isin;
-        if (r.cout.bytes && !r.cout.failed && outq_flush(&r.cout) < 0) {
-            log_event(LOG_INFO, "client_gone", "errno=%d", errno);
+        if (r.cout.bytes && !r.cout.failed)
+            outq_flush(&r.cout);
+        if (r.cout.failed && !client_eof) {
+            log_event(LOG_INFO, "client_gone", NULL);
             client_eof = 1;
         }
         if (r.sin.bytes && !r.sin.failed && r.child.in_fd >= 0 && outq_flush(&r.sin) < 0)

@@ -157,6 +157,61 @@ async function handshake(k) {
   ok(r.result.content[0].text === '0', 'a client response to a request the upstream never made is not forwarded', r);
   await k.close();
 }
+// Large responses pass on as they arrive (cut-through), never mixed with
+// what keel writes meanwhile; one that breaks is cut off and answered.
+{
+  const k = wrap('normal', ['--overlay', 'none']);
+  await handshake(k);
+  const t0 = Date.now();
+  k.send(call(1, 'trickle', { kb: 512, ms: 1500, end: 'ok' }));
+  while (k.buf.length < 512 << 10 && Date.now() - t0 < 1200) await sleep(10);
+  const early = k.buf.length, after = Date.now() - t0;
+  ok(early >= 512 << 10 && k.lines.length === 0, `a large result reaches the client while the upstream is still writing it (${early} bytes after ${after} ms)`);
+  k.send(call(2, 'check_sycophancy', { candidate_response: 'Great idea.' }));
+  const line = await k.next();
+  ok(line === `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'w'.repeat(512 << 10)}"}]}}`,
+    'it arrives byte for byte', line.length);
+  let r = JSON.parse(await k.next());
+  ok(r.id === 2 && r.result.structuredContent, 'a keel answer written meanwhile waits for the line to end, then follows it', r);
+  for (const [id, idlast] of [[3, false], [4, true]]) {
+    k.send(call(id, 'trickle', { kb: 256, ms: 100, end: 'bad', idlast }));
+    const broken = await k.next();
+    let parses = true;
+    try { JSON.parse(broken); } catch { parses = false; }
+    ok(!parses && broken.length >= 256 << 10, `a large result that stops being JSON midway is cut off there${idlast ? ' (id last)' : ''}`, broken.length);
+    r = JSON.parse(await k.next());
+    ok(r.id === id && r.error && r.error.data.code === 'UPSTREAM_MALFORMED',
+      `and its request gets an error${idlast ? ', the id read from the end of the line' : ''}`, r);
+  }
+  r = await k.ask({ jsonrpc: '2.0', id: 5, method: 'ping' });
+  ok(r.id === 5 && r.result, 'the relay goes on after broken large lines', r);
+  k.send(call(6, 'trickle', { kb: 256, ms: 100, end: 'die' }));
+  const broken = await k.next();
+  r = JSON.parse(await k.next());
+  ok(broken.length >= 256 << 10 && r.id === 6 && r.error, 'the upstream exits mid-line: the line is cut off and its request answered', r);
+  const ex = await k.exited;
+  ok(ex.code === 6, 'and keel exits with the upstream\'s status', ex);
+}
+{
+  const k = wrap('normal', ['--overlay', 'none', '--max-message-bytes', '1M']);
+  await handshake(k);
+  for (const [id, tool] of [[1, 'huge'], [2, 'huge_idlast']]) {
+    k.send(call(id, tool, { mb: 2 }));
+    const broken = await k.next();
+    const r = JSON.parse(await k.next());
+    ok(broken.length <= 1 << 20 && r.id === id && r.error && r.error.data.code === 'MESSAGE_TOO_LARGE',
+      `a result passed on as it arrives that grows past --max-message-bytes is cut off at the limit and answered (${tool})`, r);
+  }
+  await k.close();
+}
+{
+  const k = wrap('bigtools', ['--overlay', 'none']);
+  await handshake(k);
+  const r = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  ok(r.result.tools.length > 600 && r.result.tools.some((t) => t.name === 'get_time_context'),
+    'a tools/list answer over 64 KiB, id last, is held whole and gets keel\'s tools', r.result.tools.length);
+  await k.close();
+}
 {
   const k = wrap('hang');
   await handshake(k);
