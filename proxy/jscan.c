@@ -175,10 +175,18 @@ enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 
 void jstream_init(struct jstream *j)
 {
-    memset(j, 0, sizeof *j);
+    /* The bit stack and the raw buffers are written before they are read. */
+    j->depth = 0;
     j->st = JS_VALUE;
-    j->slot = -1;
-    j->next_slot = -1;
+    j->sub = j->inkey = j->keyn = 0;
+    j->lit = NULL;
+    j->off = j->cap_from = j->key_from = 0;
+    j->slot = j->next_slot = -1;
+    j->first = 0;
+    for (int x = 0; x < JSCAN_NSLOTS; x++) {
+        j->top[x].start = j->top[x].end = 0;
+        j->top[x].present = j->top[x].cut = j->top[x].rawn = 0;
+    }
 }
 
 static int is_ws(char c)
@@ -352,6 +360,8 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
         case JS_STRING:
             if (j->sub == 0) {
                 i = string_run(s, n, i);
+                while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
+                    i++;
                 if (i >= n)
                     break;
                 unsigned char u = (unsigned char)s[i];
