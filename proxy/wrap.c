@@ -136,7 +136,8 @@ int wrap_run(const struct wrap_opts *o)
         int room = r.cout.bytes < HIGH_WATER && r.sin.bytes < HIGH_WATER;
         if (phase == RUNNING && !client_eof && room)
             icin = np, pf[np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
-        if (sout_open && r.cout.bytes < HIGH_WATER)
+        /* A line passing through waits in the pipe, not in keel, while the client is behind. */
+        if (sout_open && r.cout.bytes < (r.cut.on ? 1 : HIGH_WATER))
             isout = np, pf[np++] = (struct pollfd){r.child.out_fd, POLLIN, 0};
         if (r.cout.bytes && !r.cout.failed)
             icout = np, pf[np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
