@@ -37,10 +37,10 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
     if (r->detector != RD_REGEX)
         return 0;
     int found = 0;
+    pcre2_match_data *md = r->md ? r->md : pcre2_match_data_create(1, NULL);   /* only the whole match is read */
+    if (!md)
+        return 0;
     for (int p = 0; p < r->npatterns; p++) {
-        pcre2_match_data *md = pcre2_match_data_create_from_pattern(r->re[p], NULL);
-        if (!md)
-            return found;
         size_t at = 0;
         while (at <= n) {
             int rc = pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, NULL);
@@ -54,8 +54,9 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
             while (at < n && ((unsigned char)text[at] & 0xC0) == 0x80)
                 at++;                                 /* stay on a character boundary */
         }
-        pcre2_match_data_free(md);
     }
+    if (md != r->md)
+        pcre2_match_data_free(md);
     return found;
 }
 
@@ -122,6 +123,7 @@ void rule_free(struct rule *r)
     for (int i = 0; i < r->npatterns; i++)
         pcre2_code_free(r->re[i]);
     free(r->re);
+    pcre2_match_data_free(r->md);
     free_list(r->pattern, r->npatterns);
     free_list(r->fires, r->nfires);
     free_list(r->passes, r->npasses);

@@ -28,6 +28,7 @@ struct rule {
     char **tools;                   /* globs, for tool results */
     int ntools;
     pcre2_code **re;
+    pcre2_match_data *md;           /* one, reused by every match (keel is one thread) */
     char **pattern;
     int npatterns;
     long max_words, max_chars;      /* 0: no limit */

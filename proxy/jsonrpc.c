@@ -73,6 +73,22 @@ cJSON *jr_error_value(int code, const char *message, const char *keel_code)
 
 int jr_valid_raw_id(const char *id, size_t n)
 {
+    if (id && n >= 1 && n <= 20 && (id[0] == '-' || (id[0] >= '0' && id[0] <= '9'))) {
+        size_t i = id[0] == '-';                  /* the usual case: a small integer */
+        if (i < n && !(id[i] == '0' && n > i + 1)) {
+            while (i < n && id[i] >= '0' && id[i] <= '9')
+                i++;
+            if (i == n && id[n - 1] != '-')
+                return 1;
+        }
+    }
+    if (id && n >= 2 && id[0] == '"' && id[n - 1] == '"') {   /* a string without escapes */
+        size_t i = 1;
+        while (i < n - 1 && id[i] != '"' && id[i] != '\\' && (unsigned char)id[i] >= 0x20)
+            i++;
+        if (i == n - 1)
+            return 1;
+    }
     const char *end = NULL;
     cJSON *v = id ? cJSON_ParseWithLengthOpts(id, n, &end, 0) : NULL;
     int ok = v && end == id + n && (cJSON_IsString(v) || cJSON_IsNumber(v));

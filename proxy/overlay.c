@@ -84,7 +84,7 @@ static void forget(struct overlay *ov, size_t upto)
         text_set_free(&ov->mem[i].set);
         free(ov->mem[i].text);
     }
-    memmove(ov->mem, ov->mem + upto, (ov->nmem - upto) * sizeof *ov->mem);
+    ov->mem += upto;                 /* the items move down only when the block is full */
     ov->nmem -= upto;
 }
 
@@ -98,7 +98,7 @@ static void forget_asks(struct overlay *ov)
 void overlay_free(struct overlay *ov)
 {
     forget(ov, ov->nmem);
-    free(ov->mem);
+    free(ov->memblock);
     forget_asks(ov);
     free(ov->asks);
     cJSON_Delete(ov->queued);
@@ -248,15 +248,20 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     /* Remember this call. */
     if (ov->nmem == OV_MEMORY_MAX)
         forget(ov, 1);
-    if (ov->nmem == ov->capmem) {
+    size_t head = ov->mem ? (size_t)(ov->mem - ov->memblock) : 0;
+    if (head + ov->nmem == ov->capmem && head >= OV_MEMORY_MAX) {
+        memmove(ov->memblock, ov->mem, ov->nmem * sizeof *ov->mem);   /* once per OV_MEMORY_MAX calls */
+        ov->mem = ov->memblock;
+    } else if (head + ov->nmem == ov->capmem) {
         size_t cap = ov->capmem ? ov->capmem * 2 : 64;
-        struct ov_item *m = realloc(ov->mem, cap * sizeof *m);
+        struct ov_item *m = realloc(ov->memblock, cap * sizeof *m);
         if (!m) {
             text_set_free(&cur);
             cJSON_Delete(matched);
             return NULL;
         }
-        ov->mem = m;
+        ov->memblock = m;
+        ov->mem = m + head;
         ov->capmem = cap;
     }
     struct ov_item *it = &ov->mem[ov->nmem++];

@@ -33,7 +33,8 @@ struct overlay {
     const char *state_dir;
     char **model_tools;              /* globs of model-backed tools */
     int nmodel_tools;
-    struct ov_item *mem;             /* the rumination window, oldest first */
+    struct ov_item *mem;             /* the rumination window, oldest first: mem[0 .. nmem) */
+    struct ov_item *memblock;        /* where mem lives; forgetting moves mem on, not the items */
     size_t nmem, capmem;
     cJSON *queued;                   /* advisories waiting for the next result */
     cJSON *last[DET_COUNT];          /* the last advisory of each detector, with what matched */

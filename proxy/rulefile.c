@@ -190,6 +190,7 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
     if (patterns) {
         r.pattern = list_of(rs, file, doc, patterns, "patterns", &r.npatterns);
         r.re = calloc((size_t)(r.npatterns ? r.npatterns : 1), sizeof *r.re);
+        r.md = pcre2_match_data_create(1, NULL);
         for (int i = 0; r.re && i < r.npatterns; i++) {
             int err;
             PCRE2_SIZE off;

@@ -2,6 +2,7 @@
  * pending-request table, the output queue over a real non-blocking pipe. */
 #include "argsplit.h"
 #include "jscan.h"
+#include "jsonrpc.h"
 #include "outq.h"
 #include "pending.h"
 #include "relay.h"
@@ -190,6 +191,44 @@ static void finds_ids_written_last(void **state)
     assert_int_equal(jscan_tail_id(d, strlen(d), &v, &n), 0);
 }
 
+static void raw_ids_are_strings_or_numbers(void **state)
+{
+    (void)state;
+    static const char *const good[] = {"0", "-0", "12", "-7", "1.5", "1e3", "\"\"", "\"a b\"", "\"a\\\"b\"",
+                                       "123456789012345678901234", NULL};
+    static const char *const bad[] = {"-", "1-", "--1", "\"", "\"a\"b\"", "null", "true", "{}", "[1]", "\"a", NULL};
+    for (int i = 0; good[i]; i++)
+        if (!jr_valid_raw_id(good[i], strlen(good[i])))
+            fail_msg("should be an id: %s", good[i]);
+    for (int i = 0; bad[i]; i++)
+        if (jr_valid_raw_id(bad[i], strlen(bad[i])))
+            fail_msg("should not be an id: %s", bad[i]);
+    assert_false(jr_valid_raw_id(NULL, 0));
+}
+
+/* A line written in parts keeps whole lines queued meanwhile out of it. */
+static void a_line_in_parts_holds_others_back(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    struct outq q;
+    outq_init(&q, fds[1]);
+    outq_part(&q, "{\"a\":", 5);
+    outq_line(&q, "{\"b\":1}", 7);
+    assert_int_equal(q.bytes, 0);                 /* the part went straight out; the line waits */
+    outq_part(&q, "1}", 2);
+    outq_end(&q);
+    assert_int_equal(outq_flush(&q), 0);
+    char buf[64];
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    assert_int_equal(n, 16);
+    assert_memory_equal(buf, "{\"a\":1}\n{\"b\":1}\n", 16);
+    outq_free(&q);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +237,8 @@ int main(void)
         cmocka_unit_test(splits_like_a_shell_without_one),
         cmocka_unit_test(pending_keys_on_direction_and_raw_id),
         cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
+        cmocka_unit_test(raw_ids_are_strings_or_numbers),
+        cmocka_unit_test(a_line_in_parts_holds_others_back),
     };
     signal(SIGPIPE, SIG_IGN);                 /* as keel does */
     cmocka_set_message_output(CM_OUTPUT_TAP);
