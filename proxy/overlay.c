@@ -42,6 +42,7 @@ struct overlay *overlay_current;
 
 struct ov_item {
     int64_t at;
+    uint64_t tool_hash;              /* compared before the name */
     char tool[64];
     struct text_set set;
     char *text;                      /* the first OV_EXPLAIN_CHARS bytes, for explain-the-match */
@@ -230,8 +231,11 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     size_t count = 0, first = 0;
     double best = 0, sum = 0;
     cJSON *matched = cJSON_CreateArray();
+    char name[sizeof ov->mem->tool];
+    snprintf(name, sizeof name, "%s", tool);
+    uint64_t tool_hash = text_word_hash(name, strlen(name));
     for (size_t i = 0; i < ov->nmem; i++) {
-        if (strcmp(ov->mem[i].tool, tool) != 0)
+        if (ov->mem[i].tool_hash != tool_hash || strcmp(ov->mem[i].tool, name) != 0)
             continue;
         double j;
         if (cur.n && text_jaccard_at_least(&cur, &ov->mem[i].set, sim, &j)) {
@@ -266,7 +270,8 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     }
     struct ov_item *it = &ov->mem[ov->nmem++];
     it->at = now;
-    snprintf(it->tool, sizeof it->tool, "%s", tool);
+    memcpy(it->tool, name, sizeof name);
+    it->tool_hash = tool_hash;
     it->set = cur;
     size_t keep = utf8_cut(text, n, OV_EXPLAIN_CHARS);
     it->text = malloc(keep + 1);
