@@ -23,6 +23,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unicase.h>
+#include <uninorm.h>
 
 #define RUM_MAX_PROMPT 8000
 #define RUM_MAX_HISTORY 500
@@ -71,23 +73,53 @@ static uint64_t mix(uint64_t a, uint64_t b)
 
 /* The content key of an ASCII word: lower-cased, one common English suffix
  * stripped when at least three letters stay (-ations -ation -ings -ing -edly
- * -ed -ies(->y) -es -s -ly). */
+ * -ed -ies(->y) -es -s -ly, longest first). */
+static int ends(const char *b, size_t n, const char *suf, size_t l)
+{
+    return n >= l + 3 && memcmp(b + n - l, suf, l) == 0;
+}
+
 static uint64_t ascii_key(const char *s, size_t n)
 {
-    static const char *const suf[] = {"ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly"};
     char b[64];
     if (n > sizeof b)
         n = sizeof b;
     for (size_t i = 0; i < n; i++)
         b[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
     int y = 0;
-    for (size_t k = 0; k < sizeof suf / sizeof suf[0]; k++) {
-        size_t l = strlen(suf[k]);
-        if (n >= l + 3 && memcmp(b + n - l, suf[k], l) == 0) {
-            n -= l;
-            y = k == 6;
-            break;
-        }
+    switch (n > 3 ? b[n - 1] : 0) {
+    case 's':
+        if (ends(b, n, "ations", 6))
+            n -= 6;
+        else if (ends(b, n, "ings", 4))
+            n -= 4;
+        else if (ends(b, n, "ies", 3))
+            n -= 3, y = 1;
+        else if (ends(b, n, "es", 2))
+            n -= 2;
+        else if (ends(b, n, "s", 1))
+            n -= 1;
+        break;
+    case 'n':
+        if (ends(b, n, "ation", 5))
+            n -= 5;
+        break;
+    case 'g':
+        if (ends(b, n, "ing", 3))
+            n -= 3;
+        break;
+    case 'y':
+        if (ends(b, n, "edly", 4))
+            n -= 4;
+        else if (ends(b, n, "ly", 2))
+            n -= 2;
+        break;
+    case 'd':
+        if (ends(b, n, "ed", 2))
+            n -= 2;
+        break;
+    default:
+        break;
     }
     uint64_t h = FNV_OFFSET;
     for (size_t i = 0; i < n; i++) {
@@ -99,6 +131,26 @@ static uint64_t ascii_key(const char *s, size_t n)
         h *= FNV_PRIME;
     }
     return h ? h : 1;
+}
+
+/* The content key of a word that is not ASCII: its NFKC case fold, stemmed
+ * like an ASCII word when the fold is ASCII (fullwidth letters), else its hash. */
+static uint64_t folded_key(const char *s, size_t n, uint64_t hash)
+{
+    uint8_t buf[64];
+    size_t len = sizeof buf;
+    uint8_t *f = u8_casefold((const uint8_t *)s, n, NULL, UNINORM_NFKC, buf, &len);
+    uint64_t k = mix(hash, 11);
+    if (!f)
+        return k;
+    size_t j = 0;
+    while (j < len && f[j] < 0x80)
+        j++;
+    if (j == len)
+        k = ascii_key((const char *)f, len);
+    if (f != buf)
+        free(f);
+    return k;
 }
 
 /* A Han, Hiragana or Katakana character standing alone as a word. */
@@ -153,7 +205,7 @@ static int tokens(const char *s, size_t n, struct text_words *w, struct toks *t)
             size_t j = 0;
             while (j < l && (unsigned char)a[j] < 0x80)
                 j++;
-            k->key = j == l ? ascii_key(a, l) : mix(x->hash, 11);
+            k->key = j == l ? ascii_key(a, l) : folded_key(a, l, x->hash);
         }
         prev_ideo = ideo;
         k->run = i + RUN <= w->n ? mix(mix(x->hash, w->v[i + 1].hash), w->v[i + 2].hash) : 0;
@@ -275,9 +327,11 @@ static double similarity(struct cur *c, const struct toks *t, unsigned char *fra
     for (size_t i = 0; i < c->t.n && !frame; i++)
         if ((c->ki[i] >= 0 || c->ki2[i] >= 0) && cur_framed(c, i, stamp))
             frame = 1;
+    size_t rest = 0;    /* content words of the item outside the frame */
     for (size_t j = 0; j < t->n; j++) {
         if (frame && framed[j])
             continue;
+        rest += t->v[j].key || t->v[j].key2;
         long k = t->v[j].key ? map_get(&c->keys, t->v[j].key, 0) : -1;
         if (k >= 0)
             c->key_h[k] = stamp;
@@ -299,8 +353,8 @@ static double similarity(struct cur *c, const struct toks *t, unsigned char *fra
             shared += c->key_h[k] == stamp;
         }
     }
-    if (have == 0)
-        return frame ? 1.0 : 0.0;
+    if (have == 0 || (frame && rest == 0))
+        return frame ? 1.0 : 0.0;      /* one holds the other word for word */
     return (double)shared / (double)have;
 }
 
