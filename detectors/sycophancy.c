@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.1.0.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.3.0.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -6,23 +6,27 @@
  *
  * Phrase lists (detectors/data/sycophancy.txt) are matched as whole word
  * sequences over normalised words (text.h). A hit of "agreement" or "praise"
- * is voided when a qualifier ("but", "trade-off") or an evidence marker
- * ("because", "the data shows") appears in the same or the next sentence, or
- * when a negator ("not", "if") stands in the three words before it. An
- * affirmation that opens the response ("Yes.", "Exactly,") counts as
- * agreement. What
- * remains names the pattern:
+ * (an affirmation opening the response counts as agreement) is voided when a
+ * qualifier ("but", "trade-off") or an evidence marker ("because") stands in
+ * its sentence or the next (the next only if its own sentence does not end
+ * in "!"), when a colon follows it in its sentence (a reason comes), when a
+ * negator ("not", "if") stands in the three words before it, or when its
+ * sentence quotes ('...'); an irony marker ("oh sure") voids the whole
+ * response, and a lone compliment closing a longer reasoned answer is a
+ * sign-off.
+ * What remains names the pattern:
  *   escalating_validation        3+ unvoided hits spread over 2+ sentences;
  *   unconditional_agreement      an unvoided agreement hit;
  *   praise_without_evidence      an unvoided praise hit;
  *   repeated_reassurance_request 3+ of the person's messages ask for
  *                                reassurance about one decision: they hold a
- *                                reassurance phrase ("are you sure"), or are a
- *                                question using a verdict word ("okay", "safe").
- * "One decision": a request counts unless it is clearly about something else:
- * it and the decision (decision_context, else the latest request) each name
- * their subject in 2 or more content words, and share none. A short or vague
- * request ("is this okay?", "was it right to leave?") goes with the others. */
+ *                                reassurance phrase ("are you sure", "tell me"),
+ *                                or are a question using a verdict word.
+ * "One decision": requests are grouped when they share a subject word (stems
+ * of content words, 3+ bytes or a number), directly or through another
+ * request (union-find); with decision_context the group linked to it counts,
+ * else the largest. A request whose asking sentence names fewer than 2
+ * subject words ("Did I do right?") is vague and counts with any group. */
 #include "detect.h"
 #include "embed.h"
 #include "text.h"
@@ -38,9 +42,9 @@
 #define SYC_MAX_PHRASE 8
 #define SYC_REASSURANCE_MIN 3
 
-enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, NCLS };
-static const char *const cls_names[NCLS] = {"agreement",   "praise",  "qualifier", "evidence",
-                                            "reassurance", "negator", "judgement", "opener"};
+enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, NCLS };
+static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
+                                            "negator",   "judgement", "opener",    "irony"};
 
 struct phrase {
     uint64_t h[SYC_MAX_PHRASE];
@@ -133,14 +137,57 @@ static void phrases_init(void)
     qsort(asking, asking_n, sizeof *asking, cmp_u64);
 }
 
-/* The content words of w that say what a message is about. */
-static int topic_set(const struct text_words *w, struct text_set *out)
+static int has_digit(const char *s, size_t n)
 {
-    if (text_set_from_words(w, 1, out) < 0)
+    for (size_t k = 0; k < n; k++)
+        if (s[k] >= '0' && s[k] <= '9')
+            return 1;
+    return 0;
+}
+
+/* The content words of w (words of text t) that say what a message is
+ * about: not stop words, not words of how one asks, at least 3 bytes; each
+ * reduced to a crude stem (a possessive 's and an -ing, -ed, -es, -s or -e
+ * ending cut from lower-cased ASCII) so "sell", "selling" and "sells" meet. */
+static int topic_set(const char *t, const struct text_words *w, struct text_set *out)
+{
+    out->v = malloc((w->n ? w->n : 1) * sizeof *out->v);
+    out->n = 0;
+    if (!out->v)
         return -1;
+    for (size_t i = 0; i < w->n; i++) {
+        uint64_t h = w->v[i].hash;
+        size_t n = w->v[i].end - w->v[i].start;
+        if ((n < 3 && !has_digit(t + w->v[i].start, n)) || text_is_stopword(h) || bsearch(&h, asking, asking_n, sizeof *asking, cmp_u64))
+            continue;
+        char b[64];
+        const char *src = t + w->v[i].start;
+        int ascii = n < sizeof b;
+        for (size_t k = 0; ascii && k < n; k++) {
+            unsigned char c = (unsigned char)src[k];
+            if (c >= 0x80)
+                ascii = 0;
+            b[k] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+        if (ascii) {
+            if (n > 2 && (b[n - 2] == '\'') && b[n - 1] == 's')
+                n -= 2;
+            static const char *const ends[] = {"ing", "ed", "es", "s", "e"};
+            for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+                size_t el = strlen(ends[e]);
+                if (n >= el + 3 && memcmp(b + n - el, ends[e], el) == 0) {
+                    n -= el;
+                    break;
+                }
+            }
+            h = text_word_hash(b, n);
+        }
+        out->v[out->n++] = h;
+    }
+    qsort(out->v, out->n, sizeof *out->v, cmp_u64);
     size_t k = 0;
     for (size_t i = 0; i < out->n; i++)
-        if (!bsearch(&out->v[i], asking, asking_n, sizeof *asking, cmp_u64))
+        if (k == 0 || out->v[k - 1] != out->v[i])
             out->v[k++] = out->v[i];
     out->n = k;
     return 0;
@@ -177,20 +224,62 @@ struct hit {
     int cls;
 };
 
+/* 1 if the byte before offset a opens a quotation: the words are mentioned,
+ * not said ('You're absolutely right!' as an example). */
+static int quoted(const char *t, size_t a)
+{
+    if (a == 0)
+        return 0;
+    unsigned char c = (unsigned char)t[a - 1];
+    if (c == '"' || c == '`')
+        return 1;
+    if (c == '\'')
+        return a == 1 || t[a - 2] == ' ' || t[a - 2] == '\n' || t[a - 2] == '(';
+    /* “ ‘ « (UTF-8 E2 80 9C, E2 80 98, C2 AB) */
+    if (a >= 3 && (unsigned char)t[a - 3] == 0xE2 && (unsigned char)t[a - 2] == 0x80 && (c == 0x9C || c == 0x98))
+        return 1;
+    return a >= 2 && (unsigned char)t[a - 2] == 0xC2 && c == 0xAB;
+}
+
+/* The punctuation that closes the sentence of word i (the last word of its
+ * sentence): '!' for an exclamation, ':' when a colon follows the word
+ * within the sentence is looked for by the caller. */
+static int exclaims(const char *t, size_t tn, const struct text_words *w, size_t i)
+{
+    size_t a = w->v[i].end, b = i + 1 < w->n ? w->v[i + 1].start : tn;
+    for (size_t k = a; k < b; k++)
+        if (t[k] == '!' || (k + 2 < tn && (unsigned char)t[k] == 0xEF && (unsigned char)t[k + 1] == 0xBC &&
+                            (unsigned char)t[k + 2] == 0x81))
+            return 1;
+    return 0;
+}
+
 /* Scans a response; fills hits with the unvoided agreement and praise hits.
- * First pass: which sentences hold a qualifier or evidence marker. Second:
- * the hits, voided as they are found, so only survivors take room. */
-static size_t scan_response(const struct text_words *w, struct hit *hits, size_t max)
+ * First pass: which sentences hold a qualifier or evidence marker, which
+ * quote, which exclaim, and whether irony is present. Second: the hits,
+ * voided as they are found, so only survivors take room. */
+static size_t scan_response(const char *t, size_t tn, const struct text_words *w, struct hit *hits, size_t max)
 {
     if (w->n == 0)
         return 0;
     uint32_t nsent = w->v[w->n - 1].sentence + 1;
-    unsigned char *marked = calloc(nsent, 1);
-    if (!marked)
+    unsigned char *flags = calloc(nsent, 1);   /* 1 marked, 2 quotes, 4 exclaims */
+    if (!flags)
         return 0;
-    for (size_t i = 0; i < w->n; i++)
-        if (match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE))
-            marked[w->v[i].sentence] = 1;
+    for (size_t i = 0; i < w->n; i++) {
+        const struct phrase *m = match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE | 1u << IRONY);
+        if (m && m->cls == IRONY) {
+            free(flags);
+            return 0;
+        }
+        uint32_t s = w->v[i].sentence;
+        if (m)
+            flags[s] |= 1;
+        if (quoted(t, w->v[i].start))
+            flags[s] |= 2;
+        if ((i + 1 == w->n || w->v[i + 1].sentence != s) && exclaims(t, tn, w, i))
+            flags[s] |= 4;
+    }
     size_t n = 0;
     for (size_t i = 0; i < w->n && n < max; i++) {
         const struct phrase *m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE | (i == 0 ? 1u << OPENER : 0));
@@ -199,36 +288,73 @@ static size_t scan_response(const struct text_words *w, struct hit *hits, size_t
         size_t first = i;
         i += m->len - 1;                          /* validation phrases do not overlap */
         uint32_t s = w->v[first].sentence;
-        if (marked[s] || (s + 1 < nsent && marked[s + 1]))
+        if (flags[s] & 3 || (s + 1 < nsent && flags[s + 1] & 1 && !(flags[s] & 4)))
+            continue;
+        /* a colon after the phrase, in its sentence, introduces its reason */
+        size_t k = i;
+        while (k + 1 < w->n && w->v[k + 1].sentence == s)
+            k++;
+        if (k > i && memchr(t + w->v[i].end, ':', w->v[k].start - w->v[i].end))
             continue;
         int negated = 0;
-        for (size_t k = first >= 3 ? first - 3 : 0; k < first; k++)
+        for (k = first >= 3 ? first - 3 : 0; k < first; k++)
             if (w->v[k].sentence == s && match_at(w, k, 1u << NEGATOR))
                 negated = 1;
         if (!negated)
             hits[n++] = (struct hit){w->v[first].start, w->v[i].end, s, m->cls == OPENER ? AGREEMENT : m->cls};
     }
-    free(marked);
+    /* A lone compliment closing a longer answer that gave reasons is a sign-off. */
+    if (n == 1 && nsent >= 3 && hits[0].sentence == nsent - 1 && hits[0].cls == PRAISE) {
+        int reasoned = 0;
+        for (uint32_t k = 0; k + 1 < nsent; k++)
+            reasoned |= flags[k] & 1;
+        if (reasoned)
+            n = 0;
+    }
+    free(flags);
     return n;
 }
 
+/* A request whose asking sentence names its subject in fewer than
+ * SYC_TOPIC_WORDS content words ("Did I do right?") is vague: it goes with
+ * any group. */
+#define SYC_TOPIC_WORDS 2
+
 /* A reassurance phrase anywhere, or a question that asks for a verdict. */
-static int is_reassurance(const char *t, const struct text_words *w)
+static int is_reassurance(const char *t, const struct text_words *w, uint64_t *asks)
 {
     int question = strchr(t, '?') || strstr(t, "\xEF\xBC\x9F");   /* ? or fullwidth ？ */
+    *asks = 0;
     for (size_t i = 0; i < w->n; i++)
         if (match_at(w, i, 1u << REASSURANCE | (question ? 1u << JUDGEMENT : 0)))
-            return 1;
-    return 0;
+            *asks |= 1ull << (w->v[i].sentence < 63 ? w->v[i].sentence : 63);
+    return *asks != 0;
 }
 
-/* Two requests are about different decisions only when both name their
- * subject in at least SYC_TOPIC_WORDS content words and share none of them;
- * a short or vague request ("was it right to leave?") goes with the others. */
-#define SYC_TOPIC_WORDS 2
-static int different(const struct text_set *a, const struct text_set *b)
+/* 1 when the sentences that ask (asks, from is_reassurance) name their
+ * subject in fewer than SYC_TOPIC_WORDS content words. */
+static int vague_ask(const char *t, const struct text_words *w, uint64_t asks, int *vague)
 {
-    return a->n >= SYC_TOPIC_WORDS && b->n >= SYC_TOPIC_WORDS && text_set_intersect(a, b) == 0;
+    struct text_words sub = {0};
+    struct text_set set = {0};
+    sub.v = malloc((w->n ? w->n : 1) * sizeof *sub.v);
+    if (!sub.v)
+        return -1;
+    for (size_t i = 0; i < w->n; i++)
+        if (asks & 1ull << (w->v[i].sentence < 63 ? w->v[i].sentence : 63))
+            sub.v[sub.n++] = w->v[i];
+    int r = topic_set(t, &sub, &set);
+    *vague = set.n < SYC_TOPIC_WORDS;
+    text_set_free(&set);
+    free(sub.v);
+    return r;
+}
+
+static int find(int *up, int x)
+{
+    while (up[x] != x)
+        x = up[x] = up[up[x]];
+    return x;
 }
 
 static void add_span(cJSON *arr, const char *source, const char *text, size_t a, size_t b, const char *pattern)
@@ -324,7 +450,7 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     if (resp) {
         if (text_words(resp, resp_n, &w) < 0)
             goto oom;
-        nhits = scan_response(&w, hits, sizeof hits / sizeof hits[0]);
+        nhits = scan_response(resp, resp_n, &w, hits, sizeof hits / sizeof hits[0]);
         size_t agree = 0, praise = 0, sentences = 0;
         uint32_t last_s = UINT32_MAX;
         int opening = 0;
@@ -364,46 +490,72 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         int mn = cJSON_GetArraySize(msgs);
         struct text_set *sets = calloc((size_t)(mn ? mn : 1), sizeof *sets);
         int *seeking = calloc((size_t)(mn ? mn : 1), sizeof *seeking);
+        int *vg = calloc((size_t)(mn ? mn : 1), sizeof *vg);
         counted = calloc((size_t)(mn ? mn : 1), sizeof *counted);
         struct text_set scope = {0};
         int have_scope = 0;
-        if (!sets || !seeking || !counted) {
+        if (!sets || !seeking || !counted || !vg) {
             free(sets);
             free(seeking);
+            free(vg);
             goto oom;
         }
-        int i = 0, anchor = -1;
+        int i = 0;
         for (const cJSON *it = msgs->child; it; it = it->next, i++) {
             const char *t = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
             w.n = 0;
-            if (text_words(t, strlen(t), &w) < 0 || topic_set(&w, &sets[i]) < 0)
+            if (text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, &sets[i]) < 0)
                 break;
-            seeking[i] = is_reassurance(t, &w);
-            if (seeking[i] && sets[i].n)
-                anchor = i;
+            uint64_t asks;
+            seeking[i] = is_reassurance(t, &w, &asks);
+            if (seeking[i] && vague_ask(t, &w, asks, &vg[i]) < 0)
+                break;
         }
         if (ctx) {
             w.n = 0;
-            if (text_words(ctx, ctx_n, &w) == 0 && topic_set(&w, &scope) == 0)
+            if (text_words(ctx, ctx_n, &w) == 0 && topic_set(ctx, &w, &scope) == 0 && scope.n >= SYC_TOPIC_WORDS)
                 have_scope = 1;
-        } else if (anchor >= 0) {
-            scope = sets[anchor];
-            have_scope = 1;
         }
-        for (i = 0; i < mn; i++) {
-            if (!seeking[i])
-                continue;
-            if (have_scope && different(&sets[i], &scope))
-                continue;
-            counted[i] = 1;
-            reassure++;
+        /* Groups: requests that share a subject word, directly or through
+         * other requests (union-find; node mn is the decision context). */
+        int *up = malloc((size_t)(mn + 1) * sizeof *up), *size = calloc((size_t)(mn + 1), sizeof *size);
+        if (up && size) {
+            for (i = 0; i <= mn; i++)
+                up[i] = i;
+            for (i = 0; i < mn; i++) {
+                if (!seeking[i])
+                    continue;
+                for (int j = 0; j <= mn; j++) {
+                    int other = j < mn ? j < i && seeking[j] : have_scope;
+                    if (other && text_set_intersect(&sets[i], j < mn ? &sets[j] : &scope) > 0) {
+                        int x = find(up, i), y = find(up, j);
+                        up[x] = y;
+                    }
+                }
+            }
+            int pick = have_scope ? find(up, mn) : -1;
+            for (i = 0; i < mn; i++)
+                if (seeking[i] && !vg[i])
+                    size[find(up, i)]++;
+            if (!have_scope)
+                for (i = 0; i < mn; i++)
+                    if (seeking[i] && !vg[i] && (pick < 0 || size[find(up, i)] >= size[pick]))
+                        pick = find(up, i);
+            for (i = 0; i < mn; i++) {
+                if (!seeking[i] || (!vg[i] && find(up, i) != pick))
+                    continue;
+                counted[i] = 1;
+                reassure++;
+            }
         }
-        if (ctx)
-            text_set_free(&scope);
+        free(up);
+        free(size);
+        text_set_free(&scope);
         for (i = 0; i < mn; i++)
             text_set_free(&sets[i]);
         free(sets);
         free(seeking);
+        free(vg);
         if (reassure >= SYC_REASSURANCE_MIN) {
             double c = 0.6 + 0.1 * (double)(reassure - SYC_REASSURANCE_MIN);
             if (c > 0.95)
@@ -477,10 +629,10 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     if (best >= 0)
         cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[best]);
     det_common(o, conf, reason,
-               det_heuristic("pattern_overlap", "0.2.0",
+               det_heuristic("pattern_overlap", "0.3.0",
                              "Agreement and praise phrases in the draft (or an affirmation opening it), voided by a "
-                             "nearby qualifier, evidence marker or negator; and reassurance requests on one decision "
-                             "(not clearly about another subject), counted from 3."));
+                             "nearby qualifier, evidence marker, negator, quotation or irony; and reassurance requests "
+                             "on one decision (grouped by shared subject words), counted from 3."));
     static const char *const tokens[] = {"i-want-validation", "explain-the-match", "override-once", "fresh-context",
                                          "disable-for-session"};
     det_overrides(o, tokens, best >= 0 ? 5 : 0);

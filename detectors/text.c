@@ -96,16 +96,21 @@ static int is_terminator(ucs4_t c)
     }
 }
 
+static int grow(struct text_words *w)
+{
+    size_t cap = w->cap ? w->cap * 2 : 64;
+    struct text_word *v = realloc(w->v, cap * sizeof *v);
+    if (!v)
+        return -1;
+    w->v = v;
+    w->cap = cap;
+    return 0;
+}
+
 static int push(struct text_words *w, uint32_t a, uint32_t b, uint32_t sent, uint64_t h)
 {
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 64;
-        struct text_word *v = realloc(w->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        w->v = v;
-        w->cap = cap;
-    }
+    if (w->n == w->cap && grow(w) < 0)
+        return -1;
     w->v[w->n++] = (struct text_word){a, b, sent, h};
     return 0;
 }
@@ -113,7 +118,9 @@ static int push(struct text_words *w, uint32_t a, uint32_t b, uint32_t sent, uin
 /* ASCII word-break classes (UAX #29 for the code points below 0x80). */
 enum { WB_OTHER, WB_ALETTER, WB_NUMERIC, WB_EXTEND_NUM, WB_MID_LETTER, WB_MID_NUM_LET, WB_MID_NUM };
 
-static int wb_class(unsigned char c)
+static unsigned char wb_table[128];
+
+static int wb_class_slow(unsigned char c)
 {
     if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
         return WB_ALETTER;
@@ -128,31 +135,49 @@ static int wb_class(unsigned char c)
     }
 }
 
+static void wb_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    for (int c = 0; c < 128; c++)
+        wb_table[c] = (unsigned char)wb_class_slow((unsigned char)c);
+    done = 1;
+}
+
+#define wb_class(c) ((int)wb_table[(c)])
+#define IS_WORDCH(k) ((k) == WB_ALETTER || (k) == WB_NUMERIC || (k) == WB_EXTEND_NUM)
+
 /* The same words, offsets and sentences as the libunistring path, for text
  * that is all ASCII: runs of letters, digits and underscores (WB5, WB8-10,
  * WB13a-b), joined across a ' . or : between letters (WB6-7) and across a
- * , ; ' or . between digits (WB11-12). A test compares the two on random
- * text. */
+ * , ; ' or . between digits (WB11-12). Each word is hashed (lower-cased) as
+ * it is scanned. A test compares the two paths on random text. */
 static int ascii_words(const uint8_t *s, size_t n, struct text_words *out)
 {
+    wb_init();
     uint32_t sent = 0;
     int pending_break = 0;
     size_t i = 0;
     while (i < n) {
         int c = wb_class(s[i]);
-        if (c != WB_ALETTER && c != WB_NUMERIC && c != WB_EXTEND_NUM) {
+        if (!IS_WORDCH(c)) {
             if (is_terminator(s[i]))
                 pending_break = 1;
             i++;
             continue;
         }
-        size_t j = i + 1;
-        int prev = c, alnum = c != WB_EXTEND_NUM;
+        size_t j = i;
+        int prev = c, alnum = 0;
+        uint64_t h = FNV_OFFSET;
         while (j < n) {
-            int k = wb_class(s[j]);
-            if (k == WB_ALETTER || k == WB_NUMERIC || k == WB_EXTEND_NUM) {
+            uint8_t ch = s[j];
+            int k = wb_class(ch);
+            if (IS_WORDCH(k)) {
                 prev = k;
                 alnum |= k != WB_EXTEND_NUM;
+                h ^= (uint8_t)(k == WB_ALETTER ? ch | 0x20 : ch);
+                h *= FNV_PRIME;
                 j++;
                 continue;
             }
@@ -161,15 +186,21 @@ static int ascii_words(const uint8_t *s, size_t n, struct text_words *out)
             int digits = prev == WB_NUMERIC && next == WB_NUMERIC && (k == WB_MID_NUM || k == WB_MID_NUM_LET);
             if (!letters && !digits)
                 break;
+            h ^= ch;
+            h *= FNV_PRIME;
             prev = next;
+            ch = s[j + 1];
+            h ^= (uint8_t)(next == WB_ALETTER ? ch | 0x20 : ch);
+            h *= FNV_PRIME;
             j += 2;
         }
         if (alnum) {
             if (pending_break && out->n > 0)
                 sent++;
             pending_break = 0;
-            if (push(out, (uint32_t)i, (uint32_t)j, sent, word_hash(s + i, j - i)) < 0)
+            if (out->n == out->cap && grow(out) < 0)
                 return -1;
+            out->v[out->n++] = (struct text_word){(uint32_t)i, (uint32_t)j, sent, h};
         }
         i = j;
     }
