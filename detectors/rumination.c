@@ -559,7 +559,10 @@ struct cur {
     uint32_t *run_hit;        /* per run: stamp of the last item that holds it */
     long *ki, *ki2, *ri;      /* per word: key index, pair-key index, run index */
     /* while building */
-    struct word *w;           /* the prompt's words */
+    struct cword {            /* the prompt's words */
+        uint64_t raw, stem, key, key2, concept;
+        uint32_t plen, slen, off;   /* off: its prefix hashes in ph */
+    } *w;
     size_t nw, capw;
     int oom;
     /* while comparing */
@@ -583,7 +586,7 @@ static void cur_collect(void *ctx, struct word *w)
     struct cur *c = ctx;
     if (c->nw == c->capw) {
         size_t cap = c->capw ? c->capw * 2 : 32;
-        struct word *v = realloc(c->w, cap * sizeof *v);
+        struct cword *v = realloc(c->w, cap * sizeof *v);
         if (!v) {
             c->oom = 1;
             return;
@@ -591,8 +594,24 @@ static void cur_collect(void *ctx, struct word *w)
         c->w = v;
         c->capw = cap;
     }
-    struct word *d = &c->w[c->nw++];
-    memcpy(d, w, offsetof(struct word, ph) + (w->key && w->slen >= PREFIX_MIN ? w->slen : 0) * sizeof w->ph[0]);
+    size_t np = w->key && w->slen >= PREFIX_MIN ? w->slen : 0;
+    if (c->nph + np > c->capph) {
+        size_t cap = c->capph ? c->capph * 2 : 256;
+        while (cap < c->nph + np)
+            cap *= 2;
+        uint64_t *v = realloc(c->ph, cap * sizeof *v);
+        if (!v) {
+            c->oom = 1;
+            return;
+        }
+        c->ph = v;
+        c->capph = cap;
+    }
+    c->w[c->nw++] = (struct cword){w->raw, w->stem, w->key, w->key2, w->concept, w->plen, (uint32_t)np,
+                                   (uint32_t)c->nph};
+    if (np)
+        memcpy(c->ph + c->nph, w->ph, np * sizeof *c->ph);
+    c->nph += np;
 }
 
 static void cur_free(struct cur *c)
@@ -621,7 +640,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         return -1;
     /* A phrase stands for its concept: its words give way to it. */
     for (size_t i = 0; i < c->nw; i++) {
-        struct word *w = &c->w[i];
+        struct cword *w = &c->w[i];
         if (!w->concept)
             continue;
         for (size_t k = 1; k < w->plen && k <= i; k++)
@@ -633,11 +652,10 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     if (map_init(&c->keys, m) < 0 || map_init(&c->p4, m) < 0)
         return -1;
     c->pre = malloc(m * sizeof *c->pre);
-    c->ph = malloc((c->nw * STEM_MAX + 1) * sizeof *c->ph);
-    if (!c->pre || !c->ph)
+    if (!c->pre)
         return -1;
     for (size_t i = 0; i < c->nw; i++) {
-        const struct word *w = &c->w[i];
+        const struct cword *w = &c->w[i];
         if (w->key2)
             map_add(&c->keys, w->key2);
         if (!w->key)
@@ -646,14 +664,11 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         long k = map_add(&c->keys, w->key);
         if (c->keys.n == before || w->slen < PREFIX_MIN || w->key != w->stem)
             continue;
-        long head = map_add(&c->p4, w->ph[PREFIX_MIN - 1]);
-        (void)head;
+        map_add(&c->p4, c->ph[w->off + PREFIX_MIN - 1]);
         struct pre *p = &c->pre[c->npre];
         p->key = (uint32_t)k;
         p->len = w->slen;
-        p->off = (uint32_t)c->nph;
-        memcpy(c->ph + c->nph, w->ph, w->slen * sizeof *c->ph);
-        c->nph += w->slen;
+        p->off = w->off;
         c->npre++;
     }
     /* Chain the stems by their first 4 bytes: p4 maps to the first. */
@@ -678,7 +693,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     if (!c->hit || !c->hit_free || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
         return -1;
     for (size_t i = 0; i < c->nw; i++) {
-        const struct word *w = c->w;
+        const struct cword *w = c->w;
         c->ki[i] = w[i].key ? map_get(&c->keys, w[i].key) : -1;
         c->ki2[i] = w[i].key2 ? map_get(&c->keys, w[i].key2) : -1;
         c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, mix(mix(w[i].raw, w[i + 1].raw), w[i + 2].raw)) : -1;
