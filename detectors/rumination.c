@@ -1,26 +1,37 @@
-/* rumination.c: check_rumination, heuristic frame_aware_containment 0.2.0.
+/* rumination.c: check_rumination, heuristic concept_containment 0.3.0.
  *
  * The question: has the person asked nearly this same thing several times in
- * the last while? Each prompt becomes its words (text.h); the content words
+ * the last while? Each prompt becomes its words (text.h); its content words
  * (stoplist removed, light English suffix stripping: -s -es -ies -ed -ing -ly
- * -ation; Chinese and Japanese characters also as pairs of neighbours) say what
- * it is about. A prior prompt's similarity is the share of this prompt's
- * content words it also holds (containment). But where the two share a run of
- * three or more words in a row ("how do I clear the cache in", "do I need a
- * visa for"), that run is the frame of a question, not its subject: then only
- * the words outside the shared runs are compared, so "clear the cache in
- * Chrome" does not match "clear the cache in npm", while a prompt sent again
- * word for word (nothing left outside the runs) matches fully. A prior prompt
- * is "similar" when this reaches similarity_threshold (default 0.25); only
- * prompts inside the window (default 90 min back from now) count, and the
- * check fires when at least threshold_count (default 3) are similar.
+ * -ation -e; Chinese and Japanese characters also as pairs of neighbours) say
+ * what it is about. Words and short phrases of one group in
+ * detectors/data/concepts.txt (general English synonyms: decline, turn down,
+ * say no) count as one concept, and a stem of four or more letters matches a
+ * longer stem it begins (auth, authentication). A prior prompt's similarity is
+ * the share of this prompt's content words or concepts it also holds
+ * (containment). Where the two share the way a question is asked, that frame
+ * is left out on both sides and only the rest is compared: a shared run of
+ * three words with at most two content words ("how do I clear", "what do you
+ * think"), or a shared passage of eight or more words (pasted context). So
+ * "clear the cache in Chrome" does not match "clear the cache in npm", while a
+ * prompt sent again word for word (nothing left outside the frame) matches
+ * fully. A prior prompt is "similar" when this reaches similarity_threshold
+ * (default 0.25); only prompts inside the window (default 90 min back from
+ * now) count, and the check fires when at least threshold_count (default 3)
+ * are similar.
  *
- * Confidence grows with how far the matches clear the similarity bar. History
- * is the caller's and is never kept: the detector is a pure function. */
+ * Text that is all ASCII is cut into words in one pass (the same words as the
+ * libunistring path); each history item is streamed word by word against the
+ * current prompt's tables, with no allocation per item. Confidence grows with
+ * how far the matches clear the similarity bar. History is the caller's and
+ * is never kept: the detector is a pure function. */
 #include "detect.h"
 #include "text.h"
 #include "timefmt.h"
 
+#include "embed.h"
+
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unicase.h>
@@ -50,9 +61,7 @@ const char rum_description[] = "Content words (NFKC, case-folded, stoplist remov
                                "reach similarity_threshold.";
 
 static const char rum_check_description[] =
-    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, light suffix stripping) found in "
-    "each prompt in the window; words in a run of 3+ words both share are the question's frame, and then only "
-    "the rest is compared. Fires when threshold_count or more reach similarity_threshold.";
+    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, light suffix stripping, words and phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it begins) found in each prompt in the window; shared runs of 3 words with at most 2 content words, and shared passages of 8+ words, are the question's frame and are left out. Fires when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
 {
@@ -62,7 +71,7 @@ double rum_confidence(double mean, double sim_thr)
 
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
-#define RUN 3                      /* a shared run of this many words is a frame */
+#define STEM_MAX 64                /* longer words are stemmed on their first 64 bytes */
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -71,21 +80,30 @@ static uint64_t mix(uint64_t a, uint64_t b)
     return h ? h : 1;
 }
 
-/* The content key of an ASCII word: lower-cased, one common English suffix
- * stripped when at least three letters stay (-ations -ation -ings -ing -edly
- * -ed -ies(->y) -es -s -ly, longest first). */
+/* One word as the comparison sees it. */
+struct word {
+    uint64_t raw;       /* hash of the normalised word (text.h) */
+    uint64_t stem;      /* hash of its stem (phrases are matched on stems) */
+    uint64_t key;       /* content key: stem or concept; 0 for a stopword */
+    uint64_t key2;      /* an ideograph pair, else 0 */
+    uint64_t concept;   /* concept key of a phrase ending here, else 0 */
+    unsigned plen;      /* phrase length (words) when concept is set */
+    unsigned slen;      /* stem length in bytes (ASCII stems only), for prefixes */
+    uint64_t ph[STEM_MAX];   /* ph[i]: hash of the stem's first i+1 bytes */
+};
+
+/* The stem of a lower-case ASCII word: one common English suffix stripped
+ * when at least three letters stay (-ations -ation -ings -ing -edly -ed
+ * -ies(->y) -es -s -ly -e, longest first), then hashed. */
 static int ends(const char *b, size_t n, const char *suf, size_t l)
 {
     return n >= l + 3 && memcmp(b + n - l, suf, l) == 0;
 }
 
-static uint64_t ascii_key(const char *s, size_t n)
+static uint64_t stem_ascii(const char *b, size_t n, struct word *w)
 {
-    char b[64];
-    if (n > sizeof b)
-        n = sizeof b;
-    for (size_t i = 0; i < n; i++)
-        b[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+    if (n > STEM_MAX)
+        n = STEM_MAX;
     int y = 0;
     switch (n > 3 ? b[n - 1] : 0) {
     case 's':
@@ -118,6 +136,10 @@ static uint64_t ascii_key(const char *s, size_t n)
         if (ends(b, n, "ed", 2))
             n -= 2;
         break;
+    case 'e':
+        if (ends(b, n, "e", 1))
+            n -= 1;
+        break;
     default:
         break;
     }
@@ -125,7 +147,9 @@ static uint64_t ascii_key(const char *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         h ^= (unsigned char)b[i];
         h *= FNV_PRIME;
+        w->ph[i] = h;
     }
+    w->slen = (unsigned)n;
     if (y) {
         h ^= 'y';
         h *= FNV_PRIME;
@@ -133,21 +157,22 @@ static uint64_t ascii_key(const char *s, size_t n)
     return h ? h : 1;
 }
 
-/* The content key of a word that is not ASCII: its NFKC case fold, stemmed
- * like an ASCII word when the fold is ASCII (fullwidth letters), else its hash. */
-static uint64_t folded_key(const char *s, size_t n, uint64_t hash)
+/* The stem of a word that is not ASCII: its NFKC case fold, stemmed like an
+ * ASCII word when the fold is ASCII (fullwidth letters), else its hash. */
+static uint64_t stem_folded(const char *s, size_t n, uint64_t raw, struct word *w)
 {
     uint8_t buf[64];
     size_t len = sizeof buf;
     uint8_t *f = u8_casefold((const uint8_t *)s, n, NULL, UNINORM_NFKC, buf, &len);
-    uint64_t k = mix(hash, 11);
+    uint64_t k = mix(raw, 11);
+    w->slen = 0;
     if (!f)
         return k;
     size_t j = 0;
     while (j < len && f[j] < 0x80)
         j++;
     if (j == len)
-        k = ascii_key((const char *)f, len);
+        k = stem_ascii((const char *)f, len, w);
     if (f != buf)
         free(f);
     return k;
@@ -163,54 +188,291 @@ static int ideograph(const char *s, size_t n)
            ((c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF));
 }
 
-/* One prompt as a word sequence: each word's hash, its content key (0 for a
- * stopword), a second key for a pair of ideographs, and the hash of the run
- * of RUN words starting at it. */
-struct tok {
-    uint64_t h, key, key2, run;
-};
+/* The lexicon: stopwords (by word hash), concept words (by stem) and concept
+ * phrases (by the hash of their stems), in one open-addressing table built
+ * once from detectors/data/stopwords.txt and concepts.txt. */
+#define LEX_STOP 1u          /* a stopword */
+#define LEX_END 2u           /* the last word of some phrase */
+#define LEX_LEN_SHIFT 2      /* bits 2-4: a phrase's length in words */
+#define LEX_ID_SHIFT 8       /* concept number + 1 */
+#define LEX_SIZE 8192
+#define PHRASE_SALT 0x50485253ULL
+#define CONCEPT_SALT 0x434F4E43ULL
+#define PHRASE_MAX 4
 
-struct toks {
-    struct tok *v;
-    size_t n, cap;
-};
+static uint64_t lex_k[LEX_SIZE];
+static uint32_t lex_v[LEX_SIZE];
+static size_t lex_n;
 
-static int tokens(const char *s, size_t n, struct text_words *w, struct toks *t)
+static uint32_t lex_get(uint64_t k)
 {
-    w->n = 0;
-    if (text_words(s, n, w) < 0)
-        return -1;
-    if (w->n > t->cap) {
-        struct tok *v = realloc(t->v, w->n * sizeof *v);
-        if (!v)
-            return -1;
-        t->v = v;
-        t->cap = w->n;
+    for (size_t j = k & (LEX_SIZE - 1); lex_k[j]; j = (j + 1) & (LEX_SIZE - 1))
+        if (lex_k[j] == k)
+            return lex_v[j];
+    return 0;
+}
+
+/* Adds bits to k's value; a concept already set is kept (the first group wins). */
+static void lex_put(uint64_t k, uint32_t v)
+{
+    size_t j = k & (LEX_SIZE - 1);
+    while (lex_k[j] && lex_k[j] != k)
+        j = (j + 1) & (LEX_SIZE - 1);
+    if (!lex_k[j]) {
+        if (lex_n >= LEX_SIZE / 2)
+            return;
+        lex_k[j] = k;
+        lex_n++;
     }
-    t->n = w->n;
+    if ((lex_v[j] >> LEX_ID_SHIFT) && (v >> LEX_ID_SHIFT))
+        v &= (1u << LEX_ID_SHIFT) - 1;
+    lex_v[j] |= v;
+}
+
+static void lex_stop(const char *line, size_t n, void *ctx)
+{
+    (void)ctx;
+    lex_put(text_word_hash(line, n), LEX_STOP);
+}
+
+static uint64_t word_stem(const char *s, size_t n, uint64_t raw, struct word *w)
+{
+    size_t j = 0;
+    while (j < n && (unsigned char)s[j] < 0x80)
+        j++;
+    if (j < n)
+        return stem_folded(s, n, raw, w);
+    char b[STEM_MAX];
+    size_t m = n < STEM_MAX ? n : STEM_MAX;
+    for (size_t i = 0; i < m; i++)
+        b[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+    return stem_ascii(b, m, w);
+}
+
+/* One line of concepts.txt: entries separated by commas, each one word or a
+ * phrase of up to PHRASE_MAX words. */
+static void lex_concept(const char *line, size_t n, void *ctx)
+{
+    unsigned *id = ctx;
+    struct text_words tw = {0};
+    struct word w;
+    ++*id;
+    size_t a = 0;
+    while (a < n) {
+        size_t b = a;
+        while (b < n && line[b] != ',')
+            b++;
+        tw.n = 0;
+        if (text_words(line + a, b - a, &tw) == 0 && tw.n >= 1 && tw.n <= PHRASE_MAX) {
+            uint64_t h = 0, last = 0;
+            for (size_t i = 0; i < tw.n; i++) {
+                const struct text_word *x = &tw.v[i];
+                last = word_stem(line + a + x->start, x->end - x->start, x->hash, &w);
+                h = i ? mix(h, last) : last;
+            }
+            uint32_t v = (*id + 1) << LEX_ID_SHIFT;
+            if (tw.n == 1) {
+                lex_put(last, v);
+            } else {
+                lex_put(mix(h, PHRASE_SALT), v | (uint32_t)tw.n << LEX_LEN_SHIFT);
+                lex_put(last, LEX_END);
+            }
+        }
+        a = b + 1;
+    }
+    text_words_free(&tw);
+}
+
+static void lex_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
+    if (b)
+        text_each_line(b->data, lex_stop, NULL);
+    unsigned id = 0;
+    b = embed_find("detectors/data/concepts.txt");
+    if (b)
+        text_each_line(b->data, lex_concept, &id);
+    done = 1;
+}
+
+/* Phrase state along one text: the stems of the last words. */
+struct phrase {
+    uint64_t s1, p2, p3;   /* last stem, hash of the last 2, of the last 3 */
+};
+
+/* Fills in w's content key and any phrase ending at w; raw and stem are set. */
+static void word_finish(struct word *w, struct phrase *ph, int stem_is_raw)
+{
+    uint32_t v = lex_get(w->raw);
+    uint32_t vs = stem_is_raw ? v : lex_get(w->stem);
+    uint32_t id = vs >> LEX_ID_SHIFT;
+    w->key = v & LEX_STOP ? 0 : id ? mix(id, CONCEPT_SALT) : w->stem;
+    w->concept = 0;
+    uint64_t n2 = ph->s1 ? mix(ph->s1, w->stem) : 0, n3 = ph->p2 ? mix(ph->p2, w->stem) : 0,
+             n4 = ph->p3 ? mix(ph->p3, w->stem) : 0;
+    if (vs & LEX_END) {
+        uint64_t c[3] = {n4, n3, n2};
+        for (int q = 0; q < 3 && !w->concept; q++) {
+            uint32_t p = c[q] ? lex_get(mix(c[q], PHRASE_SALT)) : 0;
+            if (p >> LEX_ID_SHIFT) {
+                w->concept = mix(p >> LEX_ID_SHIFT, CONCEPT_SALT);
+                w->plen = (p >> LEX_LEN_SHIFT) & 7;
+            }
+        }
+    }
+    ph->p3 = n3;
+    ph->p2 = n2;
+    ph->s1 = w->stem;
+}
+
+typedef void (*word_fn)(void *ctx, struct word *w);
+
+/* The words of a text through libunistring (text.h), for text that is not
+ * all ASCII. */
+static int words_unicode(const char *s, size_t n, struct text_words *tw, word_fn fn, void *ctx)
+{
+    tw->n = 0;
+    if (text_words(s, n, tw) < 0)
+        return -1;
+    struct word w;
+    struct phrase ph = {0, 0, 0};
     int prev_ideo = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        const struct text_word *x = &w->v[i];
+    for (size_t i = 0; i < tw->n; i++) {
+        const struct text_word *x = &tw->v[i];
         const char *a = s + x->start;
         size_t l = x->end - x->start;
-        struct tok *k = &t->v[i];
-        k->h = x->hash;
-        k->key = k->key2 = 0;
+        w.raw = x->hash;
+        w.key2 = 0;
+        w.slen = 0;
         int ideo = ideograph(a, l);
         if (ideo) {
-            k->key = mix(x->hash, 7);
-            if (prev_ideo && w->v[i - 1].end == x->start)
-                k->key2 = mix(w->v[i - 1].hash, x->hash);
-        } else if (!text_is_stopword(x->hash)) {
-            size_t j = 0;
-            while (j < l && (unsigned char)a[j] < 0x80)
-                j++;
-            k->key = j == l ? ascii_key(a, l) : folded_key(a, l, x->hash);
+            w.stem = w.key = mix(x->hash, 7);
+            w.concept = 0;
+            if (prev_ideo && tw->v[i - 1].end == x->start)
+                w.key2 = mix(tw->v[i - 1].hash, x->hash);
+            ph.s1 = w.stem;
+            ph.p2 = ph.p3 = 0;
+        } else {
+            w.stem = word_stem(a, l, x->hash, &w);
+            word_finish(&w, &ph, 0);
         }
         prev_ideo = ideo;
-        k->run = i + RUN <= w->n ? mix(mix(x->hash, w->v[i + 1].hash), w->v[i + 2].hash) : 0;
+        fn(ctx, &w);
     }
     return 0;
+}
+
+/* The same words for text that is all ASCII, in one pass: the word breaks of
+ * text.c's ASCII path (letters, digits and _; joined across ' . : between
+ * letters and , ; ' . between digits), each word lower-cased and hashed while
+ * it is scanned. */
+enum { C_OTHER, C_LETTER, C_DIGIT, C_UNDER, C_MIDLET, C_MIDNUMLET, C_MIDNUM };
+
+static unsigned char cls[128];
+
+static void cls_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    for (int c = 0; c < 128; c++)
+        cls[c] = (c | 0x20) >= 'a' && (c | 0x20) <= 'z' ? C_LETTER
+                 : c >= '0' && c <= '9'                  ? C_DIGIT
+                 : c == '_'                              ? C_UNDER
+                 : c == ':'                              ? C_MIDLET
+                 : c == '.' || c == '\''                 ? C_MIDNUMLET
+                 : c == ',' || c == ';'                  ? C_MIDNUM
+                                                         : C_OTHER;
+    done = 1;
+}
+
+#define WORDCH(k) ((k) >= C_LETTER && (k) <= C_UNDER)
+
+static void words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    struct word w;
+    struct phrase ph = {0, 0, 0};
+    char b[STEM_MAX];
+    size_t i = 0;
+    while (i < n) {
+        int c = cls[s[i]];
+        if (!WORDCH(c)) {
+            i++;
+            continue;
+        }
+        size_t j = i, len = 0;
+        int prev = c, alnum = 0;
+        uint64_t h = FNV_OFFSET;
+        while (j < n) {
+            unsigned char ch = s[j];
+            int k = cls[ch];
+            if (WORDCH(k)) {
+                prev = k;
+                alnum |= k != C_UNDER;
+                ch = k == C_LETTER ? ch | 0x20 : ch;
+                h ^= ch;
+                h *= FNV_PRIME;
+                if (len < STEM_MAX)
+                    b[len] = (char)ch;
+                len++;
+                j++;
+                continue;
+            }
+            int next = j + 1 < n ? cls[s[j + 1]] : C_OTHER;
+            int letters = prev == C_LETTER && next == C_LETTER && (k == C_MIDLET || k == C_MIDNUMLET);
+            int digits = prev == C_DIGIT && next == C_DIGIT && (k == C_MIDNUM || k == C_MIDNUMLET);
+            if (!letters && !digits)
+                break;
+            unsigned char c2 = next == C_LETTER ? s[j + 1] | 0x20 : s[j + 1];
+            h ^= ch;
+            h *= FNV_PRIME;
+            h ^= c2;
+            h *= FNV_PRIME;
+            if (len < STEM_MAX)
+                b[len] = (char)ch;
+            len++;
+            if (len < STEM_MAX)
+                b[len] = (char)c2;
+            len++;
+            prev = next;
+            j += 2;
+        }
+        i = j;
+        if (!alnum)
+            continue;
+        w.raw = h;
+        w.key2 = 0;
+        w.stem = stem_ascii(b, len < STEM_MAX ? len : STEM_MAX, &w);
+        word_finish(&w, &ph, w.stem == h);
+        fn(ctx, &w);
+    }
+}
+
+static int all_ascii(const char *s, size_t n)
+{
+    size_t i = 0;
+    uint64_t acc = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        acc |= x;
+    }
+    for (; i < n; i++)
+        acc |= (unsigned char)s[i];
+    return (acc & 0x8080808080808080ULL) == 0;
+}
+
+static int each_word(const char *s, size_t n, struct text_words *tw, word_fn fn, void *ctx)
+{
+    if (all_ascii(s, n)) {
+        words_ascii(s, n, fn, ctx);
+        return 0;
+    }
+    return words_unicode(s, n, tw, fn, ctx);
 }
 
 /* An open-addressing map from 64-bit values (never 0) to dense indices. */
@@ -239,7 +501,7 @@ static void map_free(struct map *m)
 }
 
 /* Index of key, added when add is set; -1 when absent. */
-static long map_get(struct map *m, uint64_t key, int add)
+static inline long map_get(const struct map *m, uint64_t key)
 {
     size_t j = key & m->mask;
     while (m->k[j]) {
@@ -247,115 +509,331 @@ static long map_get(struct map *m, uint64_t key, int add)
             return m->v[j];
         j = (j + 1) & m->mask;
     }
-    if (!add)
-        return -1;
+    return -1;
+}
+
+static long map_add(struct map *m, uint64_t key)
+{
+    size_t j = key & m->mask;
+    while (m->k[j]) {
+        if (m->k[j] == key)
+            return m->v[j];
+        j = (j + 1) & m->mask;
+    }
     m->k[j] = key;
     m->v[j] = (uint32_t)m->n;
     return (long)m->n++;
 }
 
+/* A stem of the current prompt, for prefix matching. */
+struct pre {
+    uint32_t key;      /* its content key's index */
+    uint32_t len;      /* stem length */
+    uint32_t next;     /* next stem with the same first 4 bytes, + 1 */
+    uint32_t off;      /* its prefix hashes in cur.ph */
+};
+
+#define PREFIX_MIN 4
+#define RUN 3                /* a shared run of this many words is a frame */
+#define PENDING_MAX 8
+#ifndef FRAME_MAXC
+#define FRAME_MAXC 2          /* a run with at most this many content words is a frame */
+#endif
+#ifndef LONG_RUNS
+#define LONG_RUNS 6           /* this many shared runs in a row (8 words) are a frame */
+#endif
+#define RING 16
+
 /* The current prompt, prepared once for comparing with every history item. */
 struct cur {
-    struct toks t;
-    struct map keys, runs;
-    long *ki, *ki2, *ri;         /* per word: key index, pair-key index, run index */
-    uint32_t *key_h, *key_c, *run_h;   /* stamps: key seen in the item, key counted, run seen */
+    struct map keys;          /* content keys -> index */
+    struct map p4;            /* hash of a stem's first 4 bytes -> pre index + 1 */
+    struct pre *pre;
+    size_t npre, cappre;
+    uint64_t *ph;             /* prefix hashes of the stems in pre */
+    size_t nph, capph;
+    uint32_t *hit;            /* per key: stamp of the last item that held it */
+    uint32_t *hit_free;       /* per key: ... held it outside a shared run */
+    uint32_t *seen;           /* per key: counted for this item */
+    struct map runs;          /* hashes of the prompt's runs of RUN words -> index */
+    uint32_t *run_hit;        /* per run: stamp of the last item that holds it */
+    long *ki, *ki2, *ri;      /* per word: key index, pair-key index, run index */
+    /* while building */
+    struct cword {            /* the prompt's words */
+        uint64_t raw, stem, key, key2, concept;
+        uint32_t plen, slen, off;   /* off: its prefix hashes in ph */
+    } *w;
+    size_t nw, capw;
+    int oom;
+    /* while comparing */
+    uint32_t stamp;
+    size_t shared;            /* keys held anywhere in the item */
+    size_t rest;              /* the item's content words outside shared runs */
+    size_t nitem;             /* words of the item so far */
+    int any_run;              /* the item shares a run with the prompt */
+    uint64_t r1, r2;          /* word hashes of the item's last two words */
+    struct pending {          /* the item's last RUN words, until their runs are known */
+        uint32_t k[PENDING_MAX];
+        unsigned n, content, framed;
+    } ring[RING];
+    unsigned streak;          /* shared runs in a row ending at the item's last word */
+    unsigned char *fr;        /* per word of the prompt: in a frame (scratch) */
+    unsigned char *run_c;     /* per run: its content words */
 };
+
+static void cur_collect(void *ctx, struct word *w)
+{
+    struct cur *c = ctx;
+    if (c->nw == c->capw) {
+        size_t cap = c->capw ? c->capw * 2 : 32;
+        struct cword *v = realloc(c->w, cap * sizeof *v);
+        if (!v) {
+            c->oom = 1;
+            return;
+        }
+        c->w = v;
+        c->capw = cap;
+    }
+    size_t np = w->key && w->slen >= PREFIX_MIN ? w->slen : 0;
+    if (c->nph + np > c->capph) {
+        size_t cap = c->capph ? c->capph * 2 : 256;
+        while (cap < c->nph + np)
+            cap *= 2;
+        uint64_t *v = realloc(c->ph, cap * sizeof *v);
+        if (!v) {
+            c->oom = 1;
+            return;
+        }
+        c->ph = v;
+        c->capph = cap;
+    }
+    c->w[c->nw++] = (struct cword){w->raw, w->stem, w->key, w->key2, w->concept, w->plen, (uint32_t)np,
+                                   (uint32_t)c->nph};
+    if (np)
+        memcpy(c->ph + c->nph, w->ph, np * sizeof *c->ph);
+    c->nph += np;
+}
 
 static void cur_free(struct cur *c)
 {
-    free(c->t.v);
     map_free(&c->keys);
+    map_free(&c->p4);
+    free(c->pre);
+    free(c->ph);
+    free(c->hit);
+    free(c->hit_free);
+    free(c->seen);
     map_free(&c->runs);
+    free(c->run_hit);
     free(c->ki);
     free(c->ki2);
     free(c->ri);
-    free(c->key_h);
-    free(c->key_c);
-    free(c->run_h);
+    free(c->fr);
+    free(c->run_c);
+    free(c->w);
 }
 
-static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *w)
+static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw)
 {
     memset(c, 0, sizeof *c);
-    if (tokens(s, n, w, &c->t) < 0)
+    if (each_word(s, n, tw, cur_collect, c) < 0 || c->oom)
         return -1;
-    size_t m = c->t.n ? c->t.n : 1;
-    if (map_init(&c->keys, 2 * m) < 0 || map_init(&c->runs, m) < 0)
+    /* A phrase stands for its concept: its words give way to it. */
+    for (size_t i = 0; i < c->nw; i++) {
+        struct cword *w = &c->w[i];
+        if (!w->concept)
+            continue;
+        for (size_t k = 1; k < w->plen && k <= i; k++)
+            c->w[i - k].key = 0;
+        w->key = w->concept;
+        w->slen = 0;
+    }
+    size_t m = 2 * c->nw + 1;
+    if (map_init(&c->keys, m) < 0 || map_init(&c->p4, m) < 0)
         return -1;
+    c->pre = malloc(m * sizeof *c->pre);
+    if (!c->pre)
+        return -1;
+    for (size_t i = 0; i < c->nw; i++) {
+        const struct cword *w = &c->w[i];
+        if (w->key2)
+            map_add(&c->keys, w->key2);
+        if (!w->key)
+            continue;
+        size_t before = c->keys.n;
+        long k = map_add(&c->keys, w->key);
+        if (c->keys.n == before || w->slen < PREFIX_MIN || w->key != w->stem)
+            continue;
+        map_add(&c->p4, c->ph[w->off + PREFIX_MIN - 1]);
+        struct pre *p = &c->pre[c->npre];
+        p->key = (uint32_t)k;
+        p->len = w->slen;
+        p->off = w->off;
+        c->npre++;
+    }
+    /* Chain the stems by their first 4 bytes: p4 maps to the first. */
+    uint32_t *first = calloc(c->p4.n + 1, sizeof *first);
+    if (!first)
+        return -1;
+    for (size_t i = c->npre; i-- > 0;) {
+        long h = map_get(&c->p4, c->ph[c->pre[i].off + PREFIX_MIN - 1]);
+        c->pre[i].next = first[h];
+        first[h] = (uint32_t)i + 1;
+    }
+    for (size_t j = 0; j <= c->p4.mask; j++)
+        if (c->p4.k[j])
+            c->p4.v[j] = first[c->p4.v[j]];
+    free(first);
+    c->hit = calloc(c->keys.n + 1, sizeof *c->hit);
+    c->hit_free = calloc(c->keys.n + 1, sizeof *c->hit_free);
+    c->seen = calloc(c->keys.n + 1, sizeof *c->seen);
     c->ki = malloc(m * sizeof *c->ki);
     c->ki2 = malloc(m * sizeof *c->ki2);
     c->ri = malloc(m * sizeof *c->ri);
-    if (!c->ki || !c->ki2 || !c->ri)
+    if (!c->hit || !c->hit_free || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
         return -1;
-    for (size_t i = 0; i < c->t.n; i++) {
-        const struct tok *k = &c->t.v[i];
-        c->ki[i] = k->key ? map_get(&c->keys, k->key, 1) : -1;
-        c->ki2[i] = k->key2 ? map_get(&c->keys, k->key2, 1) : -1;
-        c->ri[i] = k->run ? map_get(&c->runs, k->run, 1) : -1;
+    for (size_t i = 0; i < c->nw; i++) {
+        const struct cword *w = c->w;
+        c->ki[i] = w[i].key ? map_get(&c->keys, w[i].key) : -1;
+        c->ki2[i] = w[i].key2 ? map_get(&c->keys, w[i].key2) : -1;
+        c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, mix(mix(w[i].raw, w[i + 1].raw), w[i + 2].raw)) : -1;
     }
-    c->key_h = calloc(c->keys.n + 1, sizeof *c->key_h);
-    c->key_c = calloc(c->keys.n + 1, sizeof *c->key_c);
-    c->run_h = calloc(c->runs.n + 1, sizeof *c->run_h);
-    return c->key_h && c->key_c && c->run_h ? 0 : -1;
-}
-
-/* Is word i of the current prompt inside a run it shares with the item? */
-static int cur_framed(const struct cur *c, size_t i, uint32_t stamp)
-{
-    for (size_t k = i >= RUN - 1 ? i - (RUN - 1) : 0; k <= i; k++)
-        if (c->ri[k] >= 0 && c->run_h[c->ri[k]] == stamp)
-            return 1;
+    c->run_hit = calloc(c->runs.n + 1, sizeof *c->run_hit);
+    c->run_c = calloc(c->runs.n + 1, 1);
+    c->fr = malloc(m);
+    if (!c->run_hit || !c->run_c || !c->fr)
+        return -1;
+    for (size_t i = 0; i + RUN <= c->nw; i++) {
+        unsigned char n = 0;
+        for (size_t q = i; q < i + RUN; q++)
+            n += c->ki[q] >= 0 || c->ki2[q] >= 0;
+        c->run_c[c->ri[i]] = n;     /* a run seen twice: the later count */
+    }
     return 0;
 }
 
-/* Similarity of the current prompt to one item (its words in t; framed is
- * scratch of t->n bytes). stamp is unique to the item. */
-static double similarity(struct cur *c, const struct toks *t, unsigned char *framed, uint32_t stamp)
+static inline void cur_hit(struct cur *c, struct pending *p, long k)
 {
-    if (c->keys.n == 0)
-        return 0.0;
-    memset(framed, 0, t->n);
-    for (size_t j = 0; j < t->n; j++) {
-        long r = t->v[j].run ? map_get(&c->runs, t->v[j].run, 0) : -1;
-        if (r >= 0) {
-            c->run_h[r] = stamp;
-            memset(framed + j, 1, RUN);
+    if (k < 0)
+        return;
+    if (c->hit[k] != c->stamp) {
+        c->hit[k] = c->stamp;
+        c->shared++;
+    }
+    if (p->n < PENDING_MAX)
+        p->k[p->n++] = (uint32_t)k;
+}
+
+/* A word of the item whose runs are all known. */
+static void item_settle(struct cur *c, const struct pending *p)
+{
+    if (p->framed)
+        return;
+    c->rest += p->content;
+    for (unsigned q = 0; q < p->n; q++)
+        c->hit_free[p->k[q]] = c->stamp;
+}
+
+/* One word of a history item: marks the current prompt's keys it holds. */
+static void item_word(void *ctx, struct word *w)
+{
+    struct cur *c = ctx;
+    size_t j = c->nitem++;
+    struct pending *p = &c->ring[j % RING];
+    if (j >= RING)
+        item_settle(c, p);
+    p->n = 0;
+    p->framed = 0;
+    p->content = w->key || w->key2;
+    if (w->key)
+        cur_hit(c, p, map_get(&c->keys, w->key));
+    if (w->key2)
+        cur_hit(c, p, map_get(&c->keys, w->key2));
+    if (w->concept)
+        cur_hit(c, p, map_get(&c->keys, w->concept));
+    if (w->key && w->slen >= PREFIX_MIN && c->npre) {
+        /* A stem of 4+ letters that begins the other (auth, authentication). */
+        long s4 = map_get(&c->p4, w->ph[PREFIX_MIN - 1]);
+        for (uint32_t q = s4 >= 0 ? (uint32_t)s4 : 0; q; q = c->pre[q - 1].next) {
+            const struct pre *s = &c->pre[q - 1];
+            if (s->len <= w->slen ? w->ph[s->len - 1] == c->ph[s->off + s->len - 1]
+                                  : c->ph[s->off + w->slen - 1] == w->ph[w->slen - 1])
+                cur_hit(c, p, s->key);
         }
     }
+    if (j >= RUN - 1 && c->runs.n) {
+        long r = map_get(&c->runs, mix(mix(c->r2, c->r1), w->raw));
+        c->streak = r >= 0 ? c->streak + 1 : 0;
+        if (r >= 0) {
+            c->run_hit[r] = c->stamp;
+            c->any_run = 1;
+            size_t back = c->streak >= LONG_RUNS ? c->streak + RUN - 1 : c->run_c[r] <= FRAME_MAXC ? RUN : 0;
+            if (back > RING)
+                back = RING;
+            for (size_t q = 0; q < back; q++)
+                c->ring[(j - q) % RING].framed = 1;
+        }
+    }
+    c->r2 = c->r1;
+    c->r1 = w->raw;
+}
+
+/* Share of the current prompt's content keys that the item holds; when they
+ * share runs of RUN words that hold content words, only the words outside
+ * those runs are compared. */
+static int similarity(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp, double *sim)
+{
+    *sim = 0;
+    if (c->keys.n == 0)
+        return 0;
+    c->stamp = stamp;
+    c->shared = c->rest = c->nitem = 0;
+    c->any_run = 0;
+    c->streak = 0;
+    c->r1 = c->r2 = 0;
+    if (each_word(s, n, tw, item_word, c) < 0)
+        return -1;
+    for (size_t j = c->nitem > RING ? c->nitem - RING : 0; j < c->nitem; j++)
+        item_settle(c, &c->ring[j % RING]);
     int frame = 0;
-    for (size_t i = 0; i < c->t.n && !frame; i++)
-        if ((c->ki[i] >= 0 || c->ki2[i] >= 0) && cur_framed(c, i, stamp))
-            frame = 1;
-    size_t rest = 0;    /* content words of the item outside the frame */
-    for (size_t j = 0; j < t->n; j++) {
-        if (frame && framed[j])
-            continue;
-        rest += t->v[j].key || t->v[j].key2;
-        long k = t->v[j].key ? map_get(&c->keys, t->v[j].key, 0) : -1;
-        if (k >= 0)
-            c->key_h[k] = stamp;
-        k = t->v[j].key2 ? map_get(&c->keys, t->v[j].key2, 0) : -1;
-        if (k >= 0)
-            c->key_h[k] = stamp;
+    if (c->any_run) {
+        memset(c->fr, 0, c->nw);
+        size_t streak = 0;
+        for (size_t k = 0; k + RUN <= c->nw + 1; k++) {
+            int hit = k + RUN <= c->nw && c->run_hit[c->ri[k]] == stamp;
+            if (hit && c->run_c[c->ri[k]] <= FRAME_MAXC)
+                memset(c->fr + k, 1, RUN);
+            if (hit) {
+                streak++;
+                continue;
+            }
+            if (streak >= LONG_RUNS)
+                memset(c->fr + k - streak, 1, streak + RUN - 1);
+            streak = 0;
+        }
+        for (size_t i = 0; i < c->nw && !frame; i++)
+            frame = c->fr[i] && (c->ki[i] >= 0 || c->ki2[i] >= 0);
+    }
+    if (!frame) {
+        *sim = (double)c->shared / (double)c->keys.n;
+        return 0;
     }
     size_t have = 0, shared = 0;
-    for (size_t i = 0; i < c->t.n; i++) {
-        if (frame && cur_framed(c, i, stamp))
+    for (size_t i = 0; i < c->nw; i++) {
+        if (c->fr[i])
             continue;
         long ks[2] = {c->ki[i], c->ki2[i]};
         for (int q = 0; q < 2; q++) {
             long k = ks[q];
-            if (k < 0 || c->key_c[k] == stamp)
+            if (k < 0 || c->seen[k] == stamp)
                 continue;
-            c->key_c[k] = stamp;
+            c->seen[k] = stamp;
             have++;
-            shared += c->key_h[k] == stamp;
+            shared += c->hit_free[k] == stamp;
         }
     }
-    if (have == 0 || (frame && rest == 0))
-        return frame ? 1.0 : 0.0;      /* one holds the other word for word */
-    return (double)shared / (double)have;
+    *sim = have == 0 || c->rest == 0 ? 1.0 : (double)shared / (double)have;
+    return 0;
 }
 
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
@@ -411,10 +889,10 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     }
 
     struct text_words w = {0};
-    struct cur c = {0};
-    struct toks t = {0};
-    unsigned char *framed = NULL;
-    size_t framed_cap = 0;
+    struct cur c;
+    memset(&c, 0, sizeof c);
+    lex_init();
+    cls_init();
     struct match *m = malloc(sizeof *m * (size_t)(hn ? hn : 1));
     int oom = !m || cur_init(&c, cur, cur_n, &w) < 0;
     size_t count = 0;
@@ -426,20 +904,11 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         if (at < window_start)
             continue;
         const char *tx = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
-        if (tokens(tx, strlen(tx), &w, &t) < 0) {
+        double j;
+        if (similarity(&c, tx, strlen(tx), &w, (uint32_t)i + 1, &j) < 0) {
             oom = 1;
             break;
         }
-        if (t.n > framed_cap) {
-            unsigned char *f = realloc(framed, t.n + RUN);
-            if (!f) {
-                oom = 1;
-                break;
-            }
-            framed = f;
-            framed_cap = t.n;
-        }
-        double j = similarity(&c, &t, framed, (uint32_t)i + 1);
         if (j > best)
             best = j;
         if (j >= sim_thr && j > 0) {
@@ -448,8 +917,6 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         }
     }
     text_words_free(&w);
-    free(t.v);
-    free(framed);
     cur_free(&c);
     if (oom) {
         free(m);
@@ -496,7 +963,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
     }
     det_common(o, confidence, reason,
-               det_heuristic("frame_aware_containment", "0.2.0", rum_check_description));
+               det_heuristic("concept_containment", "0.3.0", rum_check_description));
     static const char *const tokens[] = {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity"};
     det_overrides(o, tokens, detected ? 4 : 0);
     *out = o;

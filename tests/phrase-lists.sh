@@ -1,6 +1,7 @@
 #!/bin/sh
 # phrase-lists.sh DATA_DIR: every entry of the detectors' phrase and stop lists
-# (detectors/data/stopwords.txt, sycophancy.txt) is a short phrase: at most 4
+# (detectors/data/stopwords.txt, sycophancy.txt, and each comma-separated
+# entry of concepts.txt) is a short phrase: at most 4
 # words (split on spaces) and at most 40 bytes. Longer entries would match a
 # particular sentence rather than a way of speaking. Comments (#) and
 # [section] lines are not entries.
@@ -18,4 +19,31 @@ LC_ALL=C awk '
         printf "%d entries checked\n", n
         exit bad ? 1 : 0
     }
-' "$dir/stopwords.txt" "$dir/sycophancy.txt"
+' "$dir/stopwords.txt" "$dir/sycophancy.txt" || exit 1
+# concepts.txt: one group a line, entries separated by commas; a word may
+# belong to one group only.
+LC_ALL=C awk '
+    { sub(/\r$/, "") }
+    /^[ \t]*$/ || /^[ \t]*#/ { next }
+    {
+        groups++
+        k = split($0, e, ",")
+        if (k < 2) { printf "%s:%d: a group needs at least two entries\n", FILENAME, FNR; bad++ }
+        for (i = 1; i <= k; i++) {
+            t = e[i]; sub(/^[ \t]+/, "", t); sub(/[ \t]+$/, "", t)
+            if (t == "") { printf "%s:%d: empty entry\n", FILENAME, FNR; bad++; continue }
+            if (split(t, w, " ") > 4 || length(t) > 40) {
+                printf "%s:%d: entry too long (limit 4 words, 40 bytes): %s\n", FILENAME, FNR, t
+                bad++
+            }
+            if (t in seen) { printf "%s:%d: %s is also in the group on line %d\n", FILENAME, FNR, t, seen[t]; bad++ }
+            seen[t] = FNR
+            n++
+        }
+    }
+    END {
+        if (groups == 0) { print "no concept groups found"; exit 1 }
+        printf "%d concept groups, %d entries checked\n", groups, n
+        exit bad ? 1 : 0
+    }
+' "$dir/concepts.txt"
