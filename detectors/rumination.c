@@ -1,24 +1,28 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.3.0.
+/* rumination.c: check_rumination, heuristic concept_containment 0.4.0.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? Each prompt becomes its words (text.h); its content words
- * (stoplist removed, light English suffix stripping: -s -es -ies -ed -ing -ly
- * -ation -e; Chinese and Japanese characters also as pairs of neighbours) say
- * what it is about. Words and short phrases of one group in
- * detectors/data/concepts.txt (general English synonyms: decline, turn down,
- * say no) count as one concept, and a stem of four or more letters matches a
- * longer stem it begins (auth, authentication). A prior prompt's similarity is
- * the share of this prompt's content words or concepts it also holds
- * (containment). Where the two share the way a question is asked, that frame
- * is left out on both sides and only the rest is compared: a shared run of
- * three words with at most two content words ("how do I clear", "what do you
- * think"), or a shared passage of eight or more words (pasted context). So
- * "clear the cache in Chrome" does not match "clear the cache in npm", while a
- * prompt sent again word for word (nothing left outside the frame) matches
- * fully. A prior prompt is "similar" when this reaches similarity_threshold
- * (default 0.25); only prompts inside the window (default 90 min back from
- * now) count, and the check fires when at least threshold_count (default 3)
- * are similar.
+ * (stoplist removed: English, German, French and Spanish function words,
+ * apostrophe-less contractions, the light verbs make and get; light English
+ * suffix stripping: -s -es -ies -ed -ing -ly -ation -e; Chinese and Japanese
+ * characters also as pairs of neighbours) say what it is about. Words and
+ * short phrases of one group in detectors/data/concepts.txt (general English
+ * synonyms: decline, turn down, say no) count as one concept; a stem of four or
+ * more letters matches a longer stem it begins (auth, authentication); a stem
+ * of five or more matches one edit away (revew, review). A prior prompt's
+ * similarity is the share of this prompt's content words or concepts it also
+ * holds (containment). Not asking again: the way a question is asked, a shared
+ * run of three words with at most one content word ("how do I clear") or a
+ * shared passage of eight or more words (pasted context), which is left out on
+ * both sides; and the same question about another named thing: each names
+ * something the other does not (a capitalised word inside a sentence; a name
+ * beginning with the other's first three letters is the same name) while they
+ * share three quarters of their other content words ("a visa for Japan", "a
+ * visa for Canada"), which makes the prior prompt not similar. A prompt sent
+ * again word for word (nothing left outside the frame) matches fully. A prior
+ * prompt is "similar" when this reaches similarity_threshold (default 0.25);
+ * only prompts inside the window (default 90 min back from now) count, and the
+ * check fires when at least threshold_count (default 3) are similar.
  *
  * Text that is all ASCII is cut into words in one pass (the same words as the
  * libunistring path); each history item is streamed word by word against the
@@ -40,6 +44,9 @@
 #define RUM_MAX_PROMPT 8000
 #define RUM_MAX_HISTORY 500
 #define RUM_SKEW_MS 60000   /* history may be this far in the future (clock skew) */
+#ifndef RUM_SIM_DEFAULT
+#define RUM_SIM_DEFAULT 0.25
+#endif
 
 struct match {
     size_t index;
@@ -61,7 +68,11 @@ const char rum_description[] = "Content words (NFKC, case-folded, stoplist remov
                                "reach similarity_threshold.";
 
 static const char rum_check_description[] =
-    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, light suffix stripping, words and phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it begins) found in each prompt in the window; shared runs of 3 words with at most 2 content words, and shared passages of 8+ words, are the question's frame and are left out. Fires when threshold_count or more reach similarity_threshold.";
+    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, light suffix stripping, words and "
+    "phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it begins, a stem of 5+ "
+    "matching one edit away) found in each prompt in the window; shared runs of 3 words with at most 1 content word, "
+    "and shared passages of 8+ words, are the question's frame and are left out; the same question about another "
+    "named thing does not count. Fires when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
 {
@@ -80,6 +91,18 @@ static uint64_t mix(uint64_t a, uint64_t b)
     return h ? h : 1;
 }
 
+/* The hash of s[0..n) without its byte at i, as stem_ascii hashes a stem. */
+static uint64_t del_hash(const char *s, size_t n, size_t i)
+{
+    uint64_t h = FNV_OFFSET;
+    for (size_t j = 0; j < n; j++)
+        if (j != i) {
+            h ^= (unsigned char)s[j];
+            h *= FNV_PRIME;
+        }
+    return h ? h : 1;
+}
+
 /* One word as the comparison sees it. */
 struct word {
     uint64_t raw;       /* hash of the normalised word (text.h) */
@@ -89,6 +112,8 @@ struct word {
     uint64_t concept;   /* concept key of a phrase ending here, else 0 */
     unsigned plen;      /* phrase length (words) when concept is set */
     unsigned slen;      /* stem length in bytes (ASCII stems only), for prefixes */
+    unsigned name;      /* capitalised inside a sentence (ASCII text only): names a thing */
+    char sb[STEM_MAX];  /* the stem's bytes (ASCII stems only), for typos */
     uint64_t ph[STEM_MAX];   /* ph[i]: hash of the stem's first i+1 bytes */
 };
 
@@ -149,6 +174,7 @@ static uint64_t stem_ascii(const char *b, size_t n, struct word *w)
         h *= FNV_PRIME;
         w->ph[i] = h;
     }
+    memcpy(w->sb, b, n);
     w->slen = (unsigned)n;
     if (y) {
         h ^= 'y';
@@ -346,6 +372,7 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, word_fn
         size_t l = x->end - x->start;
         w.raw = x->hash;
         w.key2 = 0;
+        w.name = 0;
         w.slen = 0;
         int ideo = ideograph(a, l);
         if (ideo) {
@@ -398,12 +425,15 @@ static void words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
     struct phrase ph = {0, 0, 0};
     char b[STEM_MAX];
     size_t i = 0;
+    int sentence = 1;                 /* the next word opens a sentence */
     while (i < n) {
         int c = cls[s[i]];
         if (!WORDCH(c)) {
+            sentence |= s[i] == '.' || s[i] == '!' || s[i] == '?' || s[i] == ':' || s[i] == '\n';
             i++;
             continue;
         }
+        int upper = s[i] >= 'A' && s[i] <= 'Z';
         size_t j = i, len = 0;
         int prev = c, alnum = 0;
         uint64_t h = FNV_OFFSET;
@@ -444,6 +474,8 @@ static void words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
         i = j;
         if (!alnum)
             continue;
+        w.name = upper && !sentence;
+        sentence = 0;
         w.raw = h;
         w.key2 = 0;
         w.stem = stem_ascii(b, len < STEM_MAX ? len : STEM_MAX, &w);
@@ -537,12 +569,16 @@ struct pre {
 #define RUN 3                /* a shared run of this many words is a frame */
 #define PENDING_MAX 8
 #ifndef FRAME_MAXC
-#define FRAME_MAXC 2          /* a run with at most this many content words is a frame */
+#define FRAME_MAXC 1          /* a run with at most this many content words is a frame */
 #endif
 #ifndef LONG_RUNS
 #define LONG_RUNS 6           /* this many shared runs in a row (8 words) are a frame */
 #endif
 #define RING 16
+#define TYPO_MIN 5             /* stems this long match one edit away (a typo) */
+#ifndef TEMPLATE_SHARE
+#define TEMPLATE_SHARE 0.75    /* of the words other than names: the same question */
+#endif
 
 /* The current prompt, prepared once for comparing with every history item. */
 struct cur {
@@ -562,7 +598,18 @@ struct cur {
     struct cword {            /* the prompt's words */
         uint64_t raw, stem, key, key2, concept;
         uint32_t plen, slen, off;   /* off: its prefix hashes in ph */
+        uint32_t name;
+        uint64_t p3;                /* hash of the stem's first 3 bytes, 0 if shorter */
+        uint32_t boff;              /* its stem's bytes in sbytes (typos) */
     } *w;
+    char *sbytes;
+    size_t nsb, capsb;
+    struct map dels;          /* hashes of the stems with one byte deleted -> index into dk */
+    uint32_t *dk;             /* per dels entry: the key index it came from */
+    long *names;              /* key indices of the prompt's names */
+    struct map name3;         /* hashes of their first three letters */
+    size_t nnames;
+    int foreign;              /* the item names something the prompt does not */
     size_t nw, capw;
     int oom;
     /* while comparing */
@@ -607,8 +654,24 @@ static void cur_collect(void *ctx, struct word *w)
         c->ph = v;
         c->capph = cap;
     }
+    size_t nb = w->key && w->slen >= TYPO_MIN ? w->slen : 0;
+    if (c->nsb + nb > c->capsb) {
+        size_t cap = c->capsb ? c->capsb * 2 : 512;
+        while (cap < c->nsb + nb)
+            cap *= 2;
+        char *v = realloc(c->sbytes, cap);
+        if (!v) {
+            c->oom = 1;
+            return;
+        }
+        c->sbytes = v;
+        c->capsb = cap;
+    }
     c->w[c->nw++] = (struct cword){w->raw, w->stem, w->key, w->key2, w->concept, w->plen, (uint32_t)np,
-                                   (uint32_t)c->nph};
+                                   (uint32_t)c->nph, w->name, w->slen >= 3 ? w->ph[2] : 0, (uint32_t)c->nsb};
+    if (nb)
+        memcpy(c->sbytes + c->nsb, w->sb, nb);
+    c->nsb += nb;
     if (np)
         memcpy(c->ph + c->nph, w->ph, np * sizeof *c->ph);
     c->nph += np;
@@ -630,6 +693,11 @@ static void cur_free(struct cur *c)
     free(c->ri);
     free(c->fr);
     free(c->run_c);
+    free(c->names);
+    map_free(&c->name3);
+    map_free(&c->dels);
+    free(c->dk);
+    free(c->sbytes);
     free(c->w);
 }
 
@@ -692,11 +760,36 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     c->ri = malloc(m * sizeof *c->ri);
     if (!c->hit || !c->hit_free || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
         return -1;
+    c->names = malloc(m * sizeof *c->names);
+    if (!c->names || map_init(&c->name3, m) < 0)
+        return -1;
     for (size_t i = 0; i < c->nw; i++) {
         const struct cword *w = c->w;
         c->ki[i] = w[i].key ? map_get(&c->keys, w[i].key) : -1;
+        if (w[i].name && w[i].key && w[i].key == w[i].stem && c->seen[c->ki[i]] != 1) {
+            c->seen[c->ki[i]] = 1;           /* each name once; seen is reset below */
+            c->names[c->nnames++] = c->ki[i];
+            if (w[i].p3)
+                map_add(&c->name3, w[i].p3);
+        }
         c->ki2[i] = w[i].key2 ? map_get(&c->keys, w[i].key2) : -1;
         c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, mix(mix(w[i].raw, w[i + 1].raw), w[i + 2].raw)) : -1;
+    }
+    for (size_t q = 0; q < c->nnames; q++)
+        c->seen[c->names[q]] = 0;
+    /* Typos: every stem of TYPO_MIN+ bytes with one byte deleted. */
+    if (map_init(&c->dels, c->nsb + 1) < 0 || !(c->dk = malloc((c->nsb + 1) * sizeof *c->dk)))
+        return -1;
+    for (size_t i = 0; i < c->nw; i++) {
+        const struct cword *w = &c->w[i];
+        if (!w->key || w->key != w->stem || w->slen < TYPO_MIN || c->ki[i] < 0)
+            continue;
+        for (size_t q = 0; q < w->slen; q++) {
+            size_t before = c->dels.n;
+            long d = map_add(&c->dels, del_hash(c->sbytes + w->boff, w->slen, q));
+            if (c->dels.n > before)
+                c->dk[d] = (uint32_t)c->ki[i];
+        }
     }
     c->run_hit = calloc(c->runs.n + 1, sizeof *c->run_hit);
     c->run_c = calloc(c->runs.n + 1, 1);
@@ -761,6 +854,22 @@ static void item_word(void *ctx, struct word *w)
                 cur_hit(c, p, s->key);
         }
     }
+    if (!p->n && w->key && w->key == w->stem && w->slen >= TYPO_MIN - 1 && c->dels.n) {
+        /* One edit away from a stem of the prompt: a typo of it. */
+        long d = map_get(&c->dels, w->stem);           /* a byte missing here */
+        if (d >= 0)
+            cur_hit(c, p, c->dk[d]);
+        for (size_t q = 0; !p->n && w->slen >= TYPO_MIN && q < w->slen; q++) {
+            uint64_t h = del_hash(w->sb, w->slen, q);
+            long k = map_get(&c->keys, h);              /* a byte too many here */
+            if (k < 0 && (d = map_get(&c->dels, h)) >= 0)
+                k = c->dk[d];                           /* a byte changed, or two swapped */
+            if (k >= 0)
+                cur_hit(c, p, k);
+        }
+    }
+    if (w->name && w->key && !p->n && !(w->slen >= 3 && map_get(&c->name3, w->ph[2]) >= 0))
+        c->foreign = 1;           /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
     if (j >= RUN - 1 && c->runs.n) {
         long r = map_get(&c->runs, mix(mix(c->r2, c->r1), w->raw));
         c->streak = r >= 0 ? c->streak + 1 : 0;
@@ -789,6 +898,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->stamp = stamp;
     c->shared = c->rest = c->nitem = 0;
     c->any_run = 0;
+    c->foreign = 0;
     c->streak = 0;
     c->r1 = c->r2 = 0;
     if (each_word(s, n, tw, item_word, c) < 0)
@@ -813,6 +923,16 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         }
         for (size_t i = 0; i < c->nw && !frame; i++)
             frame = c->fr[i] && (c->ki[i] >= 0 || c->ki2[i] >= 0);
+    }
+    if (c->foreign && c->nnames < c->keys.n) {
+        /* The same question about another named thing ("a visa for Japan",
+         * "a visa for Canada"): all but the names is shared, and each side
+         * names something the other does not. */
+        size_t held = 0;
+        for (size_t q = 0; q < c->nnames; q++)
+            held += c->hit[c->names[q]] == stamp;
+        if (held < c->nnames && (double)(c->shared - held) >= TEMPLATE_SHARE * (double)(c->keys.n - c->nnames))
+            return 0;
     }
     if (!frame) {
         *sim = (double)c->shared / (double)c->keys.n;
@@ -850,7 +970,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         det_string(args, "current_prompt", "current_prompt", 1, NULL, RUM_MAX_PROMPT, &cur, &cur_n, e) < 0 ||
         det_int(args, "window_minutes", "window_minutes", 1, 1440, 90, "WINDOW_OUT_OF_RANGE", &window, e) < 0 ||
         det_int(args, "threshold_count", "threshold_count", 2, 50, 3, NULL, &threshold, e) < 0 ||
-        det_number(args, "similarity_threshold", "similarity_threshold", 0, 1, 0.25, &sim_thr, e) < 0)
+        det_number(args, "similarity_threshold", "similarity_threshold", 0, 1, RUM_SIM_DEFAULT, &sim_thr, e) < 0)
         return -1;
     const cJSON *hist = cJSON_GetObjectItemCaseSensitive(args, "history");
     if (!hist)
@@ -963,7 +1083,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
     }
     det_common(o, confidence, reason,
-               det_heuristic("concept_containment", "0.3.0", rum_check_description));
+               det_heuristic("concept_containment", "0.4.0", rum_check_description));
     static const char *const tokens[] = {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity"};
     det_overrides(o, tokens, detected ? 4 : 0);
     *out = o;
