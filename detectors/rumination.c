@@ -103,6 +103,22 @@ static uint64_t del_hash(const char *s, size_t n, size_t i)
     return h ? h : 1;
 }
 
+/* What a word of the history found when it was first compared, in one call:
+ * a word seen again (most are) costs a table probe, not a stem, lexicon
+ * lookups, prefix chains and typo probes. Keyed by the word's hash. */
+#define MEMO_HITS 8
+#define MEMO_UNKNOWN 0xFF
+struct memo_e {
+    uint64_t raw, stem, key, p3;
+    uint32_t vs, slen;
+    uint32_t hit[MEMO_HITS];     /* the prompt's key indices it holds */
+    uint8_t nh;                  /* how many, or MEMO_UNKNOWN */
+};
+struct memo {
+    struct memo_e *v;
+    size_t mask, n;
+};
+
 /* One word as the comparison sees it. */
 struct word {
     uint64_t raw;       /* hash of the normalised word (text.h) */
@@ -114,6 +130,9 @@ struct word {
     unsigned slen;      /* stem length in bytes (ASCII stems only), for prefixes */
     unsigned name;      /* capitalised inside a sentence (ASCII text only): names a thing */
     char sb[STEM_MAX];  /* the stem's bytes (ASCII stems only), for typos */
+    uint32_t vs;        /* the lexicon's flags for the stem (LEX_*) */
+    uint64_t p3;        /* hash of the stem's first 3 bytes, 0 if shorter */
+    struct memo_e *memo;   /* what comparing this word found before, in this call */
     uint64_t ph[STEM_MAX];   /* ph[i]: hash of the stem's first i+1 bytes */
 };
 
@@ -326,20 +345,27 @@ static void lex_init(void)
 
 /* Phrase state along one text: the stems of the last words. */
 struct phrase {
-    uint64_t s1, p2, p3;   /* last stem, hash of the last 2, of the last 3 */
+    uint64_t s1, s2, s3;   /* the stems of the last three words, 0 when none */
 };
 
-/* Fills in w's content key and any phrase ending at w; raw and stem are set. */
-static void word_finish(struct word *w, struct phrase *ph, int stem_is_raw)
+/* Fills in w's content key and lexicon flags; raw and stem are set. */
+static void word_lex(struct word *w, int stem_is_raw)
 {
     uint32_t v = lex_get(w->raw);
     uint32_t vs = stem_is_raw ? v : lex_get(w->stem);
     uint32_t id = vs >> LEX_ID_SHIFT;
     w->key = v & LEX_STOP ? 0 : id ? mix(id, CONCEPT_SALT) : w->stem;
+    w->vs = vs;
+    w->p3 = w->slen >= 3 ? w->ph[2] : 0;
+}
+
+/* A phrase of concepts.txt ending at w, given the words before it. */
+static void word_phrase(struct word *w, struct phrase *ph)
+{
     w->concept = 0;
-    uint64_t n2 = ph->s1 ? mix(ph->s1, w->stem) : 0, n3 = ph->p2 ? mix(ph->p2, w->stem) : 0,
-             n4 = ph->p3 ? mix(ph->p3, w->stem) : 0;
-    if (vs & LEX_END) {
+    if (w->vs & LEX_END) {          /* hashed as lex_concept hashes a phrase's stems */
+        uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
+        uint64_t n2 = ph->s1 ? mix(ph->s1, w->stem) : 0, n3 = p2 ? mix(p2, w->stem) : 0, n4 = p3 ? mix(p3, w->stem) : 0;
         uint64_t c[3] = {n4, n3, n2};
         for (int q = 0; q < 3 && !w->concept; q++) {
             uint32_t p = c[q] ? lex_get(mix(c[q], PHRASE_SALT)) : 0;
@@ -349,16 +375,69 @@ static void word_finish(struct word *w, struct phrase *ph, int stem_is_raw)
             }
         }
     }
-    ph->p3 = n3;
-    ph->p2 = n2;
+    ph->s3 = ph->s2;
+    ph->s2 = ph->s1;
     ph->s1 = w->stem;
 }
+
+static int memo_init(struct memo *m, size_t cap)
+{
+    m->v = calloc(cap, sizeof *m->v);
+    m->mask = cap - 1;
+    m->n = 0;
+    return m->v ? 0 : -1;
+}
+
+/* The entry for raw, a fresh one (raw 0) when it is not there yet; NULL
+ * when memory runs out (the word is then analysed without one). */
+static struct memo_e *memo_slot(struct memo *m, uint64_t raw)
+{
+    if (!m->v)
+        return NULL;
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        struct memo grown;
+        if (memo_init(&grown, (m->mask + 1) * 2) < 0)
+            return NULL;
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->v[i].raw) {
+                size_t j = m->v[i].raw & grown.mask;
+                while (grown.v[j].raw)
+                    j = (j + 1) & grown.mask;
+                grown.v[j] = m->v[i];
+                grown.n++;
+            }
+        free(m->v);
+        *m = grown;
+    }
+    size_t j = raw & m->mask;
+    while (m->v[j].raw && m->v[j].raw != raw)
+        j = (j + 1) & m->mask;
+    return &m->v[j];
+}
+
+/* w's stem, key and flags: from the memo when the word was seen before,
+ * else by stem(w) and the lexicon, remembered. */
+#define ANALYSE(w, m, stem_expr, stem_is_raw)                                                                   \
+    do {                                                                                                        \
+        struct memo_e *e_ = (m) && (w).raw ? memo_slot((m), (w).raw) : NULL;                                               \
+        if (e_ && e_->raw == (w).raw) {                                                                         \
+            (w).stem = e_->stem, (w).key = e_->key, (w).vs = e_->vs, (w).slen = e_->slen, (w).p3 = e_->p3;     \
+        } else {                                                                                                \
+            (w).stem = (stem_expr);                                                                             \
+            word_lex(&(w), (stem_is_raw));                                                                      \
+            if (e_) {                                                                                           \
+                *e_ = (struct memo_e){(w).raw, (w).stem, (w).key, (w).p3, (w).vs, (w).slen, {0}, MEMO_UNKNOWN}; \
+                (m)->n++;                                                                                       \
+            }                                                                                                   \
+        }                                                                                                       \
+        (w).memo = e_;                                                                                          \
+    } while (0)
 
 typedef void (*word_fn)(void *ctx, struct word *w);
 
 /* The words of a text through libunistring (text.h), for text that is not
  * all ASCII. */
-static int words_unicode(const char *s, size_t n, struct text_words *tw, word_fn fn, void *ctx)
+static int words_unicode(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx)
 {
     tw->n = 0;
     if (text_words(s, n, tw) < 0)
@@ -375,16 +454,17 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, word_fn
         w.name = 0;
         w.slen = 0;
         int ideo = ideograph(a, l);
+        w.memo = NULL;
         if (ideo) {
             w.stem = w.key = mix(x->hash, 7);
             w.concept = 0;
             if (prev_ideo && tw->v[i - 1].end == x->start)
                 w.key2 = mix(tw->v[i - 1].hash, x->hash);
             ph.s1 = w.stem;
-            ph.p2 = ph.p3 = 0;
+            ph.s2 = ph.s3 = 0;
         } else {
-            w.stem = word_stem(a, l, x->hash, &w);
-            word_finish(&w, &ph, 0);
+            ANALYSE(w, m, word_stem(a, l, x->hash, &w), 0);
+            word_phrase(&w, &ph);
         }
         prev_ideo = ideo;
         fn(ctx, &w);
@@ -418,7 +498,7 @@ static void cls_init(void)
 
 #define WORDCH(k) ((k) >= C_LETTER && (k) <= C_UNDER)
 
-static void words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
+static void words_ascii(const char *text, size_t n, struct memo *m, word_fn fn, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)text;
     struct word w;
@@ -478,8 +558,8 @@ static void words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
         sentence = 0;
         w.raw = h;
         w.key2 = 0;
-        w.stem = stem_ascii(b, len < STEM_MAX ? len : STEM_MAX, &w);
-        word_finish(&w, &ph, w.stem == h);
+        ANALYSE(w, m, stem_ascii(b, len < STEM_MAX ? len : STEM_MAX, &w), w.stem == h);
+        word_phrase(&w, &ph);
         fn(ctx, &w);
     }
 }
@@ -498,13 +578,13 @@ static int all_ascii(const char *s, size_t n)
     return (acc & 0x8080808080808080ULL) == 0;
 }
 
-static int each_word(const char *s, size_t n, struct text_words *tw, word_fn fn, void *ctx)
+static int each_word(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx)
 {
     if (all_ascii(s, n)) {
-        words_ascii(s, n, fn, ctx);
+        words_ascii(s, n, m, fn, ctx);
         return 0;
     }
-    return words_unicode(s, n, tw, fn, ctx);
+    return words_unicode(s, n, tw, m, fn, ctx);
 }
 
 /* An open-addressing map from 64-bit values (never 0) to dense indices. */
@@ -604,6 +684,7 @@ struct cur {
     } *w;
     char *sbytes;
     size_t nsb, capsb;
+    struct memo memo;         /* the history's words, as compared with this prompt */
     struct map dels;          /* hashes of the stems with one byte deleted -> index into dk */
     uint32_t *dk;             /* per dels entry: the key index it came from */
     long *names;              /* key indices of the prompt's names */
@@ -695,6 +776,7 @@ static void cur_free(struct cur *c)
     free(c->run_c);
     free(c->names);
     map_free(&c->name3);
+    free(c->memo.v);
     map_free(&c->dels);
     free(c->dk);
     free(c->sbytes);
@@ -704,7 +786,7 @@ static void cur_free(struct cur *c)
 static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw)
 {
     memset(c, 0, sizeof *c);
-    if (each_word(s, n, tw, cur_collect, c) < 0 || c->oom)
+    if (each_word(s, n, tw, NULL, cur_collect, c) < 0 || c->oom)
         return -1;
     /* A phrase stands for its concept: its words give way to it. */
     for (size_t i = 0; i < c->nw; i++) {
@@ -777,6 +859,8 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     }
     for (size_t q = 0; q < c->nnames; q++)
         c->seen[c->names[q]] = 0;
+    if (memo_init(&c->memo, 64) < 0)
+        return -1;
     /* Typos: every stem of TYPO_MIN+ bytes with one byte deleted. */
     if (map_init(&c->dels, c->nsb + 1) < 0 || !(c->dk = malloc((c->nsb + 1) * sizeof *c->dk)))
         return -1;
@@ -827,24 +911,12 @@ static void item_settle(struct cur *c, const struct pending *p)
         c->hit_free[p->k[q]] = c->stamp;
 }
 
-/* One word of a history item: marks the current prompt's keys it holds. */
-static void item_word(void *ctx, struct word *w)
+/* The prompt's keys one word of the history holds on its own: its key, the
+ * stems it begins or that begin it (4+ letters), else one a typo away. */
+static void word_hits(struct cur *c, struct pending *p, const struct word *w)
 {
-    struct cur *c = ctx;
-    size_t j = c->nitem++;
-    struct pending *p = &c->ring[j % RING];
-    if (j >= RING)
-        item_settle(c, p);
-    p->n = 0;
-    p->framed = 0;
-    p->content = w->key || w->key2;
-    if (w->key)
-        cur_hit(c, p, map_get(&c->keys, w->key));
-    if (w->key2)
-        cur_hit(c, p, map_get(&c->keys, w->key2));
-    if (w->concept)
-        cur_hit(c, p, map_get(&c->keys, w->concept));
-    if (w->key && w->slen >= PREFIX_MIN && c->npre) {
+    cur_hit(c, p, map_get(&c->keys, w->key));
+    if (w->slen >= PREFIX_MIN && c->npre) {
         /* A stem of 4+ letters that begins the other (auth, authentication). */
         long s4 = map_get(&c->p4, w->ph[PREFIX_MIN - 1]);
         for (uint32_t q = s4 >= 0 ? (uint32_t)s4 : 0; q; q = c->pre[q - 1].next) {
@@ -854,7 +926,7 @@ static void item_word(void *ctx, struct word *w)
                 cur_hit(c, p, s->key);
         }
     }
-    if (!p->n && w->key && w->key == w->stem && w->slen >= TYPO_MIN - 1 && c->dels.n) {
+    if (!p->n && w->key == w->stem && w->slen >= TYPO_MIN - 1 && c->dels.n) {
         /* One edit away from a stem of the prompt: a typo of it. */
         long d = map_get(&c->dels, w->stem);           /* a byte missing here */
         if (d >= 0)
@@ -868,7 +940,35 @@ static void item_word(void *ctx, struct word *w)
                 cur_hit(c, p, k);
         }
     }
-    if (w->name && w->key && !p->n && !(w->slen >= 3 && map_get(&c->name3, w->ph[2]) >= 0))
+}
+
+/* One word of a history item: marks the current prompt's keys it holds. */
+static void item_word(void *ctx, struct word *w)
+{
+    struct cur *c = ctx;
+    size_t j = c->nitem++;
+    struct pending *p = &c->ring[j % RING];
+    if (j >= RING)
+        item_settle(c, p);
+    p->n = 0;
+    p->framed = 0;
+    p->content = w->key || w->key2;
+    struct memo_e *e = w->memo;
+    if (w->key && e && e->nh != MEMO_UNKNOWN) {
+        for (unsigned q = 0; q < e->nh; q++)
+            cur_hit(c, p, (long)e->hit[q]);
+    } else if (w->key) {
+        word_hits(c, p, w);
+        if (e) {                  /* remembered for the next time the word comes */
+            e->nh = (uint8_t)(p->n < MEMO_HITS ? p->n : MEMO_HITS);
+            memcpy(e->hit, p->k, e->nh * sizeof *e->hit);
+        }
+    }
+    if (w->key2)
+        cur_hit(c, p, map_get(&c->keys, w->key2));
+    if (w->concept)
+        cur_hit(c, p, map_get(&c->keys, w->concept));
+    if (w->name && w->key && !p->n && !(w->p3 && map_get(&c->name3, w->p3) >= 0))
         c->foreign = 1;           /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
     if (j >= RUN - 1 && c->runs.n) {
         long r = map_get(&c->runs, mix(mix(c->r2, c->r1), w->raw));
@@ -901,7 +1001,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->foreign = 0;
     c->streak = 0;
     c->r1 = c->r2 = 0;
-    if (each_word(s, n, tw, item_word, c) < 0)
+    if (each_word(s, n, tw, &c->memo, item_word, c) < 0)
         return -1;
     for (size_t j = c->nitem > RING ? c->nitem - RING : 0; j < c->nitem; j++)
         item_settle(c, &c->ring[j % RING]);
@@ -956,12 +1056,33 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     return 0;
 }
 
+/* One history item's shape: {text, at}. With named, errors name the field
+ * (history[3].at); without, the same checks run with no names written. */
+static int check_item(const cJSON *it, int i, int named, int64_t *at, kerr *e)
+{
+    static const char *const item_keys[] = {"text", "at", NULL};
+    char f[48] = "", pre[48] = "", ft[48] = "", fa[48] = "";
+    if (named) {
+        snprintf(pre, sizeof pre, "history[%d].", i);
+        snprintf(f, sizeof f, "history[%d]", i);
+        snprintf(ft, sizeof ft, "history[%d].text", i);
+        snprintf(fa, sizeof fa, "history[%d].at", i);
+    }
+    const char *t;
+    size_t tn;
+    if (!cJSON_IsObject(it))
+        return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at}", f);
+    if (det_known_keys(it, item_keys, pre, e) < 0 || det_string(it, "text", ft, 1, NULL, RUM_MAX_PROMPT, &t, &tn, e) < 0 ||
+        det_time(it, "at", fa, at, NULL, e) < 0)
+        return -1;
+    return 0;
+}
+
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
 {
     (void)offset_s;
     static const char *const keys[] = {"current_prompt", "history", "window_minutes", "threshold_count",
                                        "similarity_threshold", NULL};
-    static const char *const item_keys[] = {"text", "at", NULL};
     const char *cur;
     size_t cur_n;
     long window, threshold;
@@ -986,21 +1107,13 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     int64_t prev = INT64_MIN, window_start = now_ms - (int64_t)window * 60000;
     int i = 0;
     for (const cJSON *it = hist->child; it; it = it->next, i++) {
-        char f[48], pre[48];
-        snprintf(pre, sizeof pre, "history[%d].", i);
-        snprintf(f, sizeof f, "history[%d]", i);
-        if (!cJSON_IsObject(it))
-            return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at}", f);
-        const char *t;
-        size_t tn;
         int64_t at;
-        char ft[48], fa[48];
-        snprintf(ft, sizeof ft, "history[%d].text", i);
-        snprintf(fa, sizeof fa, "history[%d].at", i);
-        if (det_known_keys(it, item_keys, pre, e) < 0 ||
-            det_string(it, "text", ft, 1, NULL, RUM_MAX_PROMPT, &t, &tn, e) < 0 ||
-            det_time(it, "at", fa, &at, NULL, e) < 0)
-            return -1;
+        /* Field names are written out only for an item that is at fault. */
+        if (check_item(it, i, 0, &at, e) < 0)
+            return check_item(it, i, 1, &at, e);
+        char fa[48];
+        if (at < prev || at > now_ms + RUM_SKEW_MS)
+            snprintf(fa, sizeof fa, "history[%d].at", i);
         if (at < prev)
             return kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "history must be oldest first; %s is earlier than the item before it", fa);
         if (at > now_ms + RUM_SKEW_MS)

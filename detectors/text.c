@@ -21,14 +21,31 @@
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
 
+/* The length of s's leading run of ASCII, eight bytes at a time. */
+static size_t ascii_prefix(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (x & 0x8080808080808080ULL)
+            break;
+    }
+    while (i < n && !((unsigned char)s[i] & 0x80))
+        i++;
+    return i;
+}
+
 int text_valid_utf8(const char *s, size_t n)
 {
-    return u8_check((const uint8_t *)s, n) == NULL;
+    size_t a = ascii_prefix(s, n);   /* ASCII is UTF-8: only the rest needs checking */
+    return a == n || u8_check((const uint8_t *)s + a, n - a) == NULL;
 }
 
 size_t text_char_count(const char *s, size_t n)
 {
-    return u8_mbsnlen((const uint8_t *)s, n);
+    size_t a = ascii_prefix(s, n);
+    return a + (a < n ? u8_mbsnlen((const uint8_t *)s + a, n - a) : 0);
 }
 
 static uint64_t fnv(uint64_t h, const uint8_t *s, size_t n)
