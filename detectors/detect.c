@@ -119,10 +119,10 @@ int det_time(const cJSON *obj, const char *key, const char *field, int64_t *ms, 
 
 cJSON *det_heuristic(const char *name, const char *version, const char *description)
 {
-    cJSON *h = cJSON_CreateObject();
-    cJSON_AddStringToObject(h, "name", name);
-    cJSON_AddStringToObject(h, "version", version);
-    cJSON_AddStringToObject(h, "description", description);
+    cJSON *h = cJSON_CreateObject();   /* static text: referenced, not copied */
+    cJSON_AddItemToObject(h, "name", cJSON_CreateStringReference(name));
+    cJSON_AddItemToObject(h, "version", cJSON_CreateStringReference(version));
+    cJSON_AddItemToObject(h, "description", cJSON_CreateStringReference(description));
     return h;
 }
 
@@ -149,8 +149,8 @@ void det_overrides(cJSON *out, const char *const *tokens, size_t n)
         for (size_t k = 0; k < sizeof vocabulary / sizeof vocabulary[0]; k++)
             if (strcmp(tokens[i], vocabulary[k].token) == 0) {
                 cJSON *o = cJSON_CreateObject();
-                cJSON_AddStringToObject(o, "token", vocabulary[k].token);
-                cJSON_AddStringToObject(o, "description", vocabulary[k].description);
+                cJSON_AddItemToObject(o, "token", cJSON_CreateStringReference(vocabulary[k].token));
+                cJSON_AddItemToObject(o, "description", cJSON_CreateStringReference(vocabulary[k].description));
                 cJSON_AddItemToArray(arr, o);
             }
 }
@@ -160,7 +160,7 @@ void det_common(cJSON *out, double confidence, const char *reason, cJSON *heuris
     cJSON_AddNumberToObject(out, "confidence", det_round(confidence));
     cJSON_AddStringToObject(out, "reason", reason);
     cJSON_AddItemToObject(out, "heuristic", heuristic);
-    cJSON_AddStringToObject(out, "false_positive_feedback_path", KEEL_FEEDBACK_URI);
+    cJSON_AddItemToObject(out, "false_positive_feedback_path", cJSON_CreateStringReference(KEEL_FEEDBACK_URI));
 }
 
 double det_round(double x)
