@@ -360,21 +360,26 @@ static void word_lex(struct word *w, int stem_is_raw)
 }
 
 /* A phrase of concepts.txt ending at w, given the words before it. */
-static void word_phrase(struct word *w, struct phrase *ph)
+static void phrase_end(struct word *w, const struct phrase *ph)
 {
-    w->concept = 0;
-    if (w->vs & LEX_END) {          /* hashed as lex_concept hashes a phrase's stems */
-        uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
-        uint64_t n2 = ph->s1 ? mix(ph->s1, w->stem) : 0, n3 = p2 ? mix(p2, w->stem) : 0, n4 = p3 ? mix(p3, w->stem) : 0;
-        uint64_t c[3] = {n4, n3, n2};
-        for (int q = 0; q < 3 && !w->concept; q++) {
-            uint32_t p = c[q] ? lex_get(mix(c[q], PHRASE_SALT)) : 0;
-            if (p >> LEX_ID_SHIFT) {
-                w->concept = mix(p >> LEX_ID_SHIFT, CONCEPT_SALT);
-                w->plen = (p >> LEX_LEN_SHIFT) & 7;
-            }
+    /* hashed as lex_concept hashes a phrase's stems */
+    uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
+    uint64_t n2 = ph->s1 ? mix(ph->s1, w->stem) : 0, n3 = p2 ? mix(p2, w->stem) : 0, n4 = p3 ? mix(p3, w->stem) : 0;
+    uint64_t c[3] = {n4, n3, n2};
+    for (int q = 0; q < 3 && !w->concept; q++) {
+        uint32_t p = c[q] ? lex_get(mix(c[q], PHRASE_SALT)) : 0;
+        if (p >> LEX_ID_SHIFT) {
+            w->concept = mix(p >> LEX_ID_SHIFT, CONCEPT_SALT);
+            w->plen = (p >> LEX_LEN_SHIFT) & 7;
         }
     }
+}
+
+static inline void word_phrase(struct word *w, struct phrase *ph)
+{
+    w->concept = 0;
+    if (w->vs & LEX_END)            /* only where some phrase can end */
+        phrase_end(w, ph);
     ph->s3 = ph->s2;
     ph->s2 = ph->s1;
     ph->s1 = w->stem;
@@ -388,12 +393,19 @@ static int memo_init(struct memo *m, size_t cap)
     return m->v ? 0 : -1;
 }
 
-/* The entry for raw, a fresh one (raw 0) when it is not there yet; NULL
+/* The entry for raw, or the empty slot where it would go. */
+static inline struct memo_e *memo_find(const struct memo *m, uint64_t raw)
+{
+    size_t j = raw & m->mask;
+    while (m->v[j].raw && m->v[j].raw != raw)
+        j = (j + 1) & m->mask;
+    return &m->v[j];
+}
+
+/* The slot for a new entry raw, the table grown first when half full; NULL
  * when memory runs out (the word is then analysed without one). */
 static struct memo_e *memo_slot(struct memo *m, uint64_t raw)
 {
-    if (!m->v)
-        return NULL;
     if ((m->n + 1) * 2 > m->mask + 1) {
         struct memo grown;
         if (memo_init(&grown, (m->mask + 1) * 2) < 0)
@@ -409,23 +421,20 @@ static struct memo_e *memo_slot(struct memo *m, uint64_t raw)
         free(m->v);
         *m = grown;
     }
-    size_t j = raw & m->mask;
-    while (m->v[j].raw && m->v[j].raw != raw)
-        j = (j + 1) & m->mask;
-    return &m->v[j];
+    return memo_find(m, raw);
 }
 
 /* w's stem, key and flags: from the memo when the word was seen before,
  * else by stem(w) and the lexicon, remembered. */
 #define ANALYSE(w, m, stem_expr, stem_is_raw)                                                                   \
     do {                                                                                                        \
-        struct memo_e *e_ = (m) && (w).raw ? memo_slot((m), (w).raw) : NULL;                                               \
+        struct memo_e *e_ = (m) && (m)->v && (w).raw ? memo_find((m), (w).raw) : NULL;                          \
         if (e_ && e_->raw == (w).raw) {                                                                         \
             (w).stem = e_->stem, (w).key = e_->key, (w).vs = e_->vs, (w).slen = e_->slen, (w).p3 = e_->p3;     \
         } else {                                                                                                \
             (w).stem = (stem_expr);                                                                             \
             word_lex(&(w), (stem_is_raw));                                                                      \
-            if (e_) {                                                                                           \
+            if (e_ && (e_ = memo_slot((m), (w).raw))) {                                                         \
                 *e_ = (struct memo_e){(w).raw, (w).stem, (w).key, (w).p3, (w).vs, (w).slen, {0}, MEMO_UNKNOWN}; \
                 (m)->n++;                                                                                       \
             }                                                                                                   \
