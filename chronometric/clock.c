@@ -18,8 +18,8 @@ int chrono_offset_at(int64_t ms, int *offset_s)
     return 0;
 }
 
-/* KEEL_NOW_FILE names a file holding the time; it is read at every look at
- * the clock, so a test can move time while keel runs. */
+/* KEEL_NOW_FILE names a file holding the time; the file is read at every look
+ * at the clock, so a test can move time while keel runs. */
 static int read_fake_file(const char *path, char *buf, size_t n)
 {
     FILE *f = fopen(path, "r");
@@ -35,8 +35,19 @@ static int read_fake_file(const char *path, char *buf, size_t n)
 
 int chrono_now(struct chrono_now *t, kerr *e)
 {
-    const char *fake = getenv("KEEL_NOW");
-    const char *file = getenv("KEEL_NOW_FILE");
+    /* The environment is read once: KEEL_NOW and KEEL_NOW_FILE are set before
+     * keel starts and keel never changes its own environment (the wrapped
+     * server's additions are made in the child, after fork). getenv walks the
+     * whole environment, and the clock is looked at several times per call. */
+    static int env_read;
+    static const char *env_now, *env_file;
+    if (!env_read) {
+        env_now = getenv("KEEL_NOW");
+        env_file = getenv("KEEL_NOW_FILE");
+        env_read = 1;
+    }
+    const char *fake = env_now;
+    const char *file = env_file;
     char buf[64];
     if (file && *file) {
         if (read_fake_file(file, buf, sizeof buf) < 0)

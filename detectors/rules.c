@@ -1,9 +1,13 @@
 /* rules.c: matching and rewriting with PCRE2 (see rules.h).
  *
  * Patterns are compiled by the loader with PCRE2_UTF and matched here with a
- * match-data block per call. A rewrite is pcre2_substitute with
- * PCRE2_SUBSTITUTE_GLOBAL, applied pattern by pattern, so a replacement can
- * use $1 and friends. Character limits count code points. */
+ * match-data block per call. The subject's UTF-8 is checked once per rule
+ * match, not by PCRE2 at every call (PCRE2_NO_UTF_CHECK, or pcre2_jit_match,
+ * which skips the checks, for a pattern with JIT code); text that is not
+ * valid UTF-8 matches nothing, as PCRE2's own check had it. A rewrite is
+ * pcre2_substitute with PCRE2_SUBSTITUTE_GLOBAL, applied pattern by pattern,
+ * so a replacement can use $1 and friends. Character limits count code
+ * points. */
 #include "rules.h"
 
 #include "text.h"
@@ -34,7 +38,7 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
             spans[0] = (struct rule_span){0, n};
         return over;
     }
-    if (r->detector != RD_REGEX)
+    if (r->detector != RD_REGEX || !text_valid_utf8(text, n))
         return 0;
     int found = 0;
     pcre2_match_data *md = r->md ? r->md : pcre2_match_data_create(1, NULL);   /* only the whole match is read */
@@ -43,7 +47,9 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
     for (int p = 0; p < r->npatterns; p++) {
         size_t at = 0;
         while (at <= n) {
-            int rc = pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, NULL);
+            /* at is on a character boundary (see below), as both calls require. */
+            int rc = r->jit && r->jit[p] ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, NULL)
+                                         : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, NULL);
             if (rc < 0)
                 break;
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
@@ -123,6 +129,7 @@ void rule_free(struct rule *r)
     for (int i = 0; i < r->npatterns; i++)
         pcre2_code_free(r->re[i]);
     free(r->re);
+    free(r->jit);
     pcre2_match_data_free(r->md);
     free_list(r->pattern, r->npatterns);
     free_list(r->fires, r->nfires);

@@ -28,6 +28,7 @@ struct rule {
     char **tools;                   /* globs, for tool results */
     int ntools;
     pcre2_code **re;
+    unsigned char *jit;             /* jit[i]: re[i] has JIT code (NULL: none known to) */
     pcre2_match_data *md;           /* one, reused by every match (keel is one thread) */
     char **pattern;
     int npatterns;

@@ -185,6 +185,48 @@ static cJSON *rules_advisory(const char *reason, cJSON *names)
     return a;
 }
 
+/* 1 when no rule fires on any text block of content (the raw array), so
+ * result_rules has nothing to do and need not parse it. Every string under a
+ * "text" key of an object element is checked: a superset of what
+ * result_rules judges (the first "text" of a block whose type is "text").
+ * A string is read as cJSON would decode it: its raw bytes when it has no
+ * escapes, else decoded by cJSON (jscan_string_prefix), cut at a NUL as the
+ * C string rules_judge gets is. A key written with escapes, or a string that
+ * does not decode, answers 0: the full path then decides, as before. */
+static int content_quiet(const struct jscan_span *content, const char *tool)
+{
+    size_t pos = 0;
+    const char *b;
+    while (jscan_array_next(content->p, content->n, &pos, &b)) {
+        if (b[0] != '{')
+            continue;
+        size_t bn = content->n - (size_t)(b - content->p), mp = 0;
+        struct jscan_span k, v;
+        while (jscan_object_next(b, bn, &mp, &k, &v)) {
+            if (memchr(k.p, '\\', k.n))
+                return 0;
+            if (k.n != 6 || memcmp(k.p, "\"text\"", 6) || v.p[0] != '"')
+                continue;
+            int quiet;
+            if (!memchr(v.p, '\\', v.n)) {
+                quiet = rules_quiet(v.p + 1, v.n - 2, RA_TOOL_RESULT, tool);
+            } else {
+                char *s = jscan_string_prefix(v.p, v.n, v.n);
+                if (!s)
+                    return 0;
+                quiet = rules_quiet(s, strlen(s), RA_TOOL_RESULT, tool);
+                free(s);
+            }
+            if (!quiet)
+                return 0;
+        }
+        size_t end = span_ws(b, mp ? mp : 1, bn);
+        if (end >= bn || b[end] != '}')
+            return 0;                     /* not read to its end (the line was validated, so never) */
+    }
+    return 1;
+}
+
 /* Rules on a tool result (keel wrap's hygiene). Returns a replacement line
  * (the result rejected, or its text blocks rewritten) or NULL, and adds an
  * advisory to *adv saying what was done. */
@@ -195,7 +237,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     struct jscan_span sp[2];
     if (!(r->ov.parts & OV_RULES) || !ruleset_current || n > RULES_MAX_LINE || !top->result.p ||
         top->result.p[0] != '{' || jscan_members(top->result.p, top->result.n, keys, sp, 2, 0) < 1 || !sp[0].p ||
-        sp[0].p[0] != '[')
+        sp[0].p[0] != '[' || content_quiet(&sp[0], tool))
         return NULL;
     cJSON *content = cJSON_ParseWithLength(sp[0].p, sp[0].n), *b;
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();

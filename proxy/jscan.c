@@ -624,6 +624,37 @@ int jscan_array_next(const char *s, size_t n, size_t *pos, const char **v)
     return 1;
 }
 
+int jscan_object_next(const char *s, size_t n, size_t *pos, struct jscan_span *key, struct jscan_span *val)
+{
+    size_t i;
+    if (!*pos) {
+        if (!n || s[0] != '{')
+            return 0;
+        i = ws(s, n, 1);                          /* the first member */
+    } else {
+        i = ws(s, n, *pos);                       /* after the previous value */
+        if (i >= n || s[i] != ',')
+            return 0;
+        i = ws(s, n, i + 1);
+    }
+    if (i >= n || s[i] != '"')
+        return 0;
+    size_t ke = str_end(s, n, i);
+    if (!ke)
+        return 0;
+    size_t v = ws(s, n, ke);
+    if (v >= n || s[v] != ':')
+        return 0;
+    v = ws(s, n, v + 1);
+    size_t ve = value_end(s, n, v);
+    if (!ve)
+        return 0;
+    *key = (struct jscan_span){s + i, ke - i};
+    *val = (struct jscan_span){s + v, ve - v};
+    *pos = ve;
+    return 1;
+}
+
 char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes)
 {
     if (rn < 2 || raw[0] != '"')

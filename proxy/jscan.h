@@ -81,6 +81,11 @@ int jscan_valid(const char *s, size_t n);
  * scanned over only when the next one is asked for. */
 int jscan_array_next(const char *s, size_t n, size_t *pos, const char **v);
 
+/* Iterates the members of the object s[0..n) (s[0] == '{'): *pos starts at 0.
+ * 1 with the raw key (quotes included) and value spans, or 0 at the end (or
+ * where the object stops being readable). */
+int jscan_object_next(const char *s, size_t n, size_t *pos, struct jscan_span *key, struct jscan_span *val);
+
 /* The decoded text of the JSON string starting at raw (raw[0] == '"',
  * raw[0..rn) readable), reading at most max_bytes of it: a long string is
  * cut, never mid-escape; the cut may split a UTF-8 character, which the caller

@@ -43,8 +43,11 @@ struct overlay *overlay_current;
 struct ov_item {
     int64_t at;
     uint64_t tool_hash;              /* compared before the name */
+    uint64_t tool_id;                /* the same for every remembered call of one tool name (see tool_id) */
     char tool[64];
     struct text_set set;
+    uint64_t sig;                    /* one bit per word of set (see word_sig) */
+    size_t excess;                   /* set.n - popcount(sig): words that share a bit with another */
     char *text;                      /* the first OV_EXPLAIN_CHARS bytes, for explain-the-match */
 };
 
@@ -207,6 +210,48 @@ static size_t utf8_cut(const char *s, size_t n, size_t max)
     return max;
 }
 
+/* Bits set in x (SWAR: no libgcc call where the CPU's popcnt is not assumed). */
+static unsigned bit_count(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* A 64-bit signature of a word set: one bit per word hash h, picked by the top
+ * bits of h mixed (word hashes that differ in one letter share their top
+ * bits; the mix spreads them). Two
+ * sets share at most popcount(sig_a & sig_b) + min(excess_a, excess_b) words,
+ * where excess is the number of a set's words whose bit another of its words
+ * already set: a word in both sets sets its bit in both signatures, and the
+ * shared words of a set map onto distinct bits but for at most its excess.
+ * That bound rules most remembered calls out before any merge of the sets. */
+static uint64_t word_sig(const struct text_set *set, size_t *excess)
+{
+    uint64_t sig = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        uint64_t h = set->v[i];
+        h ^= h >> 33;
+        h *= 0xFF51AFD7ED558CCDULL;            /* MurmurHash3's finaliser step */
+        h ^= h >> 33;
+        sig |= (uint64_t)1 << (h >> 58);
+    }
+    *excess = set->n - bit_count(sig);
+    return sig;
+}
+
+/* The id remembered calls of tool name carry: the one an earlier call of the
+ * same name has (every call of one name shares it), 0 when none is
+ * remembered. Comparing ids in the window replaces a strcmp per item. */
+static uint64_t tool_id(const struct overlay *ov, const char *name, uint64_t hash)
+{
+    for (size_t i = ov->nmem; i-- > 0;)
+        if (ov->mem[i].tool_hash == hash && strcmp(ov->mem[i].tool, name) == 0)
+            return ov->mem[i].tool_id;
+    return 0;
+}
+
 static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const char *tool, const char *text, size_t n)
 {
     const struct profile *p = ov->profile;
@@ -234,11 +279,23 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     char name[sizeof ov->mem->tool];
     snprintf(name, sizeof name, "%s", tool);
     uint64_t tool_hash = text_word_hash(name, strlen(name));
-    for (size_t i = 0; i < ov->nmem; i++) {
-        if (ov->mem[i].tool_hash != tool_hash || strcmp(ov->mem[i].tool, name) != 0)
+    uint64_t id = tool_id(ov, name, tool_hash);
+    size_t excess;
+    uint64_t sig = word_sig(&cur, &excess);
+    double share = sim / (1.0 + sim);
+    for (size_t i = 0; id && cur.n && i < ov->nmem; i++) {
+        const struct ov_item *past = &ov->mem[i];
+        if (past->tool_id != id)
+            continue;
+        /* Jaccard >= sim needs |A∩B| >= sim (|A| + |B|) / (1 + sim) (the test
+         * text_jaccard_at_least stops its merge by, with the same slack):
+         * when the signature bound falls short, the merge could only say no. */
+        double need = share * (double)(cur.n + past->set.n) - 1e-9;
+        size_t bound = bit_count(sig & past->sig) + (excess < past->excess ? excess : past->excess);
+        if ((double)bound < need)
             continue;
         double j;
-        if (cur.n && text_jaccard_at_least(&cur, &ov->mem[i].set, sim, &j)) {
+        if (text_jaccard_at_least(&cur, &past->set, sim, &j)) {
             if (!count++)
                 first = i;
             sum += j;
@@ -272,7 +329,10 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     it->at = now;
     memcpy(it->tool, name, sizeof name);
     it->tool_hash = tool_hash;
+    it->tool_id = id ? id : ++ov->next_tool_id;
     it->set = cur;
+    it->sig = sig;
+    it->excess = excess;
     size_t keep = utf8_cut(text, n, OV_EXPLAIN_CHARS);
     it->text = malloc(keep + 1);
     if (it->text) {

@@ -36,6 +36,7 @@ struct overlay {
     struct ov_item *mem;             /* the rumination window, oldest first: mem[0 .. nmem) */
     struct ov_item *memblock;        /* where mem lives; forgetting moves mem on, not the items */
     size_t nmem, capmem;
+    uint64_t next_tool_id;           /* the last tool id handed out (ov_item.tool_id) */
     cJSON *queued;                   /* advisories waiting for the next result */
     cJSON *last[DET_COUNT];          /* the last advisory of each detector, with what matched */
     struct guard_view view;          /* the shared guard, re-read every OV_VIEW_MS */

@@ -190,6 +190,7 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
     if (patterns) {
         r.pattern = list_of(rs, file, doc, patterns, "patterns", &r.npatterns);
         r.re = calloc((size_t)(r.npatterns ? r.npatterns : 1), sizeof *r.re);
+        r.jit = calloc((size_t)(r.npatterns ? r.npatterns : 1), 1);
         r.md = pcre2_match_data_create(1, NULL);
         for (int i = 0; r.re && i < r.npatterns; i++) {
             int err;
@@ -203,7 +204,9 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
                         (char *)msg, (size_t)off);
                 usable = 0;
             } else {
-                pcre2_jit_compile(r.re[i], PCRE2_JIT_COMPLETE);
+                int jit = pcre2_jit_compile(r.re[i], PCRE2_JIT_COMPLETE) == 0;
+                if (r.jit)
+                    r.jit[i] = (unsigned char)jit;
             }
         }
     }

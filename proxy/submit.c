@@ -86,6 +86,19 @@ static int ask_llm(const struct profile *p, const struct rule *r, const char *te
     return strstr(answer, "VIOLATES") != NULL;
 }
 
+int rules_quiet(const char *text, size_t n, int where, const char *tool)
+{
+    struct ruleset *rs = ruleset_current;
+    for (int i = 0; rs && i < rs->n; i++) {
+        const struct rule *r = &rs->v[i];
+        if (!applies(r, where, tool))
+            continue;
+        if (r->detector == RD_LLM || rule_match(r, text, n, NULL, 0) > 0)
+            return 0;
+    }
+    return 1;   /* nothing fired, so nothing was rewritten either: the text judged stays as it came */
+}
+
 cJSON *rules_judge(const struct profile *p, const char *text, int where, const char *tool)
 {
     struct ruleset *rs = ruleset_current;

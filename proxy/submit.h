@@ -12,6 +12,11 @@
  * annotations: [...], notes: [...], rewritten?: text}. */
 cJSON *rules_judge(const struct profile *p, const char *text, int where, const char *tool);
 
+/* 1 when rules_judge(p, text, where, tool) would find nothing: no active
+ * rule for where fires on text[0..n), and none of them is an llm rule (those
+ * are asked, so never taken as quiet). No allocation. */
+int rules_quiet(const char *text, size_t n, int where, const char *tool);
+
 int submit_message(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
 int submit_justification(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
 int submit_get_rules(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
