@@ -393,10 +393,18 @@ static int memo_init(struct memo *m, size_t cap)
     return m->v ? 0 : -1;
 }
 
+/* Where raw's probe starts. Word hashes (FNV-1a) are close in their low bits
+ * for words that differ in their last letters, so the slot is taken from the
+ * high bits of a multiplication (short probes, not long clusters). */
+static inline size_t memo_home(const struct memo *m, uint64_t raw)
+{
+    return (size_t)((raw * 0x9E3779B97F4A7C15ULL) >> 32) & m->mask;
+}
+
 /* The entry for raw, or the empty slot where it would go. */
 static inline struct memo_e *memo_find(const struct memo *m, uint64_t raw)
 {
-    size_t j = raw & m->mask;
+    size_t j = memo_home(m, raw);
     while (m->v[j].raw && m->v[j].raw != raw)
         j = (j + 1) & m->mask;
     return &m->v[j];
@@ -412,7 +420,7 @@ static struct memo_e *memo_slot(struct memo *m, uint64_t raw)
             return NULL;
         for (size_t i = 0; i <= m->mask; i++)
             if (m->v[i].raw) {
-                size_t j = m->v[i].raw & grown.mask;
+                size_t j = memo_home(&grown, m->v[i].raw);
                 while (grown.v[j].raw)
                     j = (j + 1) & grown.mask;
                 grown.v[j] = m->v[i];
