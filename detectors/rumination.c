@@ -671,7 +671,9 @@ struct pre {
 #ifndef LONG_RUNS
 #define LONG_RUNS 6           /* this many shared runs in a row (8 words) are a frame */
 #endif
-#define RING 16
+#define MARK_BACK 16          /* words a shared run marks back at most (a streak's first words are marked as it
+                                 reaches LONG_RUNS, so none further back is ever left unmarked) */
+#define RUN_BITS 16           /* the runs' bitset: 2^16 bits, a probe of the runs map only on a set bit */
 #define TYPO_MIN 5             /* stems this long match one edit away (a typo) */
 #ifndef TEMPLATE_SHARE
 #define TEMPLATE_SHARE 0.75    /* of the words other than names: the same question */
@@ -716,12 +718,16 @@ struct cur {
     size_t rest;              /* the item's content words outside shared runs */
     size_t nitem;             /* words of the item so far */
     int any_run;              /* the item shares a run with the prompt */
-    uint64_t r1, r2;          /* word hashes of the item's last two words */
-    struct pending {          /* the item's last RUN words, until their runs are known */
-        uint32_t k[PENDING_MAX];
-        unsigned n, content, framed;
-    } ring[RING];
+    uint64_t r1;              /* word hash of the item's last word */
+    uint64_t r21;             /* mix of the last two words' hashes: the next run's hash is mix(r21, word) */
+    uint64_t *rbits;          /* a bit per run hash (RUN_BITS of it): most item words start no prompt run */
     unsigned streak;          /* shared runs in a row ending at the item's last word */
+    /* The item's words, kept until its frame is known (only a frame needs
+     * them): per word its flags and where its keys start in lk. */
+    unsigned char *lf;        /* per word: LF_CONTENT, LF_FRAMED */
+    uint32_t *lo;             /* per word: start of its keys in lk; lo[nitem] ends the last */
+    uint32_t *lk;             /* the keys each word holds (at most PENDING_MAX a word) */
+    size_t capit, caplk, nlk;
     unsigned char *fr;        /* per word of the prompt: in a frame (scratch) */
     unsigned char *run_c;     /* per run: its content words */
 };
@@ -791,6 +797,10 @@ static void cur_free(struct cur *c)
     free(c->ri);
     free(c->fr);
     free(c->run_c);
+    free(c->rbits);
+    free(c->lf);
+    free(c->lo);
+    free(c->lk);
     free(c->names);
     map_free(&c->name3);
     free(c->memo.v);
@@ -892,6 +902,12 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
                 c->dk[d] = (uint32_t)c->ki[i];
         }
     }
+    c->rbits = calloc((1u << RUN_BITS) / 64, sizeof *c->rbits);
+    if (!c->rbits)
+        return -1;
+    for (size_t j = 0; j <= c->runs.mask; j++)
+        if (c->runs.k[j])
+            c->rbits[(c->runs.k[j] >> 40) & ((1u << RUN_BITS) / 64 - 1)] |= 1ULL << ((c->runs.k[j] >> 34) & 63);
     c->run_hit = calloc(c->runs.n + 1, sizeof *c->run_hit);
     c->run_c = calloc(c->runs.n + 1, 1);
     c->fr = malloc(m);
@@ -906,6 +922,14 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     return 0;
 }
 
+/* The keys one word of the item holds, as it is compared. */
+struct pending {
+    uint32_t k[PENDING_MAX];
+    unsigned n;
+};
+#define LF_CONTENT 1u
+#define LF_FRAMED 2u
+
 static inline void cur_hit(struct cur *c, struct pending *p, long k)
 {
     if (k < 0)
@@ -916,16 +940,6 @@ static inline void cur_hit(struct cur *c, struct pending *p, long k)
     }
     if (p->n < PENDING_MAX)
         p->k[p->n++] = (uint32_t)k;
-}
-
-/* A word of the item whose runs are all known. */
-static void item_settle(struct cur *c, const struct pending *p)
-{
-    if (p->framed)
-        return;
-    c->rest += p->content;
-    for (unsigned q = 0; q < p->n; q++)
-        c->hit_free[p->k[q]] = c->stamp;
 }
 
 /* The prompt's keys one word of the history holds on its own: its key, the
@@ -964,12 +978,8 @@ static void item_word(void *ctx, struct word *w)
 {
     struct cur *c = ctx;
     size_t j = c->nitem++;
-    struct pending *p = &c->ring[j % RING];
-    if (j >= RING)
-        item_settle(c, p);
+    struct pending pw, *p = &pw;
     p->n = 0;
-    p->framed = 0;
-    p->content = w->key || w->key2;
     struct memo_e *e = w->memo;
     if (w->key && e && e->nh != MEMO_UNKNOWN) {
         for (unsigned q = 0; q < e->nh; q++)
@@ -987,20 +997,37 @@ static void item_word(void *ctx, struct word *w)
         cur_hit(c, p, map_get(&c->keys, w->concept));
     if (w->name && w->key && !p->n && !(w->p3 && map_get(&c->name3, w->p3) >= 0))
         c->foreign = 1;           /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
+    /* logged for the frame: the word's keys and whether it is a content word */
+    if (c->nlk + p->n > c->caplk) {
+        size_t cap = c->caplk * 2 + PENDING_MAX;
+        uint32_t *v = realloc(c->lk, cap * sizeof *v);
+        if (!v) {
+            c->oom = 1;
+            p->n = 0;
+        } else {
+            c->lk = v;
+            c->caplk = cap;
+        }
+    }
+    c->lo[j] = (uint32_t)c->nlk;
+    memcpy(c->lk + c->nlk, p->k, p->n * sizeof *p->k);
+    c->nlk += p->n;
+    c->lf[j] = w->key || w->key2 ? LF_CONTENT : 0;
     if (j >= RUN - 1 && c->runs.n) {
-        long r = map_get(&c->runs, mix(mix(c->r2, c->r1), w->raw));
+        uint64_t h = mix(c->r21, w->raw);
+        long r = c->rbits[(h >> 40) & ((1u << RUN_BITS) / 64 - 1)] >> ((h >> 34) & 63) & 1 ? map_get(&c->runs, h) : -1;
         c->streak = r >= 0 ? c->streak + 1 : 0;
         if (r >= 0) {
             c->run_hit[r] = c->stamp;
             c->any_run = 1;
             size_t back = c->streak >= LONG_RUNS ? c->streak + RUN - 1 : c->run_c[r] <= FRAME_MAXC ? RUN : 0;
-            if (back > RING)
-                back = RING;
+            if (back > MARK_BACK)
+                back = MARK_BACK;
             for (size_t q = 0; q < back; q++)
-                c->ring[(j - q) % RING].framed = 1;
+                c->lf[j - q] |= LF_FRAMED;
         }
     }
-    c->r2 = c->r1;
+    c->r21 = mix(c->r1, w->raw);
     c->r1 = w->raw;
 }
 
@@ -1017,11 +1044,21 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->any_run = 0;
     c->foreign = 0;
     c->streak = 0;
-    c->r1 = c->r2 = 0;
-    if (each_word(s, n, tw, &c->memo, item_word, c) < 0)
+    c->r1 = 0;
+    c->r21 = mix(0, 0);
+    c->nlk = 0;
+    if (n + 1 > c->capit) {           /* every word holds at least one byte */
+        free(c->lf);
+        free(c->lo);
+        c->lf = malloc(n + 1);
+        c->lo = malloc((n + 1) * sizeof *c->lo);
+        c->capit = c->lf && c->lo ? n + 1 : 0;
+        if (!c->capit)
+            return -1;
+    }
+    if (each_word(s, n, tw, &c->memo, item_word, c) < 0 || c->oom)
         return -1;
-    for (size_t j = c->nitem > RING ? c->nitem - RING : 0; j < c->nitem; j++)
-        item_settle(c, &c->ring[j % RING]);
+    c->lo[c->nitem] = (uint32_t)c->nlk;
     int frame = 0;
     if (c->any_run) {
         memset(c->fr, 0, c->nw);
@@ -1054,6 +1091,15 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     if (!frame) {
         *sim = (double)c->shared / (double)c->keys.n;
         return 0;
+    }
+    /* The item's words outside its frame: how many are content words, and
+     * which keys they hold. */
+    for (size_t j = 0; j < c->nitem; j++) {
+        if (c->lf[j] & LF_FRAMED)
+            continue;
+        c->rest += c->lf[j] & LF_CONTENT;
+        for (uint32_t q = c->lo[j]; q < c->lo[j + 1]; q++)
+            c->hit_free[c->lk[q]] = stamp;
     }
     size_t have = 0, shared = 0;
     for (size_t i = 0; i < c->nw; i++) {
