@@ -249,6 +249,17 @@ static uint64_t lex_k[LEX_SIZE];
 static uint32_t lex_v[LEX_SIZE];
 static size_t lex_n;
 
+/* A bit for the last two stems of every phrase (mix of the two): most words
+ * that can end a phrase follow a word that ends none with them, and are
+ * ruled out by one bit instead of three lexicon probes. */
+#define PAIR_BITS 14
+static uint64_t lex_pair[(1u << PAIR_BITS) / 64];
+
+static inline size_t pair_bit(uint64_t h)
+{
+    return (size_t)(h >> (64 - PAIR_BITS));
+}
+
 static uint32_t lex_get(uint64_t k)
 {
     for (size_t j = k & (LEX_SIZE - 1); lex_k[j]; j = (j + 1) & (LEX_SIZE - 1))
@@ -309,11 +320,16 @@ static void lex_concept(const char *line, size_t n, void *ctx)
             b++;
         tw.n = 0;
         if (text_words(line + a, b - a, &tw) == 0 && tw.n >= 1 && tw.n <= PHRASE_MAX) {
-            uint64_t h = 0, last = 0;
+            uint64_t h = 0, last = 0, before = 0;
             for (size_t i = 0; i < tw.n; i++) {
                 const struct text_word *x = &tw.v[i];
+                before = last;
                 last = word_stem(line + a + x->start, x->end - x->start, x->hash, &w);
                 h = i ? mix(h, last) : last;
+            }
+            if (tw.n >= 2) {
+                size_t bit = pair_bit(mix(before, last));
+                lex_pair[bit / 64] |= 1ULL << (bit % 64);
             }
             uint32_t v = (*id + 1) << LEX_ID_SHIFT;
             if (tw.n == 1) {
@@ -362,6 +378,11 @@ static void word_lex(struct word *w, int stem_is_raw)
 /* A phrase of concepts.txt ending at w, given the words before it. */
 static void phrase_end(struct word *w, const struct phrase *ph)
 {
+    if (!ph->s1)
+        return;
+    size_t bit = pair_bit(mix(ph->s1, w->stem));
+    if (!(lex_pair[bit / 64] >> (bit % 64) & 1))
+        return;                     /* no phrase ends with these two stems */
     /* hashed as lex_concept hashes a phrase's stems */
     uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
     uint64_t n2 = ph->s1 ? mix(ph->s1, w->stem) : 0, n3 = p2 ? mix(p2, w->stem) : 0, n4 = p3 ? mix(p3, w->stem) : 0;
@@ -673,7 +694,7 @@ struct pre {
 #endif
 #define MARK_BACK 16          /* words a shared run marks back at most (a streak's first words are marked as it
                                  reaches LONG_RUNS, so none further back is ever left unmarked) */
-#define RUN_BITS 16           /* the runs' bitset: 2^16 bits, a probe of the runs map only on a set bit */
+#define RUN_BITS_MAX 16       /* the runs' bitset: up to 2^16 bits, a probe of the runs map only on a set bit */
 #define TYPO_MIN 5             /* stems this long match one edit away (a typo) */
 #ifndef TEMPLATE_SHARE
 #define TEMPLATE_SHARE 0.75    /* of the words other than names: the same question */
@@ -720,7 +741,8 @@ struct cur {
     int any_run;              /* the item shares a run with the prompt */
     uint64_t r1;              /* word hash of the item's last word */
     uint64_t r21;             /* mix of the last two words' hashes: the next run's hash is mix(r21, word) */
-    uint64_t *rbits;          /* a bit per run hash (RUN_BITS of it): most item words start no prompt run */
+    uint64_t *rbits;          /* a bit per run hash (its top bits): most item words end no run of the prompt */
+    unsigned rshift;          /* 64 - log2 of the bitset's size: about 64 bits a run, up to 2^RUN_BITS_MAX */
     unsigned streak;          /* shared runs in a row ending at the item's last word */
     /* The item's words, kept until its frame is known (only a frame needs
      * them): per word its flags and where its keys start in lk. */
@@ -902,12 +924,19 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
                 c->dk[d] = (uint32_t)c->ki[i];
         }
     }
-    c->rbits = calloc((1u << RUN_BITS) / 64, sizeof *c->rbits);
+    /* sized to the prompt: a short prompt (the usual) pays for a small one */
+    unsigned lg = 6;
+    while (lg < RUN_BITS_MAX && (1u << lg) < 64 * c->runs.n)
+        lg++;
+    c->rshift = 64 - lg;
+    c->rbits = calloc((1u << lg) / 64, sizeof *c->rbits);
     if (!c->rbits)
         return -1;
     for (size_t j = 0; j <= c->runs.mask; j++)
-        if (c->runs.k[j])
-            c->rbits[(c->runs.k[j] >> 40) & ((1u << RUN_BITS) / 64 - 1)] |= 1ULL << ((c->runs.k[j] >> 34) & 63);
+        if (c->runs.k[j]) {
+            uint64_t b = c->runs.k[j] >> c->rshift;
+            c->rbits[b / 64] |= 1ULL << (b % 64);
+        }
     c->run_hit = calloc(c->runs.n + 1, sizeof *c->run_hit);
     c->run_c = calloc(c->runs.n + 1, 1);
     c->fr = malloc(m);
@@ -1015,7 +1044,8 @@ static void item_word(void *ctx, struct word *w)
     c->lf[j] = w->key || w->key2 ? LF_CONTENT : 0;
     if (j >= RUN - 1 && c->runs.n) {
         uint64_t h = mix(c->r21, w->raw);
-        long r = c->rbits[(h >> 40) & ((1u << RUN_BITS) / 64 - 1)] >> ((h >> 34) & 63) & 1 ? map_get(&c->runs, h) : -1;
+        uint64_t b = h >> c->rshift;
+        long r = c->rbits[b / 64] >> (b % 64) & 1 ? map_get(&c->runs, h) : -1;
         c->streak = r >= 0 ? c->streak + 1 : 0;
         if (r >= 0) {
             c->run_hit[r] = c->stamp;
