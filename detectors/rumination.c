@@ -1151,7 +1151,15 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
 
 /* One history item's shape: {text, at}. With named, errors name the field
  * (history[3].at); without, the same checks run with no names written. */
-static int check_item(const cJSON *it, int i, int named, int64_t *at, kerr *e)
+/* A history item as validated: its text and time, kept so that comparing
+ * does not look them up and parse them again. */
+struct hitem {
+    const char *t;
+    size_t n;
+    int64_t at;
+};
+
+static int check_item(const cJSON *it, int i, int named, struct hitem *h, kerr *e)
 {
     static const char *const item_keys[] = {"text", "at", NULL};
     char f[48] = "", pre[48] = "", ft[48] = "", fa[48] = "";
@@ -1161,12 +1169,10 @@ static int check_item(const cJSON *it, int i, int named, int64_t *at, kerr *e)
         snprintf(ft, sizeof ft, "history[%d].text", i);
         snprintf(fa, sizeof fa, "history[%d].at", i);
     }
-    const char *t;
-    size_t tn;
     if (!cJSON_IsObject(it))
         return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at}", f);
-    if (det_known_keys(it, item_keys, pre, e) < 0 || det_string(it, "text", ft, 1, NULL, RUM_MAX_PROMPT, &t, &tn, e) < 0 ||
-        det_time(it, "at", fa, at, NULL, e) < 0)
+    if (det_known_keys(it, item_keys, pre, e) < 0 || det_string(it, "text", ft, 1, NULL, RUM_MAX_PROMPT, &h->t, &h->n, e) < 0 ||
+        det_time(it, "at", fa, &h->at, NULL, e) < 0)
         return -1;
     return 0;
 }
@@ -1199,19 +1205,25 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     /* Validate every item before doing any work. */
     int64_t prev = INT64_MIN, window_start = now_ms - (int64_t)window * 60000;
     int i = 0;
+    struct hitem *items = malloc(sizeof *items * (size_t)(hn ? hn : 1));
+    if (!items)
+        return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     for (const cJSON *it = hist->child; it; it = it->next, i++) {
-        int64_t at;
+        struct hitem *h = &items[i];
         /* Field names are written out only for an item that is at fault. */
-        if (check_item(it, i, 0, &at, e) < 0)
-            return check_item(it, i, 1, &at, e);
+        int bad = check_item(it, i, 0, h, e) < 0 ? check_item(it, i, 1, h, e) : 0;
         char fa[48];
-        if (at < prev || at > now_ms + RUM_SKEW_MS)
+        if (!bad && (h->at < prev || h->at > now_ms + RUM_SKEW_MS))
             snprintf(fa, sizeof fa, "history[%d].at", i);
-        if (at < prev)
-            return kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "history must be oldest first; %s is earlier than the item before it", fa);
-        if (at > now_ms + RUM_SKEW_MS)
-            return kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
-        prev = at;
+        if (!bad && h->at < prev)
+            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "history must be oldest first; %s is earlier than the item before it", fa);
+        else if (!bad && h->at > now_ms + RUM_SKEW_MS)
+            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
+        if (bad) {
+            free(items);
+            return bad;
+        }
+        prev = h->at;
     }
 
     struct text_words w = {0};
@@ -1223,15 +1235,11 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     int oom = !m || cur_init(&c, cur, cur_n, &w) < 0;
     size_t count = 0;
     double best = 0, sum = 0;
-    i = 0;
-    for (const cJSON *it = hist->child; it && !oom; it = it->next, i++) {
-        int64_t at;
-        tf_parse_rfc3339(cJSON_GetObjectItemCaseSensitive(it, "at")->valuestring, &at, NULL);
-        if (at < window_start)
+    for (i = 0; i < hn && !oom; i++) {
+        if (items[i].at < window_start)
             continue;
-        const char *tx = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
         double j;
-        if (similarity(&c, tx, strlen(tx), &w, (uint32_t)i + 1, &j) < 0) {
+        if (similarity(&c, items[i].t, items[i].n, &w, (uint32_t)i + 1, &j) < 0) {
             oom = 1;
             break;
         }
@@ -1244,6 +1252,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     }
     text_words_free(&w);
     cur_free(&c);
+    free(items);
     if (oom) {
         free(m);
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
