@@ -1039,7 +1039,8 @@ static void item_word(void *ctx, struct word *w)
         }
     }
     c->lo[j] = (uint32_t)c->nlk;
-    memcpy(c->lk + c->nlk, p->k, p->n * sizeof *p->k);
+    if (p->n)                 /* lk is NULL until some word holds a key */
+        memcpy(c->lk + c->nlk, p->k, p->n * sizeof *p->k);
     c->nlk += p->n;
     c->lf[j] = w->key || w->key2 ? LF_CONTENT : 0;
     if (j >= RUN - 1 && c->runs.n) {
