@@ -133,7 +133,8 @@ int wrap_run(const struct wrap_opts *o)
         struct pollfd pf[5];
         int np = 0, icin = -1, isout = -1, icout = -1, isin = -1;
         pf[np++] = (struct pollfd){sig_pipe[0], POLLIN, 0};
-        int room = r.cout.bytes < HIGH_WATER && r.sin.bytes < HIGH_WATER;
+        /* Answers held back behind a line passing through count too. */
+        int room = r.cout.bytes + r.cout.held_bytes < HIGH_WATER && r.sin.bytes < HIGH_WATER;
         if (phase == RUNNING && !client_eof && room)
             icin = np, pf[np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
         /* A line passing through waits in the pipe, not in keel, while the client is behind. */
