@@ -33,25 +33,28 @@
 #define CUT_MIN (64u << 10)
 #define REWRITTEN ((1u << PK_INITIALIZE) | (1u << PK_TOOLS_LIST) | (1u << PK_TOOLS_CALL) | (1u << PK_REPLAY))
 
-/* The line's top-level id, when all of it has been seen. */
-static int seen_id(const struct jstream *js, const char **id, size_t *idn)
+/* The line's top-level id: seen whole on the way, else, once the line has
+ * ended, read from its last bytes (where SDKs write it). */
+static int line_id(const struct relay *r, int ended, const char **id, size_t *idn)
 {
-    const struct jstream_slot *t = &js->top[JSCAN_ID];
-    if (!t->present || t->cut || t->end <= t->start || !jr_valid_raw_id(t->raw, t->rawn))
-        return 0;
-    *id = t->raw;
-    *idn = t->rawn;
-    return 1;
+    const struct jstream_slot *t = &r->cut.js.top[JSCAN_ID];
+    if (t->present && !t->cut && t->end > t->start && jr_valid_raw_id(t->raw, t->rawn)) {
+        *id = t->raw;
+        *idn = t->rawn;
+        return 1;
+    }
+    return ended && jscan_tail_id(r->cut.tail, r->cut.tail_n, id, idn) && jr_valid_raw_id(*id, *idn);
 }
 
-static void finish(struct relay *r)
+/* The line was passed on whole: its request is answered. */
+static void finish(struct relay *r, int ended)
 {
     outq_end(&r->cout);
     const char *id;
     size_t idn;
     int kind;
     void *data = NULL;
-    if (seen_id(&r->cut.js, &id, &idn) && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data))
+    if (line_id(r, ended, &id, &idn) && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data))
         relay_call_data_free(data);
     log_event(LOG_DEBUG, "message_cut_through", "bytes=%zu", r->cut.bytes);
     r->cut.on = 0;
@@ -68,18 +71,18 @@ static void answer_broken(struct relay *r, const char *id, size_t idn, const cha
 }
 
 /* The line broke after it began to pass: end it, and answer its request if
- * its id was seen; if not, the id may yet come at the end of the line. */
-static void abort_cut(struct relay *r, const char *why, const char *code)
+ * its id is known; if not, it may yet come at the end of the line. */
+static void abort_cut(struct relay *r, const char *why, const char *code, int ended)
 {
     outq_end(&r->cout);
     const char *id;
     size_t idn;
     log_event(LOG_WARN, "cut_through_broken", "reason=%s bytes=%zu", code, r->cut.bytes);
     r->cut.why = NULL;
-    if (seen_id(&r->cut.js, &id, &idn))
+    if (line_id(r, ended, &id, &idn))
         answer_broken(r, id, idn, why, code);
-    else
-        r->cut.why = why, r->cut.code = code, r->cut.tail_n = 0;
+    else if (!ended)
+        r->cut.why = why, r->cut.code = code;
     r->cut.on = 0;
 }
 
@@ -88,10 +91,28 @@ static void dropped(struct relay *r)
 {
     const char *id;
     size_t idn;
-    if (r->cut.why && jscan_tail_id(r->cut.tail, r->cut.tail_n, &id, &idn) && jr_valid_raw_id(id, idn))
+    if (r->cut.why && line_id(r, 1, &id, &idn))
         answer_broken(r, id, idn, r->cut.why, r->cut.code);
     r->cut.why = NULL;
     r->cut.dropping = 0;
+}
+
+/* 1 if p opens an object whose first member is one a JSON-RPC message
+ * starts with; a JSON logger's line ({"level":...}) does not. */
+static int opens_message(const char *p, size_t n)
+{
+    static const char *const first[] = {"\"jsonrpc\"", "\"id\"", "\"result\"", "\"error\""};
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+        i++;
+    if (i == n || p[i++] != '{')
+        return 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+        i++;
+    for (size_t k = 0; k < sizeof first / sizeof first[0]; k++)
+        if (n - i >= strlen(first[k]) && !memcmp(p + i, first[k], strlen(first[k])))
+            return 1;
+    return 0;
 }
 
 /* Should the line whose first n bytes are p (no newline among them) pass on
@@ -99,7 +120,7 @@ static void dropped(struct relay *r)
 static size_t cut_start(struct relay *r, const char *p, size_t n)
 {
     r->cut.declined = 1;                      /* looked at once per line */
-    if (r->up != UP || n >= r->o->max_message_bytes)
+    if (r->up != UP || n >= r->o->max_message_bytes || !opens_message(p, n))
         return 0;
     struct jstream *js = &r->cut.js;
     jstream_init(js);
@@ -107,9 +128,13 @@ static size_t cut_start(struct relay *r, const char *p, size_t n)
     if (jstream_feed(js, p, n, &used) < 0 || js->first != '{' || js->top[JSCAN_METHOD].present ||
         (!js->top[JSCAN_RESULT].present && !js->top[JSCAN_ERROR].present))
         return 0;
+    const struct jstream_slot *t = &js->top[JSCAN_ID];
     const char *id;
     size_t idn;
-    if (seen_id(js, &id, &idn)) {
+    if (t->present && t->cut)
+        return 0;                             /* an id too long to keep: held whole */
+    r->cut.tail_n = 0;
+    if (line_id(r, 0, &id, &idn)) {
         int kind = pending_kind(&r->pend, FROM_CLIENT, id, idn);
         if (kind >= 0 && (REWRITTEN >> kind & 1))
             return 0;
@@ -118,50 +143,58 @@ static size_t cut_start(struct relay *r, const char *p, size_t n)
     }
     r->cut.on = 1;
     r->cut.bytes = n;
+    r->cut.why = NULL;
+    frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, n);
     outq_part(&r->cout, p, n);
     return n;
 }
 
-/* The next n bytes of a line being passed on or discarded; how many are taken. */
+/* The next n bytes of a line being passed on or discarded; how many are taken.
+ * The line's last bytes are kept throughout, for an id written last. */
 static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
 {
     const char *nl = memchr(p, '\n', n);
-    size_t lim = nl ? (size_t)(nl - p) : n, used;
+    size_t lim = nl ? (size_t)(nl - p) : n, used, take = nl ? lim + 1 : n;
+    int ended = nl || eof;
+    frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
     if (r->cut.dropping) {
-        if (r->cut.why)
-            frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
-        if (nl || eof)
+        if (ended)
             dropped(r);
-        return nl ? lim + 1 : n;
+        return take;
     }
     size_t room = r->o->max_message_bytes - r->cut.bytes;
     int over = lim > room;
     if (jstream_feed(&r->cut.js, p, over ? room : lim, &used) < 0) {
         outq_part(&r->cout, p, used);
         r->cut.bytes += used;
-        abort_cut(r, "it is not valid JSON", "UPSTREAM_MALFORMED");
+        if (r->cut.js.trailing) {             /* a whole message, then more on its line */
+            log_event(LOG_WARN, "upstream_trailing_bytes", "bytes=%zu", lim - used);
+            finish(r, 0);
+        } else {
+            abort_cut(r, "it is not valid JSON", "UPSTREAM_MALFORMED", ended);
+        }
     } else if (over) {
         outq_part(&r->cout, p, room);
         r->cut.bytes += room;
-        abort_cut(r, "it exceeds --max-message-bytes", "MESSAGE_TOO_LARGE");
+        abort_cut(r, "it exceeds --max-message-bytes", "MESSAGE_TOO_LARGE", ended);
     } else {
-        outq_part(&r->cout, p, lim);
+        size_t fwd = nl && lim && p[lim - 1] == '\r' ? lim - 1 : lim;   /* the line's CR stays behind */
+        outq_part(&r->cout, p, fwd);
         r->cut.bytes += lim;
-        if (!nl && !eof)
+        if (!ended)
             return n;
         if (jstream_end(&r->cut.js))
-            finish(r);
+            finish(r, 1);
         else
-            abort_cut(r, nl ? "the line ended before the JSON did" : "the upstream's output ended", "UPSTREAM_MALFORMED");
-        return nl ? lim + 1 : n;
+            abort_cut(r, nl ? "the line ended before the JSON did" : "the upstream's output ended", "UPSTREAM_MALFORMED",
+                      1);
+        return take;
     }
-    if (nl || eof) {                          /* it broke on its last bytes */
-        frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
-        dropped(r);
-    } else {
+    if (!ended)
         r->cut.dropping = 1;                  /* the rest of the line goes nowhere */
-    }
-    return nl ? lim + 1 : n;
+    else
+        r->cut.why = NULL;                    /* ended here: answered above if it could be */
+    return take;
 }
 
 int relay_server_drain(struct relay *r)
@@ -202,7 +235,7 @@ int relay_server_drain(struct relay *r)
 void relay_server_closed(struct relay *r)
 {
     if (r->cut.on)
-        abort_cut(r, "the upstream's output ended", "UPSTREAM_MALFORMED");
+        abort_cut(r, "the upstream's output ended", "UPSTREAM_MALFORMED", 1);
     if (r->cut.dropping)
         dropped(r);
     r->cut.declined = 0;

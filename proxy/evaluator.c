@@ -70,6 +70,8 @@ static int load_curl(char *why, size_t why_n)
 #undef X
         if (state == 1)
             cu.global_init(CURL_GLOBAL_DEFAULT);
+        else if (lib)
+            dlclose(lib);                  /* a libcurl without what keel calls */
     }
     if (state < 0)
         snprintf(why, why_n, "libcurl (libcurl.so.4) could not be loaded; install the libcurl4 package");

@@ -194,7 +194,7 @@ void jstream_init(struct jstream *j)
     /* The bit stack and the raw buffers are written before they are read. */
     j->depth = 0;
     j->st = JS_VALUE;
-    j->sub = j->inkey = j->keyn = 0;
+    j->sub = j->inkey = j->keyn = j->trailing = 0;
     j->lit = NULL;
     j->off = j->cap_from = j->key_from = 0;
     j->slot = j->next_slot = -1;
@@ -357,8 +357,10 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                 i++;
                 continue;
             }
-            if (j->st == JS_DONE)
+            if (j->st == JS_DONE) {
+                j->trailing = 1;
                 goto bad;
+            }
             {
                 int obj = (j->stack[(j->depth - 1) / 64] >> ((j->depth - 1) % 64)) & 1;
                 if (c == ',') {

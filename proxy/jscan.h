@@ -57,6 +57,7 @@ struct jstream {
     uint64_t stack[JSCAN_MAX_DEPTH / 64];   /* open containers, 1 = object */
     int depth;
     unsigned char st, sub, inkey, keyn;
+    unsigned char trailing;         /* the error was more text after a whole value */
     const char *lit;
     size_t off;                     /* bytes fed so far */
     size_t cap_from, key_from;      /* within the piece being fed */

@@ -183,7 +183,7 @@ int wrap_run(const struct wrap_opts *o)
                  * take what it wrote, then stop listening and end the group. */
                 int fl = fcntl(r.child.out_fd, F_GETFL);
                 fcntl(r.child.out_fd, F_SETFL, fl | O_NONBLOCK);
-                while (relay_server_drain(&r) != FRAME_EOF && frame_fill(&r.sout) > 0)
+                while (relay_server_drain(&r) != FRAME_EOF && frame_fill(&r.sout) >= 0)   /* 0: the end, drained next */
                     ;
                 kill(-r.child.pid, SIGKILL);
                 relay_server_closed(&r);

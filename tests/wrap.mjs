@@ -183,6 +183,22 @@ async function handshake(k) {
     ok(r.id === id && r.error && r.error.data.code === 'UPSTREAM_MALFORMED',
       `and its request gets an error${idlast ? ', the id read from the end of the line' : ''}`, r);
   }
+  k.send(call(31, 'trickle', { kb: 256, ms: 100, end: 'badsplit', idlast: true }));
+  await k.next();
+  r = JSON.parse(await k.next());
+  ok(r.id === 31 && r.error && r.error.data.code === 'UPSTREAM_MALFORMED',
+    'a line that breaks before its id, the id finished in a later write: still answered', r);
+  k.send(call(32, 'trickle', { kb: 256, ms: 100, end: 'trailing' }));
+  r = JSON.parse(await k.next());
+  ok(r.id === 32 && r.result && r.result.content[0].text.length === 256 << 10,
+    'a whole result followed by more text on its line: the result arrives, the rest is dropped', r.id);
+  r = await k.ask(call(33, 'biglog'));
+  ok(r.id === 33 && r.result.content[0].text === 'logged' && /upstream stdout \(not JSON-RPC, diverted\)/.test(k.stderr),
+    'a 100 KiB JSON log line on the server\'s stdout is diverted, not passed on', r);
+  const longId = 'x'.repeat(70);
+  k.send(call(longId, 'trickle', { kb: 128, ms: 50, end: 'ok' }));
+  r = JSON.parse(await k.next());
+  ok(r.id === longId && r.result, 'a large result for a 70-byte id', r.id);
   r = await k.ask({ jsonrpc: '2.0', id: 5, method: 'ping' });
   ok(r.id === 5 && r.result, 'the relay goes on after broken large lines', r);
   k.send(call(6, 'trickle', { kb: 256, ms: 100, end: 'die' }));
@@ -191,6 +207,7 @@ async function handshake(k) {
   ok(broken.length >= 256 << 10 && r.id === 6 && r.error, 'the upstream exits mid-line: the line is cut off and its request answered', r);
   const ex = await k.exited;
   ok(ex.code === 6, 'and keel exits with the upstream\'s status', ex);
+  ok(!k.lines.some((l) => l.includes(longId)), 'the 70-byte id was answered once: nothing more for it when the upstream exits', k.lines.length);
 }
 {
   const k = wrap('normal', ['--overlay', 'none', '--max-message-bytes', '1M']);
