@@ -44,9 +44,7 @@
 #define RUM_MAX_PROMPT 8000
 #define RUM_MAX_HISTORY 500
 #define RUM_SKEW_MS 60000   /* history may be this far in the future (clock skew) */
-#ifndef RUM_SIM_DEFAULT
 #define RUM_SIM_DEFAULT 0.25
-#endif
 
 struct match {
     size_t index;
@@ -602,23 +600,9 @@ static void words_ascii(const char *text, size_t n, struct memo *m, word_fn fn, 
     }
 }
 
-static int all_ascii(const char *s, size_t n)
-{
-    size_t i = 0;
-    uint64_t acc = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        acc |= x;
-    }
-    for (; i < n; i++)
-        acc |= (unsigned char)s[i];
-    return (acc & 0x8080808080808080ULL) == 0;
-}
-
 static int each_word(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx)
 {
-    if (all_ascii(s, n)) {
+    if (text_ascii_prefix(s, n) == n) {
         words_ascii(s, n, m, fn, ctx);
         return 0;
     }
@@ -686,19 +670,13 @@ struct pre {
 #define PREFIX_MIN 4
 #define RUN 3                /* a shared run of this many words is a frame */
 #define PENDING_MAX 8
-#ifndef FRAME_MAXC
 #define FRAME_MAXC 1          /* a run with at most this many content words is a frame */
-#endif
-#ifndef LONG_RUNS
 #define LONG_RUNS 6           /* this many shared runs in a row (8 words) are a frame */
-#endif
 #define MARK_BACK 16          /* words a shared run marks back at most (a streak's first words are marked as it
                                  reaches LONG_RUNS, so none further back is ever left unmarked) */
 #define RUN_BITS_MAX 16       /* the runs' bitset: up to 2^16 bits, a probe of the runs map only on a set bit */
 #define TYPO_MIN 5             /* stems this long match one edit away (a typo) */
-#ifndef TEMPLATE_SHARE
 #define TEMPLATE_SHARE 0.75    /* of the words other than names: the same question */
-#endif
 
 /* The current prompt, prepared once for comparing with every history item. */
 struct cur {

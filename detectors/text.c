@@ -21,8 +21,7 @@
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
 
-/* The length of s's leading run of ASCII, eight bytes at a time. */
-static size_t ascii_prefix(const char *s, size_t n)
+size_t text_ascii_prefix(const char *s, size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -38,13 +37,13 @@ static size_t ascii_prefix(const char *s, size_t n)
 
 int text_valid_utf8(const char *s, size_t n)
 {
-    size_t a = ascii_prefix(s, n);   /* ASCII is UTF-8: only the rest needs checking */
+    size_t a = text_ascii_prefix(s, n);   /* ASCII is UTF-8: only the rest needs checking */
     return a == n || u8_check((const uint8_t *)s + a, n - a) == NULL;
 }
 
 size_t text_char_count(const char *s, size_t n)
 {
-    size_t a = ascii_prefix(s, n);
+    size_t a = text_ascii_prefix(s, n);
     return a + (a < n ? u8_mbsnlen((const uint8_t *)s + a, n - a) : 0);
 }
 
@@ -226,10 +225,7 @@ static int ascii_words(const uint8_t *s, size_t n, struct text_words *out)
 
 int text_words(const char *str, size_t n, struct text_words *out)
 {
-    size_t k = 0;
-    while (k < n && (unsigned char)str[k] < 0x80)
-        k++;
-    if (k == n)
+    if (text_ascii_prefix(str, n) == n)
         return ascii_words((const uint8_t *)str, n, out);
     return text_words_unicode(str, n, out);
 }

@@ -33,6 +33,8 @@ struct text_set {
 };
 
 /* 1 if s[0..n) is valid UTF-8. */
+/* The length of s's leading run of ASCII bytes, eight bytes at a time. */
+size_t text_ascii_prefix(const char *s, size_t n);
 int text_valid_utf8(const char *s, size_t n);
 
 /* Number of Unicode code points in valid UTF-8. */

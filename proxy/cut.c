@@ -33,12 +33,19 @@
 #define CUT_MIN (64u << 10)
 #define REWRITTEN ((1u << PK_INITIALIZE) | (1u << PK_TOOLS_LIST) | (1u << PK_TOOLS_CALL) | (1u << PK_REPLAY))
 
+/* 1 if the line's top-level id went by whole. */
+static int id_seen(const struct jstream *js)
+{
+    const struct jstream_slot *t = &js->top[JSCAN_ID];
+    return t->present && !t->cut && t->end > t->start;
+}
+
 /* The line's top-level id: seen whole on the way, else, once the line has
  * ended, read from its last bytes (where SDKs write it). */
 static int line_id(const struct relay *r, int ended, const char **id, size_t *idn)
 {
     const struct jstream_slot *t = &r->cut.js.top[JSCAN_ID];
-    if (t->present && !t->cut && t->end > t->start && jr_valid_raw_id(t->raw, t->rawn)) {
+    if (id_seen(&r->cut.js) && jr_valid_raw_id(t->raw, t->rawn)) {
         *id = t->raw;
         *idn = t->rawn;
         return 1;
@@ -156,7 +163,8 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
     const char *nl = memchr(p, '\n', n);
     size_t lim = nl ? (size_t)(nl - p) : n, used, take = nl ? lim + 1 : n;
     int ended = nl || eof;
-    frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
+    if (!id_seen(&r->cut.js))                 /* the tail is wanted only for an id not seen yet */
+        frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
     if (r->cut.dropping) {
         if (ended)
             dropped(r);
