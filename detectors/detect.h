@@ -15,7 +15,9 @@
 
 /* The signature of every keel tool implementation. now_ms/offset_s is the
  * caller's clock reading; detectors that take time from their arguments
- * ignore it. On success *out is the structured result. */
+ * ignore it. On success *out is the structured result. *out may borrow
+ * strings from args (check_rumination quotes the similar prompts by
+ * reference, not by copy): delete *out before args. */
 typedef int (*detector_fn)(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
 
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);

@@ -103,18 +103,35 @@ static uint64_t del_hash(const char *s, size_t n, size_t i)
 
 /* What a word of the history found when it was first compared, in one call:
  * a word seen again (most are) costs a table probe, not a stem, lexicon
- * lookups, prefix chains and typo probes. Keyed by the word's hash. */
-#define MEMO_HITS 8
-#define MEMO_UNKNOWN 0xFF
-struct memo_e {
-    uint64_t raw, stem, key, p3;
-    uint32_t vs, slen;
-    uint32_t hit[MEMO_HITS];     /* the prompt's key indices it holds */
-    uint8_t nh;                  /* how many, or MEMO_UNKNOWN */
+ * lookups, prefix chains and typo probes. Keyed by the word's hash. The
+ * table's slots are 16 bytes, so the few thousand distinct words of a long
+ * history stay in cache; what a seen word also needs (its stem and key) is in
+ * a dense array by entry number, and the rest further out. */
+#define MS_CONTENT 1u        /* a content word (its key is not 0) */
+#define MS_END 2u            /* the last word of some phrase (LEX_END) */
+#define MS_KNOWN 4u          /* its hits are known */
+#define MS_NH_SHIFT 3        /* bits 3-6: how many hits (at most PENDING_MAX) */
+#define MS_E_SHIFT 8         /* bits 8-31: entry number */
+struct mslot {
+    uint64_t raw;            /* the word's hash; 0: empty */
+    uint32_t hit;            /* its first hit: a key index of the prompt */
+    uint32_t meta;           /* entry number, hit count and MS_* flags */
+};
+struct mhot {
+    uint64_t stem, key;
+};
+struct mcold {
+    uint64_t p3;             /* hash of the stem's first 3 bytes, 0 if shorter */
+    uint32_t more;           /* its hits after the first, from here in pool */
 };
 struct memo {
-    struct memo_e *v;
+    struct mslot *s;
     size_t mask, n;
+    struct mhot *hot;
+    struct mcold *cold;
+    size_t cape;
+    uint32_t *pool;
+    size_t npool, cappool;
 };
 
 /* One word as the comparison sees it. */
@@ -130,7 +147,7 @@ struct word {
     char sb[STEM_MAX];  /* the stem's bytes (ASCII stems only), for typos */
     uint32_t vs;        /* the lexicon's flags for the stem (LEX_*) */
     uint64_t p3;        /* hash of the stem's first 3 bytes, 0 if shorter */
-    struct memo_e *memo;   /* what comparing this word found before, in this call */
+    struct mslot *slot;   /* what comparing this word found before, in this call */
     uint64_t ph[STEM_MAX];   /* ph[i]: hash of the stem's first i+1 bytes */
 };
 
@@ -406,67 +423,94 @@ static inline void word_phrase(struct word *w, struct phrase *ph)
 
 static int memo_init(struct memo *m, size_t cap)
 {
-    m->v = calloc(cap, sizeof *m->v);
+    memset(m, 0, sizeof *m);
+    m->s = calloc(cap, sizeof *m->s);
     m->mask = cap - 1;
-    m->n = 0;
-    return m->v ? 0 : -1;
+    return m->s ? 0 : -1;
+}
+
+static void memo_free(struct memo *m)
+{
+    free(m->s);
+    free(m->hot);
+    free(m->cold);
+    free(m->pool);
 }
 
 /* Where raw's probe starts. Word hashes (FNV-1a) are close in their low bits
  * for words that differ in their last letters, so the slot is taken from the
  * high bits of a multiplication (short probes, not long clusters). */
-static inline size_t memo_home(const struct memo *m, uint64_t raw)
+static inline size_t memo_home(size_t mask, uint64_t raw)
 {
-    return (size_t)((raw * 0x9E3779B97F4A7C15ULL) >> 32) & m->mask;
+    return (size_t)((raw * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
 
-/* The entry for raw, or the empty slot where it would go. */
-static inline struct memo_e *memo_find(const struct memo *m, uint64_t raw)
+/* The slot of raw, or the empty slot where it would go. */
+static inline struct mslot *memo_find(const struct memo *m, uint64_t raw)
 {
-    size_t j = memo_home(m, raw);
-    while (m->v[j].raw && m->v[j].raw != raw)
+    size_t j = memo_home(m->mask, raw);
+    while (m->s[j].raw && m->s[j].raw != raw)
         j = (j + 1) & m->mask;
-    return &m->v[j];
+    return &m->s[j];
 }
 
-/* The slot for a new entry raw, the table grown first when half full; NULL
- * when memory runs out (the word is then analysed without one). */
-static struct memo_e *memo_slot(struct memo *m, uint64_t raw)
+/* Remembers w (its stem, key and name prefix; hits to come), the table grown
+ * first when 7/10 full; NULL when memory runs out (the word is then compared
+ * without one). */
+static struct mslot *memo_add(struct memo *m, const struct word *w)
 {
-    if ((m->n + 1) * 2 > m->mask + 1) {
-        struct memo grown;
-        if (memo_init(&grown, (m->mask + 1) * 2) < 0)
+    if ((m->n + 1) * 10 > (m->mask + 1) * 7) {
+        size_t cap = (m->mask + 1) * 2;
+        struct mslot *v = calloc(cap, sizeof *v);
+        if (!v)
             return NULL;
         for (size_t i = 0; i <= m->mask; i++)
-            if (m->v[i].raw) {
-                size_t j = memo_home(&grown, m->v[i].raw);
-                while (grown.v[j].raw)
-                    j = (j + 1) & grown.mask;
-                grown.v[j] = m->v[i];
-                grown.n++;
+            if (m->s[i].raw) {
+                size_t j = memo_home(cap - 1, m->s[i].raw);
+                while (v[j].raw)
+                    j = (j + 1) & (cap - 1);
+                v[j] = m->s[i];
             }
-        free(m->v);
-        *m = grown;
+        free(m->s);
+        m->s = v;
+        m->mask = cap - 1;
     }
-    return memo_find(m, raw);
+    if (m->n == m->cape) {
+        size_t cap = m->cape ? m->cape * 2 : 256;
+        struct mhot *h = realloc(m->hot, cap * sizeof *h);
+        if (h)
+            m->hot = h;
+        struct mcold *c = h ? realloc(m->cold, cap * sizeof *c) : NULL;
+        if (!c)
+            return NULL;
+        m->cold = c;
+        m->cape = cap;
+    }
+    struct mslot *sl = memo_find(m, w->raw);
+    size_t e = m->n++;
+    m->hot[e] = (struct mhot){w->stem, w->key};
+    m->cold[e] = (struct mcold){w->p3, 0};
+    *sl = (struct mslot){w->raw, 0, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0)};
+    return sl;
 }
 
 /* w's stem, key and flags: from the memo when the word was seen before,
- * else by stem(w) and the lexicon, remembered. */
-#define ANALYSE(w, m, stem_expr, stem_is_raw)                                                                   \
-    do {                                                                                                        \
-        struct memo_e *e_ = (m) && (m)->v && (w).raw ? memo_find((m), (w).raw) : NULL;                          \
-        if (e_ && e_->raw == (w).raw) {                                                                         \
-            (w).stem = e_->stem, (w).key = e_->key, (w).vs = e_->vs, (w).slen = e_->slen, (w).p3 = e_->p3;     \
-        } else {                                                                                                \
-            (w).stem = (stem_expr);                                                                             \
-            word_lex(&(w), (stem_is_raw));                                                                      \
-            if (e_ && (e_ = memo_slot((m), (w).raw))) {                                                         \
-                *e_ = (struct memo_e){(w).raw, (w).stem, (w).key, (w).p3, (w).vs, (w).slen, {0}, MEMO_UNKNOWN}; \
-                (m)->n++;                                                                                       \
-            }                                                                                                   \
-        }                                                                                                       \
-        (w).memo = e_;                                                                                          \
+ * else by stem(w) and the lexicon, remembered. A seen word's lexicon flags
+ * are only LEX_END (all that is asked of them after); its stem length and
+ * prefix hashes are not filled in (its hits are known). */
+#define ANALYSE(w, m, stem_expr, stem_is_raw)                                                        \
+    do {                                                                                             \
+        struct mslot *s_ = (m) && (m)->s && (w).raw ? memo_find((m), (w).raw) : NULL;                \
+        if (s_ && s_->raw == (w).raw) {                                                              \
+            const struct mhot *h_ = &(m)->hot[s_->meta >> MS_E_SHIFT];                               \
+            (w).stem = h_->stem, (w).key = h_->key, (w).vs = s_->meta & MS_END ? LEX_END : 0;        \
+        } else {                                                                                     \
+            (w).stem = (stem_expr);                                                                  \
+            word_lex(&(w), (stem_is_raw));                                                           \
+            if (s_)                                                                                  \
+                s_ = memo_add((m), &(w));                                                            \
+        }                                                                                            \
+        (w).slot = s_;                                                                               \
     } while (0)
 
 typedef void (*word_fn)(void *ctx, struct word *w);
@@ -490,7 +534,7 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
         w.name = 0;
         w.slen = 0;
         int ideo = ideograph(a, l);
-        w.memo = NULL;
+        w.slot = NULL;
         if (ideo) {
             w.stem = w.key = mix(x->hash, 7);
             w.concept = 0;
@@ -687,7 +731,8 @@ struct cur {
     uint64_t *ph;             /* prefix hashes of the stems in pre */
     size_t nph, capph;
     uint32_t *hit;            /* per key: stamp of the last item that held it */
-    uint32_t *hit_free;       /* per key: ... held it outside a shared run */
+    uint32_t *nfree;          /* per key: how many words of the item hold it outside a shared run (valid
+                                 while hit is this item's stamp) */
     uint32_t *seen;           /* per key: counted for this item */
     struct map runs;          /* hashes of the prompt's runs of RUN words -> index */
     uint32_t *run_hit;        /* per run: stamp of the last item that holds it */
@@ -722,12 +767,13 @@ struct cur {
     uint64_t *rbits;          /* a bit per run hash (its top bits): most item words end no run of the prompt */
     unsigned rshift;          /* 64 - log2 of the bitset's size: about 64 bits a run, up to 2^RUN_BITS_MAX */
     unsigned streak;          /* shared runs in a row ending at the item's last word */
-    /* The item's words, kept until its frame is known (only a frame needs
-     * them): per word its flags and where its keys start in lk. */
-    unsigned char *lf;        /* per word: LF_CONTENT, LF_FRAMED */
-    uint32_t *lo;             /* per word: start of its keys in lk; lo[nitem] ends the last */
-    uint32_t *lk;             /* the keys each word holds (at most PENDING_MAX a word) */
-    size_t capit, caplk, nlk;
+    /* The item's last words, until no shared run can reach back to them:
+     * its flags and the keys it holds, taken back out when it is framed. */
+    struct rword {
+        unsigned char flags;  /* LF_CONTENT, LF_FRAMED */
+        unsigned char n;
+        uint32_t k[PENDING_MAX];
+    } ring[MARK_BACK];
     unsigned char *fr;        /* per word of the prompt: in a frame (scratch) */
     unsigned char *run_c;     /* per run: its content words */
 };
@@ -788,7 +834,7 @@ static void cur_free(struct cur *c)
     free(c->pre);
     free(c->ph);
     free(c->hit);
-    free(c->hit_free);
+    free(c->nfree);
     free(c->seen);
     map_free(&c->runs);
     free(c->run_hit);
@@ -798,12 +844,9 @@ static void cur_free(struct cur *c)
     free(c->fr);
     free(c->run_c);
     free(c->rbits);
-    free(c->lf);
-    free(c->lo);
-    free(c->lk);
     free(c->names);
     map_free(&c->name3);
-    free(c->memo.v);
+    memo_free(&c->memo);
     map_free(&c->dels);
     free(c->dk);
     free(c->sbytes);
@@ -862,12 +905,12 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
             c->p4.v[j] = first[c->p4.v[j]];
     free(first);
     c->hit = calloc(c->keys.n + 1, sizeof *c->hit);
-    c->hit_free = calloc(c->keys.n + 1, sizeof *c->hit_free);
+    c->nfree = calloc(c->keys.n + 1, sizeof *c->nfree);
     c->seen = calloc(c->keys.n + 1, sizeof *c->seen);
     c->ki = malloc(m * sizeof *c->ki);
     c->ki2 = malloc(m * sizeof *c->ki2);
     c->ri = malloc(m * sizeof *c->ri);
-    if (!c->hit || !c->hit_free || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
+    if (!c->hit || !c->nfree || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
         return -1;
     c->names = malloc(m * sizeof *c->names);
     if (!c->names || map_init(&c->name3, m) < 0)
@@ -937,16 +980,40 @@ struct pending {
 #define LF_CONTENT 1u
 #define LF_FRAMED 2u
 
+/* Remembers the hits of the word in slot sl. */
+static int memo_hits(struct memo *m, struct mslot *sl, const struct pending *p)
+{
+    if (p->n > 1 && m->npool + p->n - 1 > m->cappool) {
+        size_t cap = m->cappool ? m->cappool * 2 : 256;
+        uint32_t *v = realloc(m->pool, cap * sizeof *v);
+        if (!v)
+            return -1;
+        m->pool = v;
+        m->cappool = cap;
+    }
+    if (p->n > 1) {
+        m->cold[sl->meta >> MS_E_SHIFT].more = (uint32_t)m->npool;
+        memcpy(m->pool + m->npool, p->k + 1, (p->n - 1) * sizeof *p->k);
+        m->npool += p->n - 1;
+    }
+    sl->hit = p->n ? p->k[0] : 0;
+    sl->meta |= MS_KNOWN | (uint32_t)p->n << MS_NH_SHIFT;
+    return 0;
+}
+
 static inline void cur_hit(struct cur *c, struct pending *p, long k)
 {
     if (k < 0)
         return;
     if (c->hit[k] != c->stamp) {
         c->hit[k] = c->stamp;
+        c->nfree[k] = 0;
         c->shared++;
     }
-    if (p->n < PENDING_MAX)
+    if (p->n < PENDING_MAX) {
         p->k[p->n++] = (uint32_t)k;
+        c->nfree[k]++;
+    }
 }
 
 /* The prompt's keys one word of the history holds on its own: its key, the
@@ -980,49 +1047,31 @@ static void word_hits(struct cur *c, struct pending *p, const struct word *w)
     }
 }
 
-/* One word of a history item: marks the current prompt's keys it holds. */
-static void item_word(void *ctx, struct word *w)
+/* The item's word j is in a frame: it and its keys no longer count. */
+static inline void frame_word(struct cur *c, size_t j)
 {
-    struct cur *c = ctx;
+    struct rword *r = &c->ring[j % MARK_BACK];
+    if (r->flags & LF_FRAMED)
+        return;
+    r->flags |= LF_FRAMED;
+    c->rest -= r->flags & LF_CONTENT;
+    for (unsigned q = 0; q < r->n; q++)
+        c->nfree[r->k[q]]--;
+}
+
+/* After a word of the item has marked its keys (p): kept in the ring for
+ * the frame; the shared run of RUN words it ends, if any, frames them. */
+static inline void item_step(struct cur *c, const struct pending *p, int content, uint64_t raw)
+{
     size_t j = c->nitem++;
-    struct pending pw, *p = &pw;
-    p->n = 0;
-    struct memo_e *e = w->memo;
-    if (w->key && e && e->nh != MEMO_UNKNOWN) {
-        for (unsigned q = 0; q < e->nh; q++)
-            cur_hit(c, p, (long)e->hit[q]);
-    } else if (w->key) {
-        word_hits(c, p, w);
-        if (e) {                  /* remembered for the next time the word comes */
-            e->nh = (uint8_t)(p->n < MEMO_HITS ? p->n : MEMO_HITS);
-            memcpy(e->hit, p->k, e->nh * sizeof *e->hit);
-        }
-    }
-    if (w->key2)
-        cur_hit(c, p, map_get(&c->keys, w->key2));
-    if (w->concept)
-        cur_hit(c, p, map_get(&c->keys, w->concept));
-    if (w->name && w->key && !p->n && !(w->p3 && map_get(&c->name3, w->p3) >= 0))
-        c->foreign = 1;           /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
-    /* logged for the frame: the word's keys and whether it is a content word */
-    if (c->nlk + p->n > c->caplk) {
-        size_t cap = c->caplk * 2 + PENDING_MAX;
-        uint32_t *v = realloc(c->lk, cap * sizeof *v);
-        if (!v) {
-            c->oom = 1;
-            p->n = 0;
-        } else {
-            c->lk = v;
-            c->caplk = cap;
-        }
-    }
-    c->lo[j] = (uint32_t)c->nlk;
-    if (p->n)                 /* lk is NULL until some word holds a key */
-        memcpy(c->lk + c->nlk, p->k, p->n * sizeof *p->k);
-    c->nlk += p->n;
-    c->lf[j] = w->key || w->key2 ? LF_CONTENT : 0;
+    struct rword *rw = &c->ring[j % MARK_BACK];
+    rw->flags = content ? LF_CONTENT : 0;
+    rw->n = (unsigned char)p->n;
+    for (unsigned q = 0; q < p->n; q++)
+        rw->k[q] = p->k[q];
+    c->rest += rw->flags;
     if (j >= RUN - 1 && c->runs.n) {
-        uint64_t h = mix(c->r21, w->raw);
+        uint64_t h = mix(c->r21, raw);
         uint64_t b = h >> c->rshift;
         long r = c->rbits[b / 64] >> (b % 64) & 1 ? map_get(&c->runs, h) : -1;
         c->streak = r >= 0 ? c->streak + 1 : 0;
@@ -1033,11 +1082,43 @@ static void item_word(void *ctx, struct word *w)
             if (back > MARK_BACK)
                 back = MARK_BACK;
             for (size_t q = 0; q < back; q++)
-                c->lf[j - q] |= LF_FRAMED;
+                frame_word(c, j - q);
         }
     }
-    c->r21 = mix(c->r1, w->raw);
-    c->r1 = w->raw;
+    c->r21 = mix(c->r1, raw);
+    c->r1 = raw;
+}
+
+/* One word of a history item: marks the current prompt's keys it holds. */
+static void item_word(void *ctx, struct word *w)
+{
+    struct cur *c = ctx;
+    struct pending pw, *p = &pw;
+    p->n = 0;
+    struct mslot *e = w->slot;
+    uint64_t p3 = w->p3;
+    if (w->key && e && (e->meta & MS_KNOWN)) {
+        unsigned nh = e->meta >> MS_NH_SHIFT & 15;
+        if (nh) {
+            cur_hit(c, p, (long)e->hit);
+            const uint32_t *more = c->memo.pool + c->memo.cold[e->meta >> MS_E_SHIFT].more;
+            for (unsigned q = 1; q < nh; q++)
+                cur_hit(c, p, (long)more[q - 1]);
+        }
+        if (w->name)
+            p3 = c->memo.cold[e->meta >> MS_E_SHIFT].p3;
+    } else if (w->key) {
+        word_hits(c, p, w);
+        if (e && memo_hits(&c->memo, e, p) < 0)    /* remembered for the next time the word comes */
+            c->oom = 1;
+    }
+    if (w->key2)
+        cur_hit(c, p, map_get(&c->keys, w->key2));
+    if (w->concept)
+        cur_hit(c, p, map_get(&c->keys, w->concept));
+    if (w->name && w->key && !p->n && !(p3 && map_get(&c->name3, p3) >= 0))
+        c->foreign = 1;           /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
+    item_step(c, p, w->key || w->key2, w->raw);
 }
 
 /* Share of the current prompt's content keys that the item holds; when they
@@ -1055,19 +1136,8 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->streak = 0;
     c->r1 = 0;
     c->r21 = mix(0, 0);
-    c->nlk = 0;
-    if (n + 1 > c->capit) {           /* every word holds at least one byte */
-        free(c->lf);
-        free(c->lo);
-        c->lf = malloc(n + 1);
-        c->lo = malloc((n + 1) * sizeof *c->lo);
-        c->capit = c->lf && c->lo ? n + 1 : 0;
-        if (!c->capit)
-            return -1;
-    }
     if (each_word(s, n, tw, &c->memo, item_word, c) < 0 || c->oom)
         return -1;
-    c->lo[c->nitem] = (uint32_t)c->nlk;
     int frame = 0;
     if (c->any_run) {
         memset(c->fr, 0, c->nw);
@@ -1101,15 +1171,6 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         *sim = (double)c->shared / (double)c->keys.n;
         return 0;
     }
-    /* The item's words outside its frame: how many are content words, and
-     * which keys they hold. */
-    for (size_t j = 0; j < c->nitem; j++) {
-        if (c->lf[j] & LF_FRAMED)
-            continue;
-        c->rest += c->lf[j] & LF_CONTENT;
-        for (uint32_t q = c->lo[j]; q < c->lo[j + 1]; q++)
-            c->hit_free[c->lk[q]] = stamp;
-    }
     size_t have = 0, shared = 0;
     for (size_t i = 0; i < c->nw; i++) {
         if (c->fr[i])
@@ -1121,7 +1182,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
                 continue;
             c->seen[k] = stamp;
             have++;
-            shared += c->hit_free[k] == stamp;
+            shared += c->hit[k] == stamp && c->nfree[k] > 0;
         }
     }
     *sim = have == 0 || c->rest == 0 ? 1.0 : (double)shared / (double)have;
@@ -1133,6 +1194,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
 /* A history item as validated: its text and time, kept so that comparing
  * does not look them up and parse them again. */
 struct hitem {
+    const cJSON *it;
     const char *t;
     size_t n;
     int64_t at;
@@ -1189,6 +1251,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     for (const cJSON *it = hist->child; it; it = it->next, i++) {
         struct hitem *h = &items[i];
+        h->it = it;
         /* Field names are written out only for an item that is at fault. */
         int bad = check_item(it, i, 0, h, e) < 0 ? check_item(it, i, 1, h, e) : 0;
         char fa[48];
@@ -1231,8 +1294,8 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     }
     text_words_free(&w);
     cur_free(&c);
-    free(items);
     if (oom) {
+        free(items);
         free(m);
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     }
@@ -1249,15 +1312,18 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         qsort(m, count, sizeof *m, by_sim);
         cJSON *arr = cJSON_AddArrayToObject(o, "similar_prompts");
         for (size_t k = 0; k < count; k++) {
-            const cJSON *it = cJSON_GetArrayItem(hist, (int)m[k].index);
+            /* The prompts are quoted by reference: a long history is not
+             * copied again (detect.h: the result is deleted before args). */
+            const cJSON *it = items[m[k].index].it;
             cJSON *p = cJSON_CreateObject();
-            cJSON_AddStringToObject(p, "text", cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring);
-            cJSON_AddStringToObject(p, "at", cJSON_GetObjectItemCaseSensitive(it, "at")->valuestring);
+            cJSON_AddItemToObject(p, "text", cJSON_CreateStringReference(items[m[k].index].t));
+            cJSON_AddItemToObject(p, "at", cJSON_CreateStringReference(cJSON_GetObjectItemCaseSensitive(it, "at")->valuestring));
             cJSON_AddNumberToObject(p, "similarity", det_round(m[k].sim));
             cJSON_AddItemToArray(arr, p);
         }
     }
     free(m);
+    free(items);
 
     char reason[280];
     double confidence;

@@ -277,9 +277,9 @@ static int cmd_check(int argc, char **argv)
     int is_error = 1;
     cJSON *out = nul ? tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)")
                      : tools_run(t, args, &profile, NULL, &is_error);
-    cJSON_Delete(args);
     char *s = pretty ? cJSON_Print(out) : cJSON_PrintUnformatted(out);
     cJSON_Delete(out);
+    cJSON_Delete(args);           /* after out, which may borrow its strings (detect.h) */
     if (!s)
         return 1;
     int rc = jr_write_line(STDOUT_FILENO, s, strlen(s));
@@ -304,12 +304,12 @@ static int inspect_one(const char *thought, int json)
     cJSON_AddStringToObject(args, "thought", thought);
     int is_error;
     cJSON *out = tools_run(tools_find("self_inspect", TOOL_ALL), args, &profile, NULL, &is_error);
-    cJSON_Delete(args);
     char *s = json || is_error ? cJSON_PrintUnformatted(out) : NULL;
     const char *text = s ? s : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "question"));
     int rc = text ? jr_write_line(STDOUT_FILENO, text, strlen(text)) : -1;
     free(s);
     cJSON_Delete(out);
+    cJSON_Delete(args);           /* after out (detect.h) */
     return rc < 0 ? 1 : is_error ? 2 : 0;
 }
 

@@ -173,8 +173,9 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
             id = NULL;
         r = dispatch(o, m, line, n);
     }
-    cJSON_Delete(m);
-    return r.member ? jr_reply(id, idn, r.member, r.value) : NULL;
+    char *out = r.member ? jr_reply(id, idn, r.member, r.value) : NULL;
+    cJSON_Delete(m);              /* after the reply, which may borrow its strings (detect.h) */
+    return out;
 }
 
 static char *oversize_reply(const struct serve_opts *o, const struct frame_reader *f, const char *head, size_t hn,

@@ -114,7 +114,7 @@ cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *
 {
     kerr e = {0};
     cJSON *out = NULL;
-    cJSON *empty = NULL;
+    static cJSON empty = {.type = cJSON_Object};   /* {} for a call without arguments; outlives out (detect.h) */
     struct chrono_env env = {{0, 0}, profile, state_dir};
     *is_error = 1;
     if (args && !cJSON_IsObject(args)) {
@@ -122,11 +122,10 @@ cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *
         return error_value(&e);
     }
     if (!args)
-        args = empty = cJSON_CreateObject();
+        args = &empty;
     int rc = chrono_now(&env.now, &e);
     if (rc == 0)
         rc = t->fn(args, &env, &out, &e);
-    cJSON_Delete(empty);
     if (rc < 0) {
         log_event(LOG_INFO, "tool_error", "name=%s code=%s", t->name, e.code ? e.code : "INTERNAL_ERROR");
         return error_value(&e);
