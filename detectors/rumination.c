@@ -41,6 +41,11 @@
 #include <unicase.h>
 #include <uninorm.h>
 
+#if defined(__SSE2__) && !defined(KEEL_SCALAR)
+#define RUM_SSE2 1
+#include <emmintrin.h>
+#endif
+
 #define RUM_MAX_PROMPT 8000
 #define RUM_MAX_HISTORY 500
 #define RUM_SKEW_MS 60000   /* history may be this far in the future (clock skew) */
@@ -103,24 +108,27 @@ static uint64_t del_hash(const char *s, size_t n, size_t i)
 
 /* What a word of the history found when it was first compared, in one call:
  * a word seen again (most are) costs a table probe, not a stem, lexicon
- * lookups, prefix chains and typo probes. Keyed by the word's hash. The
- * table's slots are 16 bytes, so the few thousand distinct words of a long
- * history stay in cache; what a seen word also needs (its stem and key) is in
- * a dense array by entry number, and the rest further out. */
+ * lookups, prefix chains and typo probes. Keyed by the word's hash in text
+ * that is not all ASCII, and by a faster hash of its lower-cased bytes
+ * (ascii_key) in text that is. The table's slots are 16 bytes, so the few
+ * thousand distinct words of a long history stay in cache; what a seen word
+ * also needs (its hash and stem) is in a dense array by entry number, and the
+ * rest further out. */
 #define MS_CONTENT 1u        /* a content word (its key is not 0) */
 #define MS_END 2u            /* the last word of some phrase (LEX_END) */
 #define MS_KNOWN 4u          /* its hits are known */
 #define MS_NH_SHIFT 3        /* bits 3-6: how many hits (at most PENDING_MAX) */
 #define MS_E_SHIFT 8         /* bits 8-31: entry number */
 struct mslot {
-    uint64_t raw;            /* the word's hash; 0: empty */
+    uint64_t raw;            /* the key; 0: empty */
     uint32_t hit;            /* its first hit: a key index of the prompt */
     uint32_t meta;           /* entry number, hit count and MS_* flags */
 };
 struct mhot {
-    uint64_t stem, key;
+    uint64_t raw, stem;      /* the word's hash (text.h) and its stem's */
 };
 struct mcold {
+    uint64_t key;
     uint64_t p3;             /* hash of the stem's first 3 bytes, 0 if shorter */
     uint32_t more;           /* its hits after the first, from here in pool */
 };
@@ -390,35 +398,42 @@ static void word_lex(struct word *w, int stem_is_raw)
     w->p3 = w->slen >= 3 ? w->ph[2] : 0;
 }
 
-/* A phrase of concepts.txt ending at w, given the words before it. */
-static void phrase_end(struct word *w, const struct phrase *ph)
+/* The concept of a phrase of concepts.txt ending with stem, given the words
+ * before it (its length in *plen), or 0. */
+static uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen)
 {
     if (!ph->s1)
-        return;
-    size_t bit = pair_bit(mix(ph->s1, w->stem));
+        return 0;
+    size_t bit = pair_bit(mix(ph->s1, stem));
     if (!(lex_pair[bit / 64] >> (bit % 64) & 1))
-        return;                     /* no phrase ends with these two stems */
+        return 0;                   /* no phrase ends with these two stems */
     /* hashed as lex_concept hashes a phrase's stems */
     uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
-    uint64_t n2 = ph->s1 ? mix(ph->s1, w->stem) : 0, n3 = p2 ? mix(p2, w->stem) : 0, n4 = p3 ? mix(p3, w->stem) : 0;
+    uint64_t n2 = mix(ph->s1, stem), n3 = p2 ? mix(p2, stem) : 0, n4 = p3 ? mix(p3, stem) : 0;
     uint64_t c[3] = {n4, n3, n2};
-    for (int q = 0; q < 3 && !w->concept; q++) {
+    for (int q = 0; q < 3; q++) {
         uint32_t p = c[q] ? lex_get(mix(c[q], PHRASE_SALT)) : 0;
         if (p >> LEX_ID_SHIFT) {
-            w->concept = mix(p >> LEX_ID_SHIFT, CONCEPT_SALT);
-            w->plen = (p >> LEX_LEN_SHIFT) & 7;
+            *plen = (p >> LEX_LEN_SHIFT) & 7;
+            return mix(p >> LEX_ID_SHIFT, CONCEPT_SALT);
         }
     }
+    return 0;
+}
+
+static inline void phrase_push(struct phrase *ph, uint64_t stem)
+{
+    ph->s3 = ph->s2;
+    ph->s2 = ph->s1;
+    ph->s1 = stem;
 }
 
 static inline void word_phrase(struct word *w, struct phrase *ph)
 {
     w->concept = 0;
     if (w->vs & LEX_END)            /* only where some phrase can end */
-        phrase_end(w, ph);
-    ph->s3 = ph->s2;
-    ph->s2 = ph->s1;
-    ph->s1 = w->stem;
+        w->concept = phrase_at(w->stem, ph, &w->plen);
+    phrase_push(ph, w->stem);
 }
 
 static int memo_init(struct memo *m, size_t cap)
@@ -454,10 +469,10 @@ static inline struct mslot *memo_find(const struct memo *m, uint64_t raw)
     return &m->s[j];
 }
 
-/* Remembers w (its stem, key and name prefix; hits to come), the table grown
- * first when 7/10 full; NULL when memory runs out (the word is then compared
- * without one). */
-static struct mslot *memo_add(struct memo *m, const struct word *w)
+/* Remembers w under key (its stem, key and name prefix; hits to come), the
+ * table grown first when 7/10 full; NULL when memory runs out (the word is
+ * then compared without one). */
+static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w)
 {
     if ((m->n + 1) * 10 > (m->mask + 1) * 7) {
         size_t cap = (m->mask + 1) * 2;
@@ -486,11 +501,11 @@ static struct mslot *memo_add(struct memo *m, const struct word *w)
         m->cold = c;
         m->cape = cap;
     }
-    struct mslot *sl = memo_find(m, w->raw);
+    struct mslot *sl = memo_find(m, key);
     size_t e = m->n++;
-    m->hot[e] = (struct mhot){w->stem, w->key};
-    m->cold[e] = (struct mcold){w->p3, 0};
-    *sl = (struct mslot){w->raw, 0, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0)};
+    m->hot[e] = (struct mhot){w->raw, w->stem};
+    m->cold[e] = (struct mcold){w->key, w->p3, 0};
+    *sl = (struct mslot){key, 0, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0)};
     return sl;
 }
 
@@ -502,13 +517,14 @@ static struct mslot *memo_add(struct memo *m, const struct word *w)
     do {                                                                                             \
         struct mslot *s_ = (m) && (m)->s && (w).raw ? memo_find((m), (w).raw) : NULL;                \
         if (s_ && s_->raw == (w).raw) {                                                              \
-            const struct mhot *h_ = &(m)->hot[s_->meta >> MS_E_SHIFT];                               \
-            (w).stem = h_->stem, (w).key = h_->key, (w).vs = s_->meta & MS_END ? LEX_END : 0;        \
+            size_t e_ = s_->meta >> MS_E_SHIFT;                                                      \
+            (w).stem = (m)->hot[e_].stem, (w).key = (m)->cold[e_].key;                               \
+            (w).vs = s_->meta & MS_END ? LEX_END : 0;                                                \
         } else {                                                                                     \
             (w).stem = (stem_expr);                                                                  \
             word_lex(&(w), (stem_is_raw));                                                           \
             if (s_)                                                                                  \
-                s_ = memo_add((m), &(w));                                                            \
+                s_ = memo_add((m), (w).raw, &(w));                                                   \
         }                                                                                            \
         (w).slot = s_;                                                                               \
     } while (0)
@@ -578,79 +594,258 @@ static void cls_init(void)
 
 #define WORDCH(k) ((k) >= C_LETTER && (k) <= C_UNDER)
 
-static void words_ascii(const char *text, size_t n, struct memo *m, word_fn fn, void *ctx)
+/* Where the words of ASCII text are, as bitmaps with a bit per byte (bit i
+ * of word i / 64), built 16 bytes at a time where SSE2 is there: W, the
+ * bytes of words (word characters, and ' . : between letters or , ; ' .
+ * between digits, which join); S, the bytes that end a sentence (. ! ? : and
+ * newline) outside words; A, letters and digits (a run of W without one is
+ * only underscores, and no word). Each is nb = n / 64 + 1 words; bits past
+ * the text are 0. Cutting text into words then costs no branch per byte. */
+enum { M_W, M_S, M_A, M_L, M_D, M_JL, M_JD, M_COUNT };
+#define SCAN_WORDS(n) (M_COUNT * ((n) / 64 + 2))
+
+/* Per byte: letter, digit, underscore, joins letters, joins digits, ends a sentence. */
+enum { B_L = 1, B_D = 2, B_U = 4, B_JL = 8, B_JD = 16, B_S = 32 };
+
+#ifdef RUM_SSE2
+static inline unsigned bits16(const unsigned char *p, uint64_t out[6])
 {
-    const unsigned char *s = (const unsigned char *)text;
-    struct word w;
-    struct phrase ph = {0, 0, 0};
-    char b[STEM_MAX];
-    size_t i = 0;
-    int sentence = 1;                 /* the next word opens a sentence */
-    while (i < n) {
-        int c = cls[s[i]];
-        if (!WORDCH(c)) {
-            sentence |= s[i] == '.' || s[i] == '!' || s[i] == '?' || s[i] == ':' || s[i] == '\n';
-            i++;
-            continue;
+    __m128i v = _mm_loadu_si128((const __m128i *)p), low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+#define EQ(c) _mm_cmpeq_epi8(v, _mm_set1_epi8(c))
+#define IN(x, lo, hi) _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8((lo) - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8((hi) + 1)))
+    __m128i apos = EQ('\''), dot = EQ('.'), colon = EQ(':');
+    out[0] = (unsigned)_mm_movemask_epi8(IN(low, 'a', 'z'));
+    out[1] = (unsigned)_mm_movemask_epi8(IN(v, '0', '9'));
+    out[2] = (unsigned)_mm_movemask_epi8(EQ('_'));
+    out[3] = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(apos, dot), colon));
+    out[4] = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(apos, dot), _mm_or_si128(EQ(','), EQ(';'))));
+    out[5] = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(dot, colon), _mm_or_si128(_mm_or_si128(EQ('!'), EQ('?')), EQ('\n'))));
+#undef EQ
+#undef IN
+    return 16;
+}
+#endif
+
+#ifndef RUM_SSE2
+static unsigned char bcls[128];
+
+static void bcls_init(void)
+{
+    for (int c = 0; c < 128; c++) {
+        int l = (c | 0x20) >= 'a' && (c | 0x20) <= 'z', d = c >= '0' && c <= '9';
+        bcls[c] = (unsigned char)((l ? B_L : 0) | (d ? B_D : 0) | (c == '_' ? B_U : 0) |
+                                  (c == '\'' || c == '.' || c == ':' ? B_JL : 0) |
+                                  (c == ',' || c == ';' || c == '\'' || c == '.' ? B_JD : 0) |
+                                  (c == '.' || c == '!' || c == '?' || c == ':' || c == '\n' ? B_S : 0));
+    }
+}
+#endif
+
+/* Fills m (SCAN_WORDS(n) words) for ASCII s[0..n); returns nb. */
+static size_t ascii_scan(const unsigned char *s, size_t n, uint64_t *m)
+{
+    size_t nb = n / 64 + 1;
+    uint64_t *W = m, *S = m + nb, *A = m + 2 * nb, *L = m + 3 * nb, *D = L + nb + 1, *JL = D + nb + 1, *JD = JL + nb + 1;
+    unsigned char pad[64];
+    for (size_t k = 0; k < nb; k++) {
+        const unsigned char *p = s + k * 64;
+        size_t r = n - k * 64;
+        if (r < 64) {
+            memset(pad, 0, sizeof pad);
+            memcpy(pad, p, r);
+            p = pad;
         }
-        int upper = s[i] >= 'A' && s[i] <= 'Z';
-        size_t j = i, len = 0;
-        int prev = c, alnum = 0;
-        uint64_t h = FNV_OFFSET;
-        while (j < n) {
-            unsigned char ch = s[j];
-            int k = cls[ch];
-            if (WORDCH(k)) {
-                prev = k;
-                alnum |= k != C_UNDER;
-                ch = k == C_LETTER ? ch | 0x20 : ch;
-                h ^= ch;
-                h *= FNV_PRIME;
-                if (len < STEM_MAX)
-                    b[len] = (char)ch;
-                len++;
-                j++;
-                continue;
-            }
-            int next = j + 1 < n ? cls[s[j + 1]] : C_OTHER;
-            int letters = prev == C_LETTER && next == C_LETTER && (k == C_MIDLET || k == C_MIDNUMLET);
-            int digits = prev == C_DIGIT && next == C_DIGIT && (k == C_MIDNUM || k == C_MIDNUMLET);
-            if (!letters && !digits)
-                break;
-            unsigned char c2 = next == C_LETTER ? s[j + 1] | 0x20 : s[j + 1];
-            h ^= ch;
-            h *= FNV_PRIME;
-            h ^= c2;
-            h *= FNV_PRIME;
-            if (len < STEM_MAX)
-                b[len] = (char)ch;
-            len++;
-            if (len < STEM_MAX)
-                b[len] = (char)c2;
-            len++;
-            prev = next;
-            j += 2;
+        uint64_t v[6] = {0, 0, 0, 0, 0, 0};
+#ifdef RUM_SSE2
+        for (unsigned o = 0; o < 64; o += 16) {
+            uint64_t g[6];
+            bits16(p + o, g);
+            for (int q = 0; q < 6; q++)
+                v[q] |= g[q] << o;
         }
-        i = j;
-        if (!alnum)
-            continue;
-        w.name = upper && !sentence;
-        sentence = 0;
-        w.raw = h;
-        w.key2 = 0;
-        ANALYSE(w, m, stem_ascii(b, len < STEM_MAX ? len : STEM_MAX, &w), w.stem == h);
-        word_phrase(&w, &ph);
-        fn(ctx, &w);
+#else
+        for (unsigned o = 0; o < 64; o++) {
+            unsigned t = bcls[p[o] & 0x7F];
+            for (int q = 0; q < 6; q++)
+                v[q] |= (uint64_t)(t >> q & 1) << o;
+        }
+#endif
+        L[k] = v[0], D[k] = v[1], JL[k] = v[3], JD[k] = v[4], S[k] = v[5];
+        W[k] = v[0] | v[1] | v[2];
+    }
+    L[nb] = D[nb] = 0;
+    for (size_t k = 0; k < nb; k++) {
+        uint64_t pl = L[k] << 1 | (k ? L[k - 1] >> 63 : 0), nl = L[k] >> 1 | L[k + 1] << 63;
+        uint64_t pd = D[k] << 1 | (k ? D[k - 1] >> 63 : 0), nd = D[k] >> 1 | D[k + 1] << 63;
+        A[k] = L[k] | D[k];
+        W[k] |= (JL[k] & pl & nl) | (JD[k] & pd & nd);
+        S[k] &= ~W[k];
+    }
+    return nb;
+}
+
+/* The first bit of m (nb words) at or after p that is set (clear = 0) or
+ * clear (clear = ~0); nb * 64 when none. */
+static inline size_t next_bit(const uint64_t *m, size_t nb, size_t p, uint64_t clear)
+{
+    size_t k = p >> 6;
+    if (k >= nb)
+        return nb * 64;
+    uint64_t x = (m[k] ^ clear) & (~0ULL << (p & 63));
+    while (!x) {
+        if (++k == nb)
+            return nb * 64;
+        x = m[k] ^ clear;
+    }
+    return k * 64 + (size_t)__builtin_ctzll(x);
+}
+
+/* Whether m has a bit set in [from, to). */
+static inline int any_bit(const uint64_t *m, size_t from, size_t to)
+{
+    if (from >= to)
+        return 0;
+    size_t k = from >> 6, e = (to - 1) >> 6;
+    uint64_t lo = ~0ULL << (from & 63), hi = ~0ULL >> (63 - ((to - 1) & 63));
+    if (k == e)
+        return (m[k] & lo & hi) != 0;
+    if (m[k] & lo)
+        return 1;
+    while (++k < e)
+        if (m[k])
+            return 1;
+    return (m[e] & hi) != 0;
+}
+
+/* Walks the words of a scanned ASCII text. */
+struct wscan {
+    const uint64_t *m;
+    size_t nb, n, pos, last;
+    int first;
+};
+
+static inline void wscan_init(struct wscan *t, const uint64_t *m, size_t nb, size_t n)
+{
+    *t = (struct wscan){m, nb, n, 0, 0, 1};
+}
+
+/* The next word: its bytes [*a, *z), and whether it is capitalised inside a
+ * sentence (*name: the first word, or one after a sentence's end since the
+ * word before, is not). 0 at the end. */
+static inline int wscan_next(struct wscan *t, const unsigned char *s, size_t *a, size_t *z, int *name)
+{
+    const uint64_t *W = t->m, *S = t->m + t->nb, *A = t->m + 2 * t->nb;
+    for (;;) {
+        size_t i = next_bit(W, t->nb, t->pos, 0);
+        if (i >= t->n)
+            return 0;
+        size_t j = next_bit(W, t->nb, i, ~0ULL);
+        t->pos = j;
+        if (!any_bit(A, i, j))
+            continue;                 /* only underscores: not a word */
+        int sentence = t->first || any_bit(S, t->last, i);
+        t->first = 0;
+        t->last = j;
+        *a = i;
+        *z = j;
+        *name = s[i] >= 'A' && s[i] <= 'Z' && !sentence;
+        return 1;
     }
 }
 
-static int each_word(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx)
+/* The word s[0..n) lower-cased: its hash (text.h) and its first STEM_MAX
+ * bytes in buf. */
+static inline uint64_t word_lower(const unsigned char *s, size_t n, char *buf)
 {
-    if (text_ascii_prefix(s, n) == n) {
-        words_ascii(s, n, m, fn, ctx);
-        return 0;
+    uint64_t h = FNV_OFFSET;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = cls[s[i]] == C_LETTER ? s[i] | 0x20 : s[i];
+        h ^= ch;
+        h *= FNV_PRIME;
+        if (i < STEM_MAX)
+            buf[i] = (char)ch;
     }
-    return words_unicode(s, n, tw, m, fn, ctx);
+    return h;
+}
+
+/* The words of ASCII text as text.c's ASCII path cuts them (letters, digits
+ * and _; joined across ' . : between letters and , ; ' . between digits). */
+static int words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    uint64_t *m = malloc(SCAN_WORDS(n) * sizeof *m);
+    if (!m)
+        return -1;
+    struct wscan t;
+    wscan_init(&t, m, ascii_scan(s, n, m), n);
+    struct word w;
+    struct phrase ph = {0, 0, 0};
+    char b[STEM_MAX];
+    size_t a, z;
+    int name;
+    while (wscan_next(&t, s, &a, &z, &name)) {
+        uint64_t h = word_lower(s + a, z - a, b);
+        w.name = (unsigned)name;
+        w.raw = h;
+        w.key2 = 0;
+        w.slot = NULL;
+        w.stem = stem_ascii(b, z - a < STEM_MAX ? z - a : STEM_MAX, &w);
+        word_lex(&w, w.stem == h);
+        word_phrase(&w, &ph);
+        fn(ctx, &w);
+    }
+    free(m);
+    return 0;
+}
+
+/* 8 ASCII bytes with A-Z lower-cased. */
+static inline uint64_t lower8(uint64_t x)
+{
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
+    uint64_t ge_a = (x & low7) + 0x3F3F3F3F3F3F3F3FULL, gt_z = (x & low7) + 0x2525252525252525ULL;
+    return x | ((ge_a & ~gt_z & high) >> 2);
+}
+
+/* The memo's key for an ASCII word s[0..n) of a text ending at end: a hash
+ * of its lower-cased bytes, eight at a time (the word's hash, text.h, takes
+ * a multiplication per byte). */
+static inline uint64_t ascii_key(const unsigned char *s, size_t n, const unsigned char *end)
+{
+    uint64_t h = n * 0x9E3779B97F4A7C15ULL, x;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&x, s + i, 8);
+        h = (h ^ lower8(x)) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        size_t r = n - i;
+        x = 0;
+        if (s + i + 8 <= end) {
+            memcpy(&x, s + i, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            x &= ~0ULL << (8 * (8 - r));
+#else
+            x &= ~0ULL >> (8 * (8 - r));
+#endif
+        } else {
+            memcpy(&x, s + i, r);
+        }
+        h = (h ^ lower8(x)) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 29;
+    }
+    h *= 0x94D049BB133111EBULL;
+    h ^= h >> 32;
+    return h ? h : 1;
+}
+
+/* The prompt's words, each passed to fn. */
+static int each_word(const char *s, size_t n, struct text_words *tw, word_fn fn, void *ctx)
+{
+    if (text_ascii_prefix(s, n) == n)
+        return words_ascii(s, n, fn, ctx);
+    return words_unicode(s, n, tw, NULL, fn, ctx);
 }
 
 /* An open-addressing map from 64-bit values (never 0) to dense indices. */
@@ -774,6 +969,8 @@ struct cur {
         unsigned char n;
         uint32_t k[PENDING_MAX];
     } ring[MARK_BACK];
+    uint64_t *scan;           /* an ASCII item's bitmaps (ascii_scan) */
+    size_t capscan;
     unsigned char *fr;        /* per word of the prompt: in a frame (scratch) */
     unsigned char *run_c;     /* per run: its content words */
 };
@@ -835,6 +1032,7 @@ static void cur_free(struct cur *c)
     free(c->ph);
     free(c->hit);
     free(c->nfree);
+    free(c->scan);
     free(c->seen);
     map_free(&c->runs);
     free(c->run_hit);
@@ -856,7 +1054,7 @@ static void cur_free(struct cur *c)
 static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw)
 {
     memset(c, 0, sizeof *c);
-    if (each_word(s, n, tw, NULL, cur_collect, c) < 0 || c->oom)
+    if (each_word(s, n, tw, cur_collect, c) < 0 || c->oom)
         return -1;
     /* A phrase stands for its concept: its words give way to it. */
     for (size_t i = 0; i < c->nw; i++) {
@@ -1121,6 +1319,76 @@ static void item_word(void *ctx, struct word *w)
     item_step(c, p, w->key || w->key2, w->raw);
 }
 
+/* The words of an item that is all ASCII, compared as item_word compares
+ * them, in one pass: each word is looked up in the memo by its ascii_key, and
+ * only a word not seen before in this call is hashed, stemmed and matched. */
+static void item_ascii(struct cur *c, const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    struct memo *m = &c->memo;
+    struct phrase ph = {0, 0, 0};
+    if (SCAN_WORDS(n) > c->capscan) {
+        free(c->scan);
+        c->capscan = SCAN_WORDS(n);
+        if (!(c->scan = malloc(c->capscan * sizeof *c->scan))) {
+            c->capscan = 0;
+            c->oom = 1;
+            return;
+        }
+    }
+    struct wscan t;
+    wscan_init(&t, c->scan, ascii_scan(s, n, c->scan), n);
+    size_t a, z;
+    int name;
+    while (wscan_next(&t, s, &a, &z, &name)) {
+        struct pending p;
+        p.n = 0;
+        uint64_t key = ascii_key(s + a, z - a, s + n);
+        struct mslot *sl = memo_find(m, key);
+        int known = sl->raw == key;
+        if (!known) {                 /* first seen: analysed, matched and remembered */
+            struct word w;
+            char b[STEM_MAX];
+            w.raw = word_lower(s + a, z - a, b);
+            w.stem = stem_ascii(b, z - a < STEM_MAX ? z - a : STEM_MAX, &w);
+            word_lex(&w, w.stem == w.raw);
+            sl = memo_add(m, key, &w);
+            if (!sl) {
+                c->oom = 1;
+                return;
+            }
+            if (w.key) {
+                word_hits(c, &p, &w);
+                if (memo_hits(m, sl, &p) < 0) {
+                    c->oom = 1;
+                    return;
+                }
+            }
+        }
+        uint32_t meta = sl->meta;
+        size_t e = meta >> MS_E_SHIFT;
+        uint64_t stem = m->hot[e].stem, concept = 0;
+        unsigned plen;
+        if (meta & MS_END)
+            concept = phrase_at(stem, &ph, &plen);
+        phrase_push(&ph, stem);
+        if (known && (meta & MS_CONTENT)) {
+            unsigned nh = meta >> MS_NH_SHIFT & 15;
+            if (nh) {
+                cur_hit(c, &p, (long)sl->hit);
+                const uint32_t *more = m->pool + m->cold[e].more;
+                for (unsigned q = 1; q < nh; q++)
+                    cur_hit(c, &p, (long)more[q - 1]);
+            }
+        }
+        if (concept)
+            cur_hit(c, &p, map_get(&c->keys, concept));
+        if (name && (meta & MS_CONTENT) && !p.n && !(m->cold[e].p3 && map_get(&c->name3, m->cold[e].p3) >= 0))
+            c->foreign = 1;
+        item_step(c, &p, meta & MS_CONTENT, m->hot[e].raw);
+    }
+}
+
 /* Share of the current prompt's content keys that the item holds; when they
  * share runs of RUN words that hold content words, only the words outside
  * those runs are compared. */
@@ -1136,7 +1404,11 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->streak = 0;
     c->r1 = 0;
     c->r21 = mix(0, 0);
-    if (each_word(s, n, tw, &c->memo, item_word, c) < 0 || c->oom)
+    if (text_ascii_prefix(s, n) == n)
+        item_ascii(c, s, n);
+    else if (words_unicode(s, n, tw, &c->memo, item_word, c) < 0)
+        return -1;
+    if (c->oom)
         return -1;
     int frame = 0;
     if (c->any_run) {
@@ -1273,6 +1545,9 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     memset(&c, 0, sizeof c);
     lex_init();
     cls_init();
+#ifndef RUM_SSE2
+    bcls_init();
+#endif
     struct match *m = malloc(sizeof *m * (size_t)(hn ? hn : 1));
     int oom = !m || cur_init(&c, cur, cur_n, &w) < 0;
     size_t count = 0;
