@@ -111,31 +111,33 @@ static uint64_t del_hash(const char *s, size_t n, size_t i)
  * lookups, prefix chains and typo probes. Keyed by the word's hash in text
  * that is not all ASCII, and by a faster hash of its lower-cased bytes
  * (ascii_key) in text that is. The table's slots are 16 bytes, so the few
- * thousand distinct words of a long history stay in cache; what a seen word
- * also needs (its hash and stem) is in a dense array by entry number, and the
- * rest further out. */
+ * thousand distinct words of a long history stay in cache; what every
+ * occurrence of a word needs (its hash and stem, and its count in the item
+ * being compared) is in a dense array by entry number, and the rest (its key
+ * and the prompt's keys it holds) further out. */
 #define MS_CONTENT 1u        /* a content word (its key is not 0) */
 #define MS_END 2u            /* the last word of some phrase (LEX_END) */
-#define MS_KNOWN 4u          /* its hits are known */
-#define MS_NH_SHIFT 3        /* bits 3-6: how many hits (at most PENDING_MAX) */
+#define MS_FOREIGN 4u        /* a content word that holds no key of the prompt and is none of its names */
+#define MS_NH_SHIFT 3        /* bits 3-6: how many keys it holds (at most PENDING_MAX) */
 #define MS_E_SHIFT 8         /* bits 8-31: entry number */
 struct mslot {
-    uint64_t raw;            /* the key; 0: empty */
-    uint32_t hit;            /* its first hit: a key index of the prompt */
+    uint64_t key;            /* 0: empty */
     uint32_t meta;           /* entry number, hit count and MS_* flags */
+    uint32_t unused;
 };
-struct mhot {
+struct ment {
     uint64_t raw, stem;      /* the word's hash (text.h) and its stem's */
+    uint32_t stamp;          /* the item it was last seen in */
+    uint16_t cnt, fcnt;      /* there: how often, and how often inside a frame */
 };
 struct mcold {
     uint64_t key;
-    uint64_t p3;             /* hash of the stem's first 3 bytes, 0 if shorter */
-    uint32_t more;           /* its hits after the first, from here in pool */
+    uint32_t hoff, nh;       /* the prompt's keys it holds: pool[hoff .. hoff + nh) */
 };
 struct memo {
     struct mslot *s;
     size_t mask, n;
-    struct mhot *hot;
+    struct ment *ent;
     struct mcold *cold;
     size_t cape;
     uint32_t *pool;
@@ -447,7 +449,7 @@ static int memo_init(struct memo *m, size_t cap)
 static void memo_free(struct memo *m)
 {
     free(m->s);
-    free(m->hot);
+    free(m->ent);
     free(m->cold);
     free(m->pool);
 }
@@ -460,18 +462,18 @@ static inline size_t memo_home(size_t mask, uint64_t raw)
     return (size_t)((raw * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
 
-/* The slot of raw, or the empty slot where it would go. */
-static inline struct mslot *memo_find(const struct memo *m, uint64_t raw)
+/* The slot of key, or the empty slot where it would go. */
+static inline struct mslot *memo_find(const struct memo *m, uint64_t key)
 {
-    size_t j = memo_home(m->mask, raw);
-    while (m->s[j].raw && m->s[j].raw != raw)
+    size_t j = memo_home(m->mask, key);
+    while (m->s[j].key && m->s[j].key != key)
         j = (j + 1) & m->mask;
     return &m->s[j];
 }
 
-/* Remembers w under key (its stem, key and name prefix; hits to come), the
- * table grown first when 7/10 full; NULL when memory runs out (the word is
- * then compared without one). */
+/* Remembers w under key (its hash, stem and key; the keys it holds are
+ * added by memo_hits), the table grown first when 7/10 full; NULL when
+ * memory runs out. */
 static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w)
 {
     if ((m->n + 1) * 10 > (m->mask + 1) * 7) {
@@ -480,9 +482,9 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
         if (!v)
             return NULL;
         for (size_t i = 0; i <= m->mask; i++)
-            if (m->s[i].raw) {
-                size_t j = memo_home(cap - 1, m->s[i].raw);
-                while (v[j].raw)
+            if (m->s[i].key) {
+                size_t j = memo_home(cap - 1, m->s[i].key);
+                while (v[j].key)
                     j = (j + 1) & (cap - 1);
                 v[j] = m->s[i];
             }
@@ -492,9 +494,9 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
     }
     if (m->n == m->cape) {
         size_t cap = m->cape ? m->cape * 2 : 256;
-        struct mhot *h = realloc(m->hot, cap * sizeof *h);
+        struct ment *h = realloc(m->ent, cap * sizeof *h);
         if (h)
-            m->hot = h;
+            m->ent = h;
         struct mcold *c = h ? realloc(m->cold, cap * sizeof *c) : NULL;
         if (!c)
             return NULL;
@@ -503,28 +505,28 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
     }
     struct mslot *sl = memo_find(m, key);
     size_t e = m->n++;
-    m->hot[e] = (struct mhot){w->raw, w->stem};
-    m->cold[e] = (struct mcold){w->key, w->p3, 0};
-    *sl = (struct mslot){key, 0, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0)};
+    m->ent[e] = (struct ment){w->raw, w->stem, 0, 0, 0};
+    m->cold[e] = (struct mcold){w->key, 0, 0};
+    *sl = (struct mslot){key, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0), 0};
     return sl;
 }
 
 /* w's stem, key and flags: from the memo when the word was seen before,
- * else by stem(w) and the lexicon, remembered. A seen word's lexicon flags
- * are only LEX_END (all that is asked of them after); its stem length and
- * prefix hashes are not filled in (its hits are known). */
+ * else by stem(w) and the lexicon (w.slot is then NULL, for item_word to
+ * remember it). A seen word's lexicon flags are only LEX_END (all that is
+ * asked of them after); its stem length and prefix hashes are not filled in
+ * (the keys it holds are known). */
 #define ANALYSE(w, m, stem_expr, stem_is_raw)                                                        \
     do {                                                                                             \
         struct mslot *s_ = (m) && (m)->s && (w).raw ? memo_find((m), (w).raw) : NULL;                \
-        if (s_ && s_->raw == (w).raw) {                                                              \
+        if (s_ && s_->key) {                                                                         \
             size_t e_ = s_->meta >> MS_E_SHIFT;                                                      \
-            (w).stem = (m)->hot[e_].stem, (w).key = (m)->cold[e_].key;                               \
+            (w).stem = (m)->ent[e_].stem, (w).key = (m)->cold[e_].key;                               \
             (w).vs = s_->meta & MS_END ? LEX_END : 0;                                                \
         } else {                                                                                     \
             (w).stem = (stem_expr);                                                                  \
             word_lex(&(w), (stem_is_raw));                                                           \
-            if (s_)                                                                                  \
-                s_ = memo_add((m), (w).raw, &(w));                                                   \
+            s_ = NULL;                                                                               \
         }                                                                                            \
         (w).slot = s_;                                                                               \
     } while (0)
@@ -553,6 +555,8 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
         w.slot = NULL;
         if (ideo) {
             w.stem = w.key = mix(x->hash, 7);
+            w.vs = 0;
+            w.p3 = 0;
             w.concept = 0;
             if (prev_ideo && tw->v[i - 1].end == x->start)
                 w.key2 = mix(tw->v[i - 1].hash, x->hash);
@@ -733,7 +737,8 @@ static inline void wscan_init(struct wscan *t, const uint64_t *m, size_t nb, siz
 /* The next word: its bytes [*a, *z), and whether it is capitalised inside a
  * sentence (*name: the first word, or one after a sentence's end since the
  * word before, is not). 0 at the end. */
-static inline int wscan_next(struct wscan *t, const unsigned char *s, size_t *a, size_t *z, int *name)
+static inline __attribute__((always_inline)) int wscan_next(struct wscan *t, const unsigned char *s, size_t *a,
+                                                            size_t *z, int *name)
 {
     const uint64_t *W = t->m, *S = t->m + t->nb, *A = t->m + 2 * t->nb;
     for (;;) {
@@ -742,14 +747,13 @@ static inline int wscan_next(struct wscan *t, const unsigned char *s, size_t *a,
             return 0;
         size_t j = next_bit(W, t->nb, i, ~0ULL);
         t->pos = j;
-        if (!any_bit(A, i, j))
+        if (s[i] == '_' && !any_bit(A, i, j))
             continue;                 /* only underscores: not a word */
-        int sentence = t->first || any_bit(S, t->last, i);
+        *name = s[i] >= 'A' && s[i] <= 'Z' && !t->first && !any_bit(S, t->last, i);
         t->first = 0;
         t->last = j;
         *a = i;
         *z = j;
-        *name = s[i] >= 'A' && s[i] <= 'Z' && !sentence;
         return 1;
     }
 }
@@ -807,33 +811,46 @@ static inline uint64_t lower8(uint64_t x)
     return x | ((ge_a & ~gt_z & high) >> 2);
 }
 
+/* keep[r]: a mask of the first r bytes of an 8-byte load. */
+static const uint64_t keep[9] = {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    0, 0xFF00000000000000ULL, 0xFFFF000000000000ULL, 0xFFFFFF0000000000ULL, 0xFFFFFFFF00000000ULL,
+    0xFFFFFFFFFF000000ULL, 0xFFFFFFFFFFFF0000ULL, 0xFFFFFFFFFFFFFF00ULL, ~0ULL
+#else
+    0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL
+#endif
+};
+
+static inline uint64_t key_step(uint64_t h, uint64_t x)
+{
+    h = (h ^ lower8(x)) * 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 29);
+}
+
 /* The memo's key for an ASCII word s[0..n) of a text ending at end: a hash
  * of its lower-cased bytes, eight at a time (the word's hash, text.h, takes
- * a multiplication per byte). */
+ * a multiplication per byte). A word of up to 16 bytes not at the text's end
+ * (most) is hashed with no branch on its length. */
 static inline uint64_t ascii_key(const unsigned char *s, size_t n, const unsigned char *end)
 {
-    uint64_t h = n * 0x9E3779B97F4A7C15ULL, x;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&x, s + i, 8);
-        h = (h ^ lower8(x)) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 29;
-    }
-    if (i < n) {
-        size_t r = n - i;
-        x = 0;
-        if (s + i + 8 <= end) {
+    uint64_t h = n * 0x9E3779B97F4A7C15ULL, x, y;
+    if (n <= 16 && s + 16 <= end) {
+        memcpy(&x, s, 8);
+        memcpy(&y, s + 8, 8);
+        size_t r = n < 8 ? n : 8;
+        uint64_t h1 = key_step(h, x & keep[r]), h2 = key_step(h1, y & keep[n - r]);
+        h = n > 8 ? h2 : h1;
+    } else {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
             memcpy(&x, s + i, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            x &= ~0ULL << (8 * (8 - r));
-#else
-            x &= ~0ULL >> (8 * (8 - r));
-#endif
-        } else {
-            memcpy(&x, s + i, r);
+            h = key_step(h, x);
         }
-        h = (h ^ lower8(x)) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 29;
+        if (i < n) {
+            x = 0;
+            memcpy(&x, s + i, n - i);
+            h = key_step(h, x);
+        }
     }
     h *= 0x94D049BB133111EBULL;
     h ^= h >> 32;
@@ -926,8 +943,9 @@ struct cur {
     uint64_t *ph;             /* prefix hashes of the stems in pre */
     size_t nph, capph;
     uint32_t *hit;            /* per key: stamp of the last item that held it */
-    uint32_t *nfree;          /* per key: how many words of the item hold it outside a shared run (valid
-                                 while hit is this item's stamp) */
+    uint32_t *nst;            /* per key: stamp of the last item where an occurrence held it */
+    uint32_t *nfree;          /* per key: how many occurrences of the item hold it outside a frame (valid
+                                 while nst is this item's stamp) */
     uint32_t *seen;           /* per key: counted for this item */
     struct map runs;          /* hashes of the prompt's runs of RUN words -> index */
     uint32_t *run_hit;        /* per run: stamp of the last item that holds it */
@@ -965,10 +983,14 @@ struct cur {
     /* The item's last words, until no shared run can reach back to them:
      * its flags and the keys it holds, taken back out when it is framed. */
     struct rword {
+        uint32_t e;           /* its memo entry */
         unsigned char flags;  /* LF_CONTENT, LF_FRAMED */
         unsigned char n;
-        uint32_t k[PENDING_MAX];
+        uint32_t k[2];        /* keys held by this occurrence only (nfree) */
     } ring[MARK_BACK];
+    uint32_t *elist;          /* the memo entries seen in the item */
+    size_t nel, capel;
+    uint32_t *freek;          /* per key: stamp of the last item that holds it outside a frame */
     uint64_t *scan;           /* an ASCII item's bitmaps (ascii_scan) */
     size_t capscan;
     unsigned char *fr;        /* per word of the prompt: in a frame (scratch) */
@@ -1032,6 +1054,9 @@ static void cur_free(struct cur *c)
     free(c->ph);
     free(c->hit);
     free(c->nfree);
+    free(c->nst);
+    free(c->freek);
+    free(c->elist);
     free(c->scan);
     free(c->seen);
     map_free(&c->runs);
@@ -1104,11 +1129,13 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     free(first);
     c->hit = calloc(c->keys.n + 1, sizeof *c->hit);
     c->nfree = calloc(c->keys.n + 1, sizeof *c->nfree);
+    c->nst = calloc(c->keys.n + 1, sizeof *c->nst);
+    c->freek = calloc(c->keys.n + 1, sizeof *c->freek);
     c->seen = calloc(c->keys.n + 1, sizeof *c->seen);
     c->ki = malloc(m * sizeof *c->ki);
     c->ki2 = malloc(m * sizeof *c->ki2);
     c->ri = malloc(m * sizeof *c->ri);
-    if (!c->hit || !c->nfree || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
+    if (!c->hit || !c->nfree || !c->nst || !c->freek || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
         return -1;
     c->names = malloc(m * sizeof *c->names);
     if (!c->names || map_init(&c->name3, m) < 0)
@@ -1170,7 +1197,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     return 0;
 }
 
-/* The keys one word of the item holds, as it is compared. */
+/* The keys one word of the history holds. */
 struct pending {
     uint32_t k[PENDING_MAX];
     unsigned n;
@@ -1178,47 +1205,17 @@ struct pending {
 #define LF_CONTENT 1u
 #define LF_FRAMED 2u
 
-/* Remembers the hits of the word in slot sl. */
-static int memo_hits(struct memo *m, struct mslot *sl, const struct pending *p)
+static inline void pending_add(struct pending *p, long k)
 {
-    if (p->n > 1 && m->npool + p->n - 1 > m->cappool) {
-        size_t cap = m->cappool ? m->cappool * 2 : 256;
-        uint32_t *v = realloc(m->pool, cap * sizeof *v);
-        if (!v)
-            return -1;
-        m->pool = v;
-        m->cappool = cap;
-    }
-    if (p->n > 1) {
-        m->cold[sl->meta >> MS_E_SHIFT].more = (uint32_t)m->npool;
-        memcpy(m->pool + m->npool, p->k + 1, (p->n - 1) * sizeof *p->k);
-        m->npool += p->n - 1;
-    }
-    sl->hit = p->n ? p->k[0] : 0;
-    sl->meta |= MS_KNOWN | (uint32_t)p->n << MS_NH_SHIFT;
-    return 0;
-}
-
-static inline void cur_hit(struct cur *c, struct pending *p, long k)
-{
-    if (k < 0)
-        return;
-    if (c->hit[k] != c->stamp) {
-        c->hit[k] = c->stamp;
-        c->nfree[k] = 0;
-        c->shared++;
-    }
-    if (p->n < PENDING_MAX) {
+    if (k >= 0 && p->n < PENDING_MAX)
         p->k[p->n++] = (uint32_t)k;
-        c->nfree[k]++;
-    }
 }
 
 /* The prompt's keys one word of the history holds on its own: its key, the
  * stems it begins or that begin it (4+ letters), else one a typo away. */
 static void word_hits(struct cur *c, struct pending *p, const struct word *w)
 {
-    cur_hit(c, p, map_get(&c->keys, w->key));
+    pending_add(p, map_get(&c->keys, w->key));
     if (w->slen >= PREFIX_MIN && c->npre) {
         /* A stem of 4+ letters that begins the other (auth, authentication). */
         long s4 = map_get(&c->p4, w->ph[PREFIX_MIN - 1]);
@@ -1226,26 +1223,74 @@ static void word_hits(struct cur *c, struct pending *p, const struct word *w)
             const struct pre *s = &c->pre[q - 1];
             if (s->len <= w->slen ? w->ph[s->len - 1] == c->ph[s->off + s->len - 1]
                                   : c->ph[s->off + w->slen - 1] == w->ph[w->slen - 1])
-                cur_hit(c, p, s->key);
+                pending_add(p, s->key);
         }
     }
     if (!p->n && w->key == w->stem && w->slen >= TYPO_MIN - 1 && c->dels.n) {
         /* One edit away from a stem of the prompt: a typo of it. */
         long d = map_get(&c->dels, w->stem);           /* a byte missing here */
         if (d >= 0)
-            cur_hit(c, p, c->dk[d]);
+            pending_add(p, c->dk[d]);
         for (size_t q = 0; !p->n && w->slen >= TYPO_MIN && q < w->slen; q++) {
             uint64_t h = del_hash(w->sb, w->slen, q);
             long k = map_get(&c->keys, h);              /* a byte too many here */
             if (k < 0 && (d = map_get(&c->dels, h)) >= 0)
                 k = c->dk[d];                           /* a byte changed, or two swapped */
-            if (k >= 0)
-                cur_hit(c, p, k);
+            pending_add(p, k);
         }
     }
 }
 
-/* The item's word j is in a frame: it and its keys no longer count. */
+/* A word of the history seen for the first time in this call: remembered
+ * under key, with the prompt's keys it holds. NULL when memory runs out. */
+static struct mslot *memo_new(struct cur *c, uint64_t key, const struct word *w)
+{
+    struct memo *m = &c->memo;
+    struct pending p;
+    p.n = 0;
+    if (w->key)
+        word_hits(c, &p, w);
+    if (m->npool + p.n > m->cappool) {
+        size_t cap = m->cappool ? m->cappool * 2 : 256;
+        uint32_t *v = realloc(m->pool, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        m->pool = v;
+        m->cappool = cap;
+    }
+    struct mslot *sl = memo_add(m, key, w);
+    if (!sl)
+        return NULL;
+    m->cold[sl->meta >> MS_E_SHIFT].hoff = (uint32_t)m->npool;
+    m->cold[sl->meta >> MS_E_SHIFT].nh = p.n;
+    memcpy(m->pool + m->npool, p.k, p.n * sizeof *p.k);
+    m->npool += p.n;
+    sl->meta |= (uint32_t)p.n << MS_NH_SHIFT;
+    /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
+    if (w->key && !p.n && !(w->p3 && map_get(&c->name3, w->p3) >= 0))
+        sl->meta |= MS_FOREIGN;
+    return sl;
+}
+
+/* A key the item holds by one occurrence of a word (a phrase's concept, an
+ * ideograph pair): counted as held, and kept (stored) while there is room
+ * among the word's keys. */
+static inline void occ_hit(struct cur *c, long k, int store)
+{
+    if (c->hit[k] != c->stamp) {
+        c->hit[k] = c->stamp;
+        c->shared++;
+    }
+    if (store) {
+        if (c->nst[k] != c->stamp) {
+            c->nst[k] = c->stamp;
+            c->nfree[k] = 0;
+        }
+        c->nfree[k]++;
+    }
+}
+
+/* The item's word j is in a frame: it no longer counts, nor do the keys it holds. */
 static inline void frame_word(struct cur *c, size_t j)
 {
     struct rword *r = &c->ring[j % MARK_BACK];
@@ -1253,21 +1298,47 @@ static inline void frame_word(struct cur *c, size_t j)
         return;
     r->flags |= LF_FRAMED;
     c->rest -= r->flags & LF_CONTENT;
+    c->memo.ent[r->e].fcnt++;
     for (unsigned q = 0; q < r->n; q++)
         c->nfree[r->k[q]]--;
 }
 
-/* After a word of the item has marked its keys (p): kept in the ring for
- * the frame; the shared run of RUN words it ends, if any, frames them. */
-static inline void item_step(struct cur *c, const struct pending *p, int content, uint64_t raw)
+/* One occurrence of a word of the item (its memo slot, a phrase's concept
+ * ending with it, an ideograph pair it ends): counted for its entry, kept in
+ * the ring for the frame; the shared run of RUN words it ends, if any,
+ * frames them. */
+static inline void item_occ(struct cur *c, const struct mslot *sl, uint64_t concept, uint64_t key2, int name)
 {
+    uint32_t meta = sl->meta;
+    uint32_t e = meta >> MS_E_SHIFT;
+    struct ment *me = &c->memo.ent[e];
+    if (me->stamp != c->stamp) {
+        me->stamp = c->stamp;
+        me->cnt = me->fcnt = 0;
+        c->elist[c->nel++] = e;
+    }
+    me->cnt++;
     size_t j = c->nitem++;
     struct rword *rw = &c->ring[j % MARK_BACK];
-    rw->flags = content ? LF_CONTENT : 0;
-    rw->n = (unsigned char)p->n;
-    for (unsigned q = 0; q < p->n; q++)
-        rw->k[q] = p->k[q];
+    rw->e = e;
+    rw->flags = meta & MS_CONTENT ? LF_CONTENT : 0;
+    rw->n = 0;
     c->rest += rw->flags;
+    unsigned held = meta >> MS_NH_SHIFT & 15;
+    if (key2 | concept) {
+        long ks[2] = {key2 ? map_get(&c->keys, key2) : -1, concept ? map_get(&c->keys, concept) : -1};
+        for (int q = 0; q < 2; q++)
+            if (ks[q] >= 0) {
+                int store = held < PENDING_MAX;
+                occ_hit(c, ks[q], store);
+                if (store)
+                    rw->k[rw->n++] = (uint32_t)ks[q];
+                held++;
+            }
+    }
+    if (name && (meta & MS_FOREIGN) && !held)
+        c->foreign = 1;
+    uint64_t raw = me->raw;
     if (j >= RUN - 1 && c->runs.n) {
         uint64_t h = mix(c->r21, raw);
         uint64_t b = h >> c->rshift;
@@ -1287,36 +1358,16 @@ static inline void item_step(struct cur *c, const struct pending *p, int content
     c->r1 = raw;
 }
 
-/* One word of a history item: marks the current prompt's keys it holds. */
+/* One word of a history item that is not all ASCII. */
 static void item_word(void *ctx, struct word *w)
 {
     struct cur *c = ctx;
-    struct pending pw, *p = &pw;
-    p->n = 0;
-    struct mslot *e = w->slot;
-    uint64_t p3 = w->p3;
-    if (w->key && e && (e->meta & MS_KNOWN)) {
-        unsigned nh = e->meta >> MS_NH_SHIFT & 15;
-        if (nh) {
-            cur_hit(c, p, (long)e->hit);
-            const uint32_t *more = c->memo.pool + c->memo.cold[e->meta >> MS_E_SHIFT].more;
-            for (unsigned q = 1; q < nh; q++)
-                cur_hit(c, p, (long)more[q - 1]);
-        }
-        if (w->name)
-            p3 = c->memo.cold[e->meta >> MS_E_SHIFT].p3;
-    } else if (w->key) {
-        word_hits(c, p, w);
-        if (e && memo_hits(&c->memo, e, p) < 0)    /* remembered for the next time the word comes */
-            c->oom = 1;
+    struct mslot *sl = w->slot;
+    if (!sl && !(sl = memo_new(c, w->raw, w))) {
+        c->oom = 1;
+        return;
     }
-    if (w->key2)
-        cur_hit(c, p, map_get(&c->keys, w->key2));
-    if (w->concept)
-        cur_hit(c, p, map_get(&c->keys, w->concept));
-    if (w->name && w->key && !p->n && !(p3 && map_get(&c->name3, p3) >= 0))
-        c->foreign = 1;           /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
-    item_step(c, p, w->key || w->key2, w->raw);
+    item_occ(c, sl, w->concept, w->key2, (int)w->name);
 }
 
 /* The words of an item that is all ASCII, compared as item_word compares
@@ -1341,51 +1392,26 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
     size_t a, z;
     int name;
     while (wscan_next(&t, s, &a, &z, &name)) {
-        struct pending p;
-        p.n = 0;
         uint64_t key = ascii_key(s + a, z - a, s + n);
         struct mslot *sl = memo_find(m, key);
-        int known = sl->raw == key;
-        if (!known) {                 /* first seen: analysed, matched and remembered */
+        if (!sl->key) {               /* first seen: analysed, matched and remembered */
             struct word w;
             char b[STEM_MAX];
             w.raw = word_lower(s + a, z - a, b);
             w.stem = stem_ascii(b, z - a < STEM_MAX ? z - a : STEM_MAX, &w);
             word_lex(&w, w.stem == w.raw);
-            sl = memo_add(m, key, &w);
-            if (!sl) {
+            if (!(sl = memo_new(c, key, &w))) {
                 c->oom = 1;
                 return;
             }
-            if (w.key) {
-                word_hits(c, &p, &w);
-                if (memo_hits(m, sl, &p) < 0) {
-                    c->oom = 1;
-                    return;
-                }
-            }
         }
         uint32_t meta = sl->meta;
-        size_t e = meta >> MS_E_SHIFT;
-        uint64_t stem = m->hot[e].stem, concept = 0;
+        uint64_t stem = m->ent[meta >> MS_E_SHIFT].stem, concept = 0;
         unsigned plen;
         if (meta & MS_END)
             concept = phrase_at(stem, &ph, &plen);
         phrase_push(&ph, stem);
-        if (known && (meta & MS_CONTENT)) {
-            unsigned nh = meta >> MS_NH_SHIFT & 15;
-            if (nh) {
-                cur_hit(c, &p, (long)sl->hit);
-                const uint32_t *more = m->pool + m->cold[e].more;
-                for (unsigned q = 1; q < nh; q++)
-                    cur_hit(c, &p, (long)more[q - 1]);
-            }
-        }
-        if (concept)
-            cur_hit(c, &p, map_get(&c->keys, concept));
-        if (name && (meta & MS_CONTENT) && !p.n && !(m->cold[e].p3 && map_get(&c->name3, m->cold[e].p3) >= 0))
-            c->foreign = 1;
-        item_step(c, &p, meta & MS_CONTENT, m->hot[e].raw);
+        item_occ(c, sl, concept, 0, name);
     }
 }
 
@@ -1404,12 +1430,38 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->streak = 0;
     c->r1 = 0;
     c->r21 = mix(0, 0);
+    c->nel = 0;
+    if (n + 1 > c->capel) {           /* every word holds at least one byte */
+        free(c->elist);
+        c->capel = n + 1;
+        if (!(c->elist = malloc(c->capel * sizeof *c->elist))) {
+            c->capel = 0;
+            return -1;
+        }
+    }
     if (text_ascii_prefix(s, n) == n)
         item_ascii(c, s, n);
     else if (words_unicode(s, n, tw, &c->memo, item_word, c) < 0)
         return -1;
     if (c->oom)
         return -1;
+    /* The keys the item's words hold: held, and held outside a frame where
+     * some occurrence of the word is. */
+    for (size_t q = 0; q < c->nel; q++) {
+        const struct ment *me = &c->memo.ent[c->elist[q]];
+        const struct mcold *co = &c->memo.cold[c->elist[q]];
+        const uint32_t *k = c->memo.pool + co->hoff;
+        unsigned nk = co->nh;
+        int out = me->cnt > me->fcnt;
+        for (unsigned i = 0; i < nk; i++) {
+            if (c->hit[k[i]] != stamp) {
+                c->hit[k[i]] = stamp;
+                c->shared++;
+            }
+            if (out)
+                c->freek[k[i]] = stamp;
+        }
+    }
     int frame = 0;
     if (c->any_run) {
         memset(c->fr, 0, c->nw);
@@ -1454,7 +1506,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
                 continue;
             c->seen[k] = stamp;
             have++;
-            shared += c->hit[k] == stamp && c->nfree[k] > 0;
+            shared += c->freek[k] == stamp || (c->nst[k] == stamp && c->nfree[k] > 0);
         }
     }
     *sim = have == 0 || c->rest == 0 ? 1.0 : (double)shared / (double)have;
