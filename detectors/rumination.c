@@ -598,59 +598,96 @@ static void cls_init(void)
 
 #define WORDCH(k) ((k) >= C_LETTER && (k) <= C_UNDER)
 
-/* Where the words of ASCII text are, as bitmaps with a bit per byte (bit i
- * of word i / 64), built 16 bytes at a time where SSE2 is there: W, the
- * bytes of words (word characters, and ' . : between letters or , ; ' .
- * between digits, which join); S, the bytes that end a sentence (. ! ? : and
- * newline) outside words; A, letters and digits (a run of W without one is
- * only underscores, and no word). Each is nb = n / 64 + 1 words; bits past
- * the text are 0. Cutting text into words then costs no branch per byte. */
-enum { M_W, M_S, M_A, M_L, M_D, M_JL, M_JD, M_COUNT };
-#define SCAN_WORDS(n) (M_COUNT * ((n) / 64 + 2))
+/* Where the words of ASCII text are. A bitmap with a bit per byte (bit i of
+ * word i / 64) marks the bytes of words: word characters, and ' . : between
+ * letters or , ; ' . between digits, which join. It is built 16 bytes at a
+ * time where SSE2 is there; the bits where runs start and end are then
+ * written out as positions, 16 a block with no branch per word. Cutting text
+ * into words costs no branch per byte. */
+struct wcut {
+    uint64_t *m;              /* per 64 bytes: letters, digits, joiners of each, and word bytes */
+    uint32_t *a, *z;          /* per run: its first byte, and the byte after its last */
+    size_t cap;               /* bytes of text the buffers are sized for */
+};
 
-/* Per byte: letter, digit, underscore, joins letters, joins digits, ends a sentence. */
-enum { B_L = 1, B_D = 2, B_U = 4, B_JL = 8, B_JD = 16, B_S = 32 };
+/* Sizes c for n bytes of text; -1 when memory runs out. */
+static int wcut_reserve(struct wcut *c, size_t n)
+{
+    if (c->m && n <= c->cap)
+        return 0;
+    free(c->m);
+    free(c->a);
+    size_t nb = n / 64 + 2, nr = n / 2 + 2 + 16;    /* runs, and room for 16 written past the last */
+    c->m = malloc(5 * nb * sizeof *c->m);
+    c->a = malloc(2 * nr * sizeof *c->a);
+    c->z = c->a ? c->a + nr : NULL;
+    c->cap = n;
+    if (c->m && c->a)
+        return 0;
+    free(c->m);
+    free(c->a);
+    c->m = NULL;
+    c->a = c->z = NULL;
+    return -1;
+}
+
+static void wcut_free(struct wcut *c)
+{
+    free(c->m);
+    free(c->a);
+}
 
 #ifdef RUM_SSE2
-static inline unsigned bits16(const unsigned char *p, uint64_t out[6])
+/* Masks of 16 bytes: letters, digits, word characters, ' . : and , ; ' . */
+static inline void bits16(const unsigned char *p, unsigned out[5])
 {
     __m128i v = _mm_loadu_si128((const __m128i *)p), low = _mm_or_si128(v, _mm_set1_epi8(0x20));
 #define EQ(c) _mm_cmpeq_epi8(v, _mm_set1_epi8(c))
 #define IN(x, lo, hi) _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8((lo) - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8((hi) + 1)))
-    __m128i apos = EQ('\''), dot = EQ('.'), colon = EQ(':');
-    out[0] = (unsigned)_mm_movemask_epi8(IN(low, 'a', 'z'));
-    out[1] = (unsigned)_mm_movemask_epi8(IN(v, '0', '9'));
-    out[2] = (unsigned)_mm_movemask_epi8(EQ('_'));
-    out[3] = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(apos, dot), colon));
-    out[4] = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(apos, dot), _mm_or_si128(EQ(','), EQ(';'))));
-    out[5] = (unsigned)_mm_movemask_epi8(
-        _mm_or_si128(_mm_or_si128(dot, colon), _mm_or_si128(_mm_or_si128(EQ('!'), EQ('?')), EQ('\n'))));
+    __m128i l = IN(low, 'a', 'z'), d = IN(v, '0', '9'), ad = _mm_or_si128(EQ('\''), EQ('.'));
+    out[0] = (unsigned)_mm_movemask_epi8(l);
+    out[1] = (unsigned)_mm_movemask_epi8(d);
+    out[2] = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(l, d), EQ('_')));
+    out[3] = (unsigned)_mm_movemask_epi8(_mm_or_si128(ad, EQ(':')));
+    out[4] = (unsigned)_mm_movemask_epi8(_mm_or_si128(ad, _mm_or_si128(EQ(','), EQ(';'))));
 #undef EQ
 #undef IN
-    return 16;
 }
-#endif
-
-#ifndef RUM_SSE2
+#else
+/* Per byte: letter, digit, word character, joins letters, joins digits. */
 static unsigned char bcls[128];
 
 static void bcls_init(void)
 {
     for (int c = 0; c < 128; c++) {
         int l = (c | 0x20) >= 'a' && (c | 0x20) <= 'z', d = c >= '0' && c <= '9';
-        bcls[c] = (unsigned char)((l ? B_L : 0) | (d ? B_D : 0) | (c == '_' ? B_U : 0) |
-                                  (c == '\'' || c == '.' || c == ':' ? B_JL : 0) |
-                                  (c == ',' || c == ';' || c == '\'' || c == '.' ? B_JD : 0) |
-                                  (c == '.' || c == '!' || c == '?' || c == ':' || c == '\n' ? B_S : 0));
+        bcls[c] = (unsigned char)(l | d << 1 | (l || d || c == '_') << 2 | (c == '\'' || c == '.' || c == ':') << 3 |
+                                  (c == ',' || c == ';' || c == '\'' || c == '.') << 4);
     }
 }
 #endif
 
-/* Fills m (SCAN_WORDS(n) words) for ASCII s[0..n); returns nb. */
-static size_t ascii_scan(const unsigned char *s, size_t n, uint64_t *m)
+/* Writes the positions of the set bits of x (each + base) at out; returns how many. */
+static inline size_t flatten(uint32_t *out, uint32_t base, uint64_t x)
+{
+    size_t cnt = (size_t)__builtin_popcountll(x);
+    for (int q = 0; q < 16; q++) {       /* set bit 63 so that ctz is defined once x runs out */
+        out[q] = base + (uint32_t)__builtin_ctzll(x | 1ULL << 63);
+        x &= x - 1;
+    }
+    for (size_t q = 16; q < cnt; q++) {
+        out[q] = base + (uint32_t)__builtin_ctzll(x);
+        x &= x - 1;
+    }
+    return cnt;
+}
+
+/* The runs of word bytes of ASCII s[0..n) into c->a and c->z; returns how
+ * many. A run may be only underscores, which is no word (see ascii_words). */
+static size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
 {
     size_t nb = n / 64 + 1;
-    uint64_t *W = m, *S = m + nb, *A = m + 2 * nb, *L = m + 3 * nb, *D = L + nb + 1, *JL = D + nb + 1, *JD = JL + nb + 1;
+    uint64_t *L = c->m, *D = L + nb + 1, *JL = D + nb + 1, *JD = JL + nb + 1, *W = JD + nb;
     unsigned char pad[64];
     for (size_t k = 0; k < nb; k++) {
         const unsigned char *p = s + k * 64;
@@ -660,102 +697,82 @@ static size_t ascii_scan(const unsigned char *s, size_t n, uint64_t *m)
             memcpy(pad, p, r);
             p = pad;
         }
-        uint64_t v[6] = {0, 0, 0, 0, 0, 0};
+        uint64_t v[5] = {0, 0, 0, 0, 0};
 #ifdef RUM_SSE2
         for (unsigned o = 0; o < 64; o += 16) {
-            uint64_t g[6];
+            unsigned g[5];
             bits16(p + o, g);
-            for (int q = 0; q < 6; q++)
-                v[q] |= g[q] << o;
+            v[0] |= (uint64_t)g[0] << o;
+            v[1] |= (uint64_t)g[1] << o;
+            v[2] |= (uint64_t)g[2] << o;
+            v[3] |= (uint64_t)g[3] << o;
+            v[4] |= (uint64_t)g[4] << o;
         }
 #else
         for (unsigned o = 0; o < 64; o++) {
             unsigned t = bcls[p[o] & 0x7F];
-            for (int q = 0; q < 6; q++)
+            for (int q = 0; q < 5; q++)
                 v[q] |= (uint64_t)(t >> q & 1) << o;
         }
 #endif
-        L[k] = v[0], D[k] = v[1], JL[k] = v[3], JD[k] = v[4], S[k] = v[5];
-        W[k] = v[0] | v[1] | v[2];
+        L[k] = v[0], D[k] = v[1], W[k] = v[2], JL[k] = v[3], JD[k] = v[4];
     }
     L[nb] = D[nb] = 0;
+    size_t nr = 0, ne = 0;
+    uint64_t prev = 0;                     /* the last bit of the block before */
     for (size_t k = 0; k < nb; k++) {
         uint64_t pl = L[k] << 1 | (k ? L[k - 1] >> 63 : 0), nl = L[k] >> 1 | L[k + 1] << 63;
         uint64_t pd = D[k] << 1 | (k ? D[k - 1] >> 63 : 0), nd = D[k] >> 1 | D[k + 1] << 63;
-        A[k] = L[k] | D[k];
-        W[k] |= (JL[k] & pl & nl) | (JD[k] & pd & nd);
-        S[k] &= ~W[k];
+        uint64_t w = W[k] | (JL[k] & pl & nl) | (JD[k] & pd & nd), before = w << 1 | prev;
+        nr += flatten(c->a + nr, (uint32_t)(k * 64), w & ~before);
+        ne += flatten(c->z + ne, (uint32_t)(k * 64), ~w & before);
+        prev = w >> 63;
     }
-    return nb;
+    return nr;                             /* bits past the text are 0: every run ends inside */
 }
 
-/* The first bit of m (nb words) at or after p that is set (clear = 0) or
- * clear (clear = ~0); nb * 64 when none. */
-static inline size_t next_bit(const uint64_t *m, size_t nb, size_t p, uint64_t clear)
-{
-    size_t k = p >> 6;
-    if (k >= nb)
-        return nb * 64;
-    uint64_t x = (m[k] ^ clear) & (~0ULL << (p & 63));
-    while (!x) {
-        if (++k == nb)
-            return nb * 64;
-        x = m[k] ^ clear;
-    }
-    return k * 64 + (size_t)__builtin_ctzll(x);
-}
-
-/* Whether m has a bit set in [from, to). */
-static inline int any_bit(const uint64_t *m, size_t from, size_t to)
-{
-    if (from >= to)
-        return 0;
-    size_t k = from >> 6, e = (to - 1) >> 6;
-    uint64_t lo = ~0ULL << (from & 63), hi = ~0ULL >> (63 - ((to - 1) & 63));
-    if (k == e)
-        return (m[k] & lo & hi) != 0;
-    if (m[k] & lo)
-        return 1;
-    while (++k < e)
-        if (m[k])
-            return 1;
-    return (m[e] & hi) != 0;
-}
-
-/* Walks the words of a scanned ASCII text. */
+/* The words of a cut ASCII text, in order. */
 struct wscan {
-    const uint64_t *m;
-    size_t nb, n, pos, last;
+    const uint32_t *a, *z;
+    size_t nr, j, last;
     int first;
 };
 
-static inline void wscan_init(struct wscan *t, const uint64_t *m, size_t nb, size_t n)
+static inline void wscan_init(struct wscan *t, const struct wcut *c, size_t nr)
 {
-    *t = (struct wscan){m, nb, n, 0, 0, 1};
+    *t = (struct wscan){c->a, c->z, nr, 0, 0, 1};
 }
 
 /* The next word: its bytes [*a, *z), and whether it is capitalised inside a
- * sentence (*name: the first word, or one after a sentence's end since the
- * word before, is not). 0 at the end. */
+ * sentence (*name: the first word, or one after . ! ? : or a newline since
+ * the word before, is not). 0 at the end. */
 static inline __attribute__((always_inline)) int wscan_next(struct wscan *t, const unsigned char *s, size_t *a,
                                                             size_t *z, int *name)
 {
-    const uint64_t *W = t->m, *S = t->m + t->nb, *A = t->m + 2 * t->nb;
-    for (;;) {
-        size_t i = next_bit(W, t->nb, t->pos, 0);
-        if (i >= t->n)
-            return 0;
-        size_t j = next_bit(W, t->nb, i, ~0ULL);
-        t->pos = j;
-        if (s[i] == '_' && !any_bit(A, i, j))
-            continue;                 /* only underscores: not a word */
-        *name = s[i] >= 'A' && s[i] <= 'Z' && !t->first && !any_bit(S, t->last, i);
+    while (t->j < t->nr) {
+        size_t i = t->a[t->j], e = t->z[t->j];
+        t->j++;
+        if (s[i] == '_') {                 /* only underscores is no word */
+            size_t q = i;
+            while (q < e && s[q] == '_')
+                q++;
+            if (q == e)
+                continue;
+        }
+        *name = 0;
+        if (s[i] >= 'A' && s[i] <= 'Z' && !t->first) {
+            size_t q = t->last;
+            while (q < i && s[q] != '.' && s[q] != '!' && s[q] != '?' && s[q] != ':' && s[q] != '\n')
+                q++;
+            *name = q == i;
+        }
         t->first = 0;
-        t->last = j;
+        t->last = e;
         *a = i;
-        *z = j;
+        *z = e;
         return 1;
     }
+    return 0;
 }
 
 /* The word s[0..n) lower-cased: its hash (text.h) and its first STEM_MAX
@@ -778,11 +795,11 @@ static inline uint64_t word_lower(const unsigned char *s, size_t n, char *buf)
 static int words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)text;
-    uint64_t *m = malloc(SCAN_WORDS(n) * sizeof *m);
-    if (!m)
+    struct wcut cut = {0};
+    if (wcut_reserve(&cut, n) < 0)
         return -1;
     struct wscan t;
-    wscan_init(&t, m, ascii_scan(s, n, m), n);
+    wscan_init(&t, &cut, ascii_runs(s, n, &cut));
     struct word w;
     struct phrase ph = {0, 0, 0};
     char b[STEM_MAX];
@@ -799,7 +816,7 @@ static int words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
         word_phrase(&w, &ph);
         fn(ctx, &w);
     }
-    free(m);
+    wcut_free(&cut);
     return 0;
 }
 
@@ -991,8 +1008,7 @@ struct cur {
     uint32_t *elist;          /* the memo entries seen in the item */
     size_t nel, capel;
     uint32_t *freek;          /* per key: stamp of the last item that holds it outside a frame */
-    uint64_t *scan;           /* an ASCII item's bitmaps (ascii_scan) */
-    size_t capscan;
+    struct wcut cut;          /* where an ASCII item's words are */
     unsigned char *fr;        /* per word of the prompt: in a frame (scratch) */
     unsigned char *run_c;     /* per run: its content words */
 };
@@ -1057,7 +1073,7 @@ static void cur_free(struct cur *c)
     free(c->nst);
     free(c->freek);
     free(c->elist);
-    free(c->scan);
+    wcut_free(&c->cut);
     free(c->seen);
     map_free(&c->runs);
     free(c->run_hit);
@@ -1378,17 +1394,12 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
     const unsigned char *s = (const unsigned char *)text;
     struct memo *m = &c->memo;
     struct phrase ph = {0, 0, 0};
-    if (SCAN_WORDS(n) > c->capscan) {
-        free(c->scan);
-        c->capscan = SCAN_WORDS(n);
-        if (!(c->scan = malloc(c->capscan * sizeof *c->scan))) {
-            c->capscan = 0;
-            c->oom = 1;
-            return;
-        }
+    if (wcut_reserve(&c->cut, n) < 0) {
+        c->oom = 1;
+        return;
     }
     struct wscan t;
-    wscan_init(&t, c->scan, ascii_scan(s, n, c->scan), n);
+    wscan_init(&t, &c->cut, ascii_runs(s, n, &c->cut));
     size_t a, z;
     int name;
     while (wscan_next(&t, s, &a, &z, &name)) {
