@@ -607,6 +607,7 @@ static void cls_init(void)
 struct wcut {
     uint64_t *m;              /* per 64 bytes: letters, digits, joiners of each, and word bytes */
     uint32_t *a, *z;          /* per run: its first byte, and the byte after its last */
+    uint64_t *key;            /* per word: its memo key (item_ascii) */
     size_t cap;               /* bytes of text the buffers are sized for */
 };
 
@@ -618,15 +619,16 @@ static int wcut_reserve(struct wcut *c, size_t n)
     free(c->m);
     free(c->a);
     size_t nb = n / 64 + 2, nr = n / 2 + 2 + 16;    /* runs, and room for 16 written past the last */
-    c->m = malloc(5 * nb * sizeof *c->m);
+    c->m = malloc((5 * nb + nr) * sizeof *c->m);
     c->a = malloc(2 * nr * sizeof *c->a);
     c->z = c->a ? c->a + nr : NULL;
+    c->key = c->m ? c->m + 5 * nb : NULL;
     c->cap = n;
     if (c->m && c->a)
         return 0;
     free(c->m);
     free(c->a);
-    c->m = NULL;
+    c->m = c->key = NULL;
     c->a = c->z = NULL;
     return -1;
 }
@@ -670,7 +672,9 @@ static void bcls_init(void)
 /* Writes the positions of the set bits of x (each + base) at out; returns how many. */
 static inline size_t flatten(uint32_t *out, uint32_t base, uint64_t x)
 {
-    size_t cnt = (size_t)__builtin_popcountll(x);
+    uint64_t y = x - ((x >> 1) & 0x5555555555555555ULL);       /* popcount, without a call where the CPU */
+    y = (y & 0x3333333333333333ULL) + ((y >> 2) & 0x3333333333333333ULL);   /* may lack the instruction */
+    size_t cnt = (size_t)((((y + (y >> 4)) & 0x0F0F0F0F0F0F0F0FULL) * 0x0101010101010101ULL) >> 56);
     for (int q = 0; q < 16; q++) {       /* set bit 63 so that ctz is defined once x runs out */
         out[q] = base + (uint32_t)__builtin_ctzll(x | 1ULL << 63);
         x &= x - 1;
@@ -882,23 +886,29 @@ static int each_word(const char *s, size_t n, struct text_words *tw, word_fn fn,
     return words_unicode(s, n, tw, NULL, fn, ctx);
 }
 
-/* An open-addressing map from 64-bit values (never 0) to dense indices. */
+/* An open-addressing map from 64-bit values (never 0) to dense indices,
+ * grown as it fills: sized to the distinct values, not to the words they came
+ * from, it touches few pages. */
 struct map {
     uint64_t *k;
     uint32_t *v;
     size_t mask, n;
+    int oom;                  /* an add failed for want of memory */
 };
 
-static int map_init(struct map *m, size_t want)
+static int map_alloc(struct map *m, size_t cap)
 {
-    size_t cap = 16;
-    while (cap < want * 2)
-        cap <<= 1;
     m->k = calloc(cap, sizeof *m->k);
     m->v = malloc(cap * sizeof *m->v);
     m->mask = cap - 1;
     m->n = 0;
     return m->k && m->v ? 0 : -1;
+}
+
+static int map_init(struct map *m)
+{
+    m->oom = 0;
+    return map_alloc(m, 16);
 }
 
 static void map_free(struct map *m)
@@ -919,8 +929,29 @@ static inline long map_get(const struct map *m, uint64_t key)
     return -1;
 }
 
+/* Index of key, added if new; -1 when memory runs out (m->oom is then set). */
 static long map_add(struct map *m, uint64_t key)
 {
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        struct map g;
+        if (map_alloc(&g, (m->mask + 1) * 2) < 0) {
+            map_free(&g);
+            m->oom = 1;
+            return -1;
+        }
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->k[i]) {
+                size_t j = m->k[i] & g.mask;
+                while (g.k[j])
+                    j = (j + 1) & g.mask;
+                g.k[j] = m->k[i];
+                g.v[j] = m->v[i];
+            }
+        g.n = m->n;
+        g.oom = 0;
+        map_free(m);
+        *m = g;
+    }
     size_t j = key & m->mask;
     while (m->k[j]) {
         if (m->k[j] == key)
@@ -1108,7 +1139,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         w->slen = 0;
     }
     size_t m = 2 * c->nw + 1;
-    if (map_init(&c->keys, m) < 0 || map_init(&c->p4, m) < 0)
+    if (map_init(&c->keys) < 0 || map_init(&c->p4) < 0)
         return -1;
     c->pre = malloc(m * sizeof *c->pre);
     if (!c->pre)
@@ -1121,6 +1152,8 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
             continue;
         size_t before = c->keys.n;
         long k = map_add(&c->keys, w->key);
+        if (k < 0)
+            return -1;
         if (c->keys.n == before || w->slen < PREFIX_MIN || w->key != w->stem)
             continue;
         map_add(&c->p4, c->ph[w->off + PREFIX_MIN - 1]);
@@ -1130,6 +1163,8 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         p->off = w->off;
         c->npre++;
     }
+    if (c->keys.oom || c->p4.oom)
+        return -1;
     /* Chain the stems by their first 4 bytes: p4 maps to the first. */
     uint32_t *first = calloc(c->p4.n + 1, sizeof *first);
     if (!first)
@@ -1151,10 +1186,10 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     c->ki = malloc(m * sizeof *c->ki);
     c->ki2 = malloc(m * sizeof *c->ki2);
     c->ri = malloc(m * sizeof *c->ri);
-    if (!c->hit || !c->nfree || !c->nst || !c->freek || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, m) < 0)
+    if (!c->hit || !c->nfree || !c->nst || !c->freek || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs) < 0)
         return -1;
     c->names = malloc(m * sizeof *c->names);
-    if (!c->names || map_init(&c->name3, m) < 0)
+    if (!c->names || map_init(&c->name3) < 0)
         return -1;
     for (size_t i = 0; i < c->nw; i++) {
         const struct cword *w = c->w;
@@ -1168,12 +1203,14 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         c->ki2[i] = w[i].key2 ? map_get(&c->keys, w[i].key2) : -1;
         c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, mix(mix(w[i].raw, w[i + 1].raw), w[i + 2].raw)) : -1;
     }
+    if (c->runs.oom || c->name3.oom)
+        return -1;
     for (size_t q = 0; q < c->nnames; q++)
         c->seen[c->names[q]] = 0;
     if (memo_init(&c->memo, 64) < 0)
         return -1;
     /* Typos: every stem of TYPO_MIN+ bytes with one byte deleted. */
-    if (map_init(&c->dels, c->nsb + 1) < 0 || !(c->dk = malloc((c->nsb + 1) * sizeof *c->dk)))
+    if (map_init(&c->dels) < 0 || !(c->dk = malloc((c->nsb + 1) * sizeof *c->dk)))
         return -1;
     for (size_t i = 0; i < c->nw; i++) {
         const struct cword *w = &c->w[i];
@@ -1182,6 +1219,8 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         for (size_t q = 0; q < w->slen; q++) {
             size_t before = c->dels.n;
             long d = map_add(&c->dels, del_hash(c->sbytes + w->boff, w->slen, q));
+            if (d < 0)
+                return -1;
             if (c->dels.n > before)
                 c->dk[d] = (uint32_t)c->ki[i];
         }
@@ -1323,9 +1362,8 @@ static inline void frame_word(struct cur *c, size_t j)
  * ending with it, an ideograph pair it ends): counted for its entry, kept in
  * the ring for the frame; the shared run of RUN words it ends, if any,
  * frames them. */
-static inline void item_occ(struct cur *c, const struct mslot *sl, uint64_t concept, uint64_t key2, int name)
+static inline void item_occ(struct cur *c, uint32_t meta, uint64_t concept, uint64_t key2, int name)
 {
-    uint32_t meta = sl->meta;
     uint32_t e = meta >> MS_E_SHIFT;
     struct ment *me = &c->memo.ent[e];
     if (me->stamp != c->stamp) {
@@ -1383,7 +1421,7 @@ static void item_word(void *ctx, struct word *w)
         c->oom = 1;
         return;
     }
-    item_occ(c, sl, w->concept, w->key2, (int)w->name);
+    item_occ(c, sl->meta, w->concept, w->key2, (int)w->name);
 }
 
 /* The words of an item that is all ASCII, compared as item_word compares
@@ -1393,36 +1431,52 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
 {
     const unsigned char *s = (const unsigned char *)text;
     struct memo *m = &c->memo;
-    struct phrase ph = {0, 0, 0};
-    if (wcut_reserve(&c->cut, n) < 0) {
+    struct wcut *cut = &c->cut;
+    if (wcut_reserve(cut, n) < 0) {
         c->oom = 1;
         return;
     }
+    /* In three passes, each with no branch that depends on the one before:
+     * the words and their keys; their memo entries (a probe whose slot is
+     * fetched ahead); what each occurrence holds. */
     struct wscan t;
-    wscan_init(&t, &c->cut, ascii_runs(s, n, &c->cut));
-    size_t a, z;
+    wscan_init(&t, cut, ascii_runs(s, n, cut));
+    size_t a, z, nw = 0;
     int name;
     while (wscan_next(&t, s, &a, &z, &name)) {
-        uint64_t key = ascii_key(s + a, z - a, s + n);
-        struct mslot *sl = memo_find(m, key);
+        cut->key[nw] = ascii_key(s + a, z - a, s + n);
+        cut->a[nw] = (uint32_t)a | (uint32_t)name << 31;
+        cut->z[nw++] = (uint32_t)z;
+    }
+    for (size_t k = 0; k < nw; k++) {
+        if (k + 8 < nw)
+            __builtin_prefetch(&m->s[memo_home(m->mask, cut->key[k + 8])]);
+        struct mslot *sl = memo_find(m, cut->key[k]);
         if (!sl->key) {               /* first seen: analysed, matched and remembered */
             struct word w;
             char b[STEM_MAX];
-            w.raw = word_lower(s + a, z - a, b);
-            w.stem = stem_ascii(b, z - a < STEM_MAX ? z - a : STEM_MAX, &w);
+            size_t i = cut->a[k] & ~(1u << 31), l = cut->z[k] - i;
+            w.raw = word_lower(s + i, l, b);
+            w.stem = stem_ascii(b, l < STEM_MAX ? l : STEM_MAX, &w);
             word_lex(&w, w.stem == w.raw);
-            if (!(sl = memo_new(c, key, &w))) {
+            if (!(sl = memo_new(c, cut->key[k], &w))) {
                 c->oom = 1;
                 return;
             }
         }
-        uint32_t meta = sl->meta;
+        cut->z[k] = sl->meta;         /* the word's end is no longer needed */
+    }
+    struct phrase ph = {0, 0, 0};
+    for (size_t k = 0; k < nw; k++) {
+        if (k + 8 < nw)
+            __builtin_prefetch(&m->ent[cut->z[k + 8] >> MS_E_SHIFT]);
+        uint32_t meta = cut->z[k];
         uint64_t stem = m->ent[meta >> MS_E_SHIFT].stem, concept = 0;
         unsigned plen;
         if (meta & MS_END)
             concept = phrase_at(stem, &ph, &plen);
         phrase_push(&ph, stem);
-        item_occ(c, sl, concept, 0, name);
+        item_occ(c, meta, concept, 0, (int)(cut->a[k] >> 31));
     }
 }
 
