@@ -119,10 +119,10 @@ int det_time(const cJSON *obj, const char *key, const char *field, int64_t *ms, 
 
 cJSON *det_heuristic(const char *name, const char *version, const char *description)
 {
-    cJSON *h = cJSON_CreateObject();   /* static text: referenced, not copied */
-    cJSON_AddItemToObject(h, "name", cJSON_CreateStringReference(name));
-    cJSON_AddItemToObject(h, "version", cJSON_CreateStringReference(version));
-    cJSON_AddItemToObject(h, "description", cJSON_CreateStringReference(description));
+    cJSON *h = cJSON_CreateObject();   /* static text, keys and values: referenced, not copied */
+    cJSON_AddItemToObjectCS(h, "name", cJSON_CreateStringReference(name));
+    cJSON_AddItemToObjectCS(h, "version", cJSON_CreateStringReference(version));
+    cJSON_AddItemToObjectCS(h, "description", cJSON_CreateStringReference(description));
     return h;
 }
 
@@ -144,23 +144,24 @@ static const struct {
 
 void det_overrides(cJSON *out, const char *const *tokens, size_t n)
 {
-    cJSON *arr = cJSON_AddArrayToObject(out, "override_options");
+    cJSON *arr = cJSON_CreateArray();
+    cJSON_AddItemToObjectCS(out, "override_options", arr);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < sizeof vocabulary / sizeof vocabulary[0]; k++)
             if (strcmp(tokens[i], vocabulary[k].token) == 0) {
                 cJSON *o = cJSON_CreateObject();
-                cJSON_AddItemToObject(o, "token", cJSON_CreateStringReference(vocabulary[k].token));
-                cJSON_AddItemToObject(o, "description", cJSON_CreateStringReference(vocabulary[k].description));
+                cJSON_AddItemToObjectCS(o, "token", cJSON_CreateStringReference(vocabulary[k].token));
+                cJSON_AddItemToObjectCS(o, "description", cJSON_CreateStringReference(vocabulary[k].description));
                 cJSON_AddItemToArray(arr, o);
             }
 }
 
 void det_common(cJSON *out, double confidence, const char *reason, cJSON *heuristic)
 {
-    cJSON_AddNumberToObject(out, "confidence", det_round(confidence));
-    cJSON_AddStringToObject(out, "reason", reason);
-    cJSON_AddItemToObject(out, "heuristic", heuristic);
-    cJSON_AddItemToObject(out, "false_positive_feedback_path", cJSON_CreateStringReference(KEEL_FEEDBACK_URI));
+    cJSON_AddItemToObjectCS(out, "confidence", cJSON_CreateNumber(det_round(confidence)));
+    cJSON_AddItemToObjectCS(out, "reason", cJSON_CreateString(reason));
+    cJSON_AddItemToObjectCS(out, "heuristic", heuristic);
+    cJSON_AddItemToObjectCS(out, "false_positive_feedback_path", cJSON_CreateStringReference(KEEL_FEEDBACK_URI));
 }
 
 double det_round(double x)

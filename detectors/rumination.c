@@ -106,6 +106,82 @@ static uint64_t del_hash(const char *s, size_t n, size_t i)
     return h ? h : 1;
 }
 
+/* One call's memory: a block on the caller's stack, then blocks from the
+ * heap, each twice the one before, all given back at once. A table that grows
+ * leaves its old copy behind until then (never more than as much again). A
+ * call with a short history makes no heap allocation here at all. Under
+ * AddressSanitizer each allocation is its own heap block, so that it is
+ * checked on its own. */
+struct arena {
+    char *p;
+    size_t used, cap;
+    void *heap;               /* heap blocks, linked through their first 16 bytes */
+    size_t next;              /* the size of the next one */
+};
+
+static void ar_init(struct arena *a, void *buf, size_t n)
+{
+    *a = (struct arena){buf, 0, n, NULL, n < 32768 ? 65536 : 2 * n};
+}
+
+static void ar_release(struct arena *a)
+{
+    while (a->heap) {
+        void *next = *(void **)a->heap;
+        free(a->heap);
+        a->heap = next;
+    }
+}
+
+/* n bytes, 16-aligned; NULL when memory runs out. */
+static void *ar_alloc(struct arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+#ifdef __SANITIZE_ADDRESS__
+    char *b = malloc(16 + n);
+    if (!b)
+        return NULL;
+    *(void **)b = a->heap;
+    a->heap = b;
+    return b + 16;
+#else
+    if (n > a->cap - a->used) {
+        size_t sz = a->next;
+        while (sz - 16 < n)
+            sz *= 2;
+        char *b = malloc(sz);
+        if (!b)
+            return NULL;
+        *(void **)b = a->heap;
+        a->heap = b;
+        a->p = b + 16;
+        a->cap = sz - 16;
+        a->used = 0;
+        a->next = sz * 2;
+    }
+    void *r = a->p + a->used;
+    a->used += n;
+    return r;
+#endif
+}
+
+static void *ar_zalloc(struct arena *a, size_t n)
+{
+    void *p = ar_alloc(a, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+/* A copy of old (n bytes) in want bytes. */
+static void *ar_grow(struct arena *a, const void *old, size_t n, size_t want)
+{
+    void *p = ar_alloc(a, want);
+    if (p && n)
+        memcpy(p, old, n);
+    return p;
+}
+
 /* What a word of the history found when it was first compared, in one call:
  * a word seen again (most are) costs a table probe, not a stem, lexicon
  * lookups, prefix chains and typo probes. Keyed by the word's hash in text
@@ -135,6 +211,7 @@ struct mcold {
     uint32_t hoff, nh;       /* the prompt's keys it holds: pool[hoff .. hoff + nh) */
 };
 struct memo {
+    struct arena *ar;
     struct mslot *s;
     size_t mask, n;
     struct ment *ent;
@@ -438,20 +515,13 @@ static inline void word_phrase(struct word *w, struct phrase *ph)
     phrase_push(ph, w->stem);
 }
 
-static int memo_init(struct memo *m, size_t cap)
+static int memo_init(struct memo *m, size_t cap, struct arena *ar)
 {
     memset(m, 0, sizeof *m);
-    m->s = calloc(cap, sizeof *m->s);
+    m->ar = ar;
+    m->s = ar_zalloc(ar, cap * sizeof *m->s);
     m->mask = cap - 1;
     return m->s ? 0 : -1;
-}
-
-static void memo_free(struct memo *m)
-{
-    free(m->s);
-    free(m->ent);
-    free(m->cold);
-    free(m->pool);
 }
 
 /* Where raw's probe starts. Word hashes (FNV-1a) are close in their low bits
@@ -478,7 +548,7 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
 {
     if ((m->n + 1) * 10 > (m->mask + 1) * 7) {
         size_t cap = (m->mask + 1) * 2;
-        struct mslot *v = calloc(cap, sizeof *v);
+        struct mslot *v = ar_zalloc(m->ar, cap * sizeof *v);
         if (!v)
             return NULL;
         for (size_t i = 0; i <= m->mask; i++)
@@ -488,18 +558,16 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
                     j = (j + 1) & (cap - 1);
                 v[j] = m->s[i];
             }
-        free(m->s);
         m->s = v;
         m->mask = cap - 1;
     }
     if (m->n == m->cape) {
-        size_t cap = m->cape ? m->cape * 2 : 256;
-        struct ment *h = realloc(m->ent, cap * sizeof *h);
-        if (h)
-            m->ent = h;
-        struct mcold *c = h ? realloc(m->cold, cap * sizeof *c) : NULL;
-        if (!c)
+        size_t cap = m->cape ? m->cape * 2 : 64;
+        struct ment *h = ar_grow(m->ar, m->ent, m->n * sizeof *h, cap * sizeof *h);
+        struct mcold *c = ar_grow(m->ar, m->cold, m->n * sizeof *c, cap * sizeof *c);
+        if (!h || !c)
             return NULL;
+        m->ent = h;
         m->cold = c;
         m->cape = cap;
     }
@@ -612,31 +680,21 @@ struct wcut {
 };
 
 /* Sizes c for n bytes of text; -1 when memory runs out. */
-static int wcut_reserve(struct wcut *c, size_t n)
+static int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
 {
     if (c->m && n <= c->cap)
         return 0;
-    free(c->m);
-    free(c->a);
     size_t nb = n / 64 + 2, nr = n / 2 + 2 + 16;    /* runs, and room for 16 written past the last */
-    c->m = malloc((5 * nb + nr) * sizeof *c->m);
-    c->a = malloc(2 * nr * sizeof *c->a);
-    c->z = c->a ? c->a + nr : NULL;
-    c->key = c->m ? c->m + 5 * nb : NULL;
+    c->m = ar_alloc(ar, (5 * nb + nr) * sizeof *c->m);
+    c->a = ar_alloc(ar, 2 * nr * sizeof *c->a);
+    if (!c->m || !c->a) {
+        c->m = NULL;
+        return -1;
+    }
+    c->z = c->a + nr;
+    c->key = c->m + 5 * nb;
     c->cap = n;
-    if (c->m && c->a)
-        return 0;
-    free(c->m);
-    free(c->a);
-    c->m = c->key = NULL;
-    c->a = c->z = NULL;
-    return -1;
-}
-
-static void wcut_free(struct wcut *c)
-{
-    free(c->m);
-    free(c->a);
+    return 0;
 }
 
 #ifdef RUM_SSE2
@@ -796,11 +854,11 @@ static inline uint64_t word_lower(const unsigned char *s, size_t n, char *buf)
 
 /* The words of ASCII text as text.c's ASCII path cuts them (letters, digits
  * and _; joined across ' . : between letters and , ; ' . between digits). */
-static int words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
+static int words_ascii(const char *text, size_t n, struct arena *ar, word_fn fn, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)text;
     struct wcut cut = {0};
-    if (wcut_reserve(&cut, n) < 0)
+    if (wcut_reserve(&cut, n, ar) < 0)
         return -1;
     struct wscan t;
     wscan_init(&t, &cut, ascii_runs(s, n, &cut));
@@ -820,7 +878,6 @@ static int words_ascii(const char *text, size_t n, word_fn fn, void *ctx)
         word_phrase(&w, &ph);
         fn(ctx, &w);
     }
-    wcut_free(&cut);
     return 0;
 }
 
@@ -879,10 +936,10 @@ static inline uint64_t ascii_key(const unsigned char *s, size_t n, const unsigne
 }
 
 /* The prompt's words, each passed to fn. */
-static int each_word(const char *s, size_t n, struct text_words *tw, word_fn fn, void *ctx)
+static int each_word(const char *s, size_t n, struct text_words *tw, struct arena *ar, word_fn fn, void *ctx)
 {
     if (text_ascii_prefix(s, n) == n)
-        return words_ascii(s, n, fn, ctx);
+        return words_ascii(s, n, ar, fn, ctx);
     return words_unicode(s, n, tw, NULL, fn, ctx);
 }
 
@@ -890,6 +947,7 @@ static int each_word(const char *s, size_t n, struct text_words *tw, word_fn fn,
  * grown as it fills: sized to the distinct values, not to the words they came
  * from, it touches few pages. */
 struct map {
+    struct arena *ar;
     uint64_t *k;
     uint32_t *v;
     size_t mask, n;
@@ -898,23 +956,18 @@ struct map {
 
 static int map_alloc(struct map *m, size_t cap)
 {
-    m->k = calloc(cap, sizeof *m->k);
-    m->v = malloc(cap * sizeof *m->v);
+    m->k = ar_zalloc(m->ar, cap * sizeof *m->k);
+    m->v = ar_alloc(m->ar, cap * sizeof *m->v);
     m->mask = cap - 1;
     m->n = 0;
     return m->k && m->v ? 0 : -1;
 }
 
-static int map_init(struct map *m)
+static int map_init(struct map *m, struct arena *ar)
 {
+    m->ar = ar;
     m->oom = 0;
     return map_alloc(m, 16);
-}
-
-static void map_free(struct map *m)
-{
-    free(m->k);
-    free(m->v);
 }
 
 /* Index of key, added when add is set; -1 when absent. */
@@ -934,8 +987,8 @@ static long map_add(struct map *m, uint64_t key)
 {
     if ((m->n + 1) * 2 > m->mask + 1) {
         struct map g;
+        g.ar = m->ar;
         if (map_alloc(&g, (m->mask + 1) * 2) < 0) {
-            map_free(&g);
             m->oom = 1;
             return -1;
         }
@@ -949,7 +1002,6 @@ static long map_add(struct map *m, uint64_t key)
             }
         g.n = m->n;
         g.oom = 0;
-        map_free(m);
         *m = g;
     }
     size_t j = key & m->mask;
@@ -984,6 +1036,7 @@ struct pre {
 
 /* The current prompt, prepared once for comparing with every history item. */
 struct cur {
+    struct arena *ar;         /* where all of it lives */
     struct map keys;          /* content keys -> index */
     struct map p4;            /* hash of a stem's first 4 bytes -> pre index + 1 */
     struct pre *pre;
@@ -1049,7 +1102,7 @@ static void cur_collect(void *ctx, struct word *w)
     struct cur *c = ctx;
     if (c->nw == c->capw) {
         size_t cap = c->capw ? c->capw * 2 : 32;
-        struct cword *v = realloc(c->w, cap * sizeof *v);
+        struct cword *v = ar_grow(c->ar, c->w, c->nw * sizeof *v, cap * sizeof *v);
         if (!v) {
             c->oom = 1;
             return;
@@ -1062,7 +1115,7 @@ static void cur_collect(void *ctx, struct word *w)
         size_t cap = c->capph ? c->capph * 2 : 256;
         while (cap < c->nph + np)
             cap *= 2;
-        uint64_t *v = realloc(c->ph, cap * sizeof *v);
+        uint64_t *v = ar_grow(c->ar, c->ph, c->nph * sizeof *v, cap * sizeof *v);
         if (!v) {
             c->oom = 1;
             return;
@@ -1075,7 +1128,7 @@ static void cur_collect(void *ctx, struct word *w)
         size_t cap = c->capsb ? c->capsb * 2 : 512;
         while (cap < c->nsb + nb)
             cap *= 2;
-        char *v = realloc(c->sbytes, cap);
+        char *v = ar_grow(c->ar, c->sbytes, c->nsb, cap);
         if (!v) {
             c->oom = 1;
             return;
@@ -1093,40 +1146,11 @@ static void cur_collect(void *ctx, struct word *w)
     c->nph += np;
 }
 
-static void cur_free(struct cur *c)
-{
-    map_free(&c->keys);
-    map_free(&c->p4);
-    free(c->pre);
-    free(c->ph);
-    free(c->hit);
-    free(c->nfree);
-    free(c->nst);
-    free(c->freek);
-    free(c->elist);
-    wcut_free(&c->cut);
-    free(c->seen);
-    map_free(&c->runs);
-    free(c->run_hit);
-    free(c->ki);
-    free(c->ki2);
-    free(c->ri);
-    free(c->fr);
-    free(c->run_c);
-    free(c->rbits);
-    free(c->names);
-    map_free(&c->name3);
-    memo_free(&c->memo);
-    map_free(&c->dels);
-    free(c->dk);
-    free(c->sbytes);
-    free(c->w);
-}
-
-static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw)
+static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw, struct arena *ar)
 {
     memset(c, 0, sizeof *c);
-    if (each_word(s, n, tw, cur_collect, c) < 0 || c->oom)
+    c->ar = ar;
+    if (each_word(s, n, tw, ar, cur_collect, c) < 0 || c->oom)
         return -1;
     /* A phrase stands for its concept: its words give way to it. */
     for (size_t i = 0; i < c->nw; i++) {
@@ -1138,10 +1162,9 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         w->key = w->concept;
         w->slen = 0;
     }
-    size_t m = 2 * c->nw + 1;
-    if (map_init(&c->keys) < 0 || map_init(&c->p4) < 0)
+    if (map_init(&c->keys, c->ar) < 0 || map_init(&c->p4, c->ar) < 0)
         return -1;
-    c->pre = malloc(m * sizeof *c->pre);
+    c->pre = ar_alloc(ar, (c->nw + 1) * sizeof *c->pre);
     if (!c->pre)
         return -1;
     for (size_t i = 0; i < c->nw; i++) {
@@ -1166,7 +1189,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     if (c->keys.oom || c->p4.oom)
         return -1;
     /* Chain the stems by their first 4 bytes: p4 maps to the first. */
-    uint32_t *first = calloc(c->p4.n + 1, sizeof *first);
+    uint32_t *first = ar_zalloc(ar, (c->p4.n + 1) * sizeof *first);
     if (!first)
         return -1;
     for (size_t i = c->npre; i-- > 0;) {
@@ -1177,19 +1200,18 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     for (size_t j = 0; j <= c->p4.mask; j++)
         if (c->p4.k[j])
             c->p4.v[j] = first[c->p4.v[j]];
-    free(first);
-    c->hit = calloc(c->keys.n + 1, sizeof *c->hit);
-    c->nfree = calloc(c->keys.n + 1, sizeof *c->nfree);
-    c->nst = calloc(c->keys.n + 1, sizeof *c->nst);
-    c->freek = calloc(c->keys.n + 1, sizeof *c->freek);
-    c->seen = calloc(c->keys.n + 1, sizeof *c->seen);
-    c->ki = malloc(m * sizeof *c->ki);
-    c->ki2 = malloc(m * sizeof *c->ki2);
-    c->ri = malloc(m * sizeof *c->ri);
-    if (!c->hit || !c->nfree || !c->nst || !c->freek || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs) < 0)
+    c->hit = ar_zalloc(ar, (c->keys.n + 1) * sizeof *c->hit);
+    c->nfree = ar_zalloc(ar, (c->keys.n + 1) * sizeof *c->nfree);
+    c->nst = ar_zalloc(ar, (c->keys.n + 1) * sizeof *c->nst);
+    c->freek = ar_zalloc(ar, (c->keys.n + 1) * sizeof *c->freek);
+    c->seen = ar_zalloc(ar, (c->keys.n + 1) * sizeof *c->seen);
+    c->ki = ar_alloc(ar, c->nw * sizeof *c->ki + 1);
+    c->ki2 = ar_alloc(ar, c->nw * sizeof *c->ki2 + 1);
+    c->ri = ar_alloc(ar, c->nw * sizeof *c->ri + 1);
+    if (!c->hit || !c->nfree || !c->nst || !c->freek || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, c->ar) < 0)
         return -1;
-    c->names = malloc(m * sizeof *c->names);
-    if (!c->names || map_init(&c->name3) < 0)
+    c->names = ar_alloc(ar, c->nw * sizeof *c->names + 1);
+    if (!c->names || map_init(&c->name3, c->ar) < 0)
         return -1;
     for (size_t i = 0; i < c->nw; i++) {
         const struct cword *w = c->w;
@@ -1207,10 +1229,10 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         return -1;
     for (size_t q = 0; q < c->nnames; q++)
         c->seen[c->names[q]] = 0;
-    if (memo_init(&c->memo, 64) < 0)
+    if (memo_init(&c->memo, 64, ar) < 0)
         return -1;
     /* Typos: every stem of TYPO_MIN+ bytes with one byte deleted. */
-    if (map_init(&c->dels) < 0 || !(c->dk = malloc((c->nsb + 1) * sizeof *c->dk)))
+    if (map_init(&c->dels, c->ar) < 0 || !(c->dk = ar_alloc(ar, (c->nsb + 1) * sizeof *c->dk)))
         return -1;
     for (size_t i = 0; i < c->nw; i++) {
         const struct cword *w = &c->w[i];
@@ -1230,7 +1252,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     while (lg < RUN_BITS_MAX && (1u << lg) < 64 * c->runs.n)
         lg++;
     c->rshift = 64 - lg;
-    c->rbits = calloc((1u << lg) / 64, sizeof *c->rbits);
+    c->rbits = ar_zalloc(ar, (1u << lg) / 64 * sizeof *c->rbits);
     if (!c->rbits)
         return -1;
     for (size_t j = 0; j <= c->runs.mask; j++)
@@ -1238,9 +1260,9 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
             uint64_t b = c->runs.k[j] >> c->rshift;
             c->rbits[b / 64] |= 1ULL << (b % 64);
         }
-    c->run_hit = calloc(c->runs.n + 1, sizeof *c->run_hit);
-    c->run_c = calloc(c->runs.n + 1, 1);
-    c->fr = malloc(m);
+    c->run_hit = ar_zalloc(ar, (c->runs.n + 1) * sizeof *c->run_hit);
+    c->run_c = ar_zalloc(ar, c->runs.n + 1);
+    c->fr = ar_alloc(ar, c->nw + 1);
     if (!c->run_hit || !c->run_c || !c->fr)
         return -1;
     for (size_t i = 0; i + RUN <= c->nw; i++) {
@@ -1306,8 +1328,8 @@ static struct mslot *memo_new(struct cur *c, uint64_t key, const struct word *w)
     if (w->key)
         word_hits(c, &p, w);
     if (m->npool + p.n > m->cappool) {
-        size_t cap = m->cappool ? m->cappool * 2 : 256;
-        uint32_t *v = realloc(m->pool, cap * sizeof *v);
+        size_t cap = m->cappool ? m->cappool * 2 : 64;
+        uint32_t *v = ar_grow(m->ar, m->pool, m->npool * sizeof *v, cap * sizeof *v);
         if (!v)
             return NULL;
         m->pool = v;
@@ -1432,7 +1454,7 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
     const unsigned char *s = (const unsigned char *)text;
     struct memo *m = &c->memo;
     struct wcut *cut = &c->cut;
-    if (wcut_reserve(cut, n) < 0) {
+    if (wcut_reserve(cut, n, c->ar) < 0) {
         c->oom = 1;
         return;
     }
@@ -1497,9 +1519,8 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->r21 = mix(0, 0);
     c->nel = 0;
     if (n + 1 > c->capel) {           /* every word holds at least one byte */
-        free(c->elist);
         c->capel = n + 1;
-        if (!(c->elist = malloc(c->capel * sizeof *c->elist))) {
+        if (!(c->elist = ar_alloc(c->ar, c->capel * sizeof *c->elist))) {
             c->capel = 0;
             return -1;
         }
@@ -1635,7 +1656,10 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     /* Validate every item before doing any work. */
     int64_t prev = INT64_MIN, window_start = now_ms - (int64_t)window * 60000;
     int i = 0;
-    struct hitem *items = malloc(sizeof *items * (size_t)(hn ? hn : 1));
+    _Alignas(16) char stack[32768];
+    struct arena ar;
+    ar_init(&ar, stack, sizeof stack);
+    struct hitem *items = ar_alloc(&ar, sizeof *items * (size_t)(hn ? hn : 1));
     if (!items)
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     for (const cJSON *it = hist->child; it; it = it->next, i++) {
@@ -1651,7 +1675,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         else if (!bad && h->at > now_ms + RUM_SKEW_MS)
             bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
         if (bad) {
-            free(items);
+            ar_release(&ar);
             return bad;
         }
         prev = h->at;
@@ -1665,8 +1689,8 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
 #ifndef RUM_SSE2
     bcls_init();
 #endif
-    struct match *m = malloc(sizeof *m * (size_t)(hn ? hn : 1));
-    int oom = !m || cur_init(&c, cur, cur_n, &w) < 0;
+    struct match *m = ar_alloc(&ar, sizeof *m * (size_t)(hn ? hn : 1));
+    int oom = !m || cur_init(&c, cur, cur_n, &w, &ar) < 0;
     size_t count = 0;
     double best = 0, sum = 0;
     for (i = 0; i < hn && !oom; i++) {
@@ -1685,37 +1709,36 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         }
     }
     text_words_free(&w);
-    cur_free(&c);
     if (oom) {
-        free(items);
-        free(m);
+        ar_release(&ar);
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     }
 
     int detected = count >= (size_t)threshold;
+    /* Keys are literals: added by reference (CS), not copied. */
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddBoolToObject(o, "detected", detected);
-    cJSON_AddNumberToObject(o, "count", (double)count);
-    cJSON_AddNumberToObject(o, "threshold", (double)threshold);
-    cJSON_AddNumberToObject(o, "window_seconds", (double)(window * 60));
-    cJSON_AddNumberToObject(o, "similarity_threshold", det_round(sim_thr));
-    cJSON_AddNumberToObject(o, "best_similarity", det_round(best));
+    cJSON_AddItemToObjectCS(o, "detected", cJSON_CreateBool(detected));
+    cJSON_AddItemToObjectCS(o, "count", cJSON_CreateNumber((double)count));
+    cJSON_AddItemToObjectCS(o, "threshold", cJSON_CreateNumber((double)threshold));
+    cJSON_AddItemToObjectCS(o, "window_seconds", cJSON_CreateNumber((double)(window * 60)));
+    cJSON_AddItemToObjectCS(o, "similarity_threshold", cJSON_CreateNumber(det_round(sim_thr)));
+    cJSON_AddItemToObjectCS(o, "best_similarity", cJSON_CreateNumber(det_round(best)));
     if (detected) {
         qsort(m, count, sizeof *m, by_sim);
-        cJSON *arr = cJSON_AddArrayToObject(o, "similar_prompts");
+        cJSON *arr = cJSON_CreateArray();
+        cJSON_AddItemToObjectCS(o, "similar_prompts", arr);
         for (size_t k = 0; k < count; k++) {
             /* The prompts are quoted by reference: a long history is not
              * copied again (detect.h: the result is deleted before args). */
             const cJSON *it = items[m[k].index].it;
             cJSON *p = cJSON_CreateObject();
-            cJSON_AddItemToObject(p, "text", cJSON_CreateStringReference(items[m[k].index].t));
-            cJSON_AddItemToObject(p, "at", cJSON_CreateStringReference(cJSON_GetObjectItemCaseSensitive(it, "at")->valuestring));
-            cJSON_AddNumberToObject(p, "similarity", det_round(m[k].sim));
+            cJSON_AddItemToObjectCS(p, "text", cJSON_CreateStringReference(items[m[k].index].t));
+            cJSON_AddItemToObjectCS(p, "at", cJSON_CreateStringReference(cJSON_GetObjectItemCaseSensitive(it, "at")->valuestring));
+            cJSON_AddItemToObjectCS(p, "similarity", cJSON_CreateNumber(det_round(m[k].sim)));
             cJSON_AddItemToArray(arr, p);
         }
     }
-    free(m);
-    free(items);
+    ar_release(&ar);
 
     char reason[280];
     double confidence;
