@@ -1047,7 +1047,18 @@ struct cur {
     uint32_t *nst;            /* per key: stamp of the last item where an occurrence held it */
     uint32_t *nfree;          /* per key: how many occurrences of the item hold it outside a frame (valid
                                  while nst is this item's stamp) */
-    uint32_t *seen;           /* per key: counted for this item */
+    uint32_t *seen;           /* per key: stamp of the last item whose framed words fcnt counts */
+    uint32_t *fcnt;           /* per key: how many of its places in the prompt are framed in that item */
+    uint32_t *pcount;         /* per key: its places in the prompt (a word's key and pair key) */
+    uint32_t *rlist, nrl;     /* the runs the item shares */
+    uint32_t *klist, nkl;     /* the keys stored by single occurrences in the item (nst) */
+    size_t nfk;               /* keys the item holds outside frames */
+    /* Bitmaps over the prompt's words (bit i of word i / 64, nwb words and
+     * a zero one after): its shared runs (by first word), the runs with at
+     * most FRAME_MAXC content words, its content words, its frame. */
+    uint64_t *bh, *blow, *bcont, *bfr, *b6;
+    size_t nwb;
+    uint32_t *roff, *rpos;    /* the places of run r: rpos[roff[r] .. roff[r + 1]) */
     struct map runs;          /* hashes of the prompt's runs of RUN words -> index */
     uint32_t *run_hit;        /* per run: stamp of the last item that holds it */
     long *ki, *ki2, *ri;      /* per word: key index, pair-key index, run index */
@@ -1067,20 +1078,25 @@ struct cur {
     long *names;              /* key indices of the prompt's names */
     struct map name3;         /* hashes of their first three letters */
     size_t nnames;
-    int foreign;              /* the item names something the prompt does not */
     size_t nw, capw;
     int oom;
     /* while comparing */
     uint32_t stamp;
     size_t shared;            /* keys held anywhere in the item */
-    size_t rest;              /* the item's content words outside shared runs */
-    size_t nitem;             /* words of the item so far */
-    int any_run;              /* the item shares a run with the prompt */
-    uint64_t r1;              /* word hash of the item's last word */
-    uint64_t r21;             /* mix of the last two words' hashes: the next run's hash is mix(r21, word) */
+    /* The item's words as they stream past (kept in registers while an
+     * ASCII item is compared). */
+    struct occ {
+        size_t nitem;         /* words of the item so far */
+        size_t nel;           /* memo entries it has shown */
+        size_t rest;          /* its content words outside shared runs */
+        uint64_t r1;          /* word hash of its last word */
+        uint64_t r21;         /* mix of the last two words' hashes: the next run's hash is mix(r21, word) */
+        unsigned streak;      /* shared runs in a row ending at its last word */
+        int any_run;          /* it shares a run with the prompt */
+        int foreign;          /* it names something the prompt does not */
+    } o;
     uint64_t *rbits;          /* a bit per run hash (its top bits): most item words end no run of the prompt */
     unsigned rshift;          /* 64 - log2 of the bitset's size: about 64 bits a run, up to 2^RUN_BITS_MAX */
-    unsigned streak;          /* shared runs in a row ending at the item's last word */
     /* The item's last words, until no shared run can reach back to them:
      * its flags and the keys it holds, taken back out when it is framed. */
     struct rword {
@@ -1090,10 +1106,9 @@ struct cur {
         uint32_t k[2];        /* keys held by this occurrence only (nfree) */
     } ring[MARK_BACK];
     uint32_t *elist;          /* the memo entries seen in the item */
-    size_t nel, capel;
+    size_t capel;
     uint32_t *freek;          /* per key: stamp of the last item that holds it outside a frame */
     struct wcut cut;          /* where an ASCII item's words are */
-    unsigned char *fr;        /* per word of the prompt: in a frame (scratch) */
     unsigned char *run_c;     /* per run: its content words */
 };
 
@@ -1262,15 +1277,43 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         }
     c->run_hit = ar_zalloc(ar, (c->runs.n + 1) * sizeof *c->run_hit);
     c->run_c = ar_zalloc(ar, c->runs.n + 1);
-    c->fr = ar_alloc(ar, c->nw + 1);
-    if (!c->run_hit || !c->run_c || !c->fr)
+    c->rlist = ar_alloc(ar, (c->runs.n + 1) * sizeof *c->rlist);
+    c->roff = ar_zalloc(ar, (c->runs.n + 2) * sizeof *c->roff);
+    c->rpos = ar_alloc(ar, (c->nw + 1) * sizeof *c->rpos);
+    c->fcnt = ar_alloc(ar, (c->keys.n + 1) * sizeof *c->fcnt);
+    c->pcount = ar_zalloc(ar, (c->keys.n + 1) * sizeof *c->pcount);
+    c->klist = ar_alloc(ar, (c->keys.n + 1) * sizeof *c->klist);
+    c->nwb = c->nw / 64 + 1;
+    uint64_t *bm = ar_zalloc(ar, 5 * (c->nwb + 1) * sizeof *bm);
+    if (!c->run_hit || !c->run_c || !c->rlist || !c->roff || !c->rpos || !c->fcnt || !c->pcount || !c->klist || !bm)
         return -1;
+    c->bh = bm, c->blow = bm + (c->nwb + 1), c->bcont = c->blow + (c->nwb + 1), c->bfr = c->bcont + (c->nwb + 1);
+    c->b6 = c->bfr + (c->nwb + 1);
     for (size_t i = 0; i + RUN <= c->nw; i++) {
         unsigned char n = 0;
         for (size_t q = i; q < i + RUN; q++)
             n += c->ki[q] >= 0 || c->ki2[q] >= 0;
         c->run_c[c->ri[i]] = n;     /* a run seen twice: the later count */
     }
+    for (size_t i = 0; i < c->nw; i++) {
+        if (c->ki[i] >= 0 || c->ki2[i] >= 0)
+            c->bcont[i / 64] |= 1ULL << (i % 64);
+        if (c->ki[i] >= 0)
+            c->pcount[c->ki[i]]++;
+        if (c->ki2[i] >= 0)
+            c->pcount[c->ki2[i]]++;
+    }
+    /* Each run's places, grouped by run (a counting sort). */
+    for (size_t i = 0; i + RUN <= c->nw; i++) {
+        c->roff[c->ri[i] + 1]++;
+        if (c->run_c[c->ri[i]] <= FRAME_MAXC)
+            c->blow[i / 64] |= 1ULL << (i % 64);
+    }
+    for (size_t r = 0; r < c->runs.n; r++)
+        c->roff[r + 1] += c->roff[r];
+    for (size_t i = 0; i + RUN <= c->nw; i++)
+        c->rpos[c->roff[c->ri[i]] + c->run_hit[c->ri[i]]++] = (uint32_t)i;
+    memset(c->run_hit, 0, (c->runs.n + 1) * sizeof *c->run_hit);    /* it counted places just now */
     return 0;
 }
 
@@ -1362,44 +1405,47 @@ static inline void occ_hit(struct cur *c, long k, int store)
         if (c->nst[k] != c->stamp) {
             c->nst[k] = c->stamp;
             c->nfree[k] = 0;
+            c->klist[c->nkl++] = (uint32_t)k;
         }
         c->nfree[k]++;
     }
 }
 
-/* The item's word j is in a frame: it no longer counts, nor do the keys it holds. */
-static inline void frame_word(struct cur *c, size_t j)
+/* The item's word j is in a frame: it no longer counts, nor do the keys it
+ * holds. Returns 1 if it was a content word outside frames until now. */
+static inline unsigned frame_word(struct cur *c, size_t j)
 {
     struct rword *r = &c->ring[j % MARK_BACK];
     if (r->flags & LF_FRAMED)
-        return;
+        return 0;
     r->flags |= LF_FRAMED;
-    c->rest -= r->flags & LF_CONTENT;
     c->memo.ent[r->e].fcnt++;
     for (unsigned q = 0; q < r->n; q++)
         c->nfree[r->k[q]]--;
+    return r->flags & LF_CONTENT;
 }
 
 /* One occurrence of a word of the item (its memo slot, a phrase's concept
  * ending with it, an ideograph pair it ends): counted for its entry, kept in
  * the ring for the frame; the shared run of RUN words it ends, if any,
  * frames them. */
-static inline void item_occ(struct cur *c, uint32_t meta, uint64_t concept, uint64_t key2, int name)
+static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct occ *o, uint32_t stamp,
+                                                            uint32_t meta, uint64_t concept, uint64_t key2, int name)
 {
     uint32_t e = meta >> MS_E_SHIFT;
     struct ment *me = &c->memo.ent[e];
-    if (me->stamp != c->stamp) {
-        me->stamp = c->stamp;
+    if (me->stamp != stamp) {
+        me->stamp = stamp;
         me->cnt = me->fcnt = 0;
-        c->elist[c->nel++] = e;
+        c->elist[o->nel++] = e;
     }
     me->cnt++;
-    size_t j = c->nitem++;
+    size_t j = o->nitem++;
     struct rword *rw = &c->ring[j % MARK_BACK];
     rw->e = e;
     rw->flags = meta & MS_CONTENT ? LF_CONTENT : 0;
     rw->n = 0;
-    c->rest += rw->flags;
+    o->rest += rw->flags;
     unsigned held = meta >> MS_NH_SHIFT & 15;
     if (key2 | concept) {
         long ks[2] = {key2 ? map_get(&c->keys, key2) : -1, concept ? map_get(&c->keys, concept) : -1};
@@ -1413,25 +1459,28 @@ static inline void item_occ(struct cur *c, uint32_t meta, uint64_t concept, uint
             }
     }
     if (name && (meta & MS_FOREIGN) && !held)
-        c->foreign = 1;
+        o->foreign = 1;
     uint64_t raw = me->raw;
     if (j >= RUN - 1 && c->runs.n) {
-        uint64_t h = mix(c->r21, raw);
+        uint64_t h = mix(o->r21, raw);
         uint64_t b = h >> c->rshift;
         long r = c->rbits[b / 64] >> (b % 64) & 1 ? map_get(&c->runs, h) : -1;
-        c->streak = r >= 0 ? c->streak + 1 : 0;
+        o->streak = r >= 0 ? o->streak + 1 : 0;
         if (r >= 0) {
-            c->run_hit[r] = c->stamp;
-            c->any_run = 1;
-            size_t back = c->streak >= LONG_RUNS ? c->streak + RUN - 1 : c->run_c[r] <= FRAME_MAXC ? RUN : 0;
+            if (c->run_hit[r] != stamp) {
+                c->run_hit[r] = stamp;
+                c->rlist[c->nrl++] = (uint32_t)r;
+            }
+            o->any_run = 1;
+            size_t back = o->streak >= LONG_RUNS ? o->streak + RUN - 1 : c->run_c[r] <= FRAME_MAXC ? RUN : 0;
             if (back > MARK_BACK)
                 back = MARK_BACK;
             for (size_t q = 0; q < back; q++)
-                frame_word(c, j - q);
+                o->rest -= frame_word(c, j - q);
         }
     }
-    c->r21 = mix(c->r1, raw);
-    c->r1 = raw;
+    o->r21 = mix(o->r1, raw);
+    o->r1 = raw;
 }
 
 /* One word of a history item that is not all ASCII. */
@@ -1443,7 +1492,7 @@ static void item_word(void *ctx, struct word *w)
         c->oom = 1;
         return;
     }
-    item_occ(c, sl->meta, w->concept, w->key2, (int)w->name);
+    item_occ(c, &c->o, c->stamp, sl->meta, w->concept, w->key2, (int)w->name);
 }
 
 /* The words of an item that is all ASCII, compared as item_word compares
@@ -1489,6 +1538,8 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
         cut->z[k] = sl->meta;         /* the word's end is no longer needed */
     }
     struct phrase ph = {0, 0, 0};
+    struct occ o = c->o;              /* in registers, not behind c */
+    uint32_t stamp = c->stamp;
     for (size_t k = 0; k < nw; k++) {
         if (k + 8 < nw)
             __builtin_prefetch(&m->ent[cut->z[k + 8] >> MS_E_SHIFT]);
@@ -1498,8 +1549,9 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
         if (meta & MS_END)
             concept = phrase_at(stem, &ph, &plen);
         phrase_push(&ph, stem);
-        item_occ(c, meta, concept, 0, (int)(cut->a[k] >> 31));
+        item_occ(c, &o, stamp, meta, concept, 0, (int)(cut->a[k] >> 31));
     }
+    c->o = o;
 }
 
 /* Share of the current prompt's content keys that the item holds; when they
@@ -1511,13 +1563,9 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     if (c->keys.n == 0)
         return 0;
     c->stamp = stamp;
-    c->shared = c->rest = c->nitem = 0;
-    c->any_run = 0;
-    c->foreign = 0;
-    c->streak = 0;
-    c->r1 = 0;
-    c->r21 = mix(0, 0);
-    c->nel = 0;
+    c->shared = c->nfk = 0;
+    c->nrl = c->nkl = 0;
+    c->o = (struct occ){0, 0, 0, 0, mix(0, 0), 0, 0, 0};
     if (n + 1 > c->capel) {           /* every word holds at least one byte */
         c->capel = n + 1;
         if (!(c->elist = ar_alloc(c->ar, c->capel * sizeof *c->elist))) {
@@ -1533,7 +1581,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         return -1;
     /* The keys the item's words hold: held, and held outside a frame where
      * some occurrence of the word is. */
-    for (size_t q = 0; q < c->nel; q++) {
+    for (size_t q = 0; q < c->o.nel; q++) {
         const struct ment *me = &c->memo.ent[c->elist[q]];
         const struct mcold *co = &c->memo.cold[c->elist[q]];
         const uint32_t *k = c->memo.pool + co->hoff;
@@ -1544,30 +1592,47 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
                 c->hit[k[i]] = stamp;
                 c->shared++;
             }
-            if (out)
+            if (out && c->freek[k[i]] != stamp) {
                 c->freek[k[i]] = stamp;
-        }
-    }
-    int frame = 0;
-    if (c->any_run) {
-        memset(c->fr, 0, c->nw);
-        size_t streak = 0;
-        for (size_t k = 0; k + RUN <= c->nw + 1; k++) {
-            int hit = k + RUN <= c->nw && c->run_hit[c->ri[k]] == stamp;
-            if (hit && c->run_c[c->ri[k]] <= FRAME_MAXC)
-                memset(c->fr + k, 1, RUN);
-            if (hit) {
-                streak++;
-                continue;
+                c->nfk++;
             }
-            if (streak >= LONG_RUNS)
-                memset(c->fr + k - streak, 1, streak + RUN - 1);
-            streak = 0;
         }
-        for (size_t i = 0; i < c->nw && !frame; i++)
-            frame = c->fr[i] && (c->ki[i] >= 0 || c->ki2[i] >= 0);
     }
-    if (c->foreign && c->nnames < c->keys.n) {
+    for (size_t q = 0; q < c->nkl; q++)            /* and those single occurrences hold outside frames */
+        if (c->nfree[c->klist[q]] > 0 && c->freek[c->klist[q]] != stamp) {
+            c->freek[c->klist[q]] = stamp;
+            c->nfk++;
+        }
+    int frame = 0;
+    if (c->o.any_run) {
+        /* The prompt's frame: the words of each shared run with at most
+         * FRAME_MAXC content words, and of LONG_RUNS or more shared runs in a
+         * row, worked out on bitmaps of the prompt's words. */
+        size_t nb = c->nwb;
+        uint64_t *h = c->bh, *s6 = c->b6, *fr = c->bfr;
+        memset(h, 0, nb * sizeof *h);
+        for (size_t q = 0; q < c->nrl; q++)
+            for (uint32_t p = c->roff[c->rlist[q]]; p < c->roff[c->rlist[q] + 1]; p++)
+                h[c->rpos[p] / 64] |= 1ULL << (c->rpos[p] % 64);
+        for (size_t i = 0; i < nb; i++) {       /* s6: a run that starts LONG_RUNS shared ones in a row */
+            uint64_t a = h[i];
+            for (unsigned t = 1; t < LONG_RUNS; t++)
+                a &= h[i] >> t | h[i + 1] << (64 - t);
+            s6[i] = a;
+        }
+        for (size_t i = 0; i < nb; i++) {
+            uint64_t low = h[i] & c->blow[i], lowp = i ? h[i - 1] & c->blow[i - 1] : 0, sp = i ? s6[i - 1] : 0;
+            uint64_t f = low;
+            for (unsigned t = 1; t < RUN; t++)
+                f |= low << t | lowp >> (64 - t);
+            f |= s6[i];
+            for (unsigned t = 1; t < LONG_RUNS + RUN - 1; t++)
+                f |= s6[i] << t | sp >> (64 - t);
+            fr[i] = f;
+            frame |= (f & c->bcont[i]) != 0;
+        }
+    }
+    if (c->o.foreign && c->nnames < c->keys.n) {
         /* The same question about another named thing ("a visa for Japan",
          * "a visa for Canada"): all but the names is shared, and each side
          * names something the other does not. */
@@ -1581,21 +1646,30 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         *sim = (double)c->shared / (double)c->keys.n;
         return 0;
     }
-    size_t have = 0, shared = 0;
-    for (size_t i = 0; i < c->nw; i++) {
-        if (c->fr[i])
-            continue;
-        long ks[2] = {c->ki[i], c->ki2[i]};
-        for (int q = 0; q < 2; q++) {
-            long k = ks[q];
-            if (k < 0 || c->seen[k] == stamp)
-                continue;
-            c->seen[k] = stamp;
-            have++;
-            shared += c->freek[k] == stamp || (c->nst[k] == stamp && c->nfree[k] > 0);
+    /* The prompt's keys outside its frame (have), and those the item holds
+     * outside its own (shared): all but the keys whose every place is
+     * framed. */
+    size_t gone = 0, gone_shared = 0;
+    for (size_t i = 0; i < c->nwb; i++)
+        for (uint64_t f = c->bfr[i] & c->bcont[i]; f; f &= f - 1) {
+            size_t w = i * 64 + (size_t)__builtin_ctzll(f);
+            long ks[2] = {c->ki[w], c->ki2[w]};
+            for (int q = 0; q < 2; q++) {
+                long k = ks[q];
+                if (k < 0)
+                    continue;
+                if (c->seen[k] != stamp) {
+                    c->seen[k] = stamp;
+                    c->fcnt[k] = 0;
+                }
+                if (++c->fcnt[k] == c->pcount[k]) {
+                    gone++;
+                    gone_shared += c->freek[k] == stamp;
+                }
+            }
         }
-    }
-    *sim = have == 0 || c->rest == 0 ? 1.0 : (double)shared / (double)have;
+    size_t have = c->keys.n - gone, shared = c->nfk - gone_shared;
+    *sim = have == 0 || c->o.rest == 0 ? 1.0 : (double)shared / (double)have;
     return 0;
 }
 
