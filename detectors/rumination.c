@@ -94,15 +94,15 @@ static uint64_t mix(uint64_t a, uint64_t b)
     return h ? h : 1;
 }
 
-/* The hash of s[0..n) without its byte at i, as stem_ascii hashes a stem. */
-static uint64_t del_hash(const char *s, size_t n, size_t i)
+/* The hash of s[0..n) without its byte at i, as stem_ascii hashes a stem,
+ * given ph[j], the hash of s[0..j] (stem_ascii's prefix hashes). */
+static inline uint64_t del_hash(const char *s, size_t n, size_t i, const uint64_t *ph)
 {
-    uint64_t h = FNV_OFFSET;
-    for (size_t j = 0; j < n; j++)
-        if (j != i) {
-            h ^= (unsigned char)s[j];
-            h *= FNV_PRIME;
-        }
+    uint64_t h = i ? ph[i - 1] : FNV_OFFSET;
+    for (size_t j = i + 1; j < n; j++) {
+        h ^= (unsigned char)s[j];
+        h *= FNV_PRIME;
+    }
     return h ? h : 1;
 }
 
@@ -203,9 +203,11 @@ struct mslot {
 };
 struct ment {
     uint64_t raw, stem;      /* the word's hash (text.h) and its stem's */
-    uint32_t stamp;          /* the item it was last seen in */
-    uint16_t cnt, fcnt;      /* there: how often, and how often inside a frame */
+    uint64_t seen;           /* the item it was last seen in (bits 0-31), and there how often (32-47) and how
+                                often inside a frame (48-63); an item has fewer than 2^16 words */
 };
+#define SEEN_CNT (1ULL << 32)
+#define SEEN_FCNT (1ULL << 48)
 struct mcold {
     uint64_t key;
     uint32_t hoff, nh;       /* the prompt's keys it holds: pool[hoff .. hoff + nh) */
@@ -573,7 +575,7 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
     }
     struct mslot *sl = memo_find(m, key);
     size_t e = m->n++;
-    m->ent[e] = (struct ment){w->raw, w->stem, 0, 0, 0};
+    m->ent[e] = (struct ment){w->raw, w->stem, 0};
     m->cold[e] = (struct mcold){w->key, 0, 0};
     *sl = (struct mslot){key, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0), 0};
     return sl;
@@ -1255,7 +1257,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
             continue;
         for (size_t q = 0; q < w->slen; q++) {
             size_t before = c->dels.n;
-            long d = map_add(&c->dels, del_hash(c->sbytes + w->boff, w->slen, q));
+            long d = map_add(&c->dels, del_hash(c->sbytes + w->boff, w->slen, q, c->ph + w->off));
             if (d < 0)
                 return -1;
             if (c->dels.n > before)
@@ -1352,7 +1354,7 @@ static void word_hits(struct cur *c, struct pending *p, const struct word *w)
         if (d >= 0)
             pending_add(p, c->dk[d]);
         for (size_t q = 0; !p->n && w->slen >= TYPO_MIN && q < w->slen; q++) {
-            uint64_t h = del_hash(w->sb, w->slen, q);
+            uint64_t h = del_hash(w->sb, w->slen, q, w->ph);
             long k = map_get(&c->keys, h);              /* a byte too many here */
             if (k < 0 && (d = map_get(&c->dels, h)) >= 0)
                 k = c->dk[d];                           /* a byte changed, or two swapped */
@@ -1419,7 +1421,7 @@ static inline unsigned frame_word(struct cur *c, size_t j)
     if (r->flags & LF_FRAMED)
         return 0;
     r->flags |= LF_FRAMED;
-    c->memo.ent[r->e].fcnt++;
+    c->memo.ent[r->e].seen += SEEN_FCNT;
     for (unsigned q = 0; q < r->n; q++)
         c->nfree[r->k[q]]--;
     return r->flags & LF_CONTENT;
@@ -1434,12 +1436,10 @@ static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct
 {
     uint32_t e = meta >> MS_E_SHIFT;
     struct ment *me = &c->memo.ent[e];
-    if (me->stamp != stamp) {
-        me->stamp = stamp;
-        me->cnt = me->fcnt = 0;
-        c->elist[o->nel++] = e;
-    }
-    me->cnt++;
+    int again = (uint32_t)me->seen == stamp;   /* no branch: about half the words of a long item are new to it */
+    me->seen = again ? me->seen + SEEN_CNT : stamp | SEEN_CNT;
+    c->elist[o->nel] = e;
+    o->nel += !again;
     size_t j = o->nitem++;
     struct rword *rw = &c->ring[j % MARK_BACK];
     rw->e = e;
@@ -1586,7 +1586,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         const struct mcold *co = &c->memo.cold[c->elist[q]];
         const uint32_t *k = c->memo.pool + co->hoff;
         unsigned nk = co->nh;
-        int out = me->cnt > me->fcnt;
+        int out = (me->seen >> 32 & 0xFFFF) > me->seen >> 48;
         for (unsigned i = 0; i < nk; i++) {
             if (c->hit[k[i]] != stamp) {
                 c->hit[k[i]] = stamp;
