@@ -945,6 +945,18 @@ static int each_word(const char *s, size_t n, struct text_words *tw, struct aren
     return words_unicode(s, n, tw, NULL, fn, ctx);
 }
 
+/* The hash of a run of three words, from their hashes (the first two
+ * multiplied by RUN_A and RUN_B): the multiplications of a word are done
+ * once as it passes, and nothing waits on the run before. */
+#define RUN_A 0x9E3779B97F4A7C15ULL
+#define RUN_B 0xC2B2AE3D27D4EB4FULL
+static inline uint64_t run_hash(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t h = a ^ b ^ c;
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
 /* An open-addressing map from 64-bit values (never 0) to dense indices,
  * grown as it fills: sized to the distinct values, not to the words they came
  * from, it touches few pages. */
@@ -1091,8 +1103,7 @@ struct cur {
         size_t nitem;         /* words of the item so far */
         size_t nel;           /* memo entries it has shown */
         size_t rest;          /* its content words outside shared runs */
-        uint64_t r1;          /* word hash of its last word */
-        uint64_t r21;         /* mix of the last two words' hashes: the next run's hash is mix(r21, word) */
+        uint64_t a1, a2, b1;  /* RUN_A times the hash of its last word and the one before, RUN_B times its last */
         unsigned streak;      /* shared runs in a row ending at its last word */
         int any_run;          /* it shares a run with the prompt */
         int foreign;          /* it names something the prompt does not */
@@ -1240,7 +1251,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
                 map_add(&c->name3, w[i].p3);
         }
         c->ki2[i] = w[i].key2 ? map_get(&c->keys, w[i].key2) : -1;
-        c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, mix(mix(w[i].raw, w[i + 1].raw), w[i + 2].raw)) : -1;
+        c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, run_hash(w[i].raw * RUN_A, w[i + 1].raw * RUN_B, w[i + 2].raw)) : -1;
     }
     if (c->runs.oom || c->name3.oom)
         return -1;
@@ -1462,7 +1473,7 @@ static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct
         o->foreign = 1;
     uint64_t raw = me->raw;
     if (j >= RUN - 1 && c->runs.n) {
-        uint64_t h = mix(o->r21, raw);
+        uint64_t h = run_hash(o->a2, o->b1, raw);
         uint64_t b = h >> c->rshift;
         long r = c->rbits[b / 64] >> (b % 64) & 1 ? map_get(&c->runs, h) : -1;
         o->streak = r >= 0 ? o->streak + 1 : 0;
@@ -1479,8 +1490,9 @@ static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct
                 o->rest -= frame_word(c, j - q);
         }
     }
-    o->r21 = mix(o->r1, raw);
-    o->r1 = raw;
+    o->a2 = o->a1;
+    o->a1 = raw * RUN_A;
+    o->b1 = raw * RUN_B;
 }
 
 /* One word of a history item that is not all ASCII. */
@@ -1565,7 +1577,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->stamp = stamp;
     c->shared = c->nfk = 0;
     c->nrl = c->nkl = 0;
-    c->o = (struct occ){0, 0, 0, 0, mix(0, 0), 0, 0, 0};
+    c->o = (struct occ){0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (n + 1 > c->capel) {           /* every word holds at least one byte */
         c->capel = n + 1;
         if (!(c->elist = ar_alloc(c->ar, c->capel * sizeof *c->elist))) {
