@@ -1685,8 +1685,6 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     return 0;
 }
 
-/* One history item's shape: {text, at}. With named, errors name the field
- * (history[3].at); without, the same checks run with no names written. */
 /* A history item as validated: its text and time, kept so that comparing
  * does not look them up and parse them again. */
 struct hitem {
@@ -1696,21 +1694,50 @@ struct hitem {
     int64_t at;
 };
 
-static int check_item(const cJSON *it, int i, int named, struct hitem *h, kerr *e)
+/* One history item's shape, {text, at}, with errors that name the field
+ * (history[3].at). */
+static int check_item(const cJSON *it, int i, struct hitem *h, kerr *e)
 {
     static const char *const item_keys[] = {"text", "at", NULL};
-    char f[48] = "", pre[48] = "", ft[48] = "", fa[48] = "";
-    if (named) {
-        snprintf(pre, sizeof pre, "history[%d].", i);
-        snprintf(f, sizeof f, "history[%d]", i);
-        snprintf(ft, sizeof ft, "history[%d].text", i);
-        snprintf(fa, sizeof fa, "history[%d].at", i);
-    }
+    char f[48], pre[48], ft[48], fa[48];
+    snprintf(pre, sizeof pre, "history[%d].", i);
+    snprintf(f, sizeof f, "history[%d]", i);
+    snprintf(ft, sizeof ft, "history[%d].text", i);
+    snprintf(fa, sizeof fa, "history[%d].at", i);
     if (!cJSON_IsObject(it))
         return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at}", f);
     if (det_known_keys(it, item_keys, pre, e) < 0 || det_string(it, "text", ft, 1, NULL, RUM_MAX_PROMPT, &h->t, &h->n, e) < 0 ||
         det_time(it, "at", fa, &h->at, NULL, e) < 0)
         return -1;
+    return 0;
+}
+
+/* check_item's checks in one walk over the item's members, for the item
+ * that passes them (nearly all): -1 where check_item would fail, or might,
+ * and then check_item names the fault. */
+static int item_ok(const cJSON *it, struct hitem *h)
+{
+    const cJSON *t = NULL, *at = NULL;
+    if (!cJSON_IsObject(it))
+        return -1;
+    for (const cJSON *m = it->child; m; m = m->next) {
+        if (!m->string)
+            return -1;
+        if (!strcmp(m->string, "text"))
+            t = t ? t : m;
+        else if (!strcmp(m->string, "at"))
+            at = at ? at : m;
+        else
+            return -1;
+    }
+    if (!cJSON_IsString(t) || !t->valuestring || !cJSON_IsString(at) || !at->valuestring)
+        return -1;
+    size_t n = strlen(t->valuestring);
+    if (!text_valid_utf8(t->valuestring, n) || (n > RUM_MAX_PROMPT && text_char_count(t->valuestring, n) > RUM_MAX_PROMPT) ||
+        tf_parse_rfc3339(at->valuestring, &h->at, NULL) < 0)
+        return -1;
+    h->t = t->valuestring;
+    h->n = n;
     return 0;
 }
 
@@ -1752,7 +1779,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         struct hitem *h = &items[i];
         h->it = it;
         /* Field names are written out only for an item that is at fault. */
-        int bad = check_item(it, i, 0, h, e) < 0 ? check_item(it, i, 1, h, e) : 0;
+        int bad = item_ok(it, h) < 0 ? check_item(it, i, h, e) : 0;
         char fa[48];
         if (!bad && (h->at < prev || h->at > now_ms + RUM_SKEW_MS))
             snprintf(fa, sizeof fa, "history[%d].at", i);
