@@ -672,8 +672,9 @@ static void cls_init(void)
  * word i / 64) marks the bytes of words: word characters, and ' . : between
  * letters or , ; ' . between digits, which join. It is built 16 bytes at a
  * time where SSE2 is there; the bits where runs start and end are then
- * written out as positions, 16 a block with no branch per word. Cutting text
- * into words costs no branch per byte. */
+ * written out as positions, 12 a block with no branch per word (a loop only
+ * for a block of more, very short, words). Cutting text into words costs no
+ * branch per byte. */
 struct wcut {
     uint64_t *m;              /* per 64 bytes: letters, digits, joiners of each, and word bytes */
     uint32_t *a, *z;          /* per run: its first byte, and the byte after its last */
@@ -686,7 +687,7 @@ static int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
 {
     if (c->m && n <= c->cap)
         return 0;
-    size_t nb = n / 64 + 2, nr = n / 2 + 2 + 16;    /* runs, and room for 16 written past the last */
+    size_t nb = n / 64 + 2, nr = n / 2 + 2 + 12;    /* runs, and room for 12 written past the last */
     c->m = ar_alloc(ar, (5 * nb + nr) * sizeof *c->m);
     c->a = ar_alloc(ar, 2 * nr * sizeof *c->a);
     if (!c->m || !c->a) {
@@ -735,11 +736,11 @@ static inline size_t flatten(uint32_t *out, uint32_t base, uint64_t x)
     uint64_t y = x - ((x >> 1) & 0x5555555555555555ULL);       /* popcount, without a call where the CPU */
     y = (y & 0x3333333333333333ULL) + ((y >> 2) & 0x3333333333333333ULL);   /* may lack the instruction */
     size_t cnt = (size_t)((((y + (y >> 4)) & 0x0F0F0F0F0F0F0F0FULL) * 0x0101010101010101ULL) >> 56);
-    for (int q = 0; q < 16; q++) {       /* set bit 63 so that ctz is defined once x runs out */
+    for (int q = 0; q < 12; q++) {       /* set bit 63 so that ctz is defined once x runs out */
         out[q] = base + (uint32_t)__builtin_ctzll(x | 1ULL << 63);
         x &= x - 1;
     }
-    for (size_t q = 16; q < cnt; q++) {
+    for (size_t q = 12; q < cnt; q++) {
         out[q] = base + (uint32_t)__builtin_ctzll(x);
         x &= x - 1;
     }
