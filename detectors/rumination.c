@@ -1397,7 +1397,8 @@ static struct mslot *memo_new(struct cur *c, uint64_t key, const struct word *w)
         return NULL;
     m->cold[sl->meta >> MS_E_SHIFT].hoff = (uint32_t)m->npool;
     m->cold[sl->meta >> MS_E_SHIFT].nh = p.n;
-    memcpy(m->pool + m->npool, p.k, p.n * sizeof *p.k);
+    if (p.n)                          /* pool is NULL until some word holds a key */
+        memcpy(m->pool + m->npool, p.k, p.n * sizeof *p.k);
     m->npool += p.n;
     sl->meta |= (uint32_t)p.n << MS_NH_SHIFT;
     /* a name, and not one of the prompt's by its first letters (FRA, Frankfurt) */
