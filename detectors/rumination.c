@@ -1497,8 +1497,8 @@ static void item_word(void *ctx, struct word *w)
 }
 
 /* The words of an item that is all ASCII, compared as item_word compares
- * them, in one pass: each word is looked up in the memo by its ascii_key, and
- * only a word not seen before in this call is hashed, stemmed and matched. */
+ * them: each word is looked up in the memo by its ascii_key, and only a word
+ * not seen before in this call is hashed, stemmed and matched. */
 static void item_ascii(struct cur *c, const char *text, size_t n)
 {
     const unsigned char *s = (const unsigned char *)text;
