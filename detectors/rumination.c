@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.4.0.
+/* rumination.c: check_rumination, heuristic concept_containment 0.4.1.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? Each prompt becomes its words (text.h); its content words
@@ -9,9 +9,10 @@
  * short phrases of one group in detectors/data/concepts.txt (general English
  * synonyms: decline, turn down, say no) count as one concept; a stem of four or
  * more letters matches a longer stem it begins (auth, authentication); a stem
- * of five or more matches one edit away (revew, review). A prior prompt's
- * similarity is the share of this prompt's content words or concepts it also
- * holds (containment). Not asking again: the way a question is asked, a shared
+ * of five or more matches one edit away (revew, review); a word of a prior
+ * prompt stands for at most PENDING_MAX (8) of this prompt's. A prior
+ * prompt's similarity is the share of this prompt's content words or
+ * concepts it also holds (containment). Not asking again: the way a question is asked, a shared
  * run of three words with at most one content word ("how do I clear") or a
  * shared passage of eight or more words (pasted context), which is left out on
  * both sides; and the same question about another named thing: each names
@@ -142,15 +143,15 @@ static void ar_release(struct arena *a)
 /* n bytes, 16-aligned; NULL when memory runs out. */
 static void *ar_alloc(struct arena *a, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
 #ifdef __SANITIZE_ADDRESS__
-    char *b = malloc(16 + n);
+    char *b = malloc(16 + n);                 /* exactly n: an overrun of even a byte is seen */
     if (!b)
         return NULL;
     *(void **)b = a->heap;
     a->heap = b;
     return b + 16;
 #else
+    n = (n + 15) & ~(size_t)15;
     if (n > a->cap - a->used) {
         size_t sz = a->next;
         while (sz - 16 < n)
@@ -243,6 +244,8 @@ struct word {
     uint32_t vs;        /* the lexicon's flags for the stem (LEX_*) */
     uint64_t p3;        /* hash of the stem's first 3 bytes, 0 if shorter */
     struct mslot *slot;   /* what comparing this word found before, in this call */
+    uint64_t mkey;        /* its key in the memo: its hash, or an ideograph's stem (a word that normalises to an
+                             ideograph has its hash, and is not one) */
     uint64_t ph[STEM_MAX];   /* ph[i]: hash of the stem's first i+1 bytes */
 };
 
@@ -638,9 +641,11 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
                 w.key2 = mix(tw->v[i - 1].hash, x->hash);
             ph.s1 = w.stem;
             ph.s2 = ph.s3 = 0;
-            if (m && m->s && (w.slot = memo_find(m, w.raw))->key == 0)
+            w.mkey = w.stem;
+            if (m && m->s && (w.slot = memo_find(m, w.mkey))->key == 0)
                 w.slot = NULL;            /* not seen before */
         } else {
+            w.mkey = w.raw;
             ANALYSE(w, m, word_stem(a, l, x->hash, &w), 0);
             word_phrase(&w, &ph);
         }
@@ -1002,7 +1007,7 @@ static long map_add(struct map *m, uint64_t key)
                 g.v[j] = m->v[i];
             }
         g.n = m->n;
-        g.oom = 0;
+        g.oom = m->oom;               /* a failed add stays failed */
         *m = g;
     }
     size_t j = key & m->mask;
@@ -1489,7 +1494,7 @@ static void item_word(void *ctx, struct word *w)
 {
     struct cur *c = ctx;
     struct mslot *sl = w->slot;
-    if (!sl && !(sl = memo_new(c, w->raw, w))) {
+    if (!sl && !(sl = memo_new(c, w->mkey, w))) {
         c->oom = 1;
         return;
     }
@@ -1585,7 +1590,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     for (size_t q = 0; q < c->o.nel; q++) {
         const struct ment *me = &c->memo.ent[c->elist[q]];
         const struct mcold *co = &c->memo.cold[c->elist[q]];
-        const uint32_t *k = c->memo.pool + co->hoff;
+        const uint32_t *k = co->nh ? c->memo.pool + co->hoff : NULL;   /* pool is NULL until a word holds a key */
         unsigned nk = co->nh;
         int out = (me->seen >> 32 & 0xFFFF) > me->seen >> 48;
         for (unsigned i = 0; i < nk; i++) {
@@ -1859,7 +1864,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
     }
     det_common(o, confidence, reason,
-               det_heuristic("concept_containment", "0.4.0", rum_check_description));
+               det_heuristic("concept_containment", "0.4.1", rum_check_description));
     static const char *const tokens[] = {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity"};
     det_overrides(o, tokens, detected ? 4 : 0);
     *out = o;

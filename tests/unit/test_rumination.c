@@ -78,7 +78,7 @@ static const char *const vocab[] = {
     "authentication", "authenticate", "revew", "review", "reviews", "turn", "down", "decline", "say", "no", "plan",
     "planning", "database", "databse", "migration", "migrate", "deploy", "rollback", "1,000", "3.5", "don't", "e.g",
     "x_y", "__", "visa", "trip", "internationalisation", "internationalization",
-    "pneumonoultramicroscopicsilicovolcanoconiosis-and-then-some-more-letters-to-pass-64-bytes"};
+    "pneumonoultramicroscopicsilicovolcanoconiosisandthensomemorelettersthatpasssixtyfourbytes"};
 static const char *const seps[] = {" ", " ", " ", ", ", ". ", "? ", "\n", ": ", " - "};
 
 static size_t text(char *buf, size_t cap, size_t words)
@@ -174,11 +174,85 @@ static void ascii_items_score_as_unicode_items(void **state)
     }
 }
 
+/* Words from several scripts, and names, for order_does_not_matter: Han
+ * and kana alone and in pairs, forms that normalise to them (halfwidth ｱ is
+ * ア, U+F900 is U+8C48) without being them, Latin with accents, capitals. */
+static const char *const mixed[] = {
+    "ア", "ｱ", "猫", "犬", "豈", "豈", "魚", "東京", "天気", "Straße", "STRASSE", "école", "ÉCOLE", "Japan", "Canada",
+    "visa", "for", "a", "the", "auth", "authentication", "authorize", "author", "authority", "authentic",
+    "authenticity", "authored", "authoring", "authorship", "review", "revew", "turn", "down", "decline", "plan"};
+
+static size_t mixed_text(char *buf, size_t cap, size_t words)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < words; i++) {
+        const char *w = mixed[rnd(sizeof mixed / sizeof mixed[0])];
+        const char *sep = rnd(4) ? " " : rnd(2) ? ". " : "";
+        size_t lw = strlen(w), ls = strlen(sep);
+        if (n + lw + ls + 1 >= cap)
+            break;
+        memcpy(buf + n, w, lw);
+        n += lw;
+        memcpy(buf + n, sep, ls);
+        n += ls;
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+/* What an earlier prompt scores depends on it and the current prompt only,
+ * not on the other prompts of the history or their order: each item scored
+ * alone scores what it scores among the others. The memo is shared by all
+ * the items of a call, so this is what keeps it honest. */
+static void order_does_not_matter(void **state)
+{
+    (void)state;
+    static char items[12][600];
+    char prompt[600];
+    for (int round = 0; round < 800; round++) {
+        if (rnd(2))
+            mixed_text(prompt, sizeof prompt, 1 + rnd(12));
+        else
+            text(prompt, sizeof prompt, 1 + rnd(30));
+        int nitems = 2 + (int)rnd(10);
+        for (int i = 0; i < nitems; i++) {
+            if (rnd(2))
+                mixed_text(items[i], sizeof items[i], 1 + rnd(12));
+            else
+                text(items[i], sizeof items[i], 1 + rnd(30));
+        }
+        cJSON *all = args_of(prompt, items, nitems, ""), *out = NULL;
+        kerr e = {0};
+        assert_int_equal(test_rum_check(all, 1778932800000LL, 0, &out, &e), 0);
+        for (int i = 0; i < nitems; i++) {
+            cJSON *one = args_of(prompt, items + i, 1, ""), *o1 = NULL;
+            assert_int_equal(test_rum_check(one, 1778932800000LL, 0, &o1, &e), 0);
+            double alone = cJSON_GetObjectItem(o1, "best_similarity")->valuedouble, among = 0;
+            const cJSON *p;
+            cJSON_ArrayForEach(p, cJSON_GetObjectItem(out, "similar_prompts"))
+            {
+                char want[32];
+                snprintf(want, sizeof want, "2026-05-16T10:%02d:00Z", i);
+                if (!strcmp(cJSON_GetObjectItem(p, "at")->valuestring, want))
+                    among = cJSON_GetObjectItem(p, "similarity")->valuedouble;
+            }
+            if (nitems >= 2 && cJSON_IsTrue(cJSON_GetObjectItem(out, "detected")) && alone != among)
+                fail_msg("round %d: \"%s\" against \"%s\": %.3f alone, %.3f among the others", round, prompt, items[i],
+                         alone, among);
+            cJSON_Delete(o1);
+            cJSON_Delete(one);
+        }
+        cJSON_Delete(out);
+        cJSON_Delete(all);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ascii_words_are_unicode_words),
         cmocka_unit_test(ascii_items_score_as_unicode_items),
+        cmocka_unit_test(order_does_not_matter),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
