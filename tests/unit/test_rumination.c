@@ -53,7 +53,7 @@ static void ascii_words_are_unicode_words(void **state)
         size_t n = (size_t)(round % 300);
         for (size_t i = 0; i < n; i++)
             buf[i] = alphabet[rnd(sizeof alphabet - 1)];
-        char stack[4096];
+        _Alignas(16) char stack[4096];
         struct arena ar;
         ar_init(&ar, stack, sizeof stack);
         h.n = 0;
