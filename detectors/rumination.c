@@ -1571,7 +1571,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->stamp = stamp;
     c->shared = c->nfk = 0;
     c->nrl = c->nkl = 0;
-    c->o = (struct occ){0, 0, 0, 0, 0, 0, 0, 0, 0};
+    c->o = (struct occ){0};
     if (n + 1 > c->capel) {           /* every word holds at least one byte */
         c->capel = n + 1;
         if (!(c->elist = ar_alloc(c->ar, c->capel * sizeof *c->elist))) {

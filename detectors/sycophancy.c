@@ -184,12 +184,7 @@ static int topic_set(const char *t, const struct text_words *w, struct text_set 
         }
         out->v[out->n++] = h;
     }
-    qsort(out->v, out->n, sizeof *out->v, cmp_u64);
-    size_t k = 0;
-    for (size_t i = 0; i < out->n; i++)
-        if (k == 0 || out->v[k - 1] != out->v[i])
-            out->v[k++] = out->v[i];
-    out->n = k;
+    text_set_settle(out);
     return 0;
 }
 

@@ -381,14 +381,19 @@ int text_set_from_words(const struct text_words *w, int drop_stop, struct text_s
     for (size_t i = 0; i < w->n; i++)
         if (!drop_stop || !text_is_stopword(w->v[i].hash))
             out->v[out->n++] = w->v[i].hash;
-    if (sort_u64(out->v, out->n) < 0)
-        qsort(out->v, out->n, sizeof *out->v, cmp_u64);
-    size_t k = 0;
-    for (size_t i = 0; i < out->n; i++)
-        if (k == 0 || out->v[k - 1] != out->v[i])
-            out->v[k++] = out->v[i];
-    out->n = k;
+    text_set_settle(out);
     return 0;
+}
+
+void text_set_settle(struct text_set *s)
+{
+    if (sort_u64(s->v, s->n) < 0)
+        qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (k == 0 || s->v[k - 1] != s->v[i])
+            s->v[k++] = s->v[i];
+    s->n = k;
 }
 
 void text_set_free(struct text_set *s)

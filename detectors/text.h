@@ -32,9 +32,9 @@ struct text_set {
     size_t n;
 };
 
-/* 1 if s[0..n) is valid UTF-8. */
 /* The length of s's leading run of ASCII bytes, eight bytes at a time. */
 size_t text_ascii_prefix(const char *s, size_t n);
+/* 1 if s[0..n) is valid UTF-8. */
 int text_valid_utf8(const char *s, size_t n);
 
 /* Number of Unicode code points in valid UTF-8. */
@@ -54,6 +54,8 @@ uint64_t text_word_hash(const char *s, size_t n);
 
 /* Distinct hashes of w; with drop_stop, words on the stoplist are left out. */
 int text_set_from_words(const struct text_words *w, int drop_stop, struct text_set *out);
+/* Makes s a set: its values sorted, each once (for a set filled by hand). */
+void text_set_settle(struct text_set *s);
 void text_set_free(struct text_set *s);
 
 size_t text_set_intersect(const struct text_set *a, const struct text_set *b);
