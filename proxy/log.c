@@ -6,20 +6,29 @@
 #include <string.h>
 
 static int threshold = LOG_INFO;
+static int chosen;                   /* set by log_set_level: a default no longer applies */
 static const char *const names[] = {"error", "warn", "info", "debug"};
 
 int log_set_level(const char *name)
 {
     if (strcmp(name, "quiet") == 0) {
         threshold = LOG_ERROR;
+        chosen = 1;
         return 0;
     }
     for (int i = 0; i < 4; i++)
         if (strcmp(name, names[i]) == 0) {
             threshold = i;
+            chosen = 1;
             return 0;
         }
     return -1;
+}
+
+void log_default_level(int level)
+{
+    if (!chosen)
+        threshold = level;
 }
 
 int log_enabled(int level)

@@ -12,6 +12,9 @@ enum { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* "error", "warn", "info", "debug" (or "quiet" = error); -1 if unknown. */
 int log_set_level(const char *name);
 int log_enabled(int level);
+/* The level when --log-level was not given (info for the relays, warn for
+ * one-shot commands, whose stderr a person reads). */
+void log_default_level(int level);
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

@@ -128,6 +128,53 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
+/* Matches option name at argv[*i], as "--name VALUE" or "--name=VALUE".
+ * Returns 0 when argv[*i] is another word, 1 with *val set (and *i on the
+ * value's word), -1 when the value is missing. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t l = strlen(name);
+    if (strncmp(a, name, l))
+        return 0;
+    if (a[l] == '=') {
+        *val = a + l + 1;
+        return 1;
+    }
+    if (a[l])
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *val = argv[++*i];
+    return 1;
+}
+
+/* The options every command takes (--profile, --rules, --log-level) at
+ * argv[*i]: 1 taken, 0 not one of them, -1 a usage error (printed). */
+static int global_opt(int argc, char **argv, int *i, int *rc)
+{
+    const char *v = NULL;
+    int m;
+    if ((m = opt_value(argc, argv, i, "--log-level", &v))) {
+        if (m < 0 || log_set_level(v) < 0)
+            return *rc = usage_error("--log-level takes error, warn, info or debug%s", NULL), -1;
+        return 1;
+    }
+    if ((m = opt_value(argc, argv, i, "--rules", &v))) {
+        if (m < 0 || !v[0] || nrule_dirs == 16)
+            return *rc = usage_error("--rules needs a directory (at most 16)%s", NULL), -1;
+        rule_dirs[nrule_dirs++] = (char *)v;
+        return 1;
+    }
+    if ((m = opt_value(argc, argv, i, "--profile", &v))) {
+        if (m < 0 || !v[0])
+            return *rc = usage_error("--profile needs a path%s", NULL), -1;
+        profile_path = v;
+        return 1;
+    }
+    return 0;
+}
+
 static const char rules_help[] =
     "usage: keel rules lint|test|prompt [--rules DIR]...\n"
     "\n"
@@ -221,10 +268,10 @@ static int cmd_check(int argc, char **argv)
     const char *tool = NULL, *json = NULL;
     int pretty = 0;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            if (++i >= argc)
-                return usage_error("--json needs an argument%s", NULL);
-            json = argv[i];
+        int m = opt_value(argc, argv, &i, "--json", &json);
+        if (m) {
+            if (m < 0)
+                return usage_error("--json needs an argument: the tool's arguments as a JSON object%s", NULL);
         } else if (strcmp(argv[i], "--pretty") == 0) {
             pretty = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -370,6 +417,21 @@ static int cmd_inspect(int argc, char **argv)
     return rc;
 }
 
+static const char eval_help[] =
+    "usage: keel eval [--markdown] [--floors FILE] CORPUS_DIR\n"
+    "\n"
+    "Run the detectors on the labelled corpus in CORPUS_DIR (rumination.jsonl,\n"
+    "sycophancy.jsonl, hyperfocus.jsonl) and print precision, recall, F1 and\n"
+    "confusion counts per detector and pattern. Exit 1 when a detector is below its\n"
+    "floor: precision 0.90, recall 0.80, FP rate 0.05, or the floors in FILE (lines:\n"
+    "detector precision recall fp_rate).\n";
+
+static const char tools_help[] =
+    "usage: keel tools\n"
+    "\n"
+    "List the tools keel serves, a line each: name and title. `keel check TOOL`\n"
+    "runs one; `keel serve` serves them all over MCP.\n";
+
 static int cmd_eval(int argc, char **argv)
 {
     int md = 0;
@@ -383,11 +445,7 @@ static int cmd_eval(int argc, char **argv)
             floors = argv[i];
         }
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: keel eval [--markdown] [--floors FILE] CORPUS_DIR\n\nRuns the detectors on the labelled "
-                   "corpus in CORPUS_DIR (rumination.jsonl, sycophancy.jsonl,\nhyperfocus.jsonl) and prints precision, "
-                   "recall, F1 and confusion counts per\ndetector and pattern. Exit 1 when a detector is below its floor: "
-                   "precision 0.90,\nrecall 0.80, FP rate 0.05, or the floors in FILE (lines: detector precision recall "
-                   "fp_rate).\n");
+            fputs(eval_help, stdout);
             return 0;
         } else if (!dir)
             dir = argv[i];
@@ -462,76 +520,88 @@ static int parse_names(const char *list, const struct flag_name *names, size_t c
 static const struct flag_name expose_names[] = {{"guardrail", TOOL_GUARDRAIL}, {"chronometric", TOOL_CHRONO},
                                                 {"inspect", TOOL_INSPECT},     {"rules", TOOL_RULES},
                                                 {"all", TOOL_ALL},             {"none", 0}};
+#define EXPOSE_NAMES "guardrail, chronometric, inspect, rules, all, none"
+#define OVERLAY_NAMES "rumination, hyperfocus, sycophancy, rules, all, none"
 static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, {"hyperfocus", OV_HYPERFOCUS},
                                                  {"sycophancy", OV_SYCOPHANCY}, {"rules", OV_RULES},
                                                  {"all", OV_ALL},               {"none", 0}};
 
+/* keel wrap's options end at "--" or at the first word that is not one of
+ * them, which starts the server's command: some clients (the MCP Inspector's
+ * CLI) drop every "--" they pass on. Everything from there on is the
+ * server's, untouched, global-looking options included. */
 static int cmd_wrap(int argc, char **argv)
 {
     struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_ALL, "keel_", 0, &profile, NULL, OV_ALL, NULL, 0};
     char **env_add = calloc((size_t)argc + 1, sizeof *env_add);
     char **globs = calloc((size_t)argc + 1, sizeof *globs);
-    if (!globs) {
+    char **split = NULL;
+    int nenv = 0, rc = 0;
+    if (!env_add || !globs) {
         free(env_add);
+        free(globs);
         return 1;
     }
     o.model_tools = globs;
-    char **split = NULL;
-    int nenv = 0, rc;
-    if (!env_add)
-        return 1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            if (i + 1 >= argc) {
+    for (int i = 0; i < argc && !o.argv; i++) {
+        const char *a = argv[i], *v = NULL;
+        int m, g = global_opt(argc, argv, &i, &rc);
+        if (g < 0)
+            goto out;
+        if (g)
+            continue;
+        if (!strcmp(a, "--") || a[0] != '-' || !a[1]) {
+            int at = strcmp(a, "--") ? i : i + 1;
+            if (split) {
+                rc = usage_error("give the server's command once: either --command-args or the words after it "
+                                 "(found both, at %s)", argv[at < argc ? at : i]);
+                goto out;
+            }
+            if (at >= argc) {
                 rc = usage_error("wrap needs a command after --%s", NULL);
                 goto out;
             }
-            o.argv = argv + i + 1;
-            break;
-        } else if (!strcmp(a, "--command-args")) {
-            const char *err;
-            if (++i >= argc || !(split = argsplit(argv[i], &err))) {
-                rc = usage_error("--command-args: %s", i < argc ? err : "needs a command string");
+            o.argv = argv + at;
+        } else if ((m = opt_value(argc, argv, &i, "--command-args", &v))) {
+            const char *err = "needs a command string";
+            if (m < 0 || split || !(split = argsplit(v, &err))) {
+                rc = usage_error("--command-args: %s", split ? "give it once" : err);
                 goto out;
             }
-            o.argv = split;
-        } else if (!strcmp(a, "--env")) {
-            if (++i >= argc || !strchr(argv[i], '=') || argv[i][0] == '=') {
+        } else if ((m = opt_value(argc, argv, &i, "--env", &v))) {
+            if (m < 0 || !strchr(v, '=') || v[0] == '=') {
                 rc = usage_error("--env needs NAME=VALUE%s", NULL);
                 goto out;
             }
-            env_add[nenv++] = argv[i];
-        } else if (!strcmp(a, "--cwd")) {
-            if (++i >= argc) {
+            env_add[nenv++] = (char *)v;
+        } else if ((m = opt_value(argc, argv, &i, "--cwd", &v))) {
+            if (m < 0 || !v[0]) {
                 rc = usage_error("--cwd needs a directory%s", NULL);
                 goto out;
             }
-            o.cwd = argv[i];
-        } else if (!strcmp(a, "--expose")) {
-            if (++i >= argc || parse_names(argv[i], expose_names, sizeof expose_names / sizeof *expose_names, &o.groups) < 0) {
-                rc = usage_error("--expose takes a comma-separated list of guardrail, chronometric, inspect, rules, "
-                                 "all, none%s", NULL);
+            o.cwd = v;
+        } else if ((m = opt_value(argc, argv, &i, "--expose", &v))) {
+            if (m < 0 || parse_names(v, expose_names, sizeof expose_names / sizeof *expose_names, &o.groups) < 0) {
+                rc = usage_error("--expose takes a comma-separated list of " EXPOSE_NAMES "%s", NULL);
                 goto out;
             }
-        } else if (!strcmp(a, "--overlay")) {
-            if (++i >= argc || parse_names(argv[i], overlay_names, sizeof overlay_names / sizeof *overlay_names, &o.overlay) < 0) {
-                rc = usage_error("--overlay takes a comma-separated list of rumination, hyperfocus, sycophancy, rules, "
-                                 "all, none%s", NULL);
+        } else if ((m = opt_value(argc, argv, &i, "--overlay", &v))) {
+            if (m < 0 || parse_names(v, overlay_names, sizeof overlay_names / sizeof *overlay_names, &o.overlay) < 0) {
+                rc = usage_error("--overlay takes a comma-separated list of " OVERLAY_NAMES "%s", NULL);
                 goto out;
             }
-        } else if (!strcmp(a, "--model-tools")) {
-            if (++i >= argc || !argv[i][0]) {
+        } else if ((m = opt_value(argc, argv, &i, "--model-tools", &v))) {
+            if (m < 0 || !v[0]) {
                 rc = usage_error("--model-tools needs a glob, like 'ask_*'%s", NULL);
                 goto out;
             }
-            globs[o.nmodel_tools++] = argv[i];
-        } else if (!strcmp(a, "--tool-prefix")) {
-            if (++i >= argc || !argv[i][0]) {
+            globs[o.nmodel_tools++] = (char *)v;
+        } else if ((m = opt_value(argc, argv, &i, "--tool-prefix", &v))) {
+            if (m < 0 || !v[0]) {
                 rc = usage_error("--tool-prefix needs a prefix%s", NULL);
                 goto out;
             }
-            o.tool_prefix = argv[i];
+            o.tool_prefix = v;
         } else if (!strcmp(a, "--restart")) {
             o.restart_max = 5;
         } else if (!strncmp(a, "--restart=", 10)) {
@@ -542,22 +612,24 @@ static int cmd_wrap(int argc, char **argv)
                 goto out;
             }
             o.restart_max = (int)n;
-        } else if (!strcmp(a, "--max-message-bytes")) {
-            if (++i >= argc || parse_size(argv[i], &o.max_message_bytes) < 0) {
+        } else if ((m = opt_value(argc, argv, &i, "--max-message-bytes", &v))) {
+            if (m < 0 || parse_size(v, &o.max_message_bytes) < 0) {
                 rc = usage_error("--max-message-bytes needs a size from 1K to 4G, like 16M%s", NULL);
                 goto out;
             }
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(wrap_help, stdout);
-            rc = 0;
             goto out;
         } else {
-            rc = usage_error("unknown option for wrap: %s (the server's command goes after --)", a);
+            rc = usage_error("unknown option for wrap: %s (see keel help wrap; the server's command comes after "
+                             "the options, or after --)", a);
             goto out;
         }
     }
+    if (split)
+        o.argv = split;
     if (!o.argv) {
-        rc = usage_error("wrap needs the server's command: keel wrap -- CMD [ARGS...]%s", NULL);
+        rc = usage_error("wrap needs the server's command: keel wrap [OPTIONS] [--] CMD [ARGS...]%s", NULL);
         goto out;
     }
     o.env_add = env_add;
@@ -576,8 +648,10 @@ static int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o = {DEFAULT_MAX_MESSAGE, TOOL_ALL, &profile, NULL};
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--max-message-bytes") == 0) {
-            if (++i >= argc || parse_size(argv[i], &o.max_message_bytes) < 0)
+        const char *v = NULL;
+        int m = opt_value(argc, argv, &i, "--max-message-bytes", &v);
+        if (m) {
+            if (m < 0 || parse_size(v, &o.max_message_bytes) < 0)
                 return usage_error("--max-message-bytes needs a size from 1K to 4G, like 16M%s", NULL);
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(serve_help, stdout);
@@ -599,29 +673,26 @@ static int cmd_serve(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    /* Global options may come before or after the command; take them out first. */
-    int k = 1;
+    /* Global options may come before or after the command; take them out
+     * first, except after wrap's command word: the rest of its line may hold
+     * the server's own command, which keel wrap reads itself (cmd_wrap). */
+    int k = 1, rc = 0, rest = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--log-level") == 0) {
-            if (i + 1 >= argc || log_set_level(argv[i + 1]) < 0)
-                return usage_error("--log-level takes error, warn, info or debug%s", NULL);
-            i++;
-        } else if (strcmp(argv[i], "--rules") == 0) {
-            if (i + 1 >= argc || nrule_dirs == 16)
-                return usage_error("--rules needs a directory (at most 16)%s", NULL);
-            rule_dirs[nrule_dirs++] = argv[++i];
-        } else if (strcmp(argv[i], "--profile") == 0) {
-            if (i + 1 >= argc)
-                return usage_error("--profile needs a path%s", NULL);
-            profile_path = argv[++i];
-        } else if (strcmp(argv[i], "--") == 0) {
-            while (i < argc)
-                argv[k++] = argv[i++];
-            break;
-        } else {
+        if (rest || (k > 1 && !strcmp(argv[i], "--"))) {
             argv[k++] = argv[i];
+            rest = 1;
+            continue;
         }
+        int g = global_opt(argc, argv, &i, &rc);
+        if (g < 0)
+            return rc;
+        if (g)
+            continue;
+        if (k == 1 && !strcmp(argv[i], "wrap"))
+            rest = 1;
+        argv[k++] = argv[i];
     }
+    argv[k] = NULL;                  /* exec reads the server's argv up to here */
     argc = k;
     if (argc < 2) {
         fputs(usage_text, stderr);
@@ -637,17 +708,26 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "help") == 0) {
-        const char *what = argc > 2 ? argv[2] : "";
-        fputs(strcmp(what, "serve") == 0     ? serve_help
-              : strcmp(what, "wrap") == 0    ? wrap_help
-              : strcmp(what, "check") == 0   ? check_help
-              : strcmp(what, "profile") == 0 ? profile_help
-              : strcmp(what, "rules") == 0   ? rules_help
-              : strcmp(what, "inspect") == 0 ? inspect_help
-                                             : usage_text,
-              stdout);
-        return 0;
+        if (argc < 3) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        static const struct {
+            const char *name, *text;
+        } helps[] = {{"serve", serve_help},     {"wrap", wrap_help},   {"check", check_help},
+                     {"profile", profile_help}, {"rules", rules_help}, {"inspect", inspect_help},
+                     {"eval", eval_help},       {"tools", tools_help}, {"help", usage_text}};
+        for (size_t i = 0; i < sizeof helps / sizeof *helps; i++)
+            if (!strcmp(argv[2], helps[i].name)) {
+                fputs(helps[i].text, stdout);
+                return 0;
+            }
+        return usage_error("no help for %s: the commands are wrap, serve, check, inspect, eval, tools, profile, "
+                           "rules", argv[2]);
     }
+    /* A relay's log is for whoever runs it; a one-shot command's stderr is read
+     * by a person, so it says only what went wrong. */
+    log_default_level(strcmp(cmd, "serve") && strcmp(cmd, "wrap") ? LOG_WARN : LOG_INFO);
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 2, argv + 2);
     if (strcmp(cmd, "wrap") == 0)
@@ -655,7 +735,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "tools") == 0)
-        return cmd_tools();
+        return argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) ? (fputs(tools_help, stdout), 0)
+               : argc > 2 ? usage_error("tools takes no argument; unexpected %s", argv[2])
+                          : cmd_tools();
     if (strcmp(cmd, "profile") == 0)
         return cmd_profile(argc - 2, argv + 2);
     if (strcmp(cmd, "rules") == 0)

@@ -21,6 +21,20 @@ r = run(['check', '--help']);
 ok(r.status === 0 && /keel check TOOL/.test(r.stdout), 'keel check --help');
 r = run(['help', 'serve']);
 ok(r.status === 0 && /--max-message-bytes/.test(r.stdout), 'keel help serve');
+for (const [what, re] of [['eval', /keel eval/], ['tools', /keel tools/], ['wrap', /keel wrap/], ['inspect', /keel inspect/], ['rules', /keel rules/], ['profile', /keel profile/]]) {
+  r = run(['help', what]);
+  ok(r.status === 0 && re.test(r.stdout), `keel help ${what}: its own usage`, r.stdout.slice(0, 80));
+}
+r = run(['help', 'nosuch']);
+ok(r.status === 64 && /no help for nosuch/.test(r.stderr) && r.stdout === '', 'keel help nosuch: exit 64 and names the commands', r.stderr);
+r = run(['tools', '--help']);
+ok(r.status === 0 && /usage: keel tools/.test(r.stdout), 'keel tools --help');
+r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Fine."}']);
+ok(r.status === 0 && r.stderr === '', 'keel check writes nothing on stderr by default (its log level is warn)', r.stderr);
+r = run(['--log-level=info', 'check', 'check_sycophancy', '--json={"candidate_response":"Fine."}']);
+ok(r.status === 0 && /tool_invoked/.test(r.stderr), '--log-level=info and --json=ARGS: the = forms work', r.stderr);
+r = run(['serve', '--max-message-bytes=2M'], '');
+ok(r.status === 0, 'serve --max-message-bytes=2M');
 r = run(['tools']);
 ok(r.status === 0 && r.stdout.split('\n').filter(Boolean).length === 14 && /check_rumination/.test(r.stdout) && /idle_status/.test(r.stdout), 'keel tools lists the tools', r.stdout);
 r = run(['check']);
