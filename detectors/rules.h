@@ -25,6 +25,7 @@ struct rule {
     int detector;                   /* RD_* */
     int action;                     /* RX_* */
     int active;
+    int modify_results;             /* its file says tool_results: modify (else a tool_result rule only advises) */
     char **tools;                   /* globs, for tool results */
     int ntools;
     pcre2_code **re;

@@ -241,9 +241,11 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         return NULL;
     cJSON *content = cJSON_ParseWithLength(sp[0].p, sp[0].n), *b;
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
-    char guidance[600] = "";
-    int rewrote = 0;
+    cJSON *where = cJSON_CreateArray();
+    char guidance[600] = "", found[600] = "";
+    int rewrote = 0, block = -1, left = 0;
     cJSON_ArrayForEach(b, content) {
+        block++;
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
         cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "text");
         if (!type || strcmp(type, "text") || !cJSON_IsString(t))
@@ -256,8 +258,26 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations")) {
-            cJSON_AddItemToArray(noted, cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
-            snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s", guidance[0] ? " " : "",
+            const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+            const cJSON *spans = cJSON_GetObjectItemCaseSensitive(v, "spans"), *s0 = cJSON_GetArrayItem(spans, 0), *x;
+            int nspans = cJSON_GetArraySize(spans);
+            if (cJSON_GetObjectItemCaseSensitive(v, "not_applied"))
+                left = 1;
+            cJSON_AddItemToArray(noted, cJSON_CreateString(rule));
+            /* Where, as positions only: the matched text stays where it was. */
+            cJSON_ArrayForEach(x, spans) {
+                cJSON *w = cJSON_CreateObject();
+                cJSON_AddStringToObject(w, "rule", rule);
+                cJSON_AddNumberToObject(w, "block", block);
+                cJSON_AddNumberToObject(w, "start", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "start")));
+                cJSON_AddNumberToObject(w, "end", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "end")));
+                cJSON_AddItemToArray(where, w);
+            }
+            size_t fl = strlen(found);
+            snprintf(found + fl, sizeof found - fl, "%sRule %s matched in content[%d] at bytes %.0f-%.0f%s%.0d%s: %s",
+                     fl ? " " : "", rule, block, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s0, "start")),
+                     cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s0, "end")), nspans > 1 ? " (and " : "",
+                     nspans > 1 ? nspans - 1 : 0, nspans > 1 ? " more)" : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
         const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
@@ -304,23 +324,37 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             free(nc);
         }
         if (n_changed || n_noted || taken) {
-            char *names = cJSON_PrintUnformatted(n_changed ? changed : noted);
-            snprintf(reason, sizeof reason, "%s%s%s%s", taken ? "A rule would have held this result back; "
-                     "override-once let it through. " : "", rewrote ? "keel changed this result: " : n_changed ?
-                     "keel would change this result but it carries structuredContent, so it is left as is: " : "",
-                     n_changed || n_noted ? names : "", guidance[0] ? "" : ".");
-            if (guidance[0])
-                snprintf(reason + strlen(reason), sizeof reason - strlen(reason), ". %s", guidance);
+            char *names = cJSON_PrintUnformatted(changed);
+            size_t l = 0;
+            reason[0] = '\0';
+            if (taken)
+                l += (size_t)snprintf(reason, sizeof reason, "A rule would have held this result back; override-once "
+                                      "let it through. ");
+            if (n_changed && l < sizeof reason)
+                l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s: %s ",
+                                      rewrote ? "keel changed this result, by rules " : "keel would change this result "
+                                      "but it carries structuredContent, so it is left as is; rules ", names ? names : "",
+                                      guidance);
+            if (n_noted && l < sizeof reason)
+                l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s", found,
+                                      left ? " The result is as the server sent it: this rule set advises on tool "
+                                      "results and does not change them." : "");
+            while (l && l < sizeof reason && reason[l - 1] == ' ')
+                reason[--l] = '\0';
             free(names);
             cJSON *all = cJSON_Duplicate(changed, 1), *x;
             cJSON_ArrayForEach(x, noted) cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
             cJSON_ArrayForEach(x, rejected) cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
             if (!*adv)
                 *adv = cJSON_CreateArray();
-            cJSON_AddItemToArray(*adv, rules_advisory(reason, all));
+            cJSON *a = rules_advisory(reason, all);
+            if (cJSON_GetArraySize(where))
+                cJSON_AddItemToObject(a, "where", cJSON_Duplicate(where, 1));
+            cJSON_AddItemToArray(*adv, a);
         }
     }
     cJSON_Delete(content);
+    cJSON_Delete(where);
     cJSON_Delete(rejected);
     cJSON_Delete(changed);
     cJSON_Delete(noted);

@@ -261,19 +261,29 @@ void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, s
     }
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
     const yaml_node_t *list = NULL;
+    int modify = 0;
     if (root && root->type == YAML_MAPPING_NODE)
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-            const yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+            const yaml_node_t *k = yaml_document_get_node(&doc, p->key), *v = yaml_document_get_node(&doc, p->value);
             if (scalar(k) && !strcmp(scalar(k), "rules"))
-                list = yaml_document_get_node(&doc, p->value);
-            else
-                problem(rs, name, k, "unknown key %s (a rule file holds rules:)", scalar(k) ? scalar(k) : "?");
+                list = v;
+            else if (scalar(k) && !strcmp(scalar(k), "tool_results")) {
+                if (scalar(v) && !strcmp(scalar(v), "modify"))
+                    modify = 1;
+                else if (!scalar(v) || strcmp(scalar(v), "advise"))
+                    problem(rs, name, v, "tool_results must be advise (the default) or modify");
+            } else
+                problem(rs, name, k, "unknown key %s (a rule file holds rules: and may set tool_results:)",
+                        scalar(k) ? scalar(k) : "?");
         }
+    int first = rs->n;
     if (!list || list->type != YAML_SEQUENCE_NODE)
         problem(rs, name, root, "a rule file holds rules:, a list of rules");
     else
         for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++)
             read_rule(rs, name, &doc, yaml_document_get_node(&doc, *it));
+    for (int i = first; i < rs->n; i++)
+        rs->v[i].modify_results = modify;
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
 }

@@ -46,6 +46,8 @@ static int applies(const struct rule *r, int where, const char *tool)
     return 0;
 }
 
+static const char *const action_names[] = {"annotate", "rewrite", "reject"};
+
 static cJSON *spans_json(const char *text, const struct rule_span *sp, int n)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -119,13 +121,22 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
             sp[0] = (struct rule_span){0, n};
         if (hits <= 0)
             continue;
+        /* On a tool result, a rule changes nothing unless its file opted in
+         * (tool_results: modify): the server's content may be what the agent
+         * edits and writes back. It says what it found and where instead. */
+        int action = r->action, held = where == RA_TOOL_RESULT && !r->modify_results && action != RX_ANNOTATE;
+        if (held)
+            action = RX_ANNOTATE;
         cJSON *v = cJSON_CreateObject();
         cJSON_AddStringToObject(v, "rule", r->name);
-        cJSON_AddStringToObject(v, "guidance", r->guidance ? r->guidance : (r->description ? r->description : ""));
+        cJSON_AddStringToObject(v, "guidance", held && r->description ? r->description
+                                               : r->guidance ? r->guidance : (r->description ? r->description : ""));
         cJSON_AddItemToObject(v, "spans", spans_json(cur, sp, hits));
-        if (r->action == RX_REJECT) {
+        if (held)
+            cJSON_AddStringToObject(v, "not_applied", action_names[r->action]);
+        if (action == RX_REJECT) {
             cJSON_AddItemToArray(violations, v);
-        } else if (r->action == RX_REWRITE) {
+        } else if (action == RX_REWRITE) {
             char *rw = rule_rewrite(r, cur, n);
             cJSON_AddItemToArray(applied, cJSON_CreateString(r->name));
             cJSON_Delete(v);

@@ -1,0 +1,46 @@
+// filesystem.mjs: keel wrap around the real @modelcontextprotocol/server-filesystem,
+// driven by the real SDK client, as an agent uses it: the files it reads
+// reach it byte for byte, secrets included (keel advises, it does not edit a
+// file's text on its way to an agent that may write it back).
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ok, done } from './lib/tap.mjs';
+import { keel, sandbox } from './lib/keel.mjs';
+
+const require = createRequire(import.meta.url);
+const FS = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+const box = sandbox();
+const dir = mkdtempSync(join(tmpdir(), 'keel-fs-'));
+const env = { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', ...box.env };
+
+async function connect(command, args) {
+  const client = new Client({ name: 'keel-fs-test', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StdioClientTransport({ command, args, env, stderr: 'pipe' }));
+  return client;
+}
+const textOf = (r) => r.content.filter((b) => b.type === 'text' && !b.text.startsWith('keel advisory')).map((b) => b.text).join('\n');
+const advisories = (r) => (r._meta && r._meta['keel/advisories']) || [];
+
+const envFile = join(dir, '.env');
+const secretText = 'AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nREGION=eu-west-1\n\u001b[1mbold\u001b[0m\n';
+writeFileSync(envFile, secretText);
+const direct = await connect(process.execPath, [FS, dir]);
+const wrapped = await connect(keel, ['wrap', '--', process.execPath, FS, dir]);
+const tools = (await direct.listTools()).tools.map((t) => t.name);
+const read = tools.includes('read_text_file') ? 'read_text_file' : 'read_file';
+const d = await direct.callTool({ name: read, arguments: { path: envFile } });
+const w = await wrapped.callTool({ name: read, arguments: { path: envFile } });
+ok(textOf(d) === secretText && textOf(w) === secretText, `${read} of a file holding a credential and escape codes: the agent gets the file's exact text through keel`, { direct: textOf(d), wrapped: textOf(w) });
+ok(JSON.stringify(w.structuredContent) === JSON.stringify(d.structuredContent), 'structuredContent identical through keel');
+const a = advisories(w).find((x) => x.detector === 'rules');
+ok(a && a.rules.includes('redact-credentials') && a.where.length >= 1, 'and an advisory says a credential is in it, and where', advisories(w));
+
+await direct.close();
+await wrapped.close();
+rmSync(dir, { recursive: true, force: true });
+rmSync(box.dir, { recursive: true, force: true });
+done();
