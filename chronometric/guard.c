@@ -76,20 +76,33 @@ static int do_read(cJSON *state, void *vctx, kerr *e)
     const struct chrono_env *env = c->env;
     memset(v, 0, sizeof *v);
     v->now = env->now.ms;
-    v->session_started = v->fresh_context_at = v->snooze_until = -1;
+    v->session_started = v->focus_started = v->fresh_context_at = v->snooze_until = -1;
     const cJSON *sess = cJSON_GetObjectItemCaseSensitive(state, "open_session");
     int64_t started = time_of(sess, "started_at");
     if (started >= 0) {
         v->session_open = 1;
-        v->session_started = started;
+        v->session_started = v->focus_started = started;
         snprintf(v->session_id, sizeof v->session_id, "%s", str_of(sess, "session_id"));
         snprintf(v->session_key, sizeof v->session_key, "%s", v->session_id);
+        snprintf(v->focus_key, sizeof v->focus_key, "%s", v->session_key);
         snprintf(v->intent, sizeof v->intent, "%s", str_of(sess, "intent"));
+        /* Focus is counted from the last pause: a session left open over a
+         * pause of gap_min or more (a night, a weekend) starts its count again
+         * when activity resumes, and no activity since the pause counts nothing. */
+        int64_t act = time_of(state, "activity_started_at"), last = time_of(state, "last_prompt_at");
+        int64_t seen = last > started ? last : started;
+        if (env->now.ms - seen >= (int64_t)c->gap_min * 60000)
+            v->focus_started = env->now.ms;
+        else if (act > started && act <= env->now.ms)
+            v->focus_started = act;
+        if (v->focus_started > started)
+            snprintf(v->focus_key, sizeof v->focus_key, "%s@%lld", v->session_key, (long long)v->focus_started);
     } else {
         int64_t act = time_of(state, "activity_started_at"), last = time_of(state, "last_prompt_at");
         if (act >= 0 && last >= 0 && env->now.ms - last < (int64_t)c->gap_min * 60000) {
-            v->session_started = act;
+            v->session_started = v->focus_started = act;
             snprintf(v->session_key, sizeof v->session_key, "activity:%lld", (long long)act);
+            snprintf(v->focus_key, sizeof v->focus_key, "%s", v->session_key);
         }
     }
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(state, "guard");

@@ -20,6 +20,9 @@ struct guard_view {
     char session_id[48];
     char session_key[64];        /* session id, or "activity:<ms>", or "" for none */
     int64_t session_started;     /* -1: no session and no activity */
+    int64_t focus_started;       /* what hyperfocus counts from: the later of the session's start and the
+                                    end of its last pause of gap_min or more (now, while paused) */
+    char focus_key[96];          /* session_key, and focus_started when it is later: a rung's key */
     char intent[512];            /* the open session's intent (private: never logged) */
     int once[DET_COUNT];         /* override-once tokens waiting */
     int disabled[DET_COUNT];     /* disable-for-session, for the current session */

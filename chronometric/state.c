@@ -216,3 +216,26 @@ out:
     close(lfd);
     return rc < 0 ? -1 : 0;
 }
+
+int state_stamp(const char *dir_in, struct state_stamp *st)
+{
+    char dir[1024], file[1100];
+    kerr e = {0};
+    memset(st, 0, sizeof *st);
+    if (dir_in)
+        snprintf(dir, sizeof dir, "%s", dir_in);
+    else if (state_dir(dir, sizeof dir, &e) < 0)
+        return -1;
+    snprintf(file, sizeof file, "%s/state.json", dir);
+    struct stat sb;
+    if (stat(file, &sb) < 0)
+        return errno == ENOENT ? 0 : -1;
+    st->ino = (uint64_t)sb.st_ino;
+    st->size = (uint64_t)sb.st_size;
+#if defined(__APPLE__)
+    st->mtime_ns = (uint64_t)sb.st_mtimespec.tv_sec * 1000000000u + (uint64_t)sb.st_mtimespec.tv_nsec;
+#else
+    st->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
+#endif
+    return 0;
+}

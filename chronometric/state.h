@@ -32,4 +32,11 @@ typedef int (*state_fn)(cJSON *state, void *ctx, kerr *e);
  * now_ms names a corrupt file moved aside. */
 int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
 
+/* What changes whenever the file is written (each write renames a new file
+ * into place): a stat, not a read. All zero when there is no file yet. */
+struct state_stamp {
+    uint64_t ino, mtime_ns, size;
+};
+int state_stamp(const char *dir, struct state_stamp *st);
+
 #endif

@@ -18,14 +18,17 @@
  * requests for reassurance in sampling requests. Advisories for traffic that
  * does not go to the client ride on the next tools/call result.
  *
- * The guard view (session, overrides) is read from the state file at most
- * every OV_VIEW_MS, so a result costs a clock read and a few comparisons. */
+ * The guard view (session, overrides) is read from the state file when the
+ * file has changed (a stat) and at least every OV_VIEW_MS, so an override one
+ * keel answered holds for the next call through any other, and a result
+ * costs a clock read, a stat and a few comparisons. */
 #include "overlay.h"
 
 #include "detect.h"
 #include "log.h"
 #include "rules.h"
 #include "submit.h"
+#include "state.h"
 #include "timefmt.h"
 
 #include <fnmatch.h>
@@ -133,8 +136,15 @@ static int clock_env(struct overlay *ov, struct chrono_env *env)
 /* The shared view, re-read when stale. Memory from before a fresh-context goes. */
 static void refresh(struct overlay *ov, const struct chrono_env *env)
 {
-    if (ov->view_ok && env->now.ms - ov->view_at < OV_VIEW_MS && env->now.ms >= ov->view_at)
+    /* Another keel may have written an override a moment ago: a changed file
+     * is read again at once. An unchanged one is still read every OV_VIEW_MS,
+     * as what it means (sessions, pauses) moves with the clock. */
+    struct state_stamp st;
+    int stamped = state_stamp(ov->state_dir, &st) == 0;
+    if (ov->view_ok && stamped && !memcmp(&st, &ov->view_stamp, sizeof st) && env->now.ms - ov->view_at < OV_VIEW_MS &&
+        env->now.ms >= ov->view_at)
         return;
+    ov->view_stamp = st;
     kerr e = {0};
     ov->view_ok = guard_read(env, ov->profile->activity_gap, &ov->view, &e) == 0;
     ov->view_at = env->now.ms;
@@ -540,11 +550,11 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
         h = (p->break_minutes * 4 + 1) / 3;
     }
     struct hyp_eval ev;
-    int64_t started = ov->view.session_started;
+    int64_t started = ov->view.focus_started;
     hyp_evaluate(env->now.ms, env->now.offset_s, &started, g, nu, h, guard_end_of_day(env, ov->view.eod_extension_min),
                  0, &ev);
-    if (strcmp(ov->hyp_key, ov->view.session_key) != 0) {
-        snprintf(ov->hyp_key, sizeof ov->hyp_key, "%s", ov->view.session_key);
+    if (strcmp(ov->hyp_key, ov->view.focus_key) != 0) {
+        snprintf(ov->hyp_key, sizeof ov->hyp_key, "%s", ov->view.focus_key);
         ov->hyp_level = HYP_NONE;
     }
     if (ev.level == HYP_NONE)
@@ -555,7 +565,7 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
         return NULL;                      /* snoozed: this rung waits */
     int emit = 0;
     kerr e = {0};
-    if (guard_claim_hyperfocus(env, ov->view.session_key, ev.level, &emit, &e) < 0 || emit == GUARD_SNOOZED)
+    if (guard_claim_hyperfocus(env, ov->view.focus_key, ev.level, &emit, &e) < 0 || emit == GUARD_SNOOZED)
         return NULL;
     ov->hyp_level = ev.level;
     ov->hyp_at = env->now.ms;

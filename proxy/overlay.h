@@ -13,6 +13,7 @@
 
 #include "chrono.h"
 #include "guard.h"
+#include "state.h"
 #include "text.h"
 
 #include <cjson/cJSON.h>
@@ -39,11 +40,12 @@ struct overlay {
     uint64_t next_tool_id;           /* the last tool id handed out (ov_item.tool_id) */
     cJSON *queued;                   /* advisories waiting for the next result */
     cJSON *last[DET_COUNT];          /* the last advisory of each detector, with what matched */
-    struct guard_view view;          /* the shared guard, re-read every OV_VIEW_MS */
+    struct guard_view view;          /* the shared guard, re-read when the file changes */
+    struct state_stamp view_stamp;   /* the state file as view was read from it */
     int64_t view_at;
     int view_ok;
     int local_disabled[DET_COUNT];   /* disable-for-session with no session: until keel exits */
-    char hyp_key[64];                /* the last hyperfocus rung this process saw advised */
+    char hyp_key[96];                /* the last hyperfocus rung this process saw advised */
     int hyp_level;
     int64_t hyp_at;
     char **asks;                     /* the person's recent messages (from sampling), for reassurance */

@@ -105,8 +105,8 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
     if (h) seen.push([iso, h.level, k === a ? 'a' : 'b']);
     return { res, h };
   };
-  await step(a, '2026-05-16T09:30:00+01:00');
-  await step(b, '2026-05-16T09:59:00+01:00');
+  await step(a, '2026-05-16T09:29:00+01:00');
+  await step(b, '2026-05-16T09:58:00+01:00');
   const g = await step(b, '2026-05-16T10:01:00+01:00');
   await step(a, '2026-05-16T10:02:00+01:00');
   await step(b, '2026-05-16T10:10:00+01:00');
@@ -127,6 +127,53 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(seen.length === 4, 'and not again within 15 minutes');
   r = await a.ask(call('apply_override', { token: 'commit-and-close', summary: 'plan drafted' }));
   ok(r.result.structuredContent.session && r.result.structuredContent.session.duration === 'PT2H25M', 'commit-and-close ends the session', r.result.structuredContent);
+  await a.close();
+  await b.close();
+}
+
+// A session left open over days: focus counts from the end of the last pause
+// (30 minutes, overlay.activity_gap_minutes), never the idle days.
+{
+  const w = world();
+  const k = w.start();
+  await open(k);
+  w.setTime('2026-05-12T16:00:00+01:00');
+  await k.ask(call('mark_session_start', { intent: 'tidy the backlog' }));
+  w.setTime('2026-05-16T10:00:00+01:00');
+  let r = await k.ask(call('echo', { message: 'first call in four days' }));
+  ok(!of(r, 'hyperfocus'), 'the first call four days after mark_session_start carries no hyperfocus advisory', advisories(r));
+  let early = false;
+  for (let m = 10; m <= 60; m += 10) {
+    w.setTime(`2026-05-16T1${m === 60 ? 1 : 0}:${String(m % 60).padStart(2, '0')}:00+01:00`);
+    r = await k.ask(call('echo', { message: `step ${m}` }));
+    if (m < 60 && of(r, 'hyperfocus')) early = true;
+  }
+  const h = of(r, 'hyperfocus');
+  ok(!early && h && h.level === 'gentle' && /60 minutes|1 hour/.test(h.reason) && /tidy the backlog/.test(h.reason),
+    'an hour after activity resumed: gentle, counted from the resumed stretch, quoting the intent', h);
+  w.setTime('2026-05-16T11:45:00+01:00');
+  r = await k.ask(call('echo', { message: 'after lunch' }));
+  ok(!of(r, 'hyperfocus'), 'a pause of 30 minutes or more inside the open session starts the count again');
+  r = await k.ask(call('mark_session_end', {}));
+  ok(r.result.structuredContent.duration === 'PT91H45M', 'the session record itself keeps its whole span', r.result.structuredContent);
+  await k.close();
+}
+
+// An override answered by one keel holds for the very next call through another.
+{
+  const w = world();
+  const a = w.start(), b = w.start(['--expose', 'none']);
+  await open(a);
+  await open(b);
+  await a.ask(call('mark_session_start', { intent: 'write the report' }));
+  for (const t of ['09:20', '09:40', '09:59:59']) {
+    w.setTime(`2026-05-16T${t.length === 5 ? t + ':00' : t}+01:00`);
+    await b.ask(call('echo', { message: `work ${t}` }));
+  }
+  await a.ask(call('apply_override', { token: 'disable-for-session', detector: 'hyperfocus' }));
+  w.setTime('2026-05-16T10:00:00+01:00');
+  const r = await b.ask(call('echo', { message: 'one second later' }));
+  ok(!of(r, 'hyperfocus'), 'disable-for-session said to one keel: the other keel\'s next result, one second later, carries no hyperfocus advisory', advisories(r));
   await a.close();
   await b.close();
 }
