@@ -16,7 +16,7 @@ const setTime = (hhmm) => writeFileSync(clock, `2026-05-16T${hhmm}:00+01:00\n`);
 setTime('09:00');
 const env = { ...process.env, KEEL_NOW_FILE: clock, TZ: 'Europe/Dublin', KEEL_STATE_DIR: join(dir, 'state'),
   KEEL_PROFILE: join(dir, 'no-profile.yaml') };
-const child = spawn(keel, ['--log-level', 'warn', 'wrap', '--', process.execPath, join(here, 'notes-server.mjs')],
+const child = spawn(keel, ['--log-level', 'warn', 'wrap', '--expose', 'all', '--', process.execPath, join(here, 'notes-server.mjs')],
   { env, stdio: ['pipe', 'pipe', 'inherit'] });
 const pending = new Map();
 createInterface({ input: child.stdout }).on('line', (line) => {
@@ -76,8 +76,8 @@ await step('09:26 search_notes "okay, the migration plan?" (suppressed once)', '
 setTime('09:31');
 await step('09:31 search_notes "migration plan okay" (back again)', 'search_notes', { query: 'migration plan okay' });
 
-say('\n--- The afternoon goes by (hyperfocus, from the session start)');
-for (const t of ['10:01', '10:31', '11:01']) {
+say('\n--- The morning goes by without a pause (hyperfocus, from the session start)');
+for (const t of ['09:50', '10:01', '10:20', '10:31', '10:50', '11:01']) {
   setTime(t);
   await step(`${t} add_note`, 'add_note', { text: `progress at ${t}` });
 }

@@ -35,7 +35,7 @@ static const char usage_text[] =
     "usage: keel COMMAND [OPTIONS]\n"
     "\n"
     "keel adds guardrails and timekeeping to MCP. Commands:\n"
-    "  wrap -- CMD ...     run an MCP server and relay it, adding keel's tools\n"
+    "  wrap [--] CMD ...   run an MCP server and relay it, adding keel's tools\n"
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
     "  inspect [THOUGHT]   thought in, metathought out (self_inspect)\n"
@@ -82,8 +82,11 @@ static const char profile_help[] =
     "Exit status: 0 no problems (a missing profile means defaults), 1 problems.\n";
 
 static const char wrap_help[] =
-    "usage: keel wrap [OPTIONS] -- CMD [ARGS...]\n"
+    "usage: keel wrap [OPTIONS] [--] CMD [ARGS...]\n"
     "       keel wrap [OPTIONS] --command-args \"CMD ARG 'A B'\"\n"
+    "\n"
+    "The server's command starts at -- or at the first word that is not an option\n"
+    "of keel's; from there on every word is the server's, untouched.\n"
     "\n"
     "Run an MCP server as keel's upstream and relay its stdio to the client, adding\n"
     "keel's tools beside the server's. Messages keel does not change pass byte for byte.\n"
@@ -93,8 +96,10 @@ static const char wrap_help[] =
     "  --env K=V              add or replace a variable in the server's environment\n"
     "                         (repeatable); it gets all of keel's environment too\n"
     "  --cwd DIR              run the server in DIR\n"
-    "  --expose LIST          keel tool groups to add: guardrail, chronometric, inspect,\n"
-    "                         rules, all (default) or none; comma-separated\n"
+    "  --expose LIST          keel tools to add beside the server's, by group: core\n"
+    "                         (default: apply_override, get_time_context,\n"
+    "                         mark_session_start, mark_session_end), guardrail,\n"
+    "                         chronometric, inspect, rules, all or none; comma-separated\n"
     "  --overlay LIST         detectors to run on the traffic: rumination, hyperfocus,\n"
     "                         sycophancy, rules, all (default) or none; comma-separated\n"
     "  --model-tools GLOB     the server's tools that are themselves model-backed: their\n"
@@ -517,10 +522,10 @@ static int parse_names(const char *list, const struct flag_name *names, size_t c
     return 0;
 }
 
-static const struct flag_name expose_names[] = {{"guardrail", TOOL_GUARDRAIL}, {"chronometric", TOOL_CHRONO},
+static const struct flag_name expose_names[] = {{"core", TOOL_CORE}, {"guardrail", TOOL_GUARDRAIL}, {"chronometric", TOOL_CHRONO},
                                                 {"inspect", TOOL_INSPECT},     {"rules", TOOL_RULES},
                                                 {"all", TOOL_ALL},             {"none", 0}};
-#define EXPOSE_NAMES "guardrail, chronometric, inspect, rules, all, none"
+#define EXPOSE_NAMES "core, guardrail, chronometric, inspect, rules, all, none"
 #define OVERLAY_NAMES "rumination, hyperfocus, sycophancy, rules, all, none"
 static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, {"hyperfocus", OV_HYPERFOCUS},
                                                  {"sycophancy", OV_SYCOPHANCY}, {"rules", OV_RULES},
@@ -532,7 +537,7 @@ static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, 
  * server's, untouched, global-looking options included. */
 static int cmd_wrap(int argc, char **argv)
 {
-    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_ALL, "keel_", 0, &profile, NULL, OV_ALL, NULL, 0};
+    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_CORE, "keel_", 0, &profile, NULL, OV_ALL, NULL, 0};
     char **env_add = calloc((size_t)argc + 1, sizeof *env_add);
     char **globs = calloc((size_t)argc + 1, sizeof *globs);
     char **split = NULL;

@@ -1,6 +1,6 @@
 /* tools.h: keel's tool table.
  *
- * One row per tool: its name, the group --expose selects it by, the schema
+ * One row per tool: its name, the groups --expose selects it by, the schema
  * file that is its wire contract, and the function that implements it. The
  * tools/list entry of each tool (title, description, inputSchema,
  * outputSchema, annotations) is read from the embedded schema file, never
@@ -19,6 +19,7 @@ enum {
     TOOL_CHRONO = 1u << 1,
     TOOL_INSPECT = 1u << 2,     /* self_inspect */
     TOOL_RULES = 1u << 3,       /* the output filter's tools */
+    TOOL_CORE = 1u << 4,        /* keel wrap's default: apply_override and the session clock */
     TOOL_ALL = 0xffffu,
 };
 

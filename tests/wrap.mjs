@@ -27,9 +27,23 @@ async function handshake(k) {
   return r;
 }
 
-// initialize and tools/list: keel's tools beside the upstream's.
+// By default keel adds its core tools only: what acting on an advisory and
+// keeping time need, about 9 KB of tools/list instead of 41 KB.
 {
   const k = wrap('normal');
+  await handshake(k);
+  const r = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  const mine = r.result.tools.map((t) => t.name).filter((n) => !['echo', 'env', 'cwd', 'pid', 'slow', 'flood', 'huge', 'check_rumination', 'structured', 'model_echo', 'ask_model'].includes(n));
+  const bytes = JSON.stringify(r.result.tools.filter((t) => mine.includes(t.name))).length;
+  ok(mine.join() === 'get_time_context,mark_session_start,mark_session_end,apply_override' && bytes < 12000,
+    `by default keel adds its four core tools to tools/list (${bytes} bytes)`, mine);
+  const c = await k.ask(call(2, 'check_sycophancy', { candidate_response: 'x' }));
+  ok(c.error && c.error.message === 'unknown tool', 'a keel tool it does not expose is not answered by keel: the call goes to the server', c);
+  await k.close();
+}
+// initialize and tools/list: keel's tools beside the upstream's.
+{
+  const k = wrap('normal', ['--expose', 'all']);
   let r = await handshake(k);
   ok(r.id === 0 && r.result.serverInfo.name === 'test-upstream', 'initialize is relayed to the upstream and back');
   r = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
@@ -73,7 +87,7 @@ async function handshake(k) {
   await k.close();
 }
 {
-  const k = wrap('paged');
+  const k = wrap('paged', ['--expose', 'all']);
   await handshake(k);
   const p1 = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
   const p2 = await k.ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: p1.result.nextCursor } });
@@ -160,7 +174,7 @@ async function handshake(k) {
 // Large responses pass on as they arrive (cut-through), never mixed with
 // what keel writes meanwhile; one that breaks is cut off and answered.
 {
-  const k = wrap('normal', ['--overlay', 'none']);
+  const k = wrap('normal', ['--overlay', 'none', '--expose', 'all']);
   await handshake(k);
   const t0 = Date.now();
   k.send(call(1, 'trickle', { kb: 512, ms: 1500, end: 'ok' }));
