@@ -1,7 +1,7 @@
 # keel: the front door. Everything real is in CMakeLists.txt.
 #
 #   make          build (bootstrap first)
-#   make demo     a scripted session against keel serve
+#   make demo     a scripted session through keel wrap around a small notes server
 #   make test     every test, plain and under ASan+UBSan, plus valgrind
 #   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay
 #   make eval     detector precision and recall on tests/corpus (updates the README table)
