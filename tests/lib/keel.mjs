@@ -1,7 +1,7 @@
 // keel.mjs: shared test helpers: run `keel check`, talk to `keel serve`, and
 // validate outputs against the schemas in schemas/ with ajv (2020-12).
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,8 +34,11 @@ export function invalid(tool, part, value) {
 
 // A private home for one test: its own state directory and profile path, so
 // no test reads or writes the real ~/.local/state/keel.
+const sandboxes = [];
+process.on('exit', () => { for (const d of sandboxes) rmSync(d, { recursive: true, force: true }); });
 export function sandbox({ state, profile } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'keel-test-'));
+  sandboxes.push(dir);                 // removed when the test process exits
   const stateDir = join(dir, 'state');
   if (state !== undefined) {
     mkdirSync(stateDir, { recursive: true });
