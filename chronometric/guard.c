@@ -8,7 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const guard_detector_names[DET_COUNT] = {"rumination", "hyperfocus", "sycophancy", "rules"};
+const char *const guard_detector_names[DET_COUNT] = {"rumination", "hyperfocus", "sycophancy", "rules", "loop"};
+
+const char *const guard_tokens[DET_COUNT][8] = {
+    {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity", "explain-the-match", NULL},
+    {"snooze-15m", "snooze-once", "commit-and-close", "extend-end-of-day", "override-once", "disable-for-session",
+     "explain-the-match", NULL},
+    {"i-want-validation", "explain-the-match", "override-once", "fresh-context", "disable-for-session", NULL},
+    {"override-once", "explain-the-match", NULL},
+    {"override-once", "disable-for-session", "fresh-context", "explain-the-match", NULL},
+};
 
 #define HARD_REPEAT_MS (15 * 60000LL)
 
@@ -251,12 +260,12 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
     } else if (!strcmp(c->token, "lower-sensitivity")) {
         set_str(g, "lower_sensitivity", c->key);
         snprintf(c->effect, c->effect_n,
-                 "rumination now needs word overlap of at least 0.75 and one more repeat before it speaks");
+                 "rumination now needs a similarity of at least 0.75 and one more repeat before it speaks");
         snprintf(c->until, c->until_n, "the session ends");
     } else if (!strcmp(c->token, "fresh-context")) {
         set_time(g, "fresh_context_at", env->now.ms, env->now.offset_s);
         snprintf(c->effect, c->effect_n, "earlier %s are forgotten; %s starts from a clean slate",
-                 c->det == DET_SYCOPHANCY ? "reassurance requests" : "calls and prompts", det);
+                 c->det == DET_SYCOPHANCY ? "reassurance requests" : c->det == DET_LOOP ? "tool calls" : "prompts", det);
         tf_format_rfc3339(env->now.ms, env->now.offset_s, b, sizeof b);
         snprintf(c->until, c->until_n, "%s", b);
     } else if (!strcmp(c->token, "snooze-15m")) {

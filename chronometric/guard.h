@@ -11,8 +11,11 @@
 
 #include <stdint.h>
 
-enum { DET_RUMINATION, DET_HYPERFOCUS, DET_SYCOPHANCY, DET_RULES, DET_COUNT };
+enum { DET_RUMINATION, DET_HYPERFOCUS, DET_SYCOPHANCY, DET_RULES, DET_LOOP, DET_COUNT };
 extern const char *const guard_detector_names[DET_COUNT];
+/* The override tokens each detector offers, NULL-terminated: the one table
+ * advisories are built from and apply_override checks against. */
+extern const char *const guard_tokens[DET_COUNT][8];
 
 struct guard_view {
     int64_t now;

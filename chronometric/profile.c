@@ -34,11 +34,17 @@ static void defaults(struct profile *p)
         p->zones[i] = (struct profile_zone){1, bands[i][0], bands[i][1]};
     p->rum_window = 90;
     p->rum_threshold = 3;
-    p->rum_similarity = 0.55;
+    p->rum_similarity = 0.25;          /* check_rumination's own default: the overlay calls it */
     p->hyp_gentle = 60;
     p->hyp_nudge = 90;
     p->hyp_hard = 120;
-    p->ov_rumination = p->ov_hyperfocus = p->ov_sycophancy = p->ov_rules = 1;
+    p->ov_rumination = p->ov_hyperfocus = p->ov_sycophancy = p->ov_rules = p->ov_loop = 1;
+    p->loop_repeat = 3;
+    p->loop_errors = 3;
+    p->loop_reask = 4;
+    p->loop_alternation = 6;
+    p->loop_window = 30;
+    p->loop_calls = 50;
     p->activity_gap = 30;
     p->eval_timeout_ms = 5000;
     snprintf(p->activity_intent, sizeof p->activity_intent, "this stretch of work (no intent was stated)");
@@ -319,7 +325,8 @@ static void overlay_member(struct walk *w, const char *key, const yaml_node_t *v
     (void)ctx;
     struct profile *p = w->p;
     int *flag = !strcmp(key, "rumination") ? &p->ov_rumination : !strcmp(key, "hyperfocus") ? &p->ov_hyperfocus
-              : !strcmp(key, "sycophancy") ? &p->ov_sycophancy : !strcmp(key, "rules") ? &p->ov_rules : NULL;
+              : !strcmp(key, "sycophancy") ? &p->ov_sycophancy : !strcmp(key, "rules") ? &p->ov_rules
+              : !strcmp(key, "loop") ? &p->ov_loop : NULL;
     char full[64];
     snprintf(full, sizeof full, "overlay.%s", key);
     if (flag) {
@@ -335,6 +342,38 @@ static void overlay_member(struct walk *w, const char *key, const yaml_node_t *v
     } else {
         unknown(w, v, "overlay", key);
     }
+}
+
+static void loop_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    if (!strcmp(key, "repeat_threshold"))
+        get_int(w, v, "loop.repeat_threshold", 1, 20, &p->loop_repeat);
+    else if (!strcmp(key, "error_threshold"))
+        get_int(w, v, "loop.error_threshold", 2, 20, &p->loop_errors);
+    else if (!strcmp(key, "reask_threshold"))
+        get_int(w, v, "loop.reask_threshold", 2, 20, &p->loop_reask);
+    else if (!strcmp(key, "alternation_calls"))
+        get_int(w, v, "loop.alternation_calls", 4, 40, &p->loop_alternation);
+    else if (!strcmp(key, "window_minutes"))
+        get_int(w, v, "loop.window_minutes", 1, 1440, &p->loop_window);
+    else if (!strcmp(key, "window_calls"))
+        get_int(w, v, "loop.window_calls", 5, 200, &p->loop_calls);
+    else if (!strcmp(key, "exempt")) {
+        if (v->type != YAML_SEQUENCE_NODE) {
+            problem(p, v, "loop.exempt must be a list of tool name globs");
+            return;
+        }
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            const char *g = scalar(yaml_document_get_node(w->doc, *it));
+            if (!g || !*g || strlen(g) >= sizeof p->loop_exempt[0] || p->nloop_exempt == 16)
+                problem(p, v, "loop.exempt holds at most 16 globs, each under 128 bytes");
+            else
+                snprintf(p->loop_exempt[p->nloop_exempt++], sizeof p->loop_exempt[0], "%s", g);
+        }
+    } else
+        unknown(w, v, "loop", key);
 }
 
 static void evaluator_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
@@ -387,6 +426,10 @@ static void top_member(struct walk *w, const char *key, const yaml_node_t *v, vo
     }
     if (!strcmp(key, "overlay")) {
         each_member(w, v, "overlay", overlay_member, NULL);
+        return;
+    }
+    if (!strcmp(key, "loop")) {
+        each_member(w, v, "loop", loop_member, NULL);
         return;
     }
     if (!strcmp(key, "chronometric"))
@@ -563,8 +606,19 @@ cJSON *profile_to_json(const struct profile *p)
     cJSON_AddBoolToObject(ov, "hyperfocus", p->ov_hyperfocus);
     cJSON_AddBoolToObject(ov, "sycophancy", p->ov_sycophancy);
     cJSON_AddBoolToObject(ov, "rules", p->ov_rules);
+    cJSON_AddBoolToObject(ov, "loop", p->ov_loop);
     cJSON_AddNumberToObject(ov, "activity_gap_minutes", p->activity_gap);
     cJSON_AddStringToObject(ov, "activity_intent", p->activity_intent);
+    cJSON *lp = cJSON_AddObjectToObject(o, "loop");
+    cJSON_AddNumberToObject(lp, "repeat_threshold", p->loop_repeat);
+    cJSON_AddNumberToObject(lp, "error_threshold", p->loop_errors);
+    cJSON_AddNumberToObject(lp, "reask_threshold", p->loop_reask);
+    cJSON_AddNumberToObject(lp, "alternation_calls", p->loop_alternation);
+    cJSON_AddNumberToObject(lp, "window_minutes", p->loop_window);
+    cJSON_AddNumberToObject(lp, "window_calls", p->loop_calls);
+    cJSON *ex = cJSON_AddArrayToObject(lp, "exempt");
+    for (int i = 0; i < p->nloop_exempt; i++)
+        cJSON_AddItemToArray(ex, cJSON_CreateString(p->loop_exempt[i]));
     cJSON *ru = cJSON_AddObjectToObject(o, "rules");
     cJSON *dirs = cJSON_AddArrayToObject(ru, "dirs");
     for (int i = 0; i < p->nrule_dirs; i++)

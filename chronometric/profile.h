@@ -46,7 +46,13 @@ struct profile {
     double rum_similarity;
     int hyp_gentle, hyp_nudge, hyp_hard;
     /* overlay: what keel wrap watches on live traffic */
-    int ov_rumination, ov_hyperfocus, ov_sycophancy, ov_rules;
+    int ov_rumination, ov_hyperfocus, ov_sycophancy, ov_rules, ov_loop;
+    /* loop: the agent-loop detector on tools/call (detectors/loop.h) */
+    int loop_repeat, loop_errors, loop_reask, loop_alternation;
+    int loop_window;           /* minutes */
+    int loop_calls;            /* calls kept */
+    int nloop_exempt;
+    char loop_exempt[16][128]; /* tool name globs never counted */
     int activity_gap;          /* minutes of quiet that end an activity session */
     char activity_intent[200]; /* the intent quoted for an activity session */
     /* rules: more rule directories, and the optional model evaluator */

@@ -47,7 +47,7 @@ function show(r) {
   } else {
     say(`  ${res.content[0].text.split('\n').join(' | ')}`);
   }
-  for (const a of advisories(r)) say(`  ** advisory (${a.detector}${a.level ? `, ${a.level}` : ''}): ${a.reason}\n     override tokens: ${a.override_options.map((o) => o.token).join(', ')}`);
+  for (const a of advisories(r)) say(`  ** advisory (${a.detector}${a.level || a.pattern ? `, ${a.level || a.pattern}` : ''}): ${a.reason}\n     override tokens: ${a.override_options.map((o) => o.token).join(', ')}`);
 }
 async function step(title, name, args) {
   say(`\n> ${title}`);
@@ -65,17 +65,22 @@ say('\n--- 09:00 A session with a stated intent');
 await step('mark_session_start: the person says what this session is for', 'mark_session_start', { intent: 'draft the migration plan' });
 await step('search_notes: a call to the wrapped server passes through', 'search_notes', { query: 'migration plan' });
 
-say('\n--- The same question, again and again (the overlay watches the calls)');
-for (const [t, q] of [['09:05', 'is the migration plan okay'], ['09:12', 'migration plan: is it okay?'], ['09:20', 'is the migration plan really okay']]) {
-  setTime(t);
-  await step(`${t} search_notes "${q}"`, 'search_notes', { query: q });
+say('\n--- The agent reads its notes one by one: work, not a loop (no advisory)');
+for (let id = 1; id <= 5; id++) {
+  setTime(`09:0${id}`);
+  await step(`09:0${id} read_note ${id}`, 'read_note', { id });
 }
-await step('apply_override override-once: the person waves the next one through', 'apply_override', { token: 'override-once', detector: 'rumination' });
-setTime('09:26');
-await step('09:26 search_notes "okay, the migration plan?" (suppressed once)', 'search_notes', { query: 'okay, the migration plan?' });
-setTime('09:31');
-await step('09:31 search_notes "migration plan okay" (back again)', 'search_notes', { query: 'migration plan okay' });
 
+say('\n--- The agent searches for the same thing, and gets the same answer, again and again');
+for (const t of ['09:10', '09:12', '09:14', '09:17']) {
+  setTime(t);
+  await step(`${t} search_notes "deploy checklist"`, 'search_notes', { query: 'deploy checklist' });
+}
+await step('apply_override fresh-context: the person says "fresh-context"', 'apply_override', { token: 'fresh-context', detector: 'loop' });
+setTime('09:20');
+await step('09:20 search_notes "deploy checklist" (a clean slate: no advisory)', 'search_notes', { query: 'deploy checklist' });
+setTime('09:22');
+await step('09:22 add_note: the agent writes the checklist instead', 'add_note', { text: 'deploy checklist: backup, migrate, verify' });
 say('\n--- The morning goes by without a pause (hyperfocus, from the session start)');
 for (const t of ['09:50', '10:01', '10:20', '10:31', '10:50', '11:01']) {
   setTime(t);

@@ -1,7 +1,8 @@
 /* annotate.c: the overlay's part of routing in keel wrap.
  *
- * A tools/call on its way upstream is shown to the overlay (rumination
- * remembers it); when its result comes back, the overlay's advisories are
+ * A tools/call on its way upstream is shown to the overlay (the loop detector
+ * notes its identity); when its result comes back, the result's hash is taken
+ * from the raw line and the overlay's advisories are
  * spliced into the result line: a text block appended to content for the
  * person, and the structured advisories under _meta["keel/advisories"].
  * The splice is byte surgery on the line keel received, so every other byte,
@@ -21,15 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A tools/call on its way upstream: what the overlay makes of it. */
+/* A tools/call on its way upstream: the loop detector notes what it is. */
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn)
 {
     cJSON *p = cJSON_ParseWithLength(params, pn);
     const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
     struct call_data *d = NULL;
-    if (tool && (d = malloc(sizeof *d + strlen(tool) + 1))) {
+    if (tool && (d = calloc(1, sizeof *d + strlen(tool) + 1))) {
         strcpy(d->tool, tool);
-        d->earned = overlay_on_call(&r->ov, tool, cJSON_GetObjectItemCaseSensitive(p, "arguments"));
+        d->watched = overlay_on_call(&r->ov, tool, cJSON_GetObjectItemCaseSensitive(p, "arguments"), &d->call);
     }
     cJSON_Delete(p);
     return d;
@@ -37,10 +38,62 @@ struct call_data *relay_call_started(struct relay *r, const char *params, size_t
 
 void relay_call_data_free(void *p)
 {
-    struct call_data *d = p;
-    if (d)
-        cJSON_Delete(d->earned);
-    free(d);
+    free(p);
+}
+
+/* A hash of an error's text: its first LOOP_ERROR_CHARS characters (never 0). */
+static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
+{
+    char *t = raw && raw->p && raw->p[0] == '"' ? jscan_string_prefix(raw->p, raw->n, LOOP_ERROR_CHARS * 4) : NULL;
+    size_t k = 0, chars = 0, l = t ? strlen(t) : 0;
+    while (k < l && chars < LOOP_ERROR_CHARS) {
+        k++;
+        while (k < l && ((unsigned char)t[k] & 0xC0) == 0x80)
+            k++;
+        chars++;
+    }
+    uint64_t h = loop_hash(t ? t : "", k, seed) | 1;
+    free(t);
+    return h;
+}
+
+/* The outcome of a call, as the loop detector compares it: a hash of what the
+ * client gets (content, structuredContent, isError; keel's own additions come
+ * later), or of the JSON-RPC error; and, for a failure, of its text. */
+static void outcome(const struct jscan_top *top, struct loop_call *c)
+{
+    static const char *const keys[] = {"content", "structuredContent", "isError"}, *const block_keys[] = {"text"};
+    static const char *const err_keys[] = {"code", "message"};
+    c->error = 0;
+    c->flags &= ~LOOP_EMPTY;
+    if (top->result.p && top->result.p[0] == '{') {
+        struct jscan_span sp[3];
+        jscan_members(top->result.p, top->result.n, keys, sp, 3, 0);
+        uint64_t h = 0x726573756c74;
+        for (int k = 0; k < 3; k++)
+            if (sp[k].p)
+                h = loop_hash(sp[k].p, sp[k].n, loop_hash(keys[k], strlen(keys[k]), h));
+        c->result = h;
+        size_t pos = 0;
+        const char *first = NULL;
+        int has_block = sp[0].p && sp[0].p[0] == '[' && jscan_array_next(sp[0].p, sp[0].n, &pos, &first);
+        if (!has_block && !sp[1].p)
+            c->flags |= LOOP_EMPTY;
+        if (sp[2].p && sp[2].n >= 4 && !memcmp(sp[2].p, "true", 4)) {
+            struct jscan_span text = {NULL, 0};
+            if (has_block && first[0] == '{')
+                jscan_members(first, sp[0].n - (size_t)(first - sp[0].p), block_keys, &text, 1, 0);
+            c->error = error_hash(&text, 0x697345);
+        }
+    } else if (top->error.p && top->error.p[0] == '{') {
+        struct jscan_span sp[2];
+        jscan_members(top->error.p, top->error.n, err_keys, sp, 2, 0);
+        c->result = loop_hash(top->error.p, top->error.n, 0x6572726f72);
+        c->error = error_hash(&sp[1], sp[0].p ? loop_hash(sp[0].p, sp[0].n, 0x636f6465) : 0x636f6465);
+    } else {
+        c->result = 0;
+        c->flags |= LOOP_EMPTY;
+    }
 }
 
 /* The text of a result's text blocks, for a model-backed tool: at most
@@ -366,6 +419,9 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     struct call_data *d = data;
     char *text = NULL, *out = NULL;
     cJSON *rules_adv = NULL;
+    if (d->watched)
+        outcome(top, &d->call);               /* what the server said, before any rule or advisory */
+    const struct loop_call *call = d->watched ? &d->call : NULL;
     char *ruled = result_rules(r, d->tool, line, n, top, &rules_adv);
     struct jscan_top t2;
     if (ruled && jscan_scan(ruled, strlen(ruled), &t2)) {   /* go on from the ruled line */
@@ -374,8 +430,7 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
         top = &t2;
     }
     if (ruled && !rules_adv) {               /* rejected: the replacement goes as it is */
-        cJSON *later = overlay_for_result(&r->ov, d->tool, d->earned, NULL);
-        d->earned = NULL;
+        cJSON *later = overlay_for_result(&r->ov, d->tool, call, NULL);
         if (later)
             overlay_requeue(&r->ov, later);    /* the next result carries them */
         relay_call_data_free(d);
@@ -383,8 +438,7 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     }
     if (top->result.p && top->result.p[0] == '{' && overlay_is_model_tool(&r->ov, d->tool))
         text = result_text(&top->result);
-    cJSON *adv = overlay_for_result(&r->ov, d->tool, d->earned, text);
-    d->earned = NULL;
+    cJSON *adv = overlay_for_result(&r->ov, d->tool, call, text);
     free(text);
     if (rules_adv) {
         if (!adv)
@@ -410,4 +464,3 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     relay_call_data_free(d);
     return out;
 }
-

@@ -100,8 +100,12 @@ static const char wrap_help[] =
     "                         (default: apply_override, get_time_context,\n"
     "                         mark_session_start, mark_session_end), guardrail,\n"
     "                         chronometric, inspect, rules, all or none; comma-separated\n"
-    "  --overlay LIST         detectors to run on the traffic: rumination, hyperfocus,\n"
-    "                         sycophancy, rules, all (default) or none; comma-separated\n"
+    "  --overlay LIST         detectors to run on the traffic: loop (the agent's tool\n"
+    "                         calls), rumination (the person's messages in sampling\n"
+    "                         requests), hyperfocus, sycophancy, rules, all (default)\n"
+    "                         or none; comma-separated\n"
+    "  --loop-exempt GLOB     a tool that repeats on purpose (a debugger's step, a\n"
+    "                         clock): the loop detector never counts it (repeatable)\n"
     "  --model-tools GLOB     the server's tools that are themselves model-backed: their\n"
     "                         results are checked for sycophancy (repeatable)\n"
     "  --tool-prefix P        prefix for a keel tool whose name the server also uses\n"
@@ -526,9 +530,10 @@ static const struct flag_name expose_names[] = {{"core", TOOL_CORE}, {"guardrail
                                                 {"inspect", TOOL_INSPECT},     {"rules", TOOL_RULES},
                                                 {"all", TOOL_ALL},             {"none", 0}};
 #define EXPOSE_NAMES "core, guardrail, chronometric, inspect, rules, all, none"
-#define OVERLAY_NAMES "rumination, hyperfocus, sycophancy, rules, all, none"
+#define OVERLAY_NAMES "loop, rumination, hyperfocus, sycophancy, rules, all, none"
 static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, {"hyperfocus", OV_HYPERFOCUS},
                                                  {"sycophancy", OV_SYCOPHANCY}, {"rules", OV_RULES},
+                                                 {"loop", OV_LOOP},
                                                  {"all", OV_ALL},               {"none", 0}};
 
 /* keel wrap's options end at "--" or at the first word that is not one of
@@ -537,17 +542,21 @@ static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, 
  * server's, untouched, global-looking options included. */
 static int cmd_wrap(int argc, char **argv)
 {
-    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_CORE, "keel_", 0, &profile, NULL, OV_ALL, NULL, 0};
+    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_CORE, "keel_", 0, &profile, NULL, OV_ALL, NULL, 0,
+                          NULL, 0};
     char **env_add = calloc((size_t)argc + 1, sizeof *env_add);
     char **globs = calloc((size_t)argc + 1, sizeof *globs);
+    char **exempt = calloc((size_t)argc + 1, sizeof *exempt);
     char **split = NULL;
     int nenv = 0, rc = 0;
-    if (!env_add || !globs) {
+    if (!env_add || !globs || !exempt) {
         free(env_add);
         free(globs);
+        free(exempt);
         return 1;
     }
     o.model_tools = globs;
+    o.loop_exempt = exempt;
     for (int i = 0; i < argc && !o.argv; i++) {
         const char *a = argv[i], *v = NULL;
         int m, g = global_opt(argc, argv, &i, &rc);
@@ -601,6 +610,12 @@ static int cmd_wrap(int argc, char **argv)
                 goto out;
             }
             globs[o.nmodel_tools++] = (char *)v;
+        } else if ((m = opt_value(argc, argv, &i, "--loop-exempt", &v))) {
+            if (m < 0 || !v[0]) {
+                rc = usage_error("--loop-exempt needs a tool name glob, like 'debug_step*'%s", NULL);
+                goto out;
+            }
+            exempt[o.nloop_exempt++] = (char *)v;
         } else if ((m = opt_value(argc, argv, &i, "--tool-prefix", &v))) {
             if (m < 0 || !v[0]) {
                 rc = usage_error("--tool-prefix needs a prefix%s", NULL);
@@ -645,6 +660,7 @@ static int cmd_wrap(int argc, char **argv)
 out:
     free(env_add);
     free(globs);
+    free(exempt);
     free(split);
     return rc;
 }

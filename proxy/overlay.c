@@ -1,11 +1,16 @@
 /* overlay.c: detectors on live traffic, and apply_override (see overlay.h).
  *
- * Rumination: every tools/call the client sends upstream is remembered as
- * (tool, content words of its arguments, time) for the profile's window, at
- * most OV_MEMORY_MAX calls, in memory only. A call that repeats at least
- * threshold_count earlier calls of the same tool (Jaccard >= similarity)
- * earns an advisory on its own result. The person's messages inside
- * sampling/createMessage requests count the same way.
+ * Loop (the agent): each tools/call to the server is known by its identity
+ * (tool + canonical arguments, hashed) and, when its result comes back, by
+ * the hash of that result. The last loop.window_calls calls of the last
+ * loop.window_minutes are kept as hashes and times, nothing of their text.
+ * detectors/loop.c decides; a loop advisory rides on the result of the call
+ * that completes the loop.
+ *
+ * Rumination (the person): the person's messages inside
+ * sampling/createMessage requests, checked with check_rumination itself
+ * against the earlier ones. Tool calls are the agent's work, never compared
+ * by their words.
  *
  * Hyperfocus: on each result, the open chronometric session (or, with none,
  * the activity session: traffic since the last pause of activity_gap_minutes)
@@ -27,8 +32,8 @@
 #include "detect.h"
 #include "log.h"
 #include "rules.h"
-#include "submit.h"
 #include "state.h"
+#include "submit.h"
 #include "timefmt.h"
 
 #include <fnmatch.h>
@@ -39,31 +44,11 @@
 #define OV_VIEW_MS 2000
 #define OV_HARD_REPEAT_MS (15 * 60000LL)
 #define OV_ASKS_MAX 20
-#define OV_EXPLAIN_CHARS 300
 
 struct overlay *overlay_current;
 
-struct ov_item {
-    int64_t at;
-    uint64_t tool_hash;              /* compared before the name */
-    uint64_t tool_id;                /* the same for every remembered call of one tool name (see tool_id) */
-    char tool[64];
-    struct text_set set;
-    uint64_t sig;                    /* one bit per word of set (see word_sig) */
-    size_t excess;                   /* set.n - popcount(sig): words that share a bit with another */
-    char *text;                      /* the first OV_EXPLAIN_CHARS bytes, for explain-the-match */
-};
-
-static const char *const det_tokens[DET_COUNT][8] = {
-    {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity", "explain-the-match", NULL},
-    {"snooze-15m", "snooze-once", "commit-and-close", "extend-end-of-day", "override-once", "disable-for-session",
-     "explain-the-match", NULL},
-    {"i-want-validation", "explain-the-match", "override-once", "fresh-context", "disable-for-session", NULL},
-    {"override-once", "explain-the-match", NULL},
-};
-
 void overlay_init(struct overlay *ov, const struct profile *p, const char *state_dir, unsigned parts, char **model_tools,
-                  int nmodel_tools)
+                  int nmodel_tools, char **loop_exempt, int nloop_exempt)
 {
     memset(ov, 0, sizeof *ov);
     ov->profile = p;
@@ -77,52 +62,57 @@ void overlay_init(struct overlay *ov, const struct profile *p, const char *state
         ov->parts &= ~OV_SYCOPHANCY;
     if (!p->ov_rules)
         ov->parts &= ~OV_RULES;
+    if (!p->ov_loop)
+        ov->parts &= ~OV_LOOP;
     ov->model_tools = model_tools;
     ov->nmodel_tools = nmodel_tools;
+    ov->loop_exempt = loop_exempt;
+    ov->nloop_exempt = nloop_exempt;
+    loop_default_params(&ov->loop);
+    ov->loop.repeat_threshold = p->loop_repeat;
+    ov->loop.error_threshold = p->loop_errors;
+    ov->loop.reask_threshold = p->loop_reask;
+    ov->loop.alternation_calls = p->loop_alternation;
+    ov->loop.window_ms = (int64_t)p->loop_window * 60000;
+    ov->loop.window_calls = p->loop_calls;
     ov->queued = cJSON_CreateArray();
     overlay_current = ov;
 }
 
-static void forget(struct overlay *ov, size_t upto)
+static void forget_asks(struct overlay *ov, size_t upto)
 {
-    if (!upto)
-        return;
-    for (size_t i = 0; i < upto; i++) {
-        text_set_free(&ov->mem[i].set);
-        free(ov->mem[i].text);
-    }
-    ov->mem += upto;                 /* the items move down only when the block is full */
-    ov->nmem -= upto;
+    for (size_t i = 0; i < upto; i++)
+        free(ov->asks[i].text);
+    memmove(ov->asks, ov->asks + upto, (ov->nasks - upto) * sizeof *ov->asks);
+    ov->nasks -= upto;
 }
 
-static void forget_asks(struct overlay *ov)
+static void forget_calls(struct overlay *ov, size_t upto)
 {
-    for (size_t i = 0; i < ov->nasks; i++)
-        free(ov->asks[i]);
-    ov->nasks = 0;
+    memmove(ov->calls, ov->calls + upto, (ov->ncalls - upto) * sizeof *ov->calls);
+    memmove(ov->call_tools, ov->call_tools + upto, (ov->ncalls - upto) * sizeof *ov->call_tools);
+    ov->ncalls -= upto;
 }
 
 void overlay_free(struct overlay *ov)
 {
-    forget(ov, ov->nmem);
-    free(ov->memblock);
-    forget_asks(ov);
+    forget_asks(ov, ov->nasks);
     free(ov->asks);
+    free(ov->calls);
+    free(ov->call_tools);
     cJSON_Delete(ov->queued);
     for (int d = 0; d < DET_COUNT; d++)
         cJSON_Delete(ov->last[d]);
-    text_words_free(&ov->words);
-    free(ov->scratch);
     if (overlay_current == ov)
         overlay_current = NULL;
 }
 
 void overlay_forget(struct overlay *ov, int det)
 {
-    if (det == DET_RUMINATION)
-        forget(ov, ov->nmem);
+    if (det == DET_LOOP)
+        forget_calls(ov, ov->ncalls);
     else
-        forget_asks(ov);
+        forget_asks(ov, ov->nasks);
 }
 
 static int clock_env(struct overlay *ov, struct chrono_env *env)
@@ -152,13 +142,15 @@ static void refresh(struct overlay *ov, const struct chrono_env *env)
         log_event(LOG_WARN, "overlay_state_unreadable", "code=%s", e.code ? e.code : "");
         return;
     }
+    /* Another keel's fresh-context: what came before it goes (this keel's own
+     * was applied at once, by overlay_forget). */
     size_t k = 0;
-    while (k < ov->nmem && ov->mem[k].at <= ov->view.fresh_context_at)
+    while (k < ov->nasks && ov->asks[k].at < ov->view.fresh_context_at)
         k++;
-    if (k) {
-        forget(ov, k);
-        forget_asks(ov);
-    }
+    forget_asks(ov, k);
+    for (k = 0; k < ov->ncalls && ov->calls[k].at < ov->view.fresh_context_at;)
+        k++;
+    forget_calls(ov, k);
 }
 
 static int silenced(const struct overlay *ov, int det)
@@ -192,7 +184,7 @@ static int swallowed(struct overlay *ov, const struct chrono_env *env, int det)
     return taken;
 }
 
-/* Concatenates the string values of a JSON value, up to OV_TEXT_MAX bytes. */
+/* Concatenates the string values of a JSON value, up to cap bytes. */
 static void collect(const cJSON *v, char *buf, size_t cap, size_t *n)
 {
     if (cJSON_IsString(v) && v->valuestring) {
@@ -220,178 +212,134 @@ static size_t utf8_cut(const char *s, size_t n, size_t max)
     return max;
 }
 
-/* Bits set in x (SWAR: no libgcc call where the CPU's popcnt is not assumed). */
-static unsigned bit_count(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ULL);
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return (unsigned)((x * 0x0101010101010101ULL) >> 56);
-}
+/* --- loop ---------------------------------------------------------------- */
 
-/* A 64-bit signature of a word set: one bit per word hash h, picked by the top
- * bits of h mixed (word hashes that differ in one letter share their top
- * bits; the mix spreads them). Two
- * sets share at most popcount(sig_a & sig_b) + min(excess_a, excess_b) words,
- * where excess is the number of a set's words whose bit another of its words
- * already set: a word in both sets sets its bit in both signatures, and the
- * shared words of a set map onto distinct bits but for at most its excess.
- * That bound rules most remembered calls out before any merge of the sets. */
-static uint64_t word_sig(const struct text_set *set, size_t *excess)
+static int exempt(const struct overlay *ov, const char *tool)
 {
-    uint64_t sig = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        uint64_t h = set->v[i];
-        h ^= h >> 33;
-        h *= 0xFF51AFD7ED558CCDULL;            /* MurmurHash3's finaliser step */
-        h ^= h >> 33;
-        sig |= (uint64_t)1 << (h >> 58);
-    }
-    *excess = set->n - bit_count(sig);
-    return sig;
-}
-
-/* The id remembered calls of tool name carry: the one an earlier call of the
- * same name has (every call of one name shares it), 0 when none is
- * remembered. Comparing ids in the window replaces a strcmp per item. */
-static uint64_t tool_id(const struct overlay *ov, const char *name, uint64_t hash)
-{
-    for (size_t i = ov->nmem; i-- > 0;)
-        if (ov->mem[i].tool_hash == hash && strcmp(ov->mem[i].tool, name) == 0)
-            return ov->mem[i].tool_id;
+    for (int i = 0; i < ov->nloop_exempt; i++)
+        if (fnmatch(ov->loop_exempt[i], tool, 0) == 0)
+            return 1;
+    for (int i = 0; i < ov->profile->nloop_exempt; i++)
+        if (fnmatch(ov->profile->loop_exempt[i], tool, 0) == 0)
+            return 1;
     return 0;
 }
 
-static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const char *tool, const char *text, size_t n)
+int overlay_on_call(struct overlay *ov, const char *tool, const cJSON *arguments, struct loop_call *c)
 {
-    const struct profile *p = ov->profile;
-    n = utf8_cut(text, n, OV_TEXT_MAX);
-    if (!text_valid_utf8(text, n))
-        return NULL;
-    struct text_set cur = {0};
-    ov->words.n = 0;
-    if (text_words(text, n, &ov->words) < 0 || text_set_from_words(&ov->words, 1, &cur) < 0)
-        return NULL;
-    int64_t now = env->now.ms, from = now - (int64_t)p->rum_window * 60000;
+    if (!(ov->parts & OV_LOOP) || exempt(ov, tool))
+        return 0;
+    memset(c, 0, sizeof *c);
+    struct chrono_env env;
+    if (clock_env(ov, &env) < 0)
+        return 0;
+    c->at = env.now.ms;
+    loop_identify(tool, arguments, c);
+    return 1;
+}
+
+/* The call c (result known) joins the window; an advisory when it completes a loop. */
+static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const char *tool, const struct loop_call *c)
+{
+    size_t keep = (size_t)ov->loop.window_calls;
     size_t old = 0;
-    while (old < ov->nmem && ov->mem[old].at < from)
+    while (old < ov->ncalls && ov->calls[old].at < c->at - ov->loop.window_ms)
         old++;
-    forget(ov, old);
+    forget_calls(ov, old);
+    struct loop_finding f;
+    loop_check(ov->calls, ov->ncalls, c, &ov->loop, &f);
+    char other[64] = "";
+    if (f.kind == LOOP_ALTERNATION)
+        snprintf(other, sizeof other, "%s", ov->call_tools[f.other]);
+    if (ov->ncalls >= keep)
+        forget_calls(ov, ov->ncalls - keep + 1);
+    if (!ov->calls) {
+        ov->calls = malloc(keep * sizeof *ov->calls);
+        ov->call_tools = malloc(keep * sizeof *ov->call_tools);
+        if (!ov->calls || !ov->call_tools) {
+            free(ov->calls);
+            free(ov->call_tools);
+            ov->calls = NULL;
+            ov->call_tools = NULL;
+            return NULL;
+        }
+    }
+    ov->calls[ov->ncalls] = *c;
+    snprintf(ov->call_tools[ov->ncalls], sizeof ov->call_tools[0], "%s", tool);
+    ov->ncalls++;
+    if (!f.advise || silenced(ov, DET_LOOP))
+        return NULL;
+    char reason[280];
+    loop_reason(&f, tool, other, env->now.ms, reason, sizeof reason);
+    cJSON *a = advisory(DET_LOOP, "pattern", loop_kind_names[f.kind], f.confidence, reason, guard_tokens[DET_LOOP], 4,
+                        det_heuristic("call_identity", "0.1.0", loop_description));
+    cJSON_Delete(ov->last[DET_LOOP]);
+    ov->last[DET_LOOP] = cJSON_Duplicate(a, 1);
+    cJSON *m = cJSON_AddObjectToObject(ov->last[DET_LOOP], "matched");
+    cJSON_AddStringToObject(m, "tool", tool);
+    if (other[0])
+        cJSON_AddStringToObject(m, "other_tool", other);
+    cJSON_AddNumberToObject(m, "calls", f.count);
+    char at[40];
+    tf_format_rfc3339(f.first_at, env->now.offset_s, at, sizeof at);
+    cJSON_AddStringToObject(m, "first_call_at", at);
+    cJSON_AddStringToObject(m, "compared", f.kind == LOOP_SAME_ERROR ? "the error text's first 100 characters"
+                                           : f.kind == LOOP_REASKED  ? "the result; the arguments but their free text"
+                                                                     : "the arguments and the result");
+    if (swallowed(ov, env, DET_LOOP)) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    log_event(LOG_INFO, "loop_seen", "pattern=%s calls=%d", loop_kind_names[f.kind], f.count);
+    return a;
+}
+
+/* --- rumination: the person's own messages -------------------------------- */
+
+/* check_rumination on the person's message text against the earlier ones. */
+static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const char *text)
+{
+    if (silenced(ov, DET_RUMINATION))
+        return NULL;
+    const struct profile *p = ov->profile;
     double sim = p->rum_similarity;
     long thr = p->rum_threshold;
     if (ov->view_ok && ov->view.lower_sensitivity) {
         sim = sim > 0.75 ? sim : 0.75;
         thr++;
     }
-    size_t count = 0, first = 0;
-    double best = 0, sum = 0;
-    cJSON *matched = cJSON_CreateArray();
-    char name[sizeof ov->mem->tool];
-    snprintf(name, sizeof name, "%s", tool);
-    uint64_t tool_hash = text_word_hash(name, strlen(name));
-    uint64_t id = tool_id(ov, name, tool_hash);
-    size_t excess;
-    uint64_t sig = word_sig(&cur, &excess);
-    double share = sim / (1.0 + sim);
-    for (size_t i = 0; id && cur.n && i < ov->nmem; i++) {
-        const struct ov_item *past = &ov->mem[i];
-        if (past->tool_id != id)
-            continue;
-        /* Jaccard >= sim needs |A∩B| >= sim (|A| + |B|) / (1 + sim) (the test
-         * text_jaccard_at_least stops its merge by, with the same slack):
-         * when the signature bound falls short, the merge could only say no. */
-        double need = share * (double)(cur.n + past->set.n) - 1e-9;
-        size_t bound = bit_count(sig & past->sig) + (excess < past->excess ? excess : past->excess);
-        if ((double)bound < need)
-            continue;
-        double j;
-        if (text_jaccard_at_least(&cur, &past->set, sim, &j)) {
-            if (!count++)
-                first = i;
-            sum += j;
-            best = j > best ? j : best;
-            cJSON *m = cJSON_CreateObject();
-            cJSON_AddStringToObject(m, "text", ov->mem[i].text ? ov->mem[i].text : "");
-            cJSON_AddNumberToObject(m, "similarity", det_round(j));
-            cJSON_AddItemToArray(matched, m);
+    cJSON *args = cJSON_CreateObject(), *hist = cJSON_AddArrayToObject(args, "history");
+    cJSON_AddItemToObject(args, "current_prompt", cJSON_CreateStringReference(text));
+    char at[40];
+    for (size_t i = 0; i + 1 < ov->nasks; i++) {       /* the last one is text itself */
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
+        tf_format_rfc3339(ov->asks[i].at, env->now.offset_s, at, sizeof at);
+        cJSON_AddStringToObject(o, "at", at);
+        cJSON_AddItemToArray(hist, o);
+    }
+    cJSON_AddNumberToObject(args, "window_minutes", p->rum_window);
+    cJSON_AddNumberToObject(args, "threshold_count", (double)(thr > 50 ? 50 : thr));
+    cJSON_AddNumberToObject(args, "similarity_threshold", sim);
+    cJSON *out = NULL, *a = NULL;
+    kerr e = {0};
+    if (rum_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0 &&
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"))) {
+        a = advisory(DET_RUMINATION, NULL, NULL, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "confidence")),
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "reason")),
+                     guard_tokens[DET_RUMINATION], 4, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "heuristic"), 1));
+        cJSON_Delete(ov->last[DET_RUMINATION]);
+        ov->last[DET_RUMINATION] = cJSON_Duplicate(a, 1);
+        cJSON_AddItemToObject(ov->last[DET_RUMINATION], "matched",
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "similar_prompts"), 1));
+        if (swallowed(ov, env, DET_RUMINATION)) {
+            cJSON_Delete(a);
+            a = NULL;
         }
     }
-    /* Remember this call. */
-    if (ov->nmem == OV_MEMORY_MAX)
-        forget(ov, 1);
-    size_t head = ov->mem ? (size_t)(ov->mem - ov->memblock) : 0;
-    if (head + ov->nmem == ov->capmem && head >= OV_MEMORY_MAX) {
-        memmove(ov->memblock, ov->mem, ov->nmem * sizeof *ov->mem);   /* once per OV_MEMORY_MAX calls */
-        ov->mem = ov->memblock;
-    } else if (head + ov->nmem == ov->capmem) {
-        size_t cap = ov->capmem ? ov->capmem * 2 : 64;
-        struct ov_item *m = realloc(ov->memblock, cap * sizeof *m);
-        if (!m) {
-            text_set_free(&cur);
-            cJSON_Delete(matched);
-            return NULL;
-        }
-        ov->memblock = m;
-        ov->mem = m + head;
-        ov->capmem = cap;
-    }
-    struct ov_item *it = &ov->mem[ov->nmem++];
-    it->at = now;
-    memcpy(it->tool, name, sizeof name);
-    it->tool_hash = tool_hash;
-    it->tool_id = id ? id : ++ov->next_tool_id;
-    it->set = cur;
-    it->sig = sig;
-    it->excess = excess;
-    size_t keep = utf8_cut(text, n, OV_EXPLAIN_CHARS);
-    it->text = malloc(keep + 1);
-    if (it->text) {
-        memcpy(it->text, text, keep);
-        it->text[keep] = '\0';
-    }
-    if (count < (size_t)thr || silenced(ov, DET_RUMINATION)) {
-        cJSON_Delete(matched);
-        return NULL;
-    }
-    long mins = (long)((now - ov->mem[first].at + 59999) / 60000);
-    char reason[280];
-    snprintf(reason, sizeof reason,
-             "This is call number %zu to %s for nearly the same thing in the last %ld minute%s (best word overlap "
-             "%d%%). Asking again may not bring a new answer; a different angle or a decision might.",
-             count + 1, tool, mins < 1 ? 1 : mins, mins == 1 ? "" : "s", (int)(best * 100 + 0.5));
-    double conf = rum_confidence(sum / (double)count, sim);
-    cJSON *a = advisory(DET_RUMINATION, NULL, NULL, conf, reason, det_tokens[DET_RUMINATION], 4,
-                        det_heuristic("word_overlap_jaccard", "0.1.0", rum_description));
-    cJSON_Delete(ov->last[DET_RUMINATION]);
-    ov->last[DET_RUMINATION] = cJSON_Duplicate(a, 1);
-    cJSON_AddItemToObject(ov->last[DET_RUMINATION], "matched", matched);
-    if (swallowed(ov, env, DET_RUMINATION)) {
-        cJSON_Delete(a);
-        return NULL;
-    }
+    cJSON_Delete(out);                   /* before args: it may borrow their strings */
+    cJSON_Delete(args);
     return a;
-}
-
-cJSON *overlay_on_call(struct overlay *ov, const char *tool, const cJSON *arguments)
-{
-    if (!(ov->parts & OV_RUMINATION))
-        return NULL;
-    struct chrono_env env;
-    if (clock_env(ov, &env) < 0)
-        return NULL;
-    refresh(ov, &env);
-    if (!ov->scratch && !(ov->scratch = malloc(OV_TEXT_MAX * 4 + 1)))
-        return NULL;
-    char *buf = ov->scratch;
-    size_t n = 0;
-    buf[0] = '\0';
-    collect(arguments, buf, OV_TEXT_MAX * 4 + 1, &n);
-    cJSON *a = n ? rumination(ov, &env, tool, buf, n) : NULL;
-    if (!a)
-        return NULL;
-    cJSON *arr = cJSON_CreateArray();
-    cJSON_AddItemToArray(arr, a);
-    return arr;
 }
 
 /* Runs check_sycophancy on args; an advisory when it fires and may speak. */
@@ -407,7 +355,7 @@ static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, cJSON
         a = advisory(DET_SYCOPHANCY, "pattern", pattern,
                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "confidence")),
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "reason")),
-                     det_tokens[DET_SYCOPHANCY], 5,
+                     guard_tokens[DET_SYCOPHANCY], 5,
                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "heuristic"), 1));
         cJSON_Delete(ov->last[DET_SYCOPHANCY]);
         ov->last[DET_SYCOPHANCY] = cJSON_Duplicate(a, 1);
@@ -445,7 +393,8 @@ void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)
     }
     char *buf = malloc(OV_TEXT_MAX * 4 + 1);
     size_t n = 0;
-    if (!buf || !last) {
+    struct chrono_env env;
+    if (!buf || !last || clock_env(ov, &env) < 0) {
         free(buf);
         return;
     }
@@ -453,36 +402,42 @@ void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)
     content_text(cJSON_GetObjectItemCaseSensitive(last, "content"), buf, OV_TEXT_MAX * 4 + 1, &n);
     n = utf8_cut(buf, n, OV_TEXT_MAX);
     buf[n] = '\0';
-    struct chrono_env env;
-    if (n && clock_env(ov, &env) == 0) {
-        refresh(ov, &env);
-        cJSON *a = ov->parts & OV_RUMINATION ? rumination(ov, &env, "sampling/createMessage", buf, n) : NULL;
-        if (a)
-            cJSON_AddItemToArray(ov->queued, a);
-        if ((ov->parts & OV_SYCOPHANCY) && text_valid_utf8(buf, n)) {
-            if (ov->nasks == OV_ASKS_MAX) {
-                free(ov->asks[0]);
-                memmove(ov->asks, ov->asks + 1, (OV_ASKS_MAX - 1) * sizeof *ov->asks);
-                ov->nasks--;
-            }
-            char **v = ov->asks ? ov->asks : malloc(OV_ASKS_MAX * sizeof *v);
-            if (v) {
-                ov->asks = v;
-                v[ov->nasks++] = strdup(buf);
-                cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
-                for (size_t i = 0; i < ov->nasks; i++) {
-                    cJSON *o = cJSON_CreateObject();
-                    cJSON_AddStringToObject(o, "text", v[i] ? v[i] : "");
-                    cJSON_AddItemToArray(arr, o);
-                }
-                cJSON *s = sycophancy(ov, &env, args);
-                if (s)
-                    cJSON_AddItemToArray(ov->queued, s);
-                cJSON_Delete(args);
-            }
-        }
+    if (!n || !text_valid_utf8(buf, n) || memchr(buf, '\0', n)) {
+        free(buf);
+        return;
     }
-    free(buf);
+    char *fit = realloc(buf, n + 1);
+    if (fit)
+        buf = fit;
+    refresh(ov, &env);
+    /* The person's messages, oldest first, within the rumination window. */
+    int64_t from = env.now.ms - (int64_t)ov->profile->rum_window * 60000;
+    size_t old = 0;
+    while (old < ov->nasks && (ov->asks[old].at < from || ov->asks[old].at > env.now.ms))
+        old++;
+    forget_asks(ov, old);
+    if (ov->nasks == OV_ASKS_MAX)
+        forget_asks(ov, 1);
+    if (!ov->asks && !(ov->asks = malloc(OV_ASKS_MAX * sizeof *ov->asks))) {
+        free(buf);
+        return;
+    }
+    ov->asks[ov->nasks++] = (struct ov_ask){buf, env.now.ms};
+    cJSON *a = ov->parts & OV_RUMINATION ? rumination(ov, &env, buf) : NULL;
+    if (a)
+        cJSON_AddItemToArray(ov->queued, a);
+    if (ov->parts & OV_SYCOPHANCY) {
+        cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
+        for (size_t i = 0; i < ov->nasks; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
+            cJSON_AddItemToArray(arr, o);
+        }
+        cJSON *syc = sycophancy(ov, &env, args);
+        if (syc)
+            cJSON_AddItemToArray(ov->queued, syc);
+        cJSON_Delete(args);
+    }
 }
 
 void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
@@ -586,15 +541,17 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     return a;
 }
 
-cJSON *overlay_for_result(struct overlay *ov, const char *tool, cJSON *earned, const char *text)
+cJSON *overlay_for_result(struct overlay *ov, const char *tool, const struct loop_call *call, const char *text)
 {
-    (void)tool;
-    cJSON *all = earned ? earned : cJSON_CreateArray();
+    cJSON *all = cJSON_CreateArray();
     while (cJSON_GetArraySize(ov->queued) > 0)
         cJSON_AddItemToArray(all, cJSON_DetachItemFromArray(ov->queued, 0));
     struct chrono_env env;
-    if ((ov->parts & (OV_HYPERFOCUS | OV_SYCOPHANCY)) && clock_env(ov, &env) == 0) {
+    if ((call || (ov->parts & (OV_HYPERFOCUS | OV_SYCOPHANCY))) && clock_env(ov, &env) == 0) {
         refresh(ov, &env);
+        cJSON *l = call ? loop_step(ov, &env, tool, call) : NULL;
+        if (l)
+            cJSON_AddItemToArray(all, l);
         cJSON *h = ov->parts & OV_HYPERFOCUS ? hyperfocus(ov, &env) : NULL;
         if (h)
             cJSON_AddItemToArray(all, h);

@@ -14,13 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const allowed[DET_COUNT][8] = {
-    {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity", "explain-the-match", NULL},
-    {"snooze-15m", "snooze-once", "commit-and-close", "extend-end-of-day", "override-once", "disable-for-session",
-     "explain-the-match", NULL},
-    {"i-want-validation", "explain-the-match", "override-once", "fresh-context", "disable-for-session", NULL},
-    {"override-once", "explain-the-match", NULL},
-};
+#define allowed guard_tokens   /* one table for advisories and for this check */
 
 static int allows(int det, const char *token)
 {
@@ -56,7 +50,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
                 det = d;
         if (det < 0)
             return kerr_set(e, "INVALID_OVERRIDE", "detector",
-                            "detector must be one of rumination, hyperfocus, sycophancy, rules");
+                            "detector must be one of rumination, hyperfocus, sycophancy, rules, loop");
     } else {                                  /* a token that belongs to one detector names it */
         int found = 0;
         for (int d = 0; d < DET_COUNT; d++)
@@ -70,7 +64,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
         if (found > 1)
             return kerr_set(e, "INVALID_OVERRIDE", "detector",
                             "this token applies to several detectors: name one of rumination, hyperfocus, sycophancy, "
-                            "rules in detector");
+                            "rules, loop in detector");
     }
     if (!allows(det, token)) {
         char list[300];

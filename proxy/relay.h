@@ -58,7 +58,8 @@ struct relay {
 
 /* What a pending tools/call carries until its result comes back. */
 struct call_data {
-    cJSON *earned;                     /* advisories its request earned */
+    struct loop_call call;             /* its identity, for the loop detector */
+    int watched;                       /* the loop detector watches this call */
     char tool[];
 };
 

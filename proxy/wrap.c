@@ -94,7 +94,8 @@ int wrap_run(const struct wrap_opts *o)
     r.o = o;
     relay_expose_init(&r);
     r.pend.free_data = relay_call_data_free;
-    overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools);
+    overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
+                 o->nloop_exempt);
     if (pipe(sig_pipe) < 0)
         return 1;
     for (int i = 0; i < 2; i++) {                 /* not inherited by the upstream */

@@ -20,6 +20,8 @@ struct wrap_opts {
     unsigned overlay;               /* OV_* parts of the overlay to run (0: none) */
     char **model_tools;             /* globs of model-backed tools (sycophancy on their results) */
     int nmodel_tools;
+    char **loop_exempt;             /* globs of tools the loop detector never counts */
+    int nloop_exempt;
 };
 
 /* Relays until the client leaves or the upstream ends for good. Returns the

@@ -9,11 +9,11 @@ expect() {
     else failed=$((failed + 1)); echo "not ok $n - demo shows: $1"; fi
 }
 expect "server notes 1.0.0"
-expect "add_note, search_notes, check_rumination"
+expect "add_note, search_notes, read_note, check_rumination"
 expect "migration plan: move the orders table first"
-expect "advisory (rumination): This is call number 4 to search_notes"
-expect "effect: \"the next rumination advisory will not be shown\""
-expect "advisory (rumination): This is call number 6"
+expect "owners: Dana (db), Lee (api)"
+expect "advisory (loop, repeat): search_notes with the same arguments returned the same result 4 times in 7 minutes"
+expect "effect: \"earlier tool calls are forgotten; loop starts from a clean slate\""
 expect "advisory (hyperfocus, gentle)"
 expect "advisory (hyperfocus, nudge)"
 expect "advisory (hyperfocus, hard)"
@@ -25,10 +25,14 @@ expect "reads one step firmer"
 expect "stepped away already"
 expect "error WINDOW_OUT_OF_RANGE"
 expect "effect: \"the session is closed\""
-# the override takes effect: nothing between the override-once and the next step
-if printf '%s\n' "$out" | sed -n '/suppressed once/,/back again/p' | grep -q "advisory ("; then
-    failed=$((failed + 1)); n=$((n + 1)); echo "not ok $n - demo: override-once suppresses the next advisory"
-else n=$((n + 1)); echo "ok $n - demo: override-once suppresses the next advisory"; fi
+# reading five notes is work: no advisory before the repeated search
+if printf '%s\n' "$out" | sed -n '/reads its notes one by one/,/search_notes "deploy checklist"/p' | grep -q "advisory ("; then
+    failed=$((failed + 1)); n=$((n + 1)); echo "not ok $n - demo: reading several notes earns no advisory"
+else n=$((n + 1)); echo "ok $n - demo: reading several notes earns no advisory"; fi
+# the loop is caught once: one loop advisory in the whole demo, and none after fresh-context
+c=$(printf '%s\n' "$out" | grep -c "advisory (loop")
+if [ "$c" -ne 1 ]; then failed=$((failed + 1)); n=$((n + 1)); echo "not ok $n - demo: the loop is advised once ($c)"
+else n=$((n + 1)); echo "ok $n - demo: the loop is advised once"; fi
 if printf '%s\n' "$out" | sed -n '/snoozed: no reminder/,/get_time_context/p' | grep -q "advisory ("; then
     failed=$((failed + 1)); n=$((n + 1)); echo "not ok $n - demo: no reminder while snoozed"
 else n=$((n + 1)); echo "ok $n - demo: no reminder while snoozed"; fi

@@ -32,58 +32,122 @@ const advisories = (r) => (r.result && r.result._meta && r.result._meta['keel/ad
 const textBlock = (r) => (r.result.content.length > 1 ? r.result.content[r.result.content.length - 1].text : null);
 const of = (r, det) => advisories(r).find((a) => a.detector === det);
 
-// Rumination: the 3rd repeat fires, not before; override-once, lower-sensitivity, fresh-context, explain.
+// Loop: tool calls are the agent's work, compared by identity and result.
 {
   const w = world();
   const k = w.start();
   await open(k);
-  const ask = (q) => k.ask(call('echo', { message: q }));
-  const qs = ['where is the database migration plan', 'where is the migration plan for the database',
-    'where is the database migration plan?', 'database migration plan, where is it'];
+  const echo = (message) => k.ask(call('echo', { message }));
+  let quiet = true;
+  for (let i = 0; i < 30; i++) {
+    const r = await echo(`read src/module_${i}.c: where is the parser configured`);
+    if (advisories(r).length) quiet = false;
+  }
+  ok(quiet, '30 calls of one tool whose arguments differ only in a file name: no advisory');
   const rs = [];
-  for (const q of qs) rs.push(await ask(q));
-  ok(rs.slice(0, 3).every((r) => advisories(r).length === 0 && r.result.content.length === 1), 'rumination: no advisory for the first call and the first two repeats');
-  const a = of(rs[3], 'rumination');
-  ok(a && a.confidence >= 0.6 && a.override_options.map((o) => o.token).join() === 'fresh-context,override-once,disable-for-session,lower-sensitivity',
-    'rumination: the 3rd repeat carries an advisory with its override tokens', rs[3]);
-  ok(a && /call number 4 to echo/.test(a.reason) && a.heuristic.name === 'word_overlap_jaccard', 'the reason says what was seen, plainly', a);
+  for (let i = 0; i < 4; i++) rs.push(await k.ask(call('echo', i % 2 ? { message: 'read config.yaml', _meta: { n: i } } : { _meta: { n: i }, message: 'read config.yaml' })));
+  ok(rs.slice(0, 3).every((r) => advisories(r).length === 0), 'loop: the same call with the same result, 1st to 3rd: no advisory');
+  const a = of(rs[3], 'loop');
+  ok(a && a.pattern === 'repeat' && a.confidence >= 0.5 && /echo with the same arguments returned the same result 4 times/.test(a.reason)
+    && a.override_options.map((o) => o.token).join() === 'override-once,disable-for-session,fresh-context,explain-the-match',
+  'the 4th carries a loop advisory (key order and _meta do not make calls different), with its tokens', a);
   const tb = textBlock(rs[3]);
-  ok(rs[3].result.content[0].text === qs[3] && tb && /keel advisory \(rumination\)/.test(tb) && /say one of: fresh-context/.test(tb),
+  ok(rs[3].result.content[0].text === 'read config.yaml' && tb && /keel advisory \(loop, repeat\)/.test(tb) && /say one of: override-once/.test(tb),
     'the original block is untouched; one text block for the person is added', rs[3].result.content);
-  let r = await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'rumination' }));
+  let r = await echo('read config.yaml');
+  const r6 = await echo('read config.yaml');
+  const r7 = await echo('read config.yaml');
+  ok(!of(r, 'loop') && !of(r6, 'loop') && of(r7, 'loop') && /7 times/.test(of(r7, 'loop').reason),
+    'while it goes on: not on every call, again after as many further repeats (the 7th)', [r, r6, r7].map(advisories));
+  r = await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'loop' }));
   const ex = r.result.structuredContent.explanation;
-  ok(ex && ex.matched.length === 3 && ex.matched.some((m) => m.text === qs[0]) && ex.matched.every((m) => m.similarity >= 0.55),
-    'explain-the-match returns what matched, with scores', r.result.structuredContent);
-  r = await k.ask(call('apply_override', { token: 'override-once', detector: 'rumination' }));
-  ok(r.result.structuredContent.until === 'the next rumination advisory', 'override-once: applied, and says until when');
-  r = await ask('where is that database migration plan');
-  ok(!of(r, 'rumination'), 'override-once suppresses exactly the next advisory', r);
-  r = await ask('the database migration plan: where is it');
-  ok(of(r, 'rumination'), 'and the one after comes back');
-  r = await k.ask(call('apply_override', { token: 'lower-sensitivity', detector: 'rumination' }));
-  ok(r.result.structuredContent.until === 'the session ends', 'lower-sensitivity applies to the activity session', r.result.structuredContent);
-  r = await ask('where is the database migration plan for the orders service');
-  ok(!of(r, 'rumination'), 'lower-sensitivity: a looser repeat (overlap under 0.75) no longer counts', r);
-  await k.ask(call('apply_override', { token: 'fresh-context', detector: 'rumination' }));
-  r = await ask('where is the database migration plan');
-  ok(!of(r, 'rumination'), 'fresh-context: the memory is forgotten at once');
+  ok(ex && ex.matched.tool === 'echo' && ex.matched.calls === 7 && /arguments and the result/.test(ex.matched.compared),
+    'explain-the-match says what repeated and how it was compared', r.result.structuredContent);
+  r = await k.ask(call('apply_override', { token: 'fresh-context', detector: 'loop' }));
+  w.setTime('2026-05-16T09:01:00+01:00');
+  for (let i = 0; i < 3; i++) r = await echo('read config.yaml');
+  ok(!of(r, 'loop'), 'fresh-context empties the window: three more calls are not a loop yet');
+  await k.ask(call('apply_override', { token: 'override-once', detector: 'loop' }));
+  r = await echo('read config.yaml');
+  ok(!of(r, 'loop'), 'override-once swallows the next loop advisory');
+
+  // Polling whose result changes is progress.
+  quiet = true;
+  for (let i = 0; i < 8; i++) if (of(await k.ask(call('poll', { job: 'build-42' })), 'loop')) quiet = false;
+  ok(quiet, 'the same call answered differently each time (a job polled): no advisory');
+
+  // The same error from one tool, whatever the arguments.
+  const fails = [];
+  for (const flag of ['--verbose', '--config ./config.yaml', '-c config.yaml']) fails.push(await k.ask(call('fail', { command: `deploy ${flag}` })));
+  ok(!of(fails[0], 'loop') && !of(fails[1], 'loop') && of(fails[2], 'loop') && of(fails[2], 'loop').pattern === 'same_error'
+    && /fail failed 3 times/.test(of(fails[2], 'loop').reason), 'the same error from one tool 3 times, arguments varied: same_error on the 3rd', fails.map(advisories));
+
+  // Reworded free text, the same answer.
+  const qs = ['how do I configure retries', 'retry configuration for the client', 'where is the retry policy set', 'configure retry policy please'];
+  const asks = [];
+  for (const q of qs) asks.push(await k.ask(call('search_docs', { query: q, limit: 5 })));
+  ok(asks.slice(0, 3).every((x) => !of(x, 'loop')) && of(asks[3], 'loop') && of(asks[3], 'loop').pattern === 'reasked',
+    'the same answer to four reworded queries (ids and numbers equal): reasked on the 4th', asks.map(advisories));
+  const pages = [];
+  for (let i = 0; i < 5; i++) pages.push(await k.ask(call('search_docs', { query: 'retry policy', page: i + 1 })));
+  ok(pages.every((x) => !of(x, 'loop')), 'the same query, a different page each time: no advisory (a number differs)');
+
+  // A, B, A, B, A, B with nothing changing.
+  const ab = [];
+  for (let i = 0; i < 6; i++) ab.push(await k.ask(call(i % 2 ? 'structured' : 'echo', i % 2 ? { note: 'status' } : { message: 'git diff' })));
+  ok(ab.slice(0, 5).every((x) => !of(x, 'loop')) && of(ab[5], 'loop') && of(ab[5], 'loop').pattern === 'alternation'
+    && /between structured and echo 6 times/.test(of(ab[5], 'loop').reason), 'A-B-A-B-A-B with unchanged results: alternation on the 6th', ab.map(advisories));
+  ok(JSON.stringify(ab[5].result.structuredContent) === '{"temperature":21,"note":"status"}', 'an annotated result keeps structuredContent');
+
+  // A JSON-RPC error has no result to carry the advisory: the next result does.
+  for (let i = 0; i < 3; i++) await k.ask(call('no_such_tool', { attempt: i }));
+  r = await echo('something else');
+  ok(of(r, 'loop') && of(r, 'loop').pattern === 'same_error', 'the same JSON-RPC error 3 times: the advisory rides on the next result', advisories(r));
+
+  await k.ask(call('apply_override', { token: 'disable-for-session', detector: 'loop' }));
+  for (let i = 0; i < 4; i++) r = await echo('quiet now');
+  ok(!of(r, 'loop'), 'disable-for-session: no loop advisory');
   await k.close();
+  ok(!/config\.yaml|retry/.test(k.stderr) && /loop_seen pattern=repeat calls=4/.test(k.stderr), 'the log names the pattern and count, never the calls', k.stderr.slice(0, 300));
 }
 
-// structuredContent is never touched.
+// --loop-exempt: a tool that repeats on purpose is never counted.
+{
+  const w = world();
+  const k = w.start(['--loop-exempt', 'ec*']);
+  await open(k);
+  let r;
+  for (let i = 0; i < 5; i++) r = await k.ask(call('echo', { message: 'step' }));
+  ok(!of(r, 'loop'), '--loop-exempt GLOB: that tool is not counted');
+  await k.close();
+  writeFileSync(join(w.box.dir, 'profile.yaml'), 'loop:\n  exempt: ["echo"]\n  repeat_threshold: 2\n');
+  const k2 = w.start();
+  await open(k2);
+  const got = [];
+  for (let i = 0; i < 3; i++) got.push(await k2.ask(call('structured', { note: 'x' })));
+  for (let i = 0; i < 5; i++) r = await k2.ask(call('echo', { message: 'step' }));
+  ok(!of(r, 'loop') && of(got[2], 'loop'), 'profile loop.exempt and loop.repeat_threshold (2: the 3rd call)', got.map(advisories));
+  await k2.close();
+}
+
+// Rumination is about the person: their messages inside sampling requests,
+// checked with check_rumination itself.
 {
   const w = world();
   const k = w.start();
   await open(k);
-  let last;
-  for (let i = 0; i < 4; i++) {
-    k.send(call('structured', { note: 'weather in Dublin today' }));
-    last = await k.next();
+  const prompts = ['Is the migration plan safe to run tonight?', 'Can we run the migration plan tonight safely?',
+    'Tonight: is running the migration plan safe?', 'Is it safe to run the migration plan tonight?'];
+  let res;
+  for (const p of prompts) {
+    k.send(call('ask_model', { prompt: p }));
+    const req = await k.until((m) => m.method === 'sampling/createMessage');
+    k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: 'It depends on the backup.' } } });
+    res = await k.until((m) => m.result && m.result.content && m.result.content[0].text === 'It depends on the backup.');
   }
-  const m = JSON.parse(last);
-  ok(of(m, 'rumination') && JSON.stringify(m.result.structuredContent) === '{"temperature":21,"note":"weather in Dublin today"}'
-    && last.includes('"structuredContent":{"temperature":21,"note":"weather in Dublin today"}'),
-  'an annotated result keeps structuredContent byte for byte', last);
+  const a = of(res, 'rumination');
+  ok(a && a.heuristic.name === 'concept_containment' && a.override_options.map((o) => o.token).join() === 'fresh-context,override-once,disable-for-session,lower-sensitivity',
+    'the person asking the same thing a 4th time (in sampling requests): a rumination advisory, from check_rumination', advisories(res));
   await k.close();
 }
 
@@ -231,11 +295,11 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   for (let i = 0; i < 5; i++) r = await k.ask(call('echo', { message: 'the same question again' }));
   ok(advisories(r).length === 0 && r.result.content.length === 1, '--overlay none: no advisories');
   await k.close();
-  writeFileSync(join(w.box.dir, 'profile.yaml'), 'overlay:\n  rumination: false\n');
+  writeFileSync(join(w.box.dir, 'profile.yaml'), 'overlay:\n  loop: false\n');
   const k2 = w.start();
   await open(k2);
   for (let i = 0; i < 5; i++) r = await k2.ask(call('echo', { message: 'the same question again' }));
-  ok(!of(r, 'rumination'), 'profile overlay.rumination: false switches it off');
+  ok(!of(r, 'loop'), 'profile overlay.loop: false switches it off');
   await k2.close();
 }
 
@@ -251,7 +315,7 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   const req = await k.until((m) => m.method === 'sampling/createMessage');
   k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: `${CANARY} Brilliant, perfect!` } } });
   await k.until((m) => m.result && JSON.stringify(m).includes('Brilliant'));
-  await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'rumination' }));
+  await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'loop' }));
   w.setTime('2026-05-16T11:00:00+01:00');
   await k.ask(call('echo', { message: CANARY }));
   await k.close();

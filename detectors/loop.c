@@ -1,0 +1,282 @@
+/* loop.c: the agent-loop detector (see loop.h).
+ *
+ * Identity is a hash of a canonical walk of the arguments, so key order,
+ * whitespace and number spelling ({"n":1.0} and {"n":1}) do not make two
+ * calls different, and nothing of the text is kept: the window holds hashes
+ * and times only. Each pattern is counted backwards from the newest call, in
+ * one pass over at most window_calls entries. */
+#include "loop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const loop_kind_names[] = {"none", "repeat", "same_error", "reasked", "alternation"};
+
+const char loop_description[] =
+    "Calls compared by identity (tool + canonical arguments) and outcome (a hash of the result): the same call with "
+    "the same result again, the same error from one tool, the same answer to reworded free text, or A-B-A-B with "
+    "nothing changing. Never by shared words.";
+
+void loop_default_params(struct loop_params *p)
+{
+    p->repeat_threshold = 3;
+    p->error_threshold = 3;
+    p->reask_threshold = 4;
+    p->alternation_calls = 6;
+    p->window_ms = 30 * 60000LL;
+    p->window_calls = 50;
+}
+
+/* --- hashing ------------------------------------------------------------ */
+
+static inline uint64_t mix(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t read8(const unsigned char *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return v;
+}
+
+uint64_t loop_hash(const void *p, size_t n, uint64_t seed)
+{
+    static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
+    const unsigned char *s = p;
+    uint64_t h = seed ^ mix(seed ^ k0, (uint64_t)n ^ k1);
+    while (n >= 16) {
+        h = mix(read8(s) ^ k1 ^ h, read8(s + 8) ^ k2);
+        s += 16;
+        n -= 16;
+    }
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        a = read8(s);
+        b = read8(s + n - 8);
+    } else if (n) {
+        for (size_t i = 0; i < n; i++)
+            a |= (uint64_t)s[i] << (8 * i);
+    }
+    return mix(k1 ^ (uint64_t)n, mix(a ^ k1 ^ h, b ^ k2));
+}
+
+/* --- identity ------------------------------------------------------------ */
+
+/* Free text: words a person or model wrote (a query, a question), as opposed
+ * to a path, URI, id or one-word value. Needs a space, and is not a path. */
+static int free_text(const char *s)
+{
+    if (!strchr(s, ' ') && !strchr(s, '\t') && !strchr(s, '\n'))
+        return 0;
+    if (s[0] == '/' || s[0] == '~' || s[0] == '.' || strstr(s, "://") ||
+        (((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z') && s[1] == ':' && (s[2] == '\\' || s[2] == '/')))
+        return 0;
+    return 1;
+}
+
+struct walk {
+    uint64_t id, shape;
+    int free;
+};
+
+static void feed(struct walk *w, const void *p, size_t n, int shape_too)
+{
+    w->id = loop_hash(p, n, w->id);
+    if (shape_too)
+        w->shape = loop_hash(p, n, w->shape);
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+
+static void walk_value(struct walk *w, const cJSON *v, int depth)
+{
+    if (depth > 64) {                        /* deeper than any tool's arguments: counted as one value */
+        feed(w, "D", 1, 1);
+        return;
+    }
+    if (cJSON_IsString(v)) {
+        const char *s = v->valuestring ? v->valuestring : "";
+        int ft = free_text(s);
+        feed(w, "s", 1, 1);
+        feed(w, s, strlen(s) + 1, !ft);
+        if (ft) {
+            w->shape = loop_hash("T", 1, w->shape);
+            w->free = 1;
+        }
+    } else if (cJSON_IsNumber(v)) {
+        char b[40];
+        int l = snprintf(b, sizeof b, "n%.17g", v->valuedouble);
+        feed(w, b, (size_t)l, 1);
+    } else if (cJSON_IsArray(v)) {
+        feed(w, "[", 1, 1);
+        for (const cJSON *c = v->child; c; c = c->next)
+            walk_value(w, c, depth + 1);
+        feed(w, "]", 1, 1);
+    } else if (cJSON_IsObject(v)) {
+        size_t n = 0;
+        for (const cJSON *c = v->child; c; c = c->next)
+            n++;
+        cJSON *stack[32], **kids = n <= 32 ? stack : malloc(n * sizeof *kids);
+        size_t k = 0;
+        for (cJSON *c = v->child; kids && c; c = c->next)
+            if (c->string && strcmp(c->string, "_meta") && strcmp(c->string, "progressToken"))
+                kids[k++] = c;
+        if (kids)
+            qsort(kids, k, sizeof *kids, by_key);
+        feed(w, "{", 1, 1);
+        for (size_t i = 0; i < k; i++) {
+            feed(w, kids[i]->string, strlen(kids[i]->string) + 1, 1);
+            walk_value(w, kids[i], depth + 1);
+        }
+        feed(w, "}", 1, 1);
+        if (kids != stack)
+            free(kids);
+    } else {
+        char tag = cJSON_IsTrue(v) ? 't' : cJSON_IsFalse(v) ? 'f' : 'z';
+        feed(w, &tag, 1, 1);
+    }
+}
+
+void loop_identify(const char *tool, const cJSON *arguments, struct loop_call *c)
+{
+    struct walk w = {0x6b65656c, 0x6b65656c, 0};
+    size_t tl = strlen(tool);
+    c->tool = loop_hash(tool, tl, 0x746f6f6c);
+    feed(&w, tool, tl + 1, 1);
+    if (arguments)
+        walk_value(&w, arguments, 0);
+    c->id = w.id;
+    c->shape = w.shape;
+    if (w.free)
+        c->flags |= LOOP_FREE_TEXT;
+    else
+        c->flags &= ~LOOP_FREE_TEXT;
+}
+
+/* --- patterns ------------------------------------------------------------ */
+
+/* Advise at the threshold t, then after every step further calls. */
+static int due(int count, int t, int step)
+{
+    return count >= t && (count - t) % (step > 0 ? step : 1) == 0;
+}
+
+void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *cur, const struct loop_params *p,
+                struct loop_finding *f)
+{
+    memset(f, 0, sizeof *f);
+    f->first_at = cur->at;
+    size_t lo = 0;
+    if (p->window_calls > 1 && n > (size_t)p->window_calls - 1)
+        lo = n - ((size_t)p->window_calls - 1);
+    while (lo < n && hist[lo].at < cur->at - p->window_ms)
+        lo++;
+
+    /* One pass back over the window counts every pattern at once. */
+    int rep = 1, rep_on = 1, err = 1, err_on = cur->error != 0, ask = 1, ask_on = !(cur->flags & LOOP_EMPTY),
+        ask_ids = 1;
+    int64_t rep_at = cur->at, err_at = cur->at, ask_at = cur->at;
+    uint64_t last_id = cur->id;
+    for (size_t i = n; i-- > lo && (rep_on || err_on || ask_on);) {
+        const struct loop_call *h = &hist[i];
+        if (rep_on && h->id == cur->id) {
+            if (h->result == cur->result && !h->error == !cur->error)
+                rep++, rep_at = h->at;
+            else
+                rep_on = 0;                  /* the same call answered differently: progress */
+        }
+        if (err_on && h->tool == cur->tool) {
+            if (!h->error)
+                err_on = 0;                  /* the tool worked in between */
+            else if (h->error == cur->error)
+                err++, err_at = h->at;
+        }
+        if (ask_on && h->shape == cur->shape && h->tool == cur->tool) {
+            if (h->result == cur->result && !h->error)
+                ask++, ask_at = h->at, ask_ids += h->id != last_id, last_id = h->id;
+            else
+                ask_on = 0;
+        }
+    }
+    if (err_on && due(err, p->error_threshold, p->error_threshold - 1)) {
+        *f = (struct loop_finding){LOOP_SAME_ERROR, err, 1, err_at, 0, 0.85};
+        return;
+    }
+    int rt = p->repeat_threshold + 1;
+    if (!cur->error && due(rep, rt, rt - 1)) {
+        *f = (struct loop_finding){LOOP_REPEAT, rep, 1, rep_at, 0, 0.9};
+        return;
+    }
+    if (!cur->error && (cur->flags & LOOP_FREE_TEXT) && ask_ids > 1 && due(ask, p->reask_threshold, p->reask_threshold - 1)) {
+        *f = (struct loop_finding){LOOP_REASKED, ask, 1, ask_at, 0, 0.7};
+        return;
+    }
+
+    /* A, B, A, B...: the run of calls ending here that alternate between two
+     * identities, each answered as it was the time before. s_k is the call k
+     * places back (s_0 is this one). */
+    size_t m = n - lo;
+    if (m >= 1 && hist[n - 1].id != cur->id) {
+        int run = 2;
+        for (size_t k = 2; k <= m; k++) {
+            const struct loop_call *h = &hist[n - k], *want = k % 2 ? &hist[n - 1] : cur;
+            const struct loop_call *prev = k == 2 ? cur : &hist[n - k + 2];
+            if (h->id != want->id || h->result != prev->result)
+                break;
+            run++;
+        }
+        if (due(run, p->alternation_calls, p->alternation_calls)) {
+            *f = (struct loop_finding){LOOP_ALTERNATION, run, 1, hist[n - (size_t)run + 1].at, n - 1, 0.8};
+            return;
+        }
+    }
+    if (err_on && err >= 2)
+        f->kind = LOOP_SAME_ERROR, f->count = err;
+    else if (rep >= 2)
+        f->kind = LOOP_REPEAT, f->count = rep;
+}
+
+static void span(int64_t ms, char *buf, size_t n)
+{
+    long s = (long)(ms / 1000);
+    if (s < 60)
+        snprintf(buf, n, "under a minute");
+    else if (s < 3600)
+        snprintf(buf, n, "%ld minute%s", (s + 30) / 60, (s + 30) / 60 == 1 ? "" : "s");
+    else
+        snprintf(buf, n, "%ld h %02ld min", s / 3600, (s % 3600) / 60);
+}
+
+void loop_reason(const struct loop_finding *f, const char *tool, const char *other_tool, int64_t now_ms, char *buf,
+                 size_t n)
+{
+    char t[40];
+    span(now_ms - f->first_at, t, sizeof t);
+    switch (f->kind) {
+    case LOOP_REPEAT:
+        snprintf(buf, n, "%.60s with the same arguments returned the same result %d times in %s; the answer will not "
+                 "change until something else does.", tool, f->count, t);
+        break;
+    case LOOP_SAME_ERROR:
+        snprintf(buf, n, "%.60s failed %d times in %s with the same error; trying again the same way is unlikely to "
+                 "help.", tool, f->count, t);
+        break;
+    case LOOP_REASKED:
+        snprintf(buf, n, "%.60s gave the same answer %d times in %s to reworded requests; asking again in other words "
+                 "will likely get it again.", tool, f->count, t);
+        break;
+    case LOOP_ALTERNATION:
+        snprintf(buf, n, "The agent went back and forth between %.60s and %.60s %d times in %s, each returning what it "
+                 "returned before.", tool, other_tool ? other_tool : "another tool", f->count, t);
+        break;
+    default:
+        snprintf(buf, n, "No loop.");
+    }
+}

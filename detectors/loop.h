@@ -1,0 +1,91 @@
+/* loop.h: is the agent going round in circles with its tools?
+ *
+ * A tool call is the agent's action, not the person's question, so calls are
+ * compared by what they do, never by the words they share: a call is its
+ * tool and canonical arguments (object keys sorted, numbers in one form,
+ * _meta and progress tokens dropped), hashed; its outcome is a hash of the
+ * result the client gets, or of the error. Reading twenty different files is
+ * twenty different calls. The same call answered the same way again and again
+ * is a loop; answered differently each time (a job being polled, a file that
+ * changed, the next page) it is progress.
+ *
+ * Four patterns, over a window the caller keeps (time and count bounded):
+ *   repeat       the same call, the same result, for the Nth time in a row
+ *                (of that call);
+ *   same_error   the same tool failing with the same error text (its first
+ *                100 characters), whatever the arguments, with no success of
+ *                that tool in between;
+ *   reasked      the same tool giving the same non-empty result to calls that
+ *                differ only in free text (a question reworded, the answer
+ *                the same), every path, id, number and one-word value equal;
+ *   alternation  A, B, A, B, A, B, each call's result unchanged.
+ * The first advisory comes when a pattern reaches its threshold; while it
+ * goes on, the next only after as many further repeats again.
+ *
+ * Pure: no clock, no state of its own. The caller hands in the window (the
+ * calls before this one, oldest first) and the call. */
+#ifndef KEEL_LOOP_H
+#define KEEL_LOOP_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LOOP_ERROR_CHARS 100         /* characters of an error's text compared */
+
+enum { LOOP_NONE, LOOP_REPEAT, LOOP_SAME_ERROR, LOOP_REASKED, LOOP_ALTERNATION };
+extern const char *const loop_kind_names[];   /* "none", "repeat", "same_error", "reasked", "alternation" */
+
+enum {
+    LOOP_EMPTY = 1u << 0,            /* the result carries nothing (no content, no structuredContent) */
+    LOOP_FREE_TEXT = 1u << 1,        /* the arguments hold free text (shape differs from id) */
+};
+
+struct loop_call {
+    int64_t at;                      /* when it was made, ms */
+    uint64_t tool;                   /* hash of the tool's name */
+    uint64_t id;                     /* tool + canonical arguments */
+    uint64_t shape;                  /* the same with free-text strings blanked */
+    uint64_t result;                 /* the outcome: result or JSON-RPC error */
+    uint64_t error;                  /* hash of the error's first 100 characters; 0: it did not fail */
+    unsigned flags;                  /* LOOP_* */
+};
+
+struct loop_params {
+    int repeat_threshold;            /* repeats: the call comes back this many times more (3: the 4th) */
+    int error_threshold;             /* failures with one error (3) */
+    int reask_threshold;             /* same answers to reworded calls (4) */
+    int alternation_calls;           /* A, B, A, B... calls (6) */
+    int64_t window_ms;               /* only calls this recent count (30 min) */
+    int window_calls;                /* and only this many of the last ones (50) */
+};
+void loop_default_params(struct loop_params *p);
+
+struct loop_finding {
+    int kind;                        /* LOOP_*; LOOP_NONE when nothing is going round */
+    int count;                       /* calls in the pattern, this one included */
+    int advise;                      /* 1 when this call should carry an advisory */
+    int64_t first_at;                /* when the pattern's first call was made */
+    size_t other;                    /* alternation: index in hist of a call of the other tool */
+    double confidence;
+};
+
+/* hist: the window before cur, oldest first (entries older than the window
+ * or beyond its count are ignored). */
+void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *cur, const struct loop_params *p,
+                struct loop_finding *f);
+
+/* A call's identity and shape from its tool name and arguments (NULL: none). */
+void loop_identify(const char *tool, const cJSON *arguments, struct loop_call *c);
+
+/* A 64-bit hash of n bytes, eight at a time (results of megabytes are hashed whole). */
+uint64_t loop_hash(const void *p, size_t n, uint64_t seed);
+
+/* The plain-language reason for a finding: tool (and other_tool for an
+ * alternation) named, the count and how long it took. */
+void loop_reason(const struct loop_finding *f, const char *tool, const char *other_tool, int64_t now_ms, char *buf,
+                 size_t n);
+
+extern const char loop_description[];
+
+#endif
