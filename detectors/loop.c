@@ -205,6 +205,27 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
                 ask_on = 0;
         }
     }
+    /* A, B, A, B...: the run of calls ending here that alternate between two
+     * identities, each answered as it was the time before. s_k is the call k
+     * places back (s_0 is this one). While such a run is on, it alone speaks:
+     * its calls also repeat, and one loop earns one advisory. */
+    size_t m = n - lo;
+    if (m >= 1 && hist[n - 1].id != cur->id) {
+        int run = 2;
+        for (size_t k = 2; k <= m; k++) {
+            const struct loop_call *h = &hist[n - k], *want = k % 2 ? &hist[n - 1] : cur;
+            const struct loop_call *prev = k == 2 ? cur : &hist[n - k + 2];
+            if (h->id != want->id || h->result != prev->result)
+                break;
+            run++;
+        }
+        if (run >= p->alternation_calls) {
+            *f = (struct loop_finding){LOOP_ALTERNATION, run, due(run, p->alternation_calls, p->alternation_calls),
+                                       hist[n - (size_t)run + 1].at, n - 1, 0.8};
+            return;
+        }
+    }
+
     if (err_on && due(err, p->error_threshold, p->error_threshold - 1)) {
         *f = (struct loop_finding){LOOP_SAME_ERROR, err, 1, err_at, 0, 0.85};
         return;
@@ -219,28 +240,54 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
         return;
     }
 
-    /* A, B, A, B...: the run of calls ending here that alternate between two
-     * identities, each answered as it was the time before. s_k is the call k
-     * places back (s_0 is this one). */
-    size_t m = n - lo;
-    if (m >= 1 && hist[n - 1].id != cur->id) {
-        int run = 2;
-        for (size_t k = 2; k <= m; k++) {
-            const struct loop_call *h = &hist[n - k], *want = k % 2 ? &hist[n - 1] : cur;
-            const struct loop_call *prev = k == 2 ? cur : &hist[n - k + 2];
-            if (h->id != want->id || h->result != prev->result)
-                break;
-            run++;
-        }
-        if (due(run, p->alternation_calls, p->alternation_calls)) {
-            *f = (struct loop_finding){LOOP_ALTERNATION, run, 1, hist[n - (size_t)run + 1].at, n - 1, 0.8};
-            return;
-        }
-    }
     if (err_on && err >= 2)
         f->kind = LOOP_SAME_ERROR, f->count = err;
     else if (rep >= 2)
         f->kind = LOOP_REPEAT, f->count = rep;
+}
+
+void loop_forget(struct loop_window *w, size_t upto)
+{
+    if (upto > w->n)
+        upto = w->n;
+    memmove(w->v, w->v + upto, (w->n - upto) * sizeof *w->v);
+    memmove(w->tool, w->tool + upto, (w->n - upto) * sizeof *w->tool);
+    w->n -= upto;
+}
+
+void loop_window_free(struct loop_window *w)
+{
+    free(w->v);
+    free(w->tool);
+    memset(w, 0, sizeof *w);
+}
+
+int loop_observe(struct loop_window *w, const struct loop_params *p, const struct loop_call *c, const char *tool,
+                 struct loop_finding *f, char other[64])
+{
+    size_t keep = p->window_calls > 1 ? (size_t)p->window_calls : 1, old = 0;
+    other[0] = '\0';
+    while (old < w->n && w->v[old].at < c->at - p->window_ms)
+        old++;
+    loop_forget(w, old);
+    if (!w->v) {
+        w->v = malloc(keep * sizeof *w->v);
+        w->tool = malloc(keep * sizeof *w->tool);
+        if (!w->v || !w->tool) {
+            loop_window_free(w);
+            memset(f, 0, sizeof *f);
+            return -1;
+        }
+    }
+    loop_check(w->v, w->n, c, p, f);
+    if (f->kind == LOOP_ALTERNATION)
+        snprintf(other, 64, "%s", w->tool[f->other]);
+    if (w->n >= keep)
+        loop_forget(w, w->n - keep + 1);
+    w->v[w->n] = *c;
+    snprintf(w->tool[w->n], sizeof w->tool[0], "%s", tool);
+    w->n++;
+    return 0;
 }
 
 static void span(int64_t ms, char *buf, size_t n)

@@ -75,6 +75,23 @@ struct loop_finding {
 void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *cur, const struct loop_params *p,
                 struct loop_finding *f);
 
+/* The window a caller keeps: the calls, oldest first, as hashes and times,
+ * with their tool names for the reason. No text of any call is kept. */
+struct loop_window {
+    struct loop_call *v;
+    char (*tool)[64];
+    size_t n;
+};
+
+/* Drops calls older than the window, checks c against the rest, and adds it
+ * (dropping the oldest past window_calls). *other gets the other tool of an
+ * alternation. -1 when out of memory (nothing added, f says no loop). */
+int loop_observe(struct loop_window *w, const struct loop_params *p, const struct loop_call *c, const char *tool,
+                 struct loop_finding *f, char other[64]);
+/* Forgets the first upto calls (all: the window is empty). */
+void loop_forget(struct loop_window *w, size_t upto);
+void loop_window_free(struct loop_window *w);
+
 /* A call's identity and shape from its tool name and arguments (NULL: none). */
 void loop_identify(const char *tool, const cJSON *arguments, struct loop_call *c);
 

@@ -60,7 +60,7 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
 /* The outcome of a call, as the loop detector compares it: a hash of what the
  * client gets (content, structuredContent, isError; keel's own additions come
  * later), or of the JSON-RPC error; and, for a failure, of its text. */
-static void outcome(const struct jscan_top *top, struct loop_call *c)
+void relay_outcome(const struct jscan_top *top, struct loop_call *c)
 {
     static const char *const keys[] = {"content", "structuredContent", "isError"}, *const block_keys[] = {"text"};
     static const char *const err_keys[] = {"code", "message"};
@@ -420,7 +420,7 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     char *text = NULL, *out = NULL;
     cJSON *rules_adv = NULL;
     if (d->watched)
-        outcome(top, &d->call);               /* what the server said, before any rule or advisory */
+        relay_outcome(top, &d->call);         /* what the server said, before any rule or advisory */
     const struct loop_call *call = d->watched ? &d->call : NULL;
     char *ruled = result_rules(r, d->tool, line, n, top, &rules_adv);
     struct jscan_top t2;

@@ -427,13 +427,18 @@ static int cmd_inspect(int argc, char **argv)
 }
 
 static const char eval_help[] =
-    "usage: keel eval [--markdown] [--floors FILE] CORPUS_DIR\n"
+    "usage: keel eval [--markdown] [--floors FILE] [--traces DIR] [CORPUS_DIR]\n"
     "\n"
     "Run the detectors on the labelled corpus in CORPUS_DIR (rumination.jsonl,\n"
     "sycophancy.jsonl, hyperfocus.jsonl) and print precision, recall, F1 and\n"
     "confusion counts per detector and pattern. Exit 1 when a detector is below its\n"
     "floor: precision 0.90, recall 0.80, FP rate 0.05, or the floors in FILE (lines:\n"
-    "detector precision recall fp_rate).\n";
+    "detector precision recall fp_rate).\n"
+    "\n"
+    "--traces DIR replays the recorded agent sessions in DIR/dev and DIR/test through\n"
+    "the loop detector and prints, per split, false advisories per 1000 calls labelled\n"
+    "work and the share of loop episodes advised within 2 calls of the threshold.\n"
+    "Floors: at most 1 and at least 0.95, or FILE's line: loop MAX_PER_1000 MIN_SHARE.\n";
 
 static const char tools_help[] =
     "usage: keel tools\n"
@@ -443,11 +448,15 @@ static const char tools_help[] =
 
 static int cmd_eval(int argc, char **argv)
 {
-    int md = 0;
-    const char *dir = NULL, *floors = NULL;
+    int md = 0, m;
+    const char *dir = NULL, *floors = NULL, *traces = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--markdown"))
             md = 1;
+        else if ((m = opt_value(argc, argv, &i, "--traces", &traces))) {
+            if (m < 0)
+                return usage_error("--traces needs the traces directory, like tests/traces%s", NULL);
+        }
         else if (!strcmp(argv[i], "--floors")) {
             if (++i >= argc)
                 return usage_error("--floors needs a file%s", NULL);
@@ -461,9 +470,16 @@ static int cmd_eval(int argc, char **argv)
         else
             return usage_error("eval takes one corpus directory; unexpected %s", argv[i]);
     }
-    if (!dir)
+    if (!dir && !traces)
         return usage_error("eval needs the corpus directory, like tests/corpus%s", NULL);
-    return eval_run(dir, md, floors);
+    int rc = dir ? eval_run(dir, md, floors) : 0;
+    if (traces && rc != 64) {
+        if (md && dir)
+            putchar('\n');
+        int t = eval_traces(traces, md, floors);
+        rc = t == 64 ? 64 : rc | t;
+    }
+    return rc;
 }
 
 static int cmd_tools(void)

@@ -87,19 +87,11 @@ static void forget_asks(struct overlay *ov, size_t upto)
     ov->nasks -= upto;
 }
 
-static void forget_calls(struct overlay *ov, size_t upto)
-{
-    memmove(ov->calls, ov->calls + upto, (ov->ncalls - upto) * sizeof *ov->calls);
-    memmove(ov->call_tools, ov->call_tools + upto, (ov->ncalls - upto) * sizeof *ov->call_tools);
-    ov->ncalls -= upto;
-}
-
 void overlay_free(struct overlay *ov)
 {
     forget_asks(ov, ov->nasks);
     free(ov->asks);
-    free(ov->calls);
-    free(ov->call_tools);
+    loop_window_free(&ov->calls);
     cJSON_Delete(ov->queued);
     for (int d = 0; d < DET_COUNT; d++)
         cJSON_Delete(ov->last[d]);
@@ -110,7 +102,7 @@ void overlay_free(struct overlay *ov)
 void overlay_forget(struct overlay *ov, int det)
 {
     if (det == DET_LOOP)
-        forget_calls(ov, ov->ncalls);
+        loop_forget(&ov->calls, ov->calls.n);
     else
         forget_asks(ov, ov->nasks);
 }
@@ -148,9 +140,9 @@ static void refresh(struct overlay *ov, const struct chrono_env *env)
     while (k < ov->nasks && ov->asks[k].at < ov->view.fresh_context_at)
         k++;
     forget_asks(ov, k);
-    for (k = 0; k < ov->ncalls && ov->calls[k].at < ov->view.fresh_context_at;)
+    for (k = 0; k < ov->calls.n && ov->calls.v[k].at < ov->view.fresh_context_at;)
         k++;
-    forget_calls(ov, k);
+    loop_forget(&ov->calls, k);
 }
 
 static int silenced(const struct overlay *ov, int det)
@@ -241,32 +233,10 @@ int overlay_on_call(struct overlay *ov, const char *tool, const cJSON *arguments
 /* The call c (result known) joins the window; an advisory when it completes a loop. */
 static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const char *tool, const struct loop_call *c)
 {
-    size_t keep = (size_t)ov->loop.window_calls;
-    size_t old = 0;
-    while (old < ov->ncalls && ov->calls[old].at < c->at - ov->loop.window_ms)
-        old++;
-    forget_calls(ov, old);
     struct loop_finding f;
-    loop_check(ov->calls, ov->ncalls, c, &ov->loop, &f);
-    char other[64] = "";
-    if (f.kind == LOOP_ALTERNATION)
-        snprintf(other, sizeof other, "%s", ov->call_tools[f.other]);
-    if (ov->ncalls >= keep)
-        forget_calls(ov, ov->ncalls - keep + 1);
-    if (!ov->calls) {
-        ov->calls = malloc(keep * sizeof *ov->calls);
-        ov->call_tools = malloc(keep * sizeof *ov->call_tools);
-        if (!ov->calls || !ov->call_tools) {
-            free(ov->calls);
-            free(ov->call_tools);
-            ov->calls = NULL;
-            ov->call_tools = NULL;
-            return NULL;
-        }
-    }
-    ov->calls[ov->ncalls] = *c;
-    snprintf(ov->call_tools[ov->ncalls], sizeof ov->call_tools[0], "%s", tool);
-    ov->ncalls++;
+    char other[64];
+    if (loop_observe(&ov->calls, &ov->loop, c, tool, &f, other) < 0)
+        return NULL;
     if (!f.advise || silenced(ov, DET_LOOP))
         return NULL;
     char reason[280];

@@ -48,9 +48,7 @@ struct overlay {
     char **loop_exempt;              /* globs of tools the loop detector never counts (--loop-exempt) */
     int nloop_exempt;
     struct loop_params loop;
-    struct loop_call *calls;         /* the loop window, oldest first: hashes and times only */
-    char (*call_tools)[64];          /* each call's tool name, for the reason */
-    size_t ncalls;
+    struct loop_window calls;        /* the loop window, oldest first: hashes and times only */
     cJSON *queued;                   /* advisories waiting for the next result */
     cJSON *last[DET_COUNT];          /* the last advisory of each detector, with what matched */
     struct guard_view view;          /* the shared guard, re-read when the file changes */

@@ -1,0 +1,217 @@
+/* test_loop.c: the loop detector as a table: identities, and each pattern at
+ * its threshold, before it, and again only after as many further repeats. */
+#include "loop.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+static struct loop_call ident(const char *tool, const char *args)
+{
+    struct loop_call c;
+    memset(&c, 0, sizeof c);
+    cJSON *a = args ? cJSON_Parse(args) : NULL;
+    loop_identify(tool, a, &c);
+    cJSON_Delete(a);
+    return c;
+}
+
+static void identity_is_canonical(void **state)
+{
+    (void)state;
+    struct loop_call a = ident("read_file", "{\"path\":\"a.c\",\"opts\":{\"n\":1,\"enc\":\"utf8\"}}");
+    struct loop_call b = ident("read_file", "{ \"opts\" : {\"enc\":\"utf8\",\"n\":1.0}, \"path\":\"a.c\", \"_meta\":{\"progressToken\":7}}");
+    assert_true(a.id == b.id);
+    assert_true(ident("read_file", "{\"path\":\"b.c\"}").id != ident("read_file", "{\"path\":\"a.c\"}").id);
+    assert_true(ident("write_file", "{\"path\":\"a.c\"}").id != ident("read_file", "{\"path\":\"a.c\"}").id);
+    assert_true(ident("f", "{\"n\":1}").id != ident("f", "{\"n\":\"1\"}").id);      /* a number is not a string */
+    assert_true(ident("f", "[1,2]").id != ident("f", "[2,1]").id);                   /* arrays keep their order */
+    assert_true(ident("f", NULL).id == ident("f", NULL).id);
+}
+
+static void free_text_is_blanked_in_the_shape(void **state)
+{
+    (void)state;
+    struct loop_call a = ident("search", "{\"query\":\"how do I configure retries\",\"limit\":5}");
+    struct loop_call b = ident("search", "{\"limit\":5,\"query\":\"retry configuration please\"}");
+    assert_true(a.id != b.id);
+    assert_true(a.shape == b.shape);
+    assert_true(a.flags & LOOP_FREE_TEXT);
+    /* a path with a space, a single token, a URI and a number stay in the shape */
+    assert_true(ident("r", "{\"path\":\"/home/me/My Docs/a\"}").shape != ident("r", "{\"path\":\"/home/me/My Docs/b\"}").shape);
+    assert_true(ident("r", "{\"id\":\"abc\"}").shape != ident("r", "{\"id\":\"abd\"}").shape);
+    assert_true(ident("r", "{\"u\":\"https://x.org/a b\"}").shape != ident("r", "{\"u\":\"https://x.org/a c\"}").shape);
+    assert_false(ident("r", "{\"n\":3}").flags & LOOP_FREE_TEXT);
+}
+
+struct run {
+    struct loop_window w;
+    struct loop_params p;
+    int64_t t;
+};
+
+/* One call through the window; returns the finding's kind when it advises, else LOOP_NONE. */
+static int step(struct run *r, const char *tool, const char *args, uint64_t result, uint64_t error, int64_t dt_ms)
+{
+    struct loop_call c = ident(tool, args);
+    r->t += dt_ms;
+    c.at = r->t;
+    c.result = result;
+    c.error = error;
+    struct loop_finding f;
+    char other[64];
+    assert_int_equal(loop_observe(&r->w, &r->p, &c, tool, &f, other), 0);
+    return f.advise ? f.kind : LOOP_NONE;
+}
+
+static void start(struct run *r)
+{
+    memset(r, 0, sizeof *r);
+    loop_default_params(&r->p);
+    r->t = 1000000000000LL;
+}
+
+static void repeat_fires_at_the_fourth_then_every_third(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    int got[12];
+    for (int i = 0; i < 12; i++)
+        got[i] = step(&r, "read_file", "{\"path\":\"a.c\"}", 42, 0, 20000);
+    int want[12] = {0, 0, 0, LOOP_REPEAT, 0, 0, LOOP_REPEAT, 0, 0, LOOP_REPEAT, 0, 0};
+    assert_memory_equal(got, want, sizeof got);
+    loop_window_free(&r.w);
+}
+
+static void a_changed_result_is_progress(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(step(&r, "job_status", "{\"id\":7}", (uint64_t)i, 0, 5000), LOOP_NONE);
+    /* unchanged three times, then changed: the count starts again */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 5000), LOOP_NONE);
+    assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 2, 0, 5000), LOOP_NONE);
+    assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 2, 0, 5000), LOOP_NONE);
+    loop_window_free(&r.w);
+}
+
+static void different_files_are_work(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    char args[64];
+    for (int i = 0; i < 200; i++) {
+        snprintf(args, sizeof args, "{\"path\":\"src/f%d.c\"}", i % 60);
+        assert_int_equal(step(&r, "read_file", args, (uint64_t)(i % 60) + 100, 0, 3000), LOOP_NONE);
+    }
+    loop_window_free(&r.w);
+}
+
+static void the_window_forgets(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    for (int i = 0; i < 3; i++)
+        step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000);
+    assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 31 * 60000), LOOP_NONE);   /* 31 min later */
+    start(&r);
+    for (int i = 0; i < 3; i++)
+        step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000);
+    char args[32];
+    for (int i = 0; i < 50; i++) {                 /* 50 other calls push them out of the count window */
+        snprintf(args, sizeof args, "{\"n\":%d}", i);
+        step(&r, "other", args, (uint64_t)i, 0, 1000);
+    }
+    assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000), LOOP_NONE);
+    assert_true(r.w.n <= 50);
+    loop_window_free(&r.w);
+}
+
+static void the_same_error_with_varied_arguments(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"make -j2\"}", 1, 77, 1000), LOOP_NONE);
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"make -j4\"}", 2, 77, 1000), LOOP_NONE);
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"make all\"}", 3, 77, 1000), LOOP_SAME_ERROR);
+    /* a success of the tool in between starts it again */
+    start(&r);
+    step(&r, "bash", "{\"cmd\":\"a\"}", 1, 77, 1000);
+    step(&r, "bash", "{\"cmd\":\"b\"}", 2, 77, 1000);
+    step(&r, "bash", "{\"cmd\":\"ls\"}", 3, 0, 1000);
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"c\"}", 4, 77, 1000), LOOP_NONE);
+    loop_window_free(&r.w);
+}
+
+static void reworded_free_text_same_answer(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    const char *q[] = {"{\"q\":\"how to set retries\"}", "{\"q\":\"retry settings where\"}", "{\"q\":\"configure the retry policy\"}",
+                       "{\"q\":\"set retry count please\"}"};
+    int got[4];
+    for (int i = 0; i < 4; i++)
+        got[i] = step(&r, "search_docs", q[i], 9, 0, 15000);
+    int want[4] = {0, 0, 0, LOOP_REASKED};
+    assert_memory_equal(got, want, sizeof got);
+    /* an empty answer is not counted */
+    start(&r);
+    for (int i = 0; i < 4; i++) {
+        struct loop_call c = ident("search_docs", q[i]);
+        r.t += 1000;
+        c.at = r.t;
+        c.result = 5;
+        c.flags |= LOOP_EMPTY;
+        struct loop_finding f;
+        char other[64];
+        loop_observe(&r.w, &r.p, &c, "search_docs", &f, other);
+        assert_false(f.advise);
+    }
+    loop_window_free(&r.w);
+}
+
+static void alternation_at_six(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    int got[12];
+    for (int i = 0; i < 12; i++)
+        got[i] = step(&r, i % 2 ? "run_tests" : "read_file", i % 2 ? "{}" : "{\"path\":\"a.c\"}", i % 2 ? 5 : 6, 0, 10000);
+    int want[12] = {0, 0, 0, 0, 0, LOOP_ALTERNATION, 0, 0, 0, 0, 0, LOOP_ALTERNATION};
+    assert_memory_equal(got, want, sizeof got);
+    /* edit-build-test: the test output changes each time */
+    start(&r);
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(step(&r, i % 2 ? "run_tests" : "edit", i % 2 ? "{}" : "{\"path\":\"a.c\"}", (uint64_t)i, 0, 10000),
+                         LOOP_NONE);
+    loop_window_free(&r.w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(identity_is_canonical),
+        cmocka_unit_test(free_text_is_blanked_in_the_shape),
+        cmocka_unit_test(repeat_fires_at_the_fourth_then_every_third),
+        cmocka_unit_test(a_changed_result_is_progress),
+        cmocka_unit_test(different_files_are_work),
+        cmocka_unit_test(the_window_forgets),
+        cmocka_unit_test(the_same_error_with_varied_arguments),
+        cmocka_unit_test(reworded_free_text_same_answer),
+        cmocka_unit_test(alternation_at_six),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
