@@ -32,11 +32,10 @@ typedef int (*state_fn)(cJSON *state, void *ctx, kerr *e);
  * now_ms names a corrupt file moved aside. */
 int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
 
-/* What changes whenever the file is written (each write renames a new file
- * into place): a stat, not a read. All zero when there is no file yet. */
-struct state_stamp {
-    uint64_t ino, mtime_ns, size;
-};
-int state_stamp(const char *dir, struct state_stamp *st);
+/* A counter that every write of the state file (by any keel process)
+ * increases, mapped into memory: whether the file changed costs a load, no
+ * system call. NULL when it cannot be mapped (then read the file every time). */
+const uint64_t *state_generation(const char *dir);
+void state_generation_release(const uint64_t *g);
 
 #endif

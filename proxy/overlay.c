@@ -24,9 +24,10 @@
  * does not go to the client ride on the next tools/call result.
  *
  * The guard view (session, overrides) is read from the state file when the
- * file has changed (a stat) and at least every OV_VIEW_MS, so an override one
- * keel answered holds for the next call through any other, and a result
- * costs a clock read, a stat and a few comparisons. */
+ * file has changed (every write bumps a generation that each keel reads from
+ * shared memory) and at least every OV_VIEW_MS, so an override one keel
+ * answered holds for the next call through any other, and a result costs a
+ * clock read and a few comparisons, no system call. */
 #include "overlay.h"
 
 #include "detect.h"
@@ -92,6 +93,7 @@ void overlay_free(struct overlay *ov)
     forget_asks(ov, ov->nasks);
     free(ov->asks);
     loop_window_free(&ov->calls);
+    state_generation_release(ov->gen);
     cJSON_Delete(ov->queued);
     for (int d = 0; d < DET_COUNT; d++)
         cJSON_Delete(ov->last[d]);
@@ -119,14 +121,18 @@ static int clock_env(struct overlay *ov, struct chrono_env *env)
 static void refresh(struct overlay *ov, const struct chrono_env *env)
 {
     /* Another keel may have written an override a moment ago: a changed file
-     * is read again at once. An unchanged one is still read every OV_VIEW_MS,
-     * as what it means (sessions, pauses) moves with the clock. */
-    struct state_stamp st;
-    int stamped = state_stamp(ov->state_dir, &st) == 0;
-    if (ov->view_ok && stamped && !memcmp(&st, &ov->view_stamp, sizeof st) && env->now.ms - ov->view_at < OV_VIEW_MS &&
+     * is read again at once (its write generation, a load from shared memory).
+     * An unchanged one is still read every OV_VIEW_MS, as what it means
+     * (sessions, pauses) moves with the clock. */
+    if (!ov->gen_tried) {
+        ov->gen = state_generation(ov->state_dir);
+        ov->gen_tried = 1;
+    }
+    uint64_t gen = ov->gen ? __atomic_load_n(ov->gen, __ATOMIC_ACQUIRE) : 0;
+    if (ov->view_ok && ov->gen && gen == ov->view_gen && env->now.ms - ov->view_at < OV_VIEW_MS &&
         env->now.ms >= ov->view_at)
         return;
-    ov->view_stamp = st;
+    ov->view_gen = gen;
     kerr e = {0};
     ov->view_ok = guard_read(env, ov->profile->activity_gap, &ov->view, &e) == 0;
     ov->view_at = env->now.ms;

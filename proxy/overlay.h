@@ -52,7 +52,9 @@ struct overlay {
     cJSON *queued;                   /* advisories waiting for the next result */
     cJSON *last[DET_COUNT];          /* the last advisory of each detector, with what matched */
     struct guard_view view;          /* the shared guard, re-read when the file changes */
-    struct state_stamp view_stamp;   /* the state file as view was read from it */
+    const uint64_t *gen;             /* the state file's write generation, mapped (NULL: read every time) */
+    int gen_tried;
+    uint64_t view_gen;               /* the generation view was read at */
     int64_t view_at;
     int view_ok;
     int local_disabled[DET_COUNT];   /* disable-for-session with no session: until keel exits */
