@@ -1,7 +1,9 @@
 // filesystem.mjs: keel wrap around the real @modelcontextprotocol/server-filesystem,
 // driven by the real SDK client, as an agent uses it: the files it reads
 // reach it byte for byte, secrets included (keel advises, it does not edit a
-// file's text on its way to an agent that may write it back).
+// file's text on its way to an agent that may write it back); reading forty
+// different files is work, not a loop; reading one unchanged file again and
+// again is.
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -38,6 +40,33 @@ ok(textOf(d) === secretText && textOf(w) === secretText, `${read} of a file hold
 ok(JSON.stringify(w.structuredContent) === JSON.stringify(d.structuredContent), 'structuredContent identical through keel');
 const a = advisories(w).find((x) => x.detector === 'rules');
 ok(a && a.rules.includes('redact-credentials') && a.where.length >= 1, 'and an advisory says a credential is in it, and where', advisories(w));
+
+// Forty different files: work.
+for (let i = 0; i < 40; i++) writeFileSync(join(dir, `module_${i}.py`), `def f${i}():\n    return ${i}\n`);
+let advised = 0;
+for (let i = 0; i < 40; i++) {
+  const r = await wrapped.callTool({ name: read, arguments: { path: join(dir, `module_${i}.py`) } });
+  if (advisories(r).some((x) => x.detector === 'loop' || x.detector === 'rumination')) advised++;
+}
+ok(advised === 0, `40 reads of 40 different files: no loop or rumination advisory (${advised})`);
+
+// The same unchanged file four times: one loop advisory, on the 4th.
+const notes = join(dir, 'NOTES.md');
+writeFileSync(notes, '# notes\nnothing new\n');
+const loopOf = (r) => advisories(r).filter((x) => x.detector === 'loop');
+const same = [];
+for (let i = 0; i < 4; i++) same.push(await wrapped.callTool({ name: read, arguments: { path: notes } }));
+ok(same.slice(0, 3).every((r) => loopOf(r).length === 0) && loopOf(same[3]).length === 1 && loopOf(same[3])[0].pattern === 'repeat'
+  && textOf(same[3]) === '# notes\nnothing new\n', 'the same unchanged file read 4 times: one loop advisory, on the 4th, the text intact', same.map(loopOf));
+
+// The file changes between reads: progress.
+const log = join(dir, 'build.log');
+let changed = 0;
+for (let i = 0; i < 6; i++) {
+  writeFileSync(log, `step ${i} of 6\n`);
+  if (loopOf(await wrapped.callTool({ name: read, arguments: { path: log } })).length) changed++;
+}
+ok(changed === 0, 'a file that changed between each of 6 reads: no advisory');
 
 await direct.close();
 await wrapped.close();
