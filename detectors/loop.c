@@ -250,6 +250,8 @@ void loop_forget(struct loop_window *w, size_t upto)
 {
     if (upto > w->n)
         upto = w->n;
+    if (!upto)
+        return;
     memmove(w->v, w->v + upto, (w->n - upto) * sizeof *w->v);
     memmove(w->tool, w->tool + upto, (w->n - upto) * sizeof *w->tool);
     w->n -= upto;

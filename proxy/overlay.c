@@ -82,6 +82,8 @@ void overlay_init(struct overlay *ov, const struct profile *p, const char *state
 
 static void forget_asks(struct overlay *ov, size_t upto)
 {
+    if (!upto)
+        return;
     for (size_t i = 0; i < upto; i++)
         free(ov->asks[i].text);
     memmove(ov->asks, ov->asks + upto, (ov->nasks - upto) * sizeof *ov->asks);

@@ -124,6 +124,7 @@ static void the_window_forgets(void **state)
     for (int i = 0; i < 3; i++)
         step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000);
     assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 31 * 60000), LOOP_NONE);   /* 31 min later */
+    loop_window_free(&r.w);
     start(&r);
     for (int i = 0; i < 3; i++)
         step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000);
@@ -146,6 +147,7 @@ static void the_same_error_with_varied_arguments(void **state)
     assert_int_equal(step(&r, "bash", "{\"cmd\":\"make -j4\"}", 2, 77, 1000), LOOP_NONE);
     assert_int_equal(step(&r, "bash", "{\"cmd\":\"make all\"}", 3, 77, 1000), LOOP_SAME_ERROR);
     /* a success of the tool in between starts it again */
+    loop_window_free(&r.w);
     start(&r);
     step(&r, "bash", "{\"cmd\":\"a\"}", 1, 77, 1000);
     step(&r, "bash", "{\"cmd\":\"b\"}", 2, 77, 1000);
@@ -167,6 +169,7 @@ static void reworded_free_text_same_answer(void **state)
     int want[4] = {0, 0, 0, LOOP_REASKED};
     assert_memory_equal(got, want, sizeof got);
     /* an empty answer is not counted */
+    loop_window_free(&r.w);
     start(&r);
     for (int i = 0; i < 4; i++) {
         struct loop_call c = ident("search_docs", q[i]);
@@ -193,6 +196,7 @@ static void alternation_at_six(void **state)
     int want[12] = {0, 0, 0, 0, 0, LOOP_ALTERNATION, 0, 0, 0, 0, 0, LOOP_ALTERNATION};
     assert_memory_equal(got, want, sizeof got);
     /* edit-build-test: the test output changes each time */
+    loop_window_free(&r.w);
     start(&r);
     for (int i = 0; i < 12; i++)
         assert_int_equal(step(&r, i % 2 ? "run_tests" : "edit", i % 2 ? "{}" : "{\"path\":\"a.c\"}", (uint64_t)i, 0, 10000),
