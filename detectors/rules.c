@@ -4,10 +4,11 @@
  * match-data block per call. The subject's UTF-8 is checked once per rule
  * match, not by PCRE2 at every call (PCRE2_NO_UTF_CHECK, or pcre2_jit_match,
  * which skips the checks, for a pattern with JIT code); text that is not
- * valid UTF-8 matches nothing, as PCRE2's own check had it. A rewrite is
- * pcre2_substitute with PCRE2_SUBSTITUTE_GLOBAL, applied pattern by pattern,
- * so a replacement can use $1 and friends. Character limits count code
- * points. */
+ * valid UTF-8 matches nothing, as PCRE2's own check had it. A rewrite walks
+ * the matches as rule_match does, and has pcre2_substitute expand the
+ * replacement of each (PCRE2_SUBSTITUTE_MATCHED), pattern by pattern, so a
+ * replacement can use $1 and friends and the budget covers it all. Character
+ * limits count code points. */
 #include "rules.h"
 
 #include "text.h"
@@ -15,6 +16,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 size_t rule_words(const char *text, size_t n)
 {
@@ -29,6 +31,59 @@ size_t rule_words(const char *text, size_t n)
     return words;
 }
 
+const char rule_skipped_why[] = "matching it on this text would take more than its budget";
+
+static pcre2_match_context *mctx;   /* the limits, made once (keel is one thread) */
+static pcre2_jit_stack *jstack;
+
+pcre2_match_context *rule_limits(void)
+{
+    if (!mctx && (mctx = pcre2_match_context_create(NULL))) {
+        pcre2_set_match_limit(mctx, RULE_MATCH_LIMIT);
+        pcre2_set_heap_limit(mctx, RULE_HEAP_LIMIT_KIB);
+        if ((jstack = pcre2_jit_stack_create(32 * 1024, RULE_JIT_STACK, NULL)))
+            pcre2_jit_stack_assign(mctx, NULL, jstack);
+    }
+    return mctx;
+}
+
+static int64_t clock_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The next match of pattern p at or after at: 1 (its place in md), 0 none,
+ * RULE_SKIPPED past a limit or the deadline. at must be on a character
+ * boundary, as both calls require. */
+static int scan(const struct rule *r, int p, const char *text, size_t n, size_t at, pcre2_match_data *md,
+                int64_t deadline)
+{
+    pcre2_match_context *mc = rule_limits();
+    if (!mc || clock_ns() > deadline)
+        return RULE_SKIPPED;
+    int rc = r->jit && r->jit[p] ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, mc)
+                                 : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
+    if (rc >= 0)
+        return 1;                       /* 0: a match, more groups than md holds */
+    return rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;
+}
+
+/* Where to look after a match: its end, one character on for an empty one. */
+static size_t after(const char *text, size_t n, const PCRE2_SIZE *ov)
+{
+    size_t at = ov[1] > ov[0] ? ov[1] : ov[1] + 1;
+    while (at < n && ((unsigned char)text[at] & 0xC0) == 0x80)
+        at++;
+    return at;
+}
+
+static pcre2_match_data *match_data(const struct rule *r)
+{
+    return r->md ? r->md : pcre2_match_data_create(1, NULL);
+}
+
 int rule_match(const struct rule *r, const char *text, size_t n, struct rule_span *spans, int max)
 {
     if (r->detector == RD_LENGTH) {
@@ -40,70 +95,114 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
     }
     if (r->detector != RD_REGEX || !text_valid_utf8(text, n))
         return 0;
-    int found = 0;
-    pcre2_match_data *md = r->md ? r->md : pcre2_match_data_create(1, NULL);   /* only the whole match is read */
+    pcre2_match_data *md = match_data(r);
     if (!md)
-        return 0;
-    for (int p = 0; p < r->npatterns; p++) {
-        size_t at = 0;
-        while (at <= n) {
-            /* at is on a character boundary (see below), as both calls require. */
-            int rc = r->jit && r->jit[p] ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, NULL)
-                                         : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, NULL);
-            if (rc < 0)
-                break;
+        return RULE_SKIPPED;
+    int64_t deadline = clock_ns() + (int64_t)RULE_BUDGET_MS * 1000000;
+    int found = 0, rc = 0;
+    for (int p = 0; p < r->npatterns && rc >= 0; p++)
+        for (size_t at = 0; at <= n && (rc = scan(r, p, text, n, at, md, deadline)) == 1;) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             if (found < max)
                 spans[found] = (struct rule_span){ov[0], ov[1]};
             found++;
-            at = ov[1] > ov[0] ? ov[1] : ov[1] + 1;   /* never loop on an empty match */
-            while (at < n && ((unsigned char)text[at] & 0xC0) == 0x80)
-                at++;                                 /* stay on a character boundary */
+            at = after(text, n, ov);
         }
+    if (md != r->md)
+        pcre2_match_data_free(md);
+    return rc < 0 ? RULE_SKIPPED : found;
+}
+
+struct buf {
+    char *p;
+    size_t n, cap;
+    int failed;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+/* The replacement for the match in md ($1 and friends expanded) onto out. */
+static int put_replacement(const struct rule *r, int p, const char *text, size_t n, pcre2_match_data *md,
+                           struct buf *out)
+{
+    char small[256], *big = NULL;
+    PCRE2_SIZE len = sizeof small;
+    const uint32_t how = PCRE2_SUBSTITUTE_MATCHED | PCRE2_SUBSTITUTE_REPLACEMENT_ONLY |
+                         PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
+    int rc = pcre2_substitute(r->re[p], (PCRE2_SPTR)text, n, 0, how, md, NULL, (PCRE2_SPTR)r->replacement,
+                              PCRE2_ZERO_TERMINATED, (PCRE2_UCHAR *)small, &len);
+    if (rc == PCRE2_ERROR_NOMEMORY && (big = malloc(len + 1)))
+        rc = pcre2_substitute(r->re[p], (PCRE2_SPTR)text, n, 0, how, md, NULL, (PCRE2_SPTR)r->replacement,
+                              PCRE2_ZERO_TERMINATED, (PCRE2_UCHAR *)big, &len);
+    if (rc >= 0)
+        put(out, big ? big : small, len);
+    free(big);
+    return rc >= 0 ? 0 : -1;
+}
+
+char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skipped)
+{
+    *skipped = 0;
+    if (r->detector != RD_REGEX || !r->replacement || !text_valid_utf8(text, n))
+        return NULL;
+    pcre2_match_data *md = match_data(r);
+    if (!md) {
+        *skipped = 1;
+        return NULL;
+    }
+    int64_t deadline = clock_ns() + (int64_t)RULE_BUDGET_MS * 1000000;
+    char *cur = NULL;                 /* each pattern rewrites what the one before left */
+    size_t cur_n = n;
+    int changed = 0;
+    for (int p = 0; p < r->npatterns && !*skipped; p++) {
+        const char *src = cur ? cur : text;
+        struct buf out = {0};
+        size_t at = 0, copied = 0;
+        int rc = 0, hits = 0;
+        while (at <= cur_n && (rc = scan(r, p, src, cur_n, at, md, deadline)) == 1) {
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            put(&out, src + copied, ov[0] - copied);
+            if (put_replacement(r, p, src, cur_n, md, &out) < 0)
+                out.failed = 1;
+            copied = ov[1];
+            at = after(src, cur_n, ov);
+            hits++;
+        }
+        if (at <= cur_n && rc < 0)
+            *skipped = 1;
+        put(&out, src + copied, cur_n - copied);
+        if (*skipped || out.failed || !hits) {
+            *skipped |= out.failed;
+            free(out.p);
+            continue;
+        }
+        free(cur);
+        cur = out.p;
+        cur_n = out.n;
+        changed = 1;
     }
     if (md != r->md)
         pcre2_match_data_free(md);
-    return found;
-}
-
-char *rule_rewrite(const struct rule *r, const char *text, size_t n)
-{
-    if (r->detector != RD_REGEX || !r->replacement)
-        return NULL;
-    char *cur = malloc(n + 1);
-    if (!cur)
-        return NULL;
-    memcpy(cur, text, n);
-    cur[n] = '\0';
-    size_t cur_n = n;
-    int changed = 0;
-    for (int p = 0; p < r->npatterns; p++) {
-        PCRE2_SIZE out_n = cur_n * 2 + 256;
-        for (int tries = 0; tries < 4; tries++) {
-            char *out = malloc(out_n);
-            if (!out)
-                break;
-            PCRE2_SIZE len = out_n;
-            int rc = pcre2_substitute(r->re[p], (PCRE2_SPTR)cur, cur_n, 0,
-                                      PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, NULL, NULL,
-                                      (PCRE2_SPTR)r->replacement, PCRE2_ZERO_TERMINATED, (PCRE2_UCHAR *)out, &len);
-            if (rc == PCRE2_ERROR_NOMEMORY) {     /* len now says how much is needed */
-                free(out);
-                out_n = len + 1;
-                continue;
-            }
-            if (rc > 0) {
-                free(cur);
-                cur = out;
-                cur_n = len;
-                changed = 1;
-            } else {
-                free(out);
-            }
-            break;
-        }
-    }
-    if (!changed) {
+    if (*skipped || !changed) {
         free(cur);
         return NULL;
     }

@@ -44,13 +44,30 @@ struct rule_span {
     size_t start, end;              /* byte offsets */
 };
 
-/* The places rule r fires in text (up to max spans); 0 when it does not.
- * For RD_LENGTH the span is the whole text; RD_LLM never fires here. */
+/* The work one rule may do on one text. Each PCRE2 call is bounded by the
+ * match, depth and heap limits and a JIT stack of RULE_JIT_STACK bytes; all
+ * the calls of one rule on one text (every match, every pattern) together
+ * by RULE_BUDGET_MS of the clock. A rule past its budget is skipped for that
+ * text, and says so: RULE_SKIPPED, never "no match". */
+#define RULE_MATCH_LIMIT 2000000u
+#define RULE_HEAP_LIMIT_KIB 65536u
+#define RULE_JIT_STACK (1u << 20)
+#define RULE_BUDGET_MS 25
+#define RULE_SKIPPED (-1)
+extern const char rule_skipped_why[];
+/* The match context with those limits (NULL: out of memory), for any other
+ * pattern keel matches on someone's behalf. */
+pcre2_match_context *rule_limits(void);   /* what a skipped rule tells the person */
+
+/* The places rule r fires in text (up to max spans); 0 when it does not,
+ * RULE_SKIPPED when it could not tell within its budget. For RD_LENGTH the
+ * span is the whole text; RD_LLM never fires here. */
 int rule_match(const struct rule *r, const char *text, size_t n, struct rule_span *spans, int max);
 
 /* text with r's replacement applied to every match, or NULL when nothing
- * changed (or r has no replacement). Caller frees. */
-char *rule_rewrite(const struct rule *r, const char *text, size_t n);
+ * changed (or r has no replacement, or *skipped: it ran out of budget, and
+ * the text is left as it was). Caller frees. */
+char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skipped);
 
 /* Word count by whitespace, as max_words counts. */
 size_t rule_words(const char *text, size_t n);

@@ -294,7 +294,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         return NULL;
     cJSON *content = cJSON_ParseWithLength(sp[0].p, sp[0].n), *b;
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
-    cJSON *where = cJSON_CreateArray();
+    cJSON *where = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     char guidance[600] = "", found[600] = "";
     int rewrote = 0, block = -1, left = 0;
     cJSON_ArrayForEach(b, content) {
@@ -333,6 +333,12 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                      nspans > 1 ? nspans - 1 : 0, nspans > 1 ? " more)" : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped")) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
+            cJSON_AddNumberToObject(w, "block", block);
+            cJSON_AddItemToArray(skipped, w);
+        }
         const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied"))
             cJSON_AddItemToArray(changed, cJSON_Duplicate(v, 1));
@@ -365,6 +371,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         log_event(LOG_INFO, "result_rejected", "rules=%d", cJSON_GetArraySize(rejected));
     } else {
         int n_changed = cJSON_GetArraySize(changed), n_noted = cJSON_GetArraySize(noted);
+        int n_skipped = cJSON_GetArraySize(skipped);
         if (rewrote) {
             char *nc = cJSON_PrintUnformatted(content);
             size_t c0 = (size_t)(sp[0].p - line), c1 = c0 + sp[0].n, l = nc ? strlen(nc) : 0;
@@ -376,7 +383,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             }
             free(nc);
         }
-        if (n_changed || n_noted || taken) {
+        if (n_changed || n_noted || taken || n_skipped) {
             char *names = cJSON_PrintUnformatted(changed);
             size_t l = 0;
             reason[0] = '\0';
@@ -392,6 +399,13 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                 l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s", found,
                                       left ? " The result is as the server sent it: this rule set advises on tool "
                                       "results and does not change them." : "");
+            if (n_skipped && l < sizeof reason) {
+                const cJSON *s0 = cJSON_GetArrayItem(skipped, 0);
+                l += (size_t)snprintf(reason + l, sizeof reason - l, "%sRule %s%s was not checked on this result: %s "
+                                      "(%d ms), so it may hold what the rule looks for.", l ? " " : "",
+                                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s0, "rule")),
+                                      n_skipped > 1 ? " (and others)" : "", rule_skipped_why, RULE_BUDGET_MS);
+            }
             while (l && l < sizeof reason && reason[l - 1] == ' ')
                 reason[--l] = '\0';
             free(names);
@@ -403,11 +417,14 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             cJSON *a = rules_advisory(reason, all);
             if (cJSON_GetArraySize(where))
                 cJSON_AddItemToObject(a, "where", cJSON_Duplicate(where, 1));
+            if (n_skipped)
+                cJSON_AddItemToObject(a, "skipped", cJSON_Duplicate(skipped, 1));
             cJSON_AddItemToArray(*adv, a);
         }
     }
     cJSON_Delete(content);
     cJSON_Delete(where);
+    cJSON_Delete(skipped);
     cJSON_Delete(rejected);
     cJSON_Delete(changed);
     cJSON_Delete(noted);

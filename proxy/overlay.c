@@ -440,11 +440,18 @@ void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
                              reason[0] ? " " : "The model's answer broke a rule: ",
                              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
                 }
-            if (cJSON_GetArraySize(names)) {
+            cJSON *skipped = cJSON_GetObjectItemCaseSensitive(j, "skipped");
+            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "notes"))
+                if (cJSON_GetArraySize(skipped))
+                    snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s.", reason[0] ? " " : "",
+                             cJSON_GetStringValue(v));
+            if (cJSON_GetArraySize(names) || cJSON_GetArraySize(skipped)) {
                 static const char *const tokens[] = {"override-once", "explain-the-match"};
                 cJSON *a = advisory(DET_RULES, NULL, NULL, 0.9, reason, tokens, 2,
                                     det_heuristic("output_rules", "0.1.0", "keel's YAML output rules"));
                 cJSON_AddItemToObject(a, "rules", names);
+                if (cJSON_GetArraySize(skipped))
+                    cJSON_AddItemToObject(a, "skipped", cJSON_Duplicate(skipped, 1));
                 cJSON_AddItemToArray(ov->queued, a);
             } else {
                 cJSON_Delete(names);

@@ -191,7 +191,7 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
         r.pattern = list_of(rs, file, doc, patterns, "patterns", &r.npatterns);
         r.re = calloc((size_t)(r.npatterns ? r.npatterns : 1), sizeof *r.re);
         r.jit = calloc((size_t)(r.npatterns ? r.npatterns : 1), 1);
-        r.md = pcre2_match_data_create(1, NULL);
+        uint32_t groups = 0;            /* the most any pattern has: a replacement may use them */
         for (int i = 0; r.re && i < r.npatterns; i++) {
             int err;
             PCRE2_SIZE off;
@@ -207,8 +207,12 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
                 int jit = pcre2_jit_compile(r.re[i], PCRE2_JIT_COMPLETE) == 0;
                 if (r.jit)
                     r.jit[i] = (unsigned char)jit;
+                uint32_t g = 0;
+                if (pcre2_pattern_info(r.re[i], PCRE2_INFO_CAPTURECOUNT, &g) == 0 && g > groups)
+                    groups = g;
             }
         }
+        r.md = pcre2_match_data_create(groups + 1, NULL);
     }
     if (usable && r.detector == RD_REGEX && !r.npatterns) {
         problem(rs, file, node, "rule %s: a regex rule needs patterns", r.name);

@@ -88,6 +88,16 @@ static int ask_llm(const struct profile *p, const struct rule *r, const char *te
     return strstr(answer, "VIOLATES") != NULL;
 }
 
+/* A rule that ran out of budget on this text: said so, never "no match". */
+static void skip(cJSON *skipped, cJSON *notes, const struct rule *r)
+{
+    char note[320];
+    snprintf(note, sizeof note, "rule %s was not checked: %s (%d ms)", r->name, rule_skipped_why, RULE_BUDGET_MS);
+    cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+    cJSON_AddItemToArray(skipped, cJSON_CreateString(r->name));
+    log_event(LOG_WARN, "rule_skipped", "budget_ms=%d", RULE_BUDGET_MS);
+}
+
 int rules_quiet(const char *text, size_t n, int where, const char *tool)
 {
     struct ruleset *rs = ruleset_current;
@@ -95,8 +105,8 @@ int rules_quiet(const char *text, size_t n, int where, const char *tool)
         const struct rule *r = &rs->v[i];
         if (!applies(r, where, tool))
             continue;
-        if (r->detector == RD_LLM || rule_match(r, text, n, NULL, 0) > 0)
-            return 0;
+        if (r->detector == RD_LLM || rule_match(r, text, n, NULL, 0) != 0)
+            return 0;                 /* fired, or skipped: the full judgement says which */
     }
     return 1;   /* nothing fired, so nothing was rewritten either: the text judged stays as it came */
 }
@@ -109,6 +119,7 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     cJSON *applied = cJSON_AddArrayToObject(out, "applied");
     cJSON *notes = cJSON_AddArrayToObject(out, "notes");
     cJSON *annotations = cJSON_AddArrayToObject(out, "annotations");
+    cJSON *skipped = cJSON_AddArrayToObject(out, "skipped");
     char *cur = strdup(text);
     size_t n = strlen(text);
     for (int i = 0; rs && cur && i < rs->n; i++) {
@@ -119,6 +130,10 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
         int hits = r->detector == RD_LLM ? (ask_llm(p, r, cur, notes) > 0 ? 1 : 0) : rule_match(r, cur, n, sp, SPANS_MAX);
         if (r->detector == RD_LLM && hits)
             sp[0] = (struct rule_span){0, n};
+        if (hits == RULE_SKIPPED) {
+            skip(skipped, notes, r);
+            continue;
+        }
         if (hits <= 0)
             continue;
         /* On a tool result, a rule changes nothing unless its file opted in
@@ -137,9 +152,14 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
         if (action == RX_REJECT) {
             cJSON_AddItemToArray(violations, v);
         } else if (action == RX_REWRITE) {
-            char *rw = rule_rewrite(r, cur, n);
-            cJSON_AddItemToArray(applied, cJSON_CreateString(r->name));
+            int over;
+            char *rw = rule_rewrite(r, cur, n, &over);
             cJSON_Delete(v);
+            if (over) {
+                skip(skipped, notes, r);
+                continue;
+            }
+            cJSON_AddItemToArray(applied, cJSON_CreateString(r->name));
             if (rw) {
                 free(cur);
                 cur = rw;
@@ -324,9 +344,19 @@ int submit_get_rules(const cJSON *args, const struct chrono_env *env, cJSON **ou
     for (int i = 0; ruleset_current && i < ruleset_current->n; i++) {
         const struct rule *r = &ruleset_current->v[i];
         const char *g = r->guidance ? r->guidance : "";
-        if (re && pcre2_match(re, (PCRE2_SPTR)r->name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0 &&
-            pcre2_match(re, (PCRE2_SPTR)g, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
-            continue;
+        if (re) {
+            int a = pcre2_match(re, (PCRE2_SPTR)r->name, PCRE2_ZERO_TERMINATED, 0, 0, md, rule_limits());
+            int b = a >= 0 ? a : pcre2_match(re, (PCRE2_SPTR)g, PCRE2_ZERO_TERMINATED, 0, 0, md, rule_limits());
+            if ((a < 0 && a != PCRE2_ERROR_NOMATCH) || (b < 0 && b != PCRE2_ERROR_NOMATCH)) {
+                pcre2_match_data_free(md);
+                pcre2_code_free(re);
+                cJSON_Delete(o);
+                return kerr_set(e, "INPUT_INVALID", "filter", "filter needs more backtracking than keel allows a "
+                                "pattern; use a simpler one (no nested repeats like (\\w+\\s?)*)");
+            }
+            if (a < 0 && b < 0)
+                continue;
+        }
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "name", r->name);
         cJSON_AddStringToObject(x, "description", r->description ? r->description : "");
