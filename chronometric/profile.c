@@ -7,6 +7,8 @@
  * never quoted back in problems: a profile may hold private text. */
 #include "profile.h"
 
+#include "readfile.h"
+
 #include "timefmt.h"
 
 #include <errno.h>
@@ -15,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+
+#define PROFILE_MAX_BYTES (1u << 20)
 
 const char *const profile_zone_names[ZONE_COUNT] = {"morning_peak", "midday", "afternoon_dip", "evening_quiet",
                                                     "night_owl_caution"};
@@ -495,40 +499,17 @@ void profile_load(struct profile *p, const char *explicit_path)
         else
             p->path[0] = '\0';
     }
-    FILE *f = p->path[0] ? fopen(p->path, "rb") : NULL;
-    if (!f) {
+    size_t len = 0;
+    char *buf = p->path[0] ? read_regular(p->path, PROFILE_MAX_BYTES, &len) : NULL;
+    if (!buf) {
         int missing = errno == ENOENT || !p->path[0];
         defaults(p);
         if (!missing) {
             p->found = 1;
             p->unreadable = 1;
-            snprintf(p->error, sizeof p->error, "cannot be opened: %s", strerror(errno));
+            snprintf(p->error, sizeof p->error, "cannot be read: it %s%s", read_regular_why(errno),
+                     errno == EFBIG ? " (a profile is at most 1 MiB)" : "");
         }
-        return;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *b = cap <= (1u << 20) ? realloc(buf, cap) : NULL;   /* a profile is small */
-            if (!b)
-                break;
-            buf = b;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f) || len + 4096 > (1u << 20);
-    fclose(f);
-    if (bad || !buf) {
-        free(buf);
-        defaults(p);
-        p->found = 1;
-        p->unreadable = 1;
-        snprintf(p->error, sizeof p->error, "cannot be read (larger than 1 MiB?)");
         return;
     }
     profile_load_text(p, buf, len);

@@ -11,10 +11,13 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
-#define STATE_MAX_BYTES (8u << 20)
+#define STATE_MAX_BYTES (8 << 20)
 
 static int mkdirs(const char *path)
 {
@@ -48,10 +51,31 @@ int state_dir(char *buf, size_t n, kerr *e)
     return 0;
 }
 
-/* Reads the whole file; NULL with errno ENOENT when there is none. */
+/* Opens path for reading if it is a regular file of at most max bytes: never
+ * follows a symbolic link, never waits on a FIFO or a device. -1 with errno
+ * ENOENT (none), EINVAL (not a regular file, or a link), EFBIG (too large). */
+static int open_regular(const char *path, int flags, off_t max)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            errno = EINVAL;
+        return -1;
+    }
+    struct stat sb;
+    int err = fstat(fd, &sb) < 0 ? errno : !S_ISREG(sb.st_mode) ? EINVAL : max && sb.st_size > max ? EFBIG : 0;
+    if (err) {
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads the whole file; NULL with errno as open_regular's when it cannot. */
 static char *slurp(const char *path, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(path, O_RDONLY, STATE_MAX_BYTES);
     if (fd < 0)
         return NULL;
     size_t cap = 8192, n = 0;
@@ -92,6 +116,81 @@ static char *slurp(const char *path, size_t *len)
     close(fd);
     errno = saved;
     return buf;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;                       /* only to interrupt flock */
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The exclusive lock on fd, waiting at most STATE_LOCK_WAIT_MS: a process
+ * that holds it longer (stopped, or stuck) costs the others a bounded wait,
+ * and after such a wait, for STATE_STUCK_MS, none (a relay that touches the
+ * state on many messages pays the wait once). The wait is the kernel's (a blocking flock, woken
+ * when the lock is free, so busy processes take turns), cut by a repeating
+ * SIGALRM, whose handler and timer are put back after. -1 with errno
+ * EWOULDBLOCK when the lock stayed taken. */
+static int64_t stuck_until;          /* after a wait ran out: until then, no waiting */
+
+static int lock_within(int fd)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        stuck_until = 0;
+        return 0;
+    }
+    if (errno != EWOULDBLOCK && errno != EINTR)
+        return -1;
+    if (mono_ms() < stuck_until) {
+        errno = EWOULDBLOCK;
+        return -1;
+    }
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;        /* no SA_RESTART: flock returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    struct itimerval tick = {{0, 100000}, {0, 100000}}, old_t;
+    if (sigaction(SIGALRM, &sa, &old_sa) < 0)
+        return -1;
+    setitimer(ITIMER_REAL, &tick, &old_t);
+    int64_t end = mono_ms() + STATE_LOCK_WAIT_MS;
+    int rc, err;
+    do {
+        rc = flock(fd, LOCK_EX);
+        err = errno;
+    } while (rc < 0 && err == EINTR && mono_ms() < end);
+    setitimer(ITIMER_REAL, &old_t, NULL);
+    sigaction(SIGALRM, &old_sa, NULL);
+    if (rc < 0 && err == EINTR) {
+        stuck_until = mono_ms() + STATE_STUCK_MS;
+        err = EWOULDBLOCK;
+    }
+    if (rc < 0)
+        errno = err;
+    else
+        stuck_until = 0;
+    return rc;
+}
+
+/* The state directory is the person's alone, as ssh wants ~/.ssh: created
+ * 0700, and one that another user owns or may write to is refused. */
+static int dir_safe(const char *dir, kerr *e)
+{
+    struct stat sb;
+    if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "the state directory %s is not a directory", dir);
+    if (sb.st_uid != geteuid() || (sb.st_mode & 022))
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "the state directory %s can be changed by other users (mode %04o%s); keel keeps no state "
+                        "there: chmod 700 it, or set KEEL_STATE_DIR to a directory of your own",
+                        dir, (unsigned)(sb.st_mode & 07777), sb.st_uid != geteuid() ? ", owned by another user" : "");
+    return 0;
 }
 
 /* Temporary files left by a process killed mid-write; safe to remove under the lock. */
@@ -162,6 +261,24 @@ static void bump_generation(int lfd)
         return;                      /* readers fall back on reading every time */
 }
 
+/* A state file keel cannot use is moved aside, never deleted, and reported;
+ * the next access starts afresh. */
+static int move_aside(const char *file, int64_t now_ms, const char *why, kerr *e)
+{
+    char aside[1200], stamp[40];
+    tf_format_rfc3339(now_ms, 0, stamp, sizeof stamp);
+    stamp[19] = '\0';                           /* YYYY-MM-DDTHH:MM:SS */
+    for (char *p = stamp; *p; p++)
+        if (*p == ':')
+            *p = '-';
+    snprintf(aside, sizeof aside, "%s.corrupt-%sZ-%ld", file, stamp, (long)getpid());
+    if (rename(file, aside) != 0)
+        return kerr_set(e, "STATE_UNREADABLE", NULL, "%s is %s and could not be moved aside: %s", file, why,
+                        strerror(errno));
+    return kerr_set(e, "STATE_UNREADABLE", NULL, "the state file was %s; it was moved to %s and a fresh one starts now",
+                    why, aside);
+}
+
 int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
 {
     char dir[1024], file[1100], lock[1100];
@@ -173,15 +290,19 @@ int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, ker
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot create the state directory %s: %s", dir, strerror(errno));
     snprintf(file, sizeof file, "%s/state.json", dir);
     snprintf(lock, sizeof lock, "%s/state.lock", dir);
-    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (dir_safe(dir, e) < 0)
+        return -1;
+    int lfd = open_regular(lock, O_RDWR | O_CREAT, 0);
     if (lfd < 0)
-        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot open %s: %s", lock, strerror(errno));
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot open %s: %s%s", lock, strerror(errno),
+                        errno == EINVAL ? " (not a regular file: remove it)" : "");
     int rc;
-    do
-        rc = flock(lfd, LOCK_EX);
-    while (rc < 0 && errno == EINTR);
-    if (rc < 0) {
+    if (lock_within(lfd) < 0) {
+        int busy = errno == EWOULDBLOCK;
         close(lfd);
+        if (busy)
+            return kerr_set(e, "STATE_BUSY", NULL, "another keel process has held %s for over %d s; nothing was "
+                            "read or changed: try again", lock, STATE_LOCK_WAIT_MS / 1000);
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot lock %s: %s", lock, strerror(errno));
     }
     remove_stale_temps(dir);
@@ -189,29 +310,20 @@ int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, ker
     size_t len = 0;
     char *text = slurp(file, &len);
     cJSON *state = NULL;
-    if (!text && errno != ENOENT) {
+    if (!text && errno != ENOENT && errno != EINVAL && errno != EFBIG) {
         rc = kerr_set(e, "STATE_UNREADABLE", NULL, "cannot read %s: %s", file, strerror(errno));
         goto out;
     }
-    if (text) {
-        state = cJSON_ParseWithLength(text, len);
-        free(text);
+    if (text || errno != ENOENT) {
+        const char *why = !text ? (errno == EFBIG ? "over 8 MiB" : "not a regular file") : "not a keel state file";
+        if (text) {
+            state = cJSON_ParseWithLength(text, len);
+            free(text);
+        }
         if (!valid_state(state)) {
             cJSON_Delete(state);
             state = NULL;
-            char aside[1200], stamp[40];
-            tf_format_rfc3339(now_ms, 0, stamp, sizeof stamp);
-            stamp[19] = '\0';                           /* YYYY-MM-DDTHH:MM:SS */
-            for (char *p = stamp; *p; p++)
-                if (*p == ':')
-                    *p = '-';
-            snprintf(aside, sizeof aside, "%s.corrupt-%sZ-%ld", file, stamp, (long)getpid());
-            if (rename(file, aside) != 0)
-                rc = kerr_set(e, "STATE_UNREADABLE", NULL, "%s is not a keel state file and could not be moved aside: %s",
-                              file, strerror(errno));
-            else
-                rc = kerr_set(e, "STATE_UNREADABLE", NULL,
-                              "the state file was unreadable; it was moved to %s and a fresh one starts now", aside);
+            rc = move_aside(file, now_ms, why, e);
             goto out;
         }
     } else {
@@ -244,14 +356,17 @@ const uint64_t *state_generation(const char *dir_in)
     if (mkdirs(dir) < 0)
         return NULL;
     snprintf(lock, sizeof lock, "%s/state.lock", dir);
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    kerr ignored = {0};
+    int fd = dir_safe(dir, &ignored) == 0 ? open_regular(lock, O_RDWR | O_CREAT, 0) : -1;
     if (fd < 0)
         return NULL;
     struct stat sb;
     if (fstat(fd, &sb) == 0 && sb.st_size < (off_t)sizeof(uint64_t)) {
         /* Mapped past its end a file faults: give it its eight bytes first. */
-        while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
-            ;
+        if (lock_within(fd) < 0) {
+            close(fd);
+            return NULL;
+        }
         uint64_t zero = 0;
         if (fstat(fd, &sb) == 0 && sb.st_size < (off_t)sizeof zero &&
             pwrite(fd, &zero, sizeof zero, 0) != (ssize_t)sizeof zero)

@@ -7,7 +7,12 @@
  * fsynced and renamed over the old one, so a kill -9 at any instant leaves
  * the old state or the new, never a torn file. A state file that cannot be
  * parsed is moved aside to state.json.corrupt-<time> and reported as
- * STATE_UNREADABLE; the next access starts afresh. */
+ * STATE_UNREADABLE; the next access starts afresh. So is one over 8 MiB, and
+ * anything at that name that is not a regular file (a symbolic link is not
+ * followed, a FIFO is never opened for reading). The lock is waited for at
+ * most STATE_LOCK_WAIT_MS (then STATE_BUSY, nothing read or changed; for the
+ * next STATE_STUCK_MS the process does not wait again), and a directory
+ * that another user owns or may write to is refused. */
 #ifndef KEEL_STATE_H
 #define KEEL_STATE_H
 
@@ -18,6 +23,8 @@
 #include <stdint.h>
 
 #define STATE_VERSION 1
+#define STATE_LOCK_WAIT_MS 5000   /* the longest wait for the lock */
+#define STATE_STUCK_MS 30000      /* after a wait ran out, this long without waiting */
 
 /* The directory: $KEEL_STATE_DIR, else $XDG_STATE_HOME/keel, else
  * ~/.local/state/keel. 0 or -1 (STATE_UNWRITABLE). */

@@ -8,8 +8,10 @@
 #include "rulefile.h"
 
 #include "embed.h"
+#include "readfile.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +40,26 @@ static const char *scalar(const yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* A value keel keeps: text of at most RULEFILE_VALUE_MAX bytes, copied. */
+static char *keep(struct ruleset *rs, const char *file, const yaml_node_t *v, const char *key)
+{
+    if (v->data.scalar.length > RULEFILE_VALUE_MAX) {
+        problem(rs, file, v, "%s is over %u KiB", key, RULEFILE_VALUE_MAX >> 10);
+        return NULL;
+    }
+    char *c = strdup(scalar(v));
+    if (!c)
+        problem(rs, file, v, "%s: out of memory", key);
+    return c;
+}
+
 static char *dup_scalar(struct ruleset *rs, const char *file, const yaml_node_t *v, const char *key)
 {
-    const char *s = scalar(v);
-    if (!s) {
+    if (!scalar(v)) {
         problem(rs, file, v, "%s must be text", key);
         return NULL;
     }
-    return strdup(s);
+    return keep(rs, file, v, key);
 }
 
 /* A scalar or a sequence of scalars, as a list. */
@@ -55,7 +69,7 @@ static char **list_of(struct ruleset *rs, const char *file, yaml_document_t *doc
     *count = 0;
     if (scalar(v)) {
         char **l = malloc(sizeof *l);
-        if (l && (l[0] = strdup(scalar(v))))
+        if (l && (l[0] = keep(rs, file, v, key)))
             *count = 1;
         return l;
     }
@@ -71,8 +85,11 @@ static char **list_of(struct ruleset *rs, const char *file, yaml_document_t *doc
             problem(rs, file, e, "%s must be a list of text", key);
             continue;
         }
-        l[(*count)++] = strdup(scalar(e));
+        if ((l[*count] = keep(rs, file, e, key)))
+            (*count)++;
     }
+    if (!l)
+        problem(rs, file, v, "%s: out of memory", key);
     return l;
 }
 
@@ -102,6 +119,10 @@ static int choice(struct ruleset *rs, const char *file, const yaml_node_t *v, co
     return def;
 }
 
+static const char *const rule_keys[] = {"name", "description", "guidance", "rationale", "prompt", "replacement",
+                                        "applies_to", "detector", "action", "active", "tools", "patterns",
+                                        "max_words", "max_chars", "examples", NULL};
+
 static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *node)
 {
     static const char *const applies[] = {"message", "tool_result", "sampling_response", NULL};
@@ -121,11 +142,22 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
     r.active = 1;
     snprintf(r.file, sizeof r.file, "%s", file);
     r.line = (int)node->start_mark.line + 1;
-    int usable = 1;
+    int usable = 1, seen[16] = {0};
     const yaml_node_t *patterns = NULL;
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
         const yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
         const char *key = scalar(k);
+        int known = -1;
+        for (int i = 0; key && rule_keys[i]; i++)
+            if (!strcmp(key, rule_keys[i]))
+                known = i;
+        if (known >= 0 && seen[known]) {
+            problem(rs, file, k, "%s is given twice in this rule (first on line %d); the first is used", key,
+                    seen[known]);
+            continue;
+        }
+        if (known >= 0)
+            seen[known] = (int)k->start_mark.line + 1;
         if (!key) {
             problem(rs, file, k, "a rule key must be a plain word");
         } else if (!strcmp(key, "name")) {
@@ -139,7 +171,7 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
         } else if (!strcmp(key, "prompt")) {
             r.prompt = dup_scalar(rs, file, v, key);
         } else if (!strcmp(key, "replacement")) {
-            r.replacement = scalar(v) ? strdup(scalar(v)) : NULL;
+            r.replacement = scalar(v) ? keep(rs, file, v, key) : NULL;
             if (!scalar(v))
                 problem(rs, file, v, "replacement must be text (empty deletes the match)");
         } else if (!strcmp(key, "applies_to")) {
@@ -167,7 +199,9 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
             for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
                 const char *ek = scalar(yaml_document_get_node(doc, q->key));
                 const yaml_node_t *ev = yaml_document_get_node(doc, q->value);
-                if (ek && !strcmp(ek, "fires"))
+                if (ek && (!strcmp(ek, "fires") ? r.fires : !strcmp(ek, "passes") ? r.passes : NULL))
+                    problem(rs, file, ev, "examples.%s is given twice in this rule; the first is used", ek);
+                else if (ek && !strcmp(ek, "fires"))
                     r.fires = list_of(rs, file, doc, ev, "examples.fires", &r.nfires);
                 else if (ek && !strcmp(ek, "passes"))
                     r.passes = list_of(rs, file, doc, ev, "examples.passes", &r.npasses);
@@ -249,6 +283,32 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
     rs->v[rs->n++] = r;
 }
 
+/* The size of node n with every alias written out (scalars' bytes, one more
+ * per node), at most cap: a small file of aliases to one large anchor could
+ * otherwise become gigabytes of rules. Each node is sized once (memo). */
+static size_t expanded(yaml_document_t *doc, yaml_node_t *n, size_t *memo, int depth, size_t cap)
+{
+    if (!n || depth > 64)
+        return cap;
+    size_t i = (size_t)(n - doc->nodes.start);
+    if (memo[i])
+        return memo[i] - 1;
+    size_t sum = 1;
+    if (n->type == YAML_SCALAR_NODE)
+        sum += n->data.scalar.length;
+    else if (n->type == YAML_SEQUENCE_NODE)
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top && sum < cap; it++)
+            sum += expanded(doc, yaml_document_get_node(doc, *it), memo, depth + 1, cap);
+    else if (n->type == YAML_MAPPING_NODE)
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && sum < cap; p++)
+            sum += expanded(doc, yaml_document_get_node(doc, p->key), memo, depth + 1, cap) +
+                   expanded(doc, yaml_document_get_node(doc, p->value), memo, depth + 1, cap);
+    if (sum > cap)
+        sum = cap;
+    memo[i] = sum + 1;
+    return sum;
+}
+
 void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, size_t n)
 {
     yaml_parser_t parser;
@@ -263,12 +323,28 @@ void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, s
         yaml_parser_delete(&parser);
         return;
     }
-    const yaml_node_t *root = yaml_document_get_root_node(&doc);
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    size_t *memo = calloc((size_t)(doc.nodes.top - doc.nodes.start) + 1, sizeof *memo);
+    size_t size = memo && root ? expanded(&doc, root, memo, 0, RULEFILE_EXPANDED_MAX + 1) : 0;
+    free(memo);
+    if (!memo || size > RULEFILE_EXPANDED_MAX) {
+        problem(rs, name, root, !memo ? "out of memory" : "with its aliases written out this file is over %u MiB "
+                "(or nested over 64 deep); it is not read", RULEFILE_EXPANDED_MAX >> 20);
+        yaml_document_delete(&doc);
+        yaml_parser_delete(&parser);
+        return;
+    }
     const yaml_node_t *list = NULL;
-    int modify = 0;
+    int modify = 0, seen_rules = 0, seen_mode = 0;
     if (root && root->type == YAML_MAPPING_NODE)
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
             const yaml_node_t *k = yaml_document_get_node(&doc, p->key), *v = yaml_document_get_node(&doc, p->value);
+            int *seen = scalar(k) && !strcmp(scalar(k), "rules") ? &seen_rules
+                        : scalar(k) && !strcmp(scalar(k), "tool_results") ? &seen_mode : NULL;
+            if (seen && (*seen)++) {
+                problem(rs, name, k, "%s is given twice in this file; the first is used", scalar(k));
+                continue;
+            }
             if (scalar(k) && !strcmp(scalar(k), "rules"))
                 list = v;
             else if (scalar(k) && !strcmp(scalar(k), "tool_results")) {
@@ -312,7 +388,8 @@ static void load_dir(struct ruleset *rs, const char *dir)
     while ((de = readdir(d)) && n < 256) {
         size_t l = strlen(de->d_name);
         if (l > 4 && !strcmp(de->d_name + l - 4, ".yml"))
-            names[n++] = strdup(de->d_name);
+            if ((names[n] = strdup(de->d_name)))
+                n++;
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, by_name);
@@ -320,14 +397,13 @@ static void load_dir(struct ruleset *rs, const char *dir)
         char path[1200];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         free(names[i]);
-        FILE *f = fopen(path, "rb");
-        if (!f)
-            continue;
-        char *buf = malloc(1 << 20);
-        size_t got = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-        fclose(f);
+        size_t got;
+        char *buf = read_regular(path, RULEFILE_MAX_BYTES, &got);
         if (buf)
             ruleset_load_text(rs, path, buf, got);
+        else
+            problem(rs, path, NULL, "not read: it %s%s", read_regular_why(errno),
+                    errno == EFBIG ? " (a rule file is at most 1 MiB)" : "");
         free(buf);
     }
 }

@@ -8,6 +8,7 @@
 #include "rules_cli.h"
 
 #include "embed.h"
+#include "readfile.h"
 #include "submit.h"
 
 #include <dirent.h>
@@ -80,7 +81,7 @@ static int parse_eval(const char *name, const char *text, size_t n, struct eval 
             const char *key = k && k->type == YAML_SCALAR_NODE ? (char *)k->data.scalar.value : "";
             if (!strcmp(key, "id") && v->type == YAML_SCALAR_NODE)
                 snprintf(ev->id, sizeof ev->id, "%s", (char *)v->data.scalar.value);
-            else if (!strcmp(key, "text") && v->type == YAML_SCALAR_NODE)
+            else if (!strcmp(key, "text") && v->type == YAML_SCALAR_NODE && !ev->text)
                 ev->text = strdup((char *)v->data.scalar.value);
             else if (!strcmp(key, "expected_violations"))
                 scalar_list(&doc, v, ev->expect_fire, &ev->nfire);
@@ -135,11 +136,8 @@ static int eval_dir(const struct ruleset *rs, const char *dir, struct counts *c,
             continue;
         char path[1200];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        FILE *f = fopen(path, "rb");
-        char *buf = f ? malloc(1 << 20) : NULL;
-        size_t got = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-        if (f)
-            fclose(f);
+        size_t got = 0;
+        char *buf = read_regular(path, RULEFILE_MAX_BYTES, &got);
         struct eval ev;
         if (buf && parse_eval(path, buf, got, &ev) == 0) {
             bad += run_eval(rs, &ev, c);
@@ -177,6 +175,9 @@ int rules_test(const struct ruleset *rs, char **dirs, int ndirs)
             else
                 c[i].fp++, bad++, printf("FAIL %s: example should pass: %.80s\n", r->name, r->passes[k]);
     }
+    for (int i = 0; i < rs->nproblems; i++)          /* a rule that could not be read was not tested either */
+        printf("FAIL %s\n", rs->problems[i]);
+    bad += rs->nproblems;
     for (const struct embed_blob *b = embed_table; b->path; b++) {   /* the shipped corpus */
         struct eval ev;
         if (strncmp(b->path, "rules/evals/", 12))

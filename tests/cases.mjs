@@ -13,9 +13,12 @@
 // "override_options.length", "error.code") mapped to a value or a matcher:
 // {"$gte": n}, {"$lte": n}, {"$absent": true}, {"$contains": "text"}, {"$match": "regex"},
 // {"$tokens": [...]} (the override tokens, in order).
+// A case with "hold_lock": true runs while another process holds the state
+// lock (flock(1) on state.lock), as a stopped keel would.
 // Args may use {"$repeat": {"value": v, "times": n}} to build long inputs:
 // a string value is repeated into one string, anything else into an array.
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { root, check, invalid, sandbox } from './lib/keel.mjs';
@@ -62,6 +65,13 @@ for (const tool of readdirSync(dir).sort()) {
     const name = `${tool}/${f}: ${c.description}`;
     const box = sandbox(c);
     const problems = [];
+    let holder = null;
+    if (c.hold_lock) {
+      const lock = join(box.stateDir, 'state.lock');
+      mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
+      holder = spawn('flock', ['-x', lock, 'sleep', '60'], { stdio: 'ignore' });
+      while (spawnSync('flock', ['-n', '-x', lock, 'true']).status === 0) await new Promise((r) => setTimeout(r, 20));
+    }
     const steps = c.steps || [{ args: c.args, expect: c.expect, exit: c.exit }];
     for (const [i, st] of steps.entries()) {
       const t = st.tool || tool;
@@ -97,7 +107,8 @@ for (const tool of readdirSync(dir).sort()) {
       const have = existsSync(box.stateDir) ? readdirSync(box.stateDir).filter((x) => x.startsWith(prefix)).length : 0;
       if (have !== n) problems.push(`files starting ${prefix}: ${have}, expected ${n}`);
     }
-    ok(problems.length === 0, name, problems.join('\n'));
+    if (holder) holder.kill("SIGKILL");
+    ok(problems.length === 0, name, problems.join("\n"));
     count++;
   }
 }

@@ -2,10 +2,11 @@
 // processes. Each section is one fault once found by probing (issue 14's
 // numbering), kept here so it stays fixed: keel answers, on time, with a
 // clear error, and loses nothing.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
-import { root, sandbox, Proc, Server } from './lib/keel.mjs';
+import { keel, root, sandbox, check, Proc, Server } from './lib/keel.mjs';
 
 const UP = join(root, 'tests', 'fixtures', 'upstream.mjs');
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
@@ -59,6 +60,113 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   ok(f.result.isError && f.result.structuredContent.error.code === 'INPUT_INVALID' && f.result.structuredContent.error.field === 'filter',
     '1: get_rules with a filter that backtracks without end: INPUT_INVALID on filter (took over 1 s)', f.result);
   await s.close();
+}
+
+// 2. The state lock is waited for a bounded time, and a FIFO at state.json is
+// never opened for reading: the relay goes on, the state call says why.
+{
+  const b = sandbox();
+  mkdirSync(b.stateDir, { recursive: true, mode: 0o700 });
+  const holder = spawn('flock', ['-x', join(b.stateDir, 'state.lock'), 'sleep', '120'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 300));
+  const k = new Proc(['--log-level', 'info', 'wrap', '--', process.execPath, UP, 'normal'], b.env);
+  let init = null, ping = null, busy = null;
+  try {
+    k.send(INIT);
+    init = JSON.parse(await k.next(PATIENCE));
+    ping = await k.ask({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    k.send(call(2, 'mark_session_start', { intent: 'write the report' }));
+    busy = JSON.parse(await k.next(PATIENCE));
+  } catch { /* left null */ }
+  ok(init && init.result && ping && ping.id === 1, '2: another process holding state.lock: keel wrap still answers initialize and ping (waited 20 s and more)');
+  ok(busy && busy.result && busy.result.isError && busy.result.structuredContent.error.code === 'STATE_BUSY',
+    '2: and a state call gets STATE_BUSY instead of waiting', busy && busy.result);
+  holder.kill('SIGKILL');
+  await k.close();
+
+  const f = sandbox();
+  mkdirSync(f.stateDir, { recursive: true, mode: 0o700 });
+  spawnSync('mkfifo', [join(f.stateDir, 'state.json')]);
+  const r = spawnSync(keel, ['--log-level', 'error', 'check', 'mark_session_start'], { input: '{"intent":"x"}', env: { ...process.env, ...f.env }, encoding: 'utf8', timeout: PATIENCE });
+  ok(r.status !== 0 && /"STATE_UNREADABLE"/.test(r.stdout) && /not a regular file; it was moved to/.test(r.stdout)
+    && !existsSync(join(f.stateDir, 'state.json')), '2: a FIFO at state.json: keel check answers at once, moved aside (it hung holding the lock)', r);
+  const again = check('mark_session_start', { intent: 'x' }, { box: f });
+  ok(again.status === 0 && again.json.session_id, '2: and the next call starts afresh', again.stdout);
+}
+
+// 3. A FIFO where a rule file or a profile should be is reported, never
+// waited on.
+{
+  const b = sandbox();
+  const dir = join(b.dir, 'rules');
+  mkdirSync(dir);
+  spawnSync('mkfifo', [join(dir, 'pipe.yml'), join(b.dir, 'profile.fifo')]);
+  const opts = { encoding: 'utf8', timeout: PATIENCE, env: { ...process.env, ...b.env } };
+  let r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
+  ok(r.status === 1 && /pipe\.yml:1: not read: it is not a regular file/.test(r.stdout), '3: rules lint names a FIFO rule file and goes on', r);
+  r = spawnSync(keel, ['profile', 'check', '--profile', join(b.dir, 'profile.fifo')], opts);
+  ok(r.status === 1 && /cannot be read: it is not a regular file/.test(r.stdout), '3: profile check says the profile is not a regular file', r);
+  for (const argv of [['--rules', dir, 'serve'], ['--profile', join(b.dir, 'profile.fifo'), 'wrap', '--', process.execPath, UP, 'normal']]) {
+    const k = new Proc(['--log-level', 'error', ...argv]);
+    let m = null;
+    try { k.send(INIT); m = JSON.parse(await k.next(PATIENCE)); } catch { /* left null */ }
+    ok(m && m.result && m.result.serverInfo, `3: keel ${argv.join(' ').replace(/ --.*/, '').replace(b.dir, 'DIR')} starts and answers initialize`, m);
+    await k.close();
+  }
+}
+
+// 4 and 5. A rule file cannot multiply itself through YAML aliases, and a key
+// given twice is a reported problem (its first value kept, nothing leaked).
+{
+  const b = sandbox();
+  const dir = join(b.dir, 'rules');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'aliases.yml'), `big: &a '${'a'.repeat(100000)}'\nrules:\n  - name: many\n    patterns: [${Array(150000).fill('*a').join(', ')}]\n`);
+  const opts = { encoding: 'utf8', timeout: PATIENCE };
+  let r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
+  ok(r.status === 1 && /aliases\.yml:\d+: with its aliases written out this file is over 4 MiB/.test(r.stdout),
+    '4: 700 KB of aliases to a 100 KB anchor: refused as over 4 MiB expanded (grew to 23 GB)', r.stdout || r.error);
+  r = spawnSync(keel, ['rules', 'test', '--rules', dir], opts);
+  ok(r.status === 1 && r.signal === null && /FAIL .*aliases\.yml:\d+: with its aliases/.test(r.stdout), '4: rules test on it fails cleanly, naming the file (crashed with SIGSEGV under a memory cap)', r.stdout || r.error);
+  writeFileSync(join(dir, 'aliases.yml'), 'rules:\n  - name: twice\n    patterns: [a]\n    name: again\n'
+    + '    guidance: one\n    guidance: two\n    examples: {fires: [a], fires: [b]}\nrules: []\n');
+  r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
+  ok(r.status === 1 && /aliases\.yml:4: name is given twice in this rule \(first on line 2\)/.test(r.stdout)
+    && /aliases\.yml:6: guidance is given twice/.test(r.stdout) && /examples\.fires is given twice/.test(r.stdout)
+    && /aliases\.yml:8: rules is given twice in this file/.test(r.stdout), '5: keys given twice are problems, with their lines', r.stdout);
+  writeFileSync(join(dir, 'aliases.yml'), `rules:\n  - name: wide\n    patterns: ['${'b'.repeat(70000)}']\n    examples: {fires: [b]}\n`);
+  r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
+  ok(r.status === 1 && /patterns is over 64 KiB/.test(r.stdout), '4: one value over 64 KiB is a problem', r.stdout);
+}
+
+// 11. State file edges: too large, a symbolic link, a directory others may
+// write to.
+{
+  const b = sandbox({ state: { version: 1 } });
+  truncateSync(join(b.stateDir, 'state.json'), 100 << 20);               // 100 MB, sparse
+  let r = check('mark_session_start', { intent: 'x' }, { box: b });
+  ok(r.json && r.json.error && r.json.error.code === 'STATE_UNREADABLE' && /over 8 MiB; it was moved to/.test(r.json.error.message),
+    '11: a 100 MB state.json is moved aside (it failed every call, for ever)', r.stdout);
+  r = check('mark_session_start', { intent: 'x' }, { box: b });
+  ok(r.status === 0, '11: and the next call works', r.stdout);
+
+  const l = sandbox();
+  mkdirSync(l.stateDir, { recursive: true, mode: 0o700 });
+  const target = join(l.dir, 'elsewhere.json');
+  writeFileSync(target, JSON.stringify({ version: 1 }));
+  symlinkSync(target, join(l.stateDir, 'state.json'));
+  r = check('mark_session_start', { intent: 'x' }, { box: l });
+  ok(r.json && r.json.error && r.json.error.code === 'STATE_UNREADABLE' && /not a regular file/.test(r.json.error.message)
+    && readFileSync(target, 'utf8') === '{"version":1}', '11: a symbolic link at state.json is not followed: moved aside, its target untouched', r.stdout);
+  const aside = readdirSync(l.stateDir).find((n) => n.startsWith('state.json.corrupt-'));
+  ok(aside && lstatSync(join(l.stateDir, aside)).isSymbolicLink(), '11: what was moved aside is the link itself');
+
+  const w = sandbox();
+  mkdirSync(w.stateDir, { recursive: true });
+  chmodSync(w.stateDir, 0o777);
+  r = check('mark_session_start', { intent: 'x' }, { box: w });
+  ok(r.json && r.json.error && r.json.error.code === 'STATE_UNWRITABLE' && /can be changed by other users \(mode 0777\)/.test(r.json.error.message)
+    && !existsSync(join(w.stateDir, 'state.json')), '11: a state directory others may write to is refused, with what to do', r.stdout);
 }
 
 done();
