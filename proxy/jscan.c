@@ -194,7 +194,7 @@ void jstream_init(struct jstream *j)
     /* The bit stack and the raw buffers are written before they are read. */
     j->depth = 0;
     j->st = JS_VALUE;
-    j->sub = j->inkey = j->keyn = j->trailing = 0;
+    j->sub = j->inkey = j->keyn = j->trailing = j->dup = 0;
     j->lit = NULL;
     j->off = j->cap_from = j->key_from = 0;
     j->slot = j->next_slot = -1;
@@ -389,8 +389,12 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                         if (j->inkey == 1) {
                             capture_key(j, s, j->key_from, i - 1);
                             j->next_slot = (size_t)j->keyn <= sizeof j->key ? slot_of(j->key, j->keyn) : -1;
-                            if (j->next_slot >= 0 && j->top[j->next_slot].present)
+                            if (j->next_slot >= 0 && j->top[j->next_slot].present) {
                                 j->next_slot = -1;     /* the first of duplicate keys wins, as in cJSON */
+                                j->dup = 1;
+                            }
+                            if (j->keyn <= sizeof j->key && memchr(j->key, '\\', j->keyn))
+                                j->dup = 1;            /* "\u0069d": a name in disguise */
                         }
                         j->inkey = 0;
                         j->st = JS_COLON;
@@ -498,6 +502,7 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top)
         return 0;
     if (top) {
         top->first = j.first;
+        top->dup = j.dup;
         struct jscan_span *out[JSCAN_NSLOTS] = {&top->id, &top->method, &top->params, &top->result, &top->error,
                                                 &top->jsonrpc};
         for (int x = 0; x < JSCAN_NSLOTS; x++)
@@ -674,9 +679,55 @@ char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes)
     memcpy(tok, raw, i);
     tok[i] = '"';
     tok[i + 1] = '\0';
-    cJSON *v = cJSON_ParseWithLength(tok, i + 1);
+    cJSON *v = jscan_parse(tok, i + 1);
     free(tok);
     char *out = cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
     cJSON_Delete(v);
     return out;
+}
+
+_Static_assert(JSCAN_MAX_DEPTH == CJSON_NESTING_LIMIT, "jscan and cJSON must nest alike");
+
+static int hex4(const char *p, unsigned *v)
+{
+    *v = 0;
+    for (int k = 0; k < 4; k++) {
+        int c = p[k], d = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+        if (d < 0)
+            return 0;
+        *v = *v << 4 | (unsigned)d;
+    }
+    return 1;
+}
+
+cJSON *jscan_parse(const char *s, size_t n)
+{
+    if (!jscan_scan(s, n, NULL))
+        return NULL;
+    char *copy = NULL;                  /* made at the first lone surrogate: the same length */
+    /* In valid JSON a backslash is always an escape inside a string. */
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (s[i] != '\\')
+            continue;
+        unsigned u, lo;
+        if (s[i + 1] != 'u' || i + 6 > n || !hex4(s + i + 2, &u) || u < 0xD800 || u > 0xDFFF) {
+            i++;
+            continue;
+        }
+        if (u < 0xDC00 && i + 12 <= n && s[i + 6] == '\\' && s[i + 7] == 'u' && hex4(s + i + 8, &lo) &&
+            lo >= 0xDC00 && lo <= 0xDFFF) {
+            i += 11;                    /* a pair: kept */
+            continue;
+        }
+        if (!copy) {
+            if (!(copy = malloc(n)))
+                return NULL;
+            memcpy(copy, s, n);
+        }
+        memcpy(copy + i, "\\ufffd", 6);
+        i += 5;
+    }
+    cJSON *v = cJSON_ParseWithLength(copy ? copy : s, n);
+    free(copy);
+    return v;
 }

@@ -26,6 +26,15 @@ int jscan_members(const char *s, size_t n, const char *const *keys, struct jscan
  * NUL, so such text would be cut short silently; keel refuses it instead. */
 int jscan_has_nul_escape(const char *s, size_t n);
 
+/* The one definition of JSON keel reads, shared by its two parsers: s[0..n)
+ * is one value by jscan's grammar (so nesting at most JSCAN_MAX_DEPTH, which
+ * is cJSON's own limit), parsed by cJSON, with each lone surrogate escape
+ * (\ud83d alone: what JavaScript's JSON.stringify writes for a cut emoji)
+ * read as U+FFFD, the replacement character, as WHATWG decoders do. NULL
+ * when s is not one JSON value (or memory ran out). */
+#include <cjson/cJSON.h>
+cJSON *jscan_parse(const char *s, size_t n);
+
 /* The top of one message, found while validating it. */
 struct jscan_span {
     const char *p;    /* NULL when absent */
@@ -34,6 +43,7 @@ struct jscan_span {
 struct jscan_top {
     char first;                          /* '{' for an object, '[' for a batch... */
     struct jscan_span id, method, params, result, error, jsonrpc;
+    int dup;                             /* one of those given twice (or a short top-level key with escapes) */
 };
 
 /* Validates s[0..n) as one JSON value, in one pass, and records the raw
@@ -44,7 +54,7 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top);
 /* Validation in pieces, for a message passed on while it arrives: the same
  * grammar as jscan_scan, and the top-level id and jsonrpc values kept (up to
  * 64 bytes) as their bytes go by. */
-#define JSCAN_MAX_DEPTH 4096
+#define JSCAN_MAX_DEPTH 1000          /* = CJSON_NESTING_LIMIT: both parsers take the same */
 enum { JSCAN_ID, JSCAN_METHOD, JSCAN_PARAMS, JSCAN_RESULT, JSCAN_ERROR, JSCAN_JSONRPC, JSCAN_NSLOTS };
 struct jstream_slot {
     size_t start, end;              /* offsets of the value from the first byte fed */
@@ -54,10 +64,11 @@ struct jstream_slot {
     char raw[64];                   /* the value's bytes (id and jsonrpc only) */
 };
 struct jstream {
-    uint64_t stack[JSCAN_MAX_DEPTH / 64];   /* open containers, 1 = object */
+    uint64_t stack[(JSCAN_MAX_DEPTH + 63) / 64];   /* open containers, 1 = object */
     int depth;
     unsigned char st, sub, inkey, keyn;
     unsigned char trailing;         /* the error was more text after a whole value */
+    unsigned char dup;              /* a kept top-level member given twice */
     const char *lit;
     size_t off;                     /* bytes fed so far */
     size_t cap_from, key_from;      /* within the piece being fed */

@@ -318,7 +318,7 @@ static int cmd_check(int argc, char **argv)
         p++;
     cJSON *args = NULL;
     if (*p) {
-        args = cJSON_ParseWithOpts(json, NULL, 1);
+        args = jscan_parse(json, strlen(json));
         if (!args || !cJSON_IsObject(args)) {
             cJSON_Delete(args);
             free(input);

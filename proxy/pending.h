@@ -9,6 +9,11 @@
 
 #include <stddef.h>
 
+/* Requests in flight at once, both ways together: past it a request is
+ * answered with an error at once (TOO_MANY_PENDING), so a peer that never
+ * answers cannot grow keel without end. */
+#define PENDING_MAX 4096
+
 enum pend_dir { FROM_CLIENT = 1, FROM_SERVER = 2, FROM_KEEL = 3 };
 enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY, PK_TOOLS_CALL, PK_SAMPLING };
 

@@ -17,6 +17,7 @@
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static int str_is(const char *raw, size_t rn, const char *want)
         return 0;
     if (!memchr(raw, '\\', rn))
         return rn == wn + 2 && memcmp(raw + 1, want, wn) == 0;
-    cJSON *v = cJSON_ParseWithLength(raw, rn);
+    cJSON *v = jscan_parse(raw, rn);
     int eq = cJSON_IsString(v) && strcmp(v->valuestring, want) == 0;
     cJSON_Delete(v);
     return eq;
@@ -74,7 +75,11 @@ static const struct tool *exposed_tool(const struct relay *r, const char *raw, s
 static void answer_keel_tool(struct relay *r, const struct tool *t, const char *id, size_t idn, const char *line,
                              size_t n)
 {
-    cJSON *m = cJSON_ParseWithLength(line, n);
+    cJSON *m = jscan_parse(line, n);
+    if (!m) {                         /* never a call with arguments missing */
+        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, "keel could not read this request (out of memory)", NULL);
+        return;
+    }
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
     log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, n);
     send_line(&r->cout, jr_reply(id, idn, "result",
@@ -113,8 +118,12 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         return;
     struct jscan_top top;
     if (!jscan_scan(line, n, &top)) {
+        const char *pid;
+        size_t pidn;
+        int known = jscan_member(line, n, "id", &pid, &pidn) == 1 && jr_valid_raw_id(pid, pidn);
         log_event(LOG_WARN, "client_parse_error", "bytes=%zu", n);
-        relay_error(&r->cout, NULL, 0, JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
+        relay_error(&r->cout, known ? pid : NULL, known ? pidn : 0, JR_PARSE_ERROR,
+                    "Parse error: the line is not valid JSON (or nests deeper than 1000)", NULL);
         return;
     }
     if (top.first != '{') {                   /* a batch (MCP before 2025-06-18) or a bare value */
@@ -128,6 +137,17 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     size_t mn = top.method.n, idn = top.id.n, pn = top.params.n, nn = 0;
     int has_method = method != NULL;
     int has_id = id && jr_valid_raw_id(id, idn);
+    if (top.dup) {                            /* peers would read it differently (first- or last-wins) */
+        log_event(LOG_WARN, "client_invalid_request", "reason=duplicate_member bytes=%zu", n);
+        relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
+                    "Invalid Request: a member (id, method, params...) is given twice", NULL);
+        return;
+    }
+    if (id && !has_id) {                      /* an id of null, true, {} or []: not a notification */
+        log_event(LOG_WARN, "client_invalid_request", "reason=bad_id bytes=%zu", n);
+        relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: an id must be a string or a number", NULL);
+        return;
+    }
     if (!jscan_is_jsonrpc(&top)) {
         log_event(LOG_WARN, "client_invalid_request", "bytes=%zu", n);
         relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
@@ -143,7 +163,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
             return;
         }
         if (kind == PK_SAMPLING && top.result.p) {
-            cJSON *res = cJSON_ParseWithLength(top.result.p, top.result.n);
+            cJSON *res = jscan_parse(top.result.p, top.result.n);
             overlay_on_sampling_result(&r->ov, res);
             cJSON_Delete(res);
         }
@@ -169,7 +189,21 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
             log_event(LOG_INFO, "notification_dropped", "reason=upstream_down bytes=%zu", n);
         return;
     }
-    /* A request. keel's own tools are answered here. */
+    /* A request: its id must not be one still in flight (the answer could
+     * not be told apart), and only so many may be. */
+    if (pending_kind(&r->pend, FROM_CLIENT, id, idn) >= 0) {
+        log_event(LOG_WARN, "client_invalid_request", "reason=id_in_use bytes=%zu", n);
+        relay_error(&r->cout, id, idn, JR_INVALID_REQUEST,
+                    "Invalid Request: this id is already used by a request still in flight", NULL);
+        return;
+    }
+    if (r->pend.live >= PENDING_MAX) {
+        log_event(LOG_WARN, "too_many_pending", "limit=%d", PENDING_MAX);
+        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, "keel has too many requests in flight to this server; "
+                    "wait for some answers and send it again", "TOO_MANY_PENDING");
+        return;
+    }
+    /* keel's own tools are answered here. */
     if (str_is(method, mn, "tools/call") && params && jscan_member(params, pn, "name", &name, &nn) == 1) {
         const struct tool *t = exposed_tool(r, name, nn);
         if (t) {
@@ -272,7 +306,7 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     size_t an, nn;
     if (!res->p || res->p[0] != '{' || jscan_member(res->p, res->n, "tools", &arr, &an) != 1 || arr[0] != '[')
         return NULL;
-    cJSON *tools = cJSON_ParseWithLength(arr, an), *t;
+    cJSON *tools = jscan_parse(arr, an), *t;
     cJSON_ArrayForEach(t, tools) {
         const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
         if (nm)
@@ -311,6 +345,41 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     return out;
 }
 
+/* A line from the upstream that cannot be passed on. If it reads as the
+ * answer to a request in flight, that request is answered now, with an
+ * error, rather than left waiting for ever. */
+static int answer_unusable(struct relay *r, const char *line, size_t n, const char *why)
+{
+    const char *id, *m;
+    size_t idn, mn;
+    int kind;
+    void *data = NULL;
+    if (jscan_member(line, n, "method", &m, &mn) == 1 || jscan_member(line, n, "id", &id, &idn) != 1 ||
+        !jr_valid_raw_id(id, idn) || !pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data))
+        return 0;
+    if (data && r->pend.free_data)
+        r->pend.free_data(data);
+    log_event(LOG_WARN, "upstream_response_unusable", "reason=%s bytes=%zu", why, n);
+    char msg[160];
+    snprintf(msg, sizeof msg, "the server's answer could not be passed on: %s", why);
+    relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, "UPSTREAM_BAD_RESPONSE");
+    return 1;
+}
+
+/* An array from the upstream passes only as a batch: objects, one or more. */
+static int batch_of_objects(const char *line, size_t n)
+{
+    size_t pos = 0;
+    const char *e;
+    int k = 0;
+    while (jscan_array_next(line, n, &pos, &e)) {
+        if (*e != '{')
+            return 0;
+        k++;
+    }
+    return k > 0;
+}
+
 void relay_server_line(struct relay *r, const char *line, size_t n)
 {
     size_t i = 0;
@@ -320,13 +389,28 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
         return;
     struct jscan_top top;
     if (!jscan_scan(line, n, &top) || (top.first != '{' && top.first != '[')) {
+        if (answer_unusable(r, line, n, "it is not valid JSON"))
+            return;
         /* Not a message: keep it off the client's stream, show it on stderr. */
         log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
         fprintf(stderr, "keel: upstream stdout (not JSON, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
         return;
     }
+    if (!text_valid_utf8(line, n)) {          /* the client's parser would refuse the whole line */
+        if (!answer_unusable(r, line, n, "it is not valid UTF-8"))
+            log_event(LOG_WARN, "upstream_not_utf8", "bytes=%zu", n);
+        return;
+    }
     if (top.first == '[') {
-        outq_line(&r->cout, line, n);
+        if (batch_of_objects(line, n))
+            outq_line(&r->cout, line, n);
+        else
+            log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=array bytes=%zu", n);
+        return;
+    }
+    if (top.dup) {
+        if (!answer_unusable(r, line, n, "a member is given twice"))
+            log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=duplicate_member bytes=%zu", n);
         return;
     }
     if (!jscan_is_jsonrpc(&top)) {            /* JSON, but not a message: a JSON logger, say */
@@ -346,7 +430,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
             jscan_member(top.params.p, top.params.n, "requestId", &rid, &ridn) == 1)
             pending_take(&r->pend, FROM_SERVER, rid, ridn, &k2, NULL);
         if (r->ov.parts && str_is(top.method.p, top.method.n, "sampling/createMessage")) {
-            cJSON *params = top.params.p ? cJSON_ParseWithLength(top.params.p, top.params.n) : NULL;
+            cJSON *params = top.params.p ? jscan_parse(top.params.p, top.params.n) : NULL;
             overlay_on_sampling_request(&r->ov, params);
             cJSON_Delete(params);
             kind = PK_SAMPLING;
@@ -377,6 +461,11 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
             rewritten = append_tools(r, line, n, &top);
         else if (kind == PK_TOOLS_CALL)
             rewritten = relay_call_finished(r, data, line, n, &top);
+    }
+    else {
+        /* Nobody waits for it: an unknown id, one already answered, or none. */
+        log_event(LOG_INFO, "response_dropped", "from=upstream reason=unknown_id bytes=%zu", n);
+        return;
     }
     if (rewritten) {
         outq_line(&r->cout, rewritten, strlen(rewritten));
@@ -454,7 +543,7 @@ int relay_replay(struct relay *r)
 {
     if (!r->init_line)
         return 0;
-    cJSON *m = cJSON_ParseWithLength(r->init_line, r->init_n);
+    cJSON *m = jscan_parse(r->init_line, r->init_n);
     if (!m)
         return 0;
     char id[48];

@@ -144,22 +144,16 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
         i++;
     if (i == n)
         return NULL;                              /* blank line */
-    const char *end = NULL;
-    cJSON *m = cJSON_ParseWithLengthOpts(line, n, &end, 0);
-    if (m && end) {                               /* only whitespace may follow */
-        for (const char *p = end; p < line + n; p++)
-            if (*p != ' ' && *p != '\t' && *p != '\r') {
-                cJSON_Delete(m);
-                m = NULL;
-                break;
-            }
-    }
+    cJSON *m = jscan_parse(line, n);
     struct reply r;
     const char *id = NULL;
     size_t idn = 0;
     if (!m) {
+        /* Answered with its id when one can be read, so the client can match it. */
+        if (jscan_member(line, n, "id", &id, &idn) != 1 || !jr_valid_raw_id(id, idn))
+            id = NULL;
         log_event(LOG_WARN, "parse_error", "bytes=%zu", n);
-        r = error(JR_PARSE_ERROR, "Parse error: the line is not valid JSON", NULL);
+        r = error(JR_PARSE_ERROR, "Parse error: the line is not valid JSON (or nests deeper than 1000)", NULL);
     } else if (cJSON_IsArray(m)) {
         log_event(LOG_WARN, "batch_rejected", "bytes=%zu", n);
         r = error(JR_INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18)",

@@ -139,6 +139,87 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   ok(r.status === 1 && /patterns is over 64 KiB/.test(r.stdout), '4: one value over 64 KiB is a problem', r.stdout);
 }
 
+// 6. Requests the upstream never answers cannot grow keel without end: past
+// 4096 in flight, a request is answered at once.
+{
+  const k = await wrapped();
+  for (let i = 0; i < 4097; i++) k.send(call(100 + i, 'slow', { ms: 600000 }));
+  let m = null;
+  try { m = JSON.parse(await k.next(PATIENCE)); } catch { /* left null */ }
+  ok(m && m.id === 100 + 4096 && m.error && m.error.data && m.error.data.code === 'TOO_MANY_PENDING',
+    '6: the 4097th request in flight is answered at once with TOO_MANY_PENDING (a million grew keel to 119 MB)', m);
+  await k.close();
+}
+
+// 7. One definition of JSON: a lone surrogate (JavaScript's cut emoji) reads
+// as U+FFFD everywhere, and nesting past 1000 is refused by both parsers.
+{
+  const k = await wrapped();
+  const raw = (id, name, args) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
+  k.send(raw(1, 'mark_session_start', '{"intent":"ship the report \\ud83d"}'));
+  let m = JSON.parse(await k.next(PATIENCE));
+  ok(m.result && !m.result.isError && /ship the report \ufffd/.test(JSON.stringify(m.result.structuredContent)),
+    '7: wrap: a keel tool gets its arguments with the lone surrogate as U+FFFD', m.result);
+  k.send(raw(2, 'mark_session_end', '{"summary":"done \\ud83d","bogus_key":1}'));
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.result && m.result.isError && m.result.structuredContent.error.code === 'INPUT_INVALID' && m.result.structuredContent.error.field === 'bogus_key',
+    '7: wrap: an unknown argument beside a lone surrogate is refused, the session left open (it was closed, the summary dropped)', m.result);
+  k.send(raw(3, 'mark_session_end', `{"summary":${'['.repeat(1000)}${']'.repeat(1000)}}`));
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 3 && m.error && m.error.code === -32700, '7: wrap: arguments nested past 1000 are a parse error for that id, never a call without arguments', m);
+  await k.close();
+  const sv = new Server(['--log-level', 'error']);
+  sv.send('{"jsonrpc":"2.0","id":"p1","method":"ping","params":{"_meta":{"note":"\\udc00"}}}');
+  m = JSON.parse(await sv.next(PATIENCE));
+  ok(m.id === 'p1' && m.result, '7: serve: a ping with a lone surrogate is answered, with its id (was -32700, id null)', m);
+  await sv.close();
+}
+
+// 8. Upstream faults stay away from the client, and no request is left
+// without an answer.
+{
+  const k = await wrapped();
+  const answers = async (id, how) => { k.send(call(id, 'faulty', { how })); return JSON.parse(await k.next(PATIENCE)); };
+  let m = await answers(1, 'unknown_id');
+  ok(m.id === 1 && m.result.content[0].text === 'after unknown id', '8: a response to an id nobody asked is dropped', m);
+  m = await answers(2, 'twice');
+  ok(m.id === 2 && m.result.content[0].text === 'first answer', '8: a request answered twice: the client gets the first', m);
+  m = await answers(3, 'bare');
+  ok(m.id === 2 ? false : m.id === 3 && m.result.content[0].text === 'after bare array', '8: a bare [1,2,3] is not passed on (nor the second answer before it)', m);
+  m = await answers(4, 'bad_utf8');
+  ok(m.id === 4 && m.error && m.error.data && m.error.data.code === 'UPSTREAM_BAD_RESPONSE' && /not valid UTF-8/.test(m.error.message),
+    '8: a response with raw invalid UTF-8 answers its request with an error (was passed on byte for byte)', m);
+  m = await answers(5, 'nul');
+  ok(m.id === 5 && m.error && m.error.data && m.error.data.code === 'UPSTREAM_BAD_RESPONSE' && /not valid JSON/.test(m.error.message),
+    '8: a response with a raw NUL answers its request with an error (was never answered)', m);
+  await k.close();
+  ok(!k.stderr.includes('nul ') && !k.stderr.includes('bad '), '8: and what it said is not logged');
+}
+
+// 9. Ids and keys mean one thing: an id in flight is not reused, a member
+// given twice is refused, an id that is not a string or number is invalid.
+{
+  const k = await wrapped();
+  k.send(call(50, 'slow', { ms: 800 }));
+  k.send({ jsonrpc: '2.0', id: 50, method: 'tools/list' });
+  let m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 50 && m.error && m.error.code === -32600 && /already used/.test(m.error.message),
+    '9: a tools/list with the id of a tools/call in flight is refused (keel\'s tools went missing)', m);
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 50 && m.result && m.result.content[0].text === 'slow done', '9: and the call in flight is answered as it was');
+  for (const [i, line] of ['{"jsonrpc":"2.0","id":1001,"id":1002,"method":"ping"}', '{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/list"}'].entries()) {
+    k.send(line);
+    m = JSON.parse(await k.next(PATIENCE));
+    ok(m.error && m.error.code === -32600 && /given twice/.test(m.error.message), `9: duplicate ${i ? 'method' : 'id'} keys: Invalid Request`, m);
+  }
+  for (const id of ['null', '{}', '[]', 'true']) {
+    k.send(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+    m = JSON.parse(await k.next(PATIENCE));
+    ok(m.id === null && m.error && m.error.code === -32600, `9: a request with id ${id} is invalid, answered (was a silent notification)`, m);
+  }
+  await k.close();
+}
+
 // 11. State file edges: too large, a symbolic link, a directory others may
 // write to.
 {

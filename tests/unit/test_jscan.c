@@ -68,13 +68,44 @@ static void validates_json(void **state)
     for (int i = 0; bad[i]; i++)
         if (valid(bad[i]))
             fail_msg("should be invalid: %s", bad[i]);
+    /* Nesting: exactly what cJSON takes (1000), so the two parsers agree. */
     char deep[10000];
     memset(deep, '[', 5000);
     memset(deep + 5000, ']', 5000);
-    assert_false(jscan_valid(deep, sizeof deep));   /* deeper than 4096: refused, no crash */
-    memset(deep, '[', 4000);
-    memset(deep + 4000, ']', 4000);
-    assert_true(jscan_valid(deep, 8000));
+    assert_false(jscan_valid(deep, sizeof deep));   /* refused, no crash */
+    for (int d = JSCAN_MAX_DEPTH - 1; d <= JSCAN_MAX_DEPTH + 1; d++) {
+        memset(deep, '[', (size_t)d);
+        memset(deep + d, ']', (size_t)d);
+        cJSON *v = cJSON_ParseWithLength(deep, 2 * (size_t)d);
+        assert_int_equal(jscan_valid(deep, 2 * (size_t)d), v != NULL);
+        assert_int_equal(d <= 1000, v != NULL);
+        cJSON_Delete(v);
+    }
+}
+
+/* jscan_parse: a lone surrogate escape reads as U+FFFD; pairs and escaped
+ * backslashes are left alone; what jscan refuses, it refuses. */
+static void parses_lone_surrogates(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *want;
+    } cases[] = {
+        {"\"cut \\ud83d\"", "cut \xef\xbf\xbd"},
+        {"\"\\udc00x\"", "\xef\xbf\xbdx"},
+        {"\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80"},                  /* a pair: the emoji */
+        {"\"\\ud83d\\ud83d\\ude00\"", "\xef\xbf\xbd\xf0\x9f\x98\x80"},
+        {"\"\\\\ud83d\"", "\\ud83d"},                                  /* an escaped backslash, then text */
+        {"\"a\\u0041\"", "aA"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *v = jscan_parse(cases[i].json, strlen(cases[i].json));
+        if (!cJSON_IsString(v) || strcmp(v->valuestring, cases[i].want))
+            fail_msg("case %zu: %s", i, cases[i].json);
+        cJSON_Delete(v);
+    }
+    assert_null(jscan_parse("{\"a\":1,}", 8));
+    assert_null(jscan_parse("\"\\ud83d\" x", 10));
 }
 
 static void finds_nul_escapes(void **state)
@@ -150,6 +181,7 @@ int main(void)
         cmocka_unit_test(works_on_truncated_heads),
         cmocka_unit_test(validates_json),
         cmocka_unit_test(finds_nul_escapes),
+        cmocka_unit_test(parses_lone_surrogates),
         cmocka_unit_test(validates_in_pieces),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
