@@ -113,6 +113,16 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
     return rc < 0 ? RULE_SKIPPED : found;
 }
 
+char *rule_copy(const char *text, size_t n)
+{
+    char *c = malloc(n + 1 + RULE_PAD);
+    if (c) {
+        memcpy(c, text, n);
+        memset(c + n, 0, 1 + RULE_PAD);
+    }
+    return c;
+}
+
 struct buf {
     char *p;
     size_t n, cap;
@@ -123,9 +133,9 @@ static void put(struct buf *b, const char *s, size_t n)
 {
     if (b->failed)
         return;
-    if (b->n + n + 1 > b->cap) {
+    if (b->n + n + 1 + RULE_PAD > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
+        while (cap < b->n + n + 1 + RULE_PAD)
             cap *= 2;
         char *p = realloc(b->p, cap);
         if (!p) {
@@ -137,7 +147,7 @@ static void put(struct buf *b, const char *s, size_t n)
     }
     memcpy(b->p + b->n, s, n);
     b->n += n;
-    b->p[b->n] = '\0';
+    memset(b->p + b->n, 0, 1 + RULE_PAD);
 }
 
 /* The replacement for the match in md ($1 and friends expanded) onto out. */

@@ -54,6 +54,11 @@ struct rule_span {
 #define RULE_JIT_STACK (1u << 20)
 #define RULE_BUDGET_MS 25
 #define RULE_SKIPPED (-1)
+/* Zeroed bytes a subject buffer holds past its end: PCRE2's JIT reads a few
+ * bytes ahead (harmless, but valgrind rightly reports it on a buffer cut to
+ * size). rule_copy makes such a copy. */
+#define RULE_PAD 16
+char *rule_copy(const char *text, size_t n);
 extern const char rule_skipped_why[];
 /* The match context with those limits (NULL: out of memory), for any other
  * pattern keel matches on someone's behalf. */

@@ -1,6 +1,8 @@
 /* jscan.c: top-level member lookup (see jscan.h). */
 #include "jscan.h"
 
+#include "rules.h"
+
 #include <cjson/cJSON.h>
 
 #include <stdint.h>
@@ -681,7 +683,7 @@ char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes)
     tok[i + 1] = '\0';
     cJSON *v = jscan_parse(tok, i + 1);
     free(tok);
-    char *out = cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
+    char *out = cJSON_IsString(v) ? rule_copy(v->valuestring, strlen(v->valuestring)) : NULL;   /* a rule's subject */
     cJSON_Delete(v);
     return out;
 }

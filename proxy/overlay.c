@@ -422,7 +422,7 @@ void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
 {
     if (!(ov->parts & OV_SYCOPHANCY))
         return;
-    char *buf = malloc(OV_SCAN_MAX * 4 + 1);
+    char *buf = calloc(1, OV_SCAN_MAX * 4 + 1 + RULE_PAD);   /* a rule's subject: padded */
     size_t n = 0;
     struct chrono_env env;
     if (buf && clock_env(ov, &env) == 0) {

@@ -47,7 +47,7 @@ static char *keep(struct ruleset *rs, const char *file, const yaml_node_t *v, co
         problem(rs, file, v, "%s is over %u KiB", key, RULEFILE_VALUE_MAX >> 10);
         return NULL;
     }
-    char *c = strdup(scalar(v));
+    char *c = rule_copy(scalar(v), v->data.scalar.length);   /* examples are matched */
     if (!c)
         problem(rs, file, v, "%s: out of memory", key);
     return c;

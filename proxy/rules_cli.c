@@ -82,7 +82,7 @@ static int parse_eval(const char *name, const char *text, size_t n, struct eval 
             if (!strcmp(key, "id") && v->type == YAML_SCALAR_NODE)
                 snprintf(ev->id, sizeof ev->id, "%s", (char *)v->data.scalar.value);
             else if (!strcmp(key, "text") && v->type == YAML_SCALAR_NODE && !ev->text)
-                ev->text = strdup((char *)v->data.scalar.value);
+                ev->text = rule_copy((char *)v->data.scalar.value, v->data.scalar.length);   /* padded: matched */
             else if (!strcmp(key, "expected_violations"))
                 scalar_list(&doc, v, ev->expect_fire, &ev->nfire);
             else if (!strcmp(key, "expected_clean"))

@@ -120,8 +120,8 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     cJSON *notes = cJSON_AddArrayToObject(out, "notes");
     cJSON *annotations = cJSON_AddArrayToObject(out, "annotations");
     cJSON *skipped = cJSON_AddArrayToObject(out, "skipped");
-    char *cur = strdup(text);
     size_t n = strlen(text);
+    char *cur = rule_copy(text, n);
     for (int i = 0; rs && cur && i < rs->n; i++) {
         const struct rule *r = &rs->v[i];
         if (!applies(r, where, tool))

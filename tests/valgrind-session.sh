@@ -61,6 +61,12 @@ run check check_rumination --json "$(cat "$tmp/args")"
 run check check_hyperfocus --json '{"chronometric_snapshot":{"open_session":null,"now":"2026-05-16T10:00:00Z"},"escalation_thresholds":{"gentle":5,"nudge":4}}'
 run check check_sycophancy --json '{"candidate_response":"I couldn'"'"'t agree more, that is perfect."}'
 run profile check
+# The rules' JIT reads a few bytes past a subject: every subject is padded.
+run check submit_message --json '{"message":"Great question! Should I run the linter on the whole repo? I hope this helps!"}'
+run rules test
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"v","version":"1"}}}' \
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"key AKIAIOSFODNN7EXAMPLE, \\u001b[31mred\\u001b[0m, caf\\u00e9"}}}' > "$tmp/wrapped"
+run wrap -- node "$(dirname "$0")/fixtures/upstream.mjs" normal < "$tmp/wrapped"
 echo '{version' > "$tmp/state/state.json"
 run check get_time_context --json '{}'
 echo "1..$n"
