@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,67 @@
 static void cloexec(int fd)
 {
     fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* The watchdog: a small process of its own (forked twice, so init reaps
+ * it) that holds the read end of a pipe from keel. keel writes it the group
+ * of each server it starts, and 0 when it has stopped that server itself.
+ * If the pipe ends with a group still guarded (keel was killed, even by
+ * SIGKILL), the watchdog ends the group: SIGTERM, then SIGKILL 2 s later.
+ * PR_SET_PDEATHSIG reaches only the server itself; this reaches what it
+ * started in its group too. */
+static int watchdog_fd = -1;
+
+static void watchdog_run(int rfd)
+{
+    signal(SIGINT, SIG_IGN);         /* a Ctrl-C is for keel, which stops the server itself */
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0), dup2(null, 1), dup2(null, 2);
+    }
+    for (int fd = 3; fd < 1024; fd++)         /* the server's pipes must see their EOF */
+        if (fd != rfd)
+            close(fd);
+    int32_t group = 0, v;
+    ssize_t n;
+    while ((n = read(rfd, &v, sizeof v)) == (ssize_t)sizeof v || (n < 0 && errno == EINTR))
+        if (n > 0)
+            group = v;
+    if (group > 0) {
+        kill(-group, SIGTERM);
+        sleep(2);
+        kill(-group, SIGKILL);
+    }
+    _exit(0);
+}
+
+static void watchdog_guard(int32_t group)
+{
+    if (watchdog_fd < 0) {
+        int p[2];
+        if (pipe(p) < 0)
+            return;
+        pid_t a = fork();
+        if (a == 0) {
+            close(p[1]);
+            if (fork() == 0)
+                watchdog_run(p[0]);
+            _exit(0);
+        }
+        close(p[0]);
+        if (a < 0) {
+            close(p[1]);
+            return;
+        }
+        while (waitpid(a, NULL, 0) < 0 && errno == EINTR)
+            ;
+        cloexec(p[1]);
+        watchdog_fd = p[1];
+    }
+    if (write(watchdog_fd, &group, sizeof group) < 0)
+        return;                      /* no watchdog: PR_SET_PDEATHSIG still covers the server */
 }
 
 int child_spawn(struct child *c, char *const argv[], const char *cwd, char *const env_add[], char *err, size_t errn)
@@ -93,6 +155,7 @@ int child_spawn(struct child *c, char *const argv[], const char *cwd, char *cons
     c->pid = pid;
     c->in_fd = in[1];
     c->out_fd = out[0];
+    watchdog_guard((int32_t)pid);
     fcntl(c->in_fd, F_SETFL, fcntl(c->in_fd, F_GETFL) | O_NONBLOCK);
     return 0;
 }
@@ -143,6 +206,7 @@ void child_stop(struct child *c, int grace_ms)
     }
     /* Helpers the server left in its group go too. */
     kill(-c->pid, SIGKILL);
+    watchdog_guard(0);               /* done: nothing for the watchdog to do */
 }
 
 int child_exit_code(const struct child *c)

@@ -220,6 +220,24 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   await k.close();
 }
 
+// 10. kill -9 of keel leaves nothing of the server behind: a helper the
+// server started in its process group goes too.
+{
+  const b = sandbox();
+  const pidFile = join(b.dir, 'helper.pid');
+  const k = new Proc(['--log-level', 'error', 'wrap', '--', 'sh', '-c', `sleep 300 & echo $! > ${pidFile}; exec "${process.execPath}" "${UP}" normal`]);
+  await k.ask(INIT);
+  const helper = +readFileSync(pidFile, 'utf8');
+  const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  ok(alive(helper), '10: the server\'s helper runs');
+  k.p.kill('SIGKILL');
+  await k.exited;
+  let gone = false;
+  for (let t = 0; t < 50 && !gone; t++) { await new Promise((r) => setTimeout(r, 200)); gone = !alive(helper); }
+  ok(gone, '10: after kill -9 of keel the helper in the server\'s group is gone too (it survived)');
+  if (!gone) process.kill(helper, 'SIGKILL');
+}
+
 // 11. State file edges: too large, a symbolic link, a directory others may
 // write to.
 {
