@@ -25,7 +25,7 @@
 /* A tools/call on its way upstream: the loop detector notes what it is. */
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn)
 {
-    cJSON *p = jscan_parse(params, pn);
+    cJSON *p = jscan_parse_valid(params, pn);
     const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
     struct call_data *d = NULL;
     if (tool && (d = calloc(1, sizeof *d + strlen(tool) + 1))) {
@@ -292,7 +292,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         top->result.p[0] != '{' || jscan_members(top->result.p, top->result.n, keys, sp, 2, 0) < 1 || !sp[0].p ||
         sp[0].p[0] != '[' || content_quiet(&sp[0], tool))
         return NULL;
-    cJSON *content = jscan_parse(sp[0].p, sp[0].n), *b;
+    cJSON *content = jscan_parse_valid(sp[0].p, sp[0].n), *b;
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
     cJSON *where = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     char guidance[600] = "", found[600] = "";

@@ -704,13 +704,18 @@ static int hex4(const char *p, unsigned *v)
 
 cJSON *jscan_parse(const char *s, size_t n)
 {
-    if (!jscan_scan(s, n, NULL))
-        return NULL;
+    return jscan_scan(s, n, NULL) ? jscan_parse_valid(s, n) : NULL;
+}
+
+cJSON *jscan_parse_valid(const char *s, size_t n)
+{
     char *copy = NULL;                  /* made at the first lone surrogate: the same length */
     /* In valid JSON a backslash is always an escape inside a string. */
     for (size_t i = 0; i + 1 < n; i++) {
-        if (s[i] != '\\')
-            continue;
+        const char *b = memchr(s + i, '\\', n - 1 - i);
+        if (!b)
+            break;
+        i = (size_t)(b - s);
         unsigned u, lo;
         if (s[i + 1] != 'u' || i + 6 > n || !hex4(s + i + 2, &u) || u < 0xD800 || u > 0xDFFF) {
             i++;

@@ -34,6 +34,8 @@ int jscan_has_nul_escape(const char *s, size_t n);
  * when s is not one JSON value (or memory ran out). */
 #include <cjson/cJSON.h>
 cJSON *jscan_parse(const char *s, size_t n);
+/* The same for text jscan_scan has already passed (a span of a scanned line). */
+cJSON *jscan_parse_valid(const char *s, size_t n);
 
 /* The top of one message, found while validating it. */
 struct jscan_span {

@@ -34,7 +34,7 @@ static int str_is(const char *raw, size_t rn, const char *want)
         return 0;
     if (!memchr(raw, '\\', rn))
         return rn == wn + 2 && memcmp(raw + 1, want, wn) == 0;
-    cJSON *v = jscan_parse(raw, rn);
+    cJSON *v = jscan_parse_valid(raw, rn);
     int eq = cJSON_IsString(v) && strcmp(v->valuestring, want) == 0;
     cJSON_Delete(v);
     return eq;
@@ -75,7 +75,7 @@ static const struct tool *exposed_tool(const struct relay *r, const char *raw, s
 static void answer_keel_tool(struct relay *r, const struct tool *t, const char *id, size_t idn, const char *line,
                              size_t n)
 {
-    cJSON *m = jscan_parse(line, n);
+    cJSON *m = jscan_parse_valid(line, n);
     if (!m) {                         /* never a call with arguments missing */
         relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, "keel could not read this request (out of memory)", NULL);
         return;
@@ -163,7 +163,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
             return;
         }
         if (kind == PK_SAMPLING && top.result.p) {
-            cJSON *res = jscan_parse(top.result.p, top.result.n);
+            cJSON *res = jscan_parse_valid(top.result.p, top.result.n);
             overlay_on_sampling_result(&r->ov, res);
             cJSON_Delete(res);
         }
@@ -306,7 +306,7 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     size_t an, nn;
     if (!res->p || res->p[0] != '{' || jscan_member(res->p, res->n, "tools", &arr, &an) != 1 || arr[0] != '[')
         return NULL;
-    cJSON *tools = jscan_parse(arr, an), *t;
+    cJSON *tools = jscan_parse_valid(arr, an), *t;
     cJSON_ArrayForEach(t, tools) {
         const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
         if (nm)
@@ -430,7 +430,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
             jscan_member(top.params.p, top.params.n, "requestId", &rid, &ridn) == 1)
             pending_take(&r->pend, FROM_SERVER, rid, ridn, &k2, NULL);
         if (r->ov.parts && str_is(top.method.p, top.method.n, "sampling/createMessage")) {
-            cJSON *params = top.params.p ? jscan_parse(top.params.p, top.params.n) : NULL;
+            cJSON *params = top.params.p ? jscan_parse_valid(top.params.p, top.params.n) : NULL;
             overlay_on_sampling_request(&r->ov, params);
             cJSON_Delete(params);
             kind = PK_SAMPLING;
@@ -543,7 +543,7 @@ int relay_replay(struct relay *r)
 {
     if (!r->init_line)
         return 0;
-    cJSON *m = jscan_parse(r->init_line, r->init_n);
+    cJSON *m = jscan_parse_valid(r->init_line, r->init_n);
     if (!m)
         return 0;
     char id[48];
