@@ -1,10 +1,8 @@
 /* loop.c: the agent-loop detector (see loop.h).
  *
- * Identity is a hash of a canonical walk of the arguments, so key order,
- * whitespace and number spelling ({"n":1.0} and {"n":1}) do not make two
- * calls different, and nothing of the text is kept: the window holds hashes
- * and times only. Each pattern is counted backwards from the newest call, in
- * one pass over at most window_calls entries. */
+ * The window holds hashes and times only, never the text of a call. Each
+ * pattern is counted backwards from the newest call, in one pass over at most
+ * window_calls entries. */
 #include "loop.h"
 
 #include <stdio.h>
@@ -68,96 +66,22 @@ uint64_t loop_hash(const void *p, size_t n, uint64_t seed)
 
 /* Free text: words a person or model wrote (a query, a question), as opposed
  * to a path, URI, id or one-word value. Needs a space, and is not a path. */
-static int free_text(const char *s)
+static int has_scheme(const char *s, size_t n)
 {
-    if (!strchr(s, ' ') && !strchr(s, '\t') && !strchr(s, '\n'))
+    for (const char *c = s; (c = memchr(c, ':', n - (size_t)(c - s))); c++)
+        if ((size_t)(s + n - c) >= 3 && c[1] == '/' && c[2] == '/')
+            return 1;
+    return 0;
+}
+
+int loop_free_text(const char *s, size_t n)
+{
+    if (!memchr(s, ' ', n) && !memchr(s, '\t', n) && !memchr(s, '\n', n))
         return 0;
-    if (s[0] == '/' || s[0] == '~' || s[0] == '.' || strstr(s, "://") ||
-        (((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z') && s[1] == ':' && (s[2] == '\\' || s[2] == '/')))
+    if (s[0] == '/' || s[0] == '~' || s[0] == '.' || has_scheme(s, n) ||
+        (n >= 3 && ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z') && s[1] == ':' && (s[2] == '\\' || s[2] == '/')))
         return 0;
     return 1;
-}
-
-struct walk {
-    uint64_t id, shape;
-    int free;
-};
-
-static void feed(struct walk *w, const void *p, size_t n, int shape_too)
-{
-    w->id = loop_hash(p, n, w->id);
-    if (shape_too)
-        w->shape = loop_hash(p, n, w->shape);
-}
-
-static int by_key(const void *a, const void *b)
-{
-    return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
-}
-
-static void walk_value(struct walk *w, const cJSON *v, int depth)
-{
-    if (depth > 64) {                        /* deeper than any tool's arguments: counted as one value */
-        feed(w, "D", 1, 1);
-        return;
-    }
-    if (cJSON_IsString(v)) {
-        const char *s = v->valuestring ? v->valuestring : "";
-        int ft = free_text(s);
-        feed(w, "s", 1, 1);
-        feed(w, s, strlen(s) + 1, !ft);
-        if (ft) {
-            w->shape = loop_hash("T", 1, w->shape);
-            w->free = 1;
-        }
-    } else if (cJSON_IsNumber(v)) {
-        char b[40];
-        int l = snprintf(b, sizeof b, "n%.17g", v->valuedouble);
-        feed(w, b, (size_t)l, 1);
-    } else if (cJSON_IsArray(v)) {
-        feed(w, "[", 1, 1);
-        for (const cJSON *c = v->child; c; c = c->next)
-            walk_value(w, c, depth + 1);
-        feed(w, "]", 1, 1);
-    } else if (cJSON_IsObject(v)) {
-        size_t n = 0;
-        for (const cJSON *c = v->child; c; c = c->next)
-            n++;
-        cJSON *stack[32], **kids = n <= 32 ? stack : malloc(n * sizeof *kids);
-        size_t k = 0;
-        for (cJSON *c = v->child; kids && c; c = c->next)
-            if (c->string && strcmp(c->string, "_meta") && strcmp(c->string, "progressToken"))
-                kids[k++] = c;
-        if (kids)
-            qsort(kids, k, sizeof *kids, by_key);
-        feed(w, "{", 1, 1);
-        for (size_t i = 0; i < k; i++) {
-            feed(w, kids[i]->string, strlen(kids[i]->string) + 1, 1);
-            walk_value(w, kids[i], depth + 1);
-        }
-        feed(w, "}", 1, 1);
-        if (kids != stack)
-            free(kids);
-    } else {
-        char tag = cJSON_IsTrue(v) ? 't' : cJSON_IsFalse(v) ? 'f' : 'z';
-        feed(w, &tag, 1, 1);
-    }
-}
-
-void loop_identify(const char *tool, const cJSON *arguments, struct loop_call *c)
-{
-    struct walk w = {0x6b65656c, 0x6b65656c, 0};
-    size_t tl = strlen(tool);
-    c->tool = loop_hash(tool, tl, 0x746f6f6c);
-    feed(&w, tool, tl + 1, 1);
-    if (arguments)
-        walk_value(&w, arguments, 0);
-    c->id = w.id;
-    c->shape = w.shape;
-    if (w.free)
-        c->flags |= LOOP_FREE_TEXT;
-    else
-        c->flags &= ~LOOP_FREE_TEXT;
 }
 
 /* --- patterns ------------------------------------------------------------ */
@@ -250,17 +174,15 @@ void loop_forget(struct loop_window *w, size_t upto)
 {
     if (upto > w->n)
         upto = w->n;
-    if (!upto)
-        return;
-    memmove(w->v, w->v + upto, (w->n - upto) * sizeof *w->v);
-    memmove(w->tool, w->tool + upto, (w->n - upto) * sizeof *w->tool);
+    w->v += upto;
+    w->tool += upto;
     w->n -= upto;
 }
 
 void loop_window_free(struct loop_window *w)
 {
-    free(w->v);
-    free(w->tool);
+    free(w->base);
+    free(w->tool_base);
     memset(w, 0, sizeof *w);
 }
 
@@ -272,10 +194,12 @@ int loop_observe(struct loop_window *w, const struct loop_params *p, const struc
     while (old < w->n && w->v[old].at < c->at - p->window_ms)
         old++;
     loop_forget(w, old);
-    if (!w->v) {
-        w->v = malloc(keep * sizeof *w->v);
-        w->tool = malloc(keep * sizeof *w->tool);
-        if (!w->v || !w->tool) {
+    if (!w->base) {
+        /* Twice the window: the calls move back to the start once per keep calls. */
+        w->cap = 2 * keep;
+        w->v = w->base = malloc(w->cap * sizeof *w->base);
+        w->tool = w->tool_base = malloc(w->cap * sizeof *w->tool_base);
+        if (!w->base || !w->tool_base) {
             loop_window_free(w);
             memset(f, 0, sizeof *f);
             return -1;
@@ -283,11 +207,19 @@ int loop_observe(struct loop_window *w, const struct loop_params *p, const struc
     }
     loop_check(w->v, w->n, c, p, f);
     if (f->kind == LOOP_ALTERNATION)
-        snprintf(other, 64, "%s", w->tool[f->other]);
+        memcpy(other, w->tool[f->other], 64);
     if (w->n >= keep)
         loop_forget(w, w->n - keep + 1);
+    if (w->v + w->n == w->base + w->cap) {
+        memmove(w->base, w->v, w->n * sizeof *w->v);
+        memmove(w->tool_base, w->tool, w->n * sizeof *w->tool);
+        w->v = w->base;
+        w->tool = w->tool_base;
+    }
     w->v[w->n] = *c;
-    snprintf(w->tool[w->n], sizeof w->tool[0], "%s", tool);
+    size_t tl = strnlen(tool, 63);
+    memcpy(w->tool[w->n], tool, tl);
+    w->tool[w->n][tl] = '\0';
     w->n++;
     return 0;
 }

@@ -27,7 +27,6 @@
 #ifndef KEEL_LOOP_H
 #define KEEL_LOOP_H
 
-#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,9 +77,12 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
 /* The window a caller keeps: the calls, oldest first, as hashes and times,
  * with their tool names for the reason. No text of any call is kept. */
 struct loop_window {
-    struct loop_call *v;
+    struct loop_call *v;             /* the n calls, oldest first */
     char (*tool)[64];
     size_t n;
+    struct loop_call *base;          /* v points into base[0..cap) */
+    char (*tool_base)[64];
+    size_t cap;
 };
 
 /* Drops calls older than the window, checks c against the rest, and adds it
@@ -92,8 +94,12 @@ int loop_observe(struct loop_window *w, const struct loop_params *p, const struc
 void loop_forget(struct loop_window *w, size_t upto);
 void loop_window_free(struct loop_window *w);
 
-/* A call's identity and shape from its tool name and arguments (NULL: none). */
-void loop_identify(const char *tool, const cJSON *arguments, struct loop_call *c);
+/* 1 if the string s[0..n) is free text: words a person or model wrote (it
+ * holds a space and is not a path or URI), blanked in a call's shape. The
+ * caller that reads a call's arguments (relay_identify) builds id and shape:
+ * tool + canonical arguments, object members in any order, numbers by value,
+ * _meta and progressToken left out. */
+int loop_free_text(const char *s, size_t n);
 
 /* A 64-bit hash of n bytes, eight at a time (results of megabytes are hashed whole). */
 uint64_t loop_hash(const void *p, size_t n, uint64_t seed);

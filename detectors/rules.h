@@ -31,6 +31,8 @@ struct rule {
     pcre2_code **re;
     unsigned char *jit;             /* jit[i]: re[i] has JIT code (NULL: none known to) */
     pcre2_match_data *md;           /* one, reused by every match (keel is one thread) */
+    pcre2_code *any;                /* the patterns as one alternation, to ask "anywhere?" (NULL: not built) */
+    int any_jit;
     char **pattern;
     int npatterns;
     long max_words, max_chars;      /* 0: no limit */
@@ -68,6 +70,15 @@ pcre2_match_context *rule_limits(void);   /* what a skipped rule tells the perso
  * RULE_SKIPPED when it could not tell within its budget. For RD_LENGTH the
  * span is the whole text; RD_LLM never fires here. */
 int rule_match(const struct rule *r, const char *text, size_t n, struct rule_span *spans, int max);
+
+/* 1 if r fires anywhere in text, 0 if not, RULE_SKIPPED: rule_match's
+ * answer without the spans, from one pass when rule_combine built r->any.
+ * text must be valid UTF-8 (the caller checks once for every rule). */
+int rule_any(const struct rule *r, const char *text, size_t n);
+/* Builds r->any from r's compiled patterns, when joining them cannot change
+ * what one of them means (no back-references, subroutine calls, \Q or
+ * comments, whose meaning depends on group numbers or the pattern's end). */
+void rule_combine(struct rule *r);
 
 /* text with r's replacement applied to every match, or NULL when nothing
  * changed (or r has no replacement, or *skipped: it ran out of budget, and

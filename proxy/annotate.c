@@ -22,17 +22,125 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --- a call's identity, from its raw arguments ------------------------------ */
+
+struct ident {
+    uint64_t id, shape;              /* the value; the same with free text blanked */
+    int free;                        /* it holds free text */
+};
+
+#define IDENT_DEPTH 64               /* deeper than any tool's arguments: counted as one value */
+
+/* The decoded text of the JSON string raw[0..rn): its bytes when it has no
+ * escape, else decoded into *dec (freed by the caller). */
+static const char *string_of(const char *raw, size_t rn, char **dec, size_t *len)
+{
+    *dec = NULL;
+    if (!memchr(raw + 1, '\\', rn - 2)) {
+        *len = rn - 2;
+        return raw + 1;
+    }
+    *dec = jscan_string_prefix(raw, rn, rn);
+    *len = *dec ? strlen(*dec) : 0;
+    return *dec ? *dec : "";
+}
+
+/* One value's canonical hashes: object members combine in any order (their
+ * hashes are added), array elements in theirs; a number by its value, so 1,
+ * 1.0 and 1e0 are one number; strings decoded, so "A" and "\u0041" are one. */
+static struct ident ident_value(const char *v, size_t n, int depth)
+{
+    struct ident r = {0, 0, 0};
+    char *dec;
+    size_t len;
+    if (depth > IDENT_DEPTH) {
+        r.id = r.shape = 0x44656570;
+    } else if (v[0] == '"') {
+        const char *s = string_of(v, n, &dec, &len);
+        r.id = loop_hash(s, len, 0x73);
+        r.free = loop_free_text(s, len);
+        r.shape = r.free ? 0x54657874 : r.id;
+        free(dec);
+    } else if (v[0] == '{') {
+        uint64_t sum[3] = {0, 0, 0};     /* id, shape, members */
+        size_t pos = 0;
+        struct jscan_span key, val;
+        while (jscan_object_next(v, n, &pos, &key, &val)) {
+            const char *k = string_of(key.p, key.n, &dec, &len);
+            int dropped = (len == 5 && !memcmp(k, "_meta", 5)) || (len == 13 && !memcmp(k, "progressToken", 13));
+            uint64_t kh = loop_hash(k, len, 0x6b6579);
+            free(dec);
+            if (dropped)
+                continue;
+            struct ident m = ident_value(val.p, val.n, depth + 1);
+            sum[0] += loop_hash(&m.id, sizeof m.id, kh);
+            sum[1] += loop_hash(&m.shape, sizeof m.shape, kh);
+            sum[2]++;
+            r.free |= m.free;
+        }
+        r.id = loop_hash(sum, sizeof sum, 0x7b);
+        sum[0] = sum[1];
+        r.shape = loop_hash(sum, sizeof sum, 0x7b);
+    } else if (v[0] == '[') {
+        uint64_t id = 0x5b, shape = 0x5b;
+        size_t pos = 0;
+        const char *e;
+        while (jscan_array_next(v, n, &pos, &e)) {
+            struct ident m = ident_value(e, jscan_value_end(v, n, pos) - pos, depth + 1);
+            id = loop_hash(&m.id, sizeof m.id, id);
+            shape = loop_hash(&m.shape, sizeof m.shape, shape);
+            r.free |= m.free;
+        }
+        r.id = id;
+        r.shape = shape;
+    } else if (v[0] == 't' || v[0] == 'f' || v[0] == 'n') {
+        r.id = r.shape = loop_hash(v, 1, 0x6c6974);
+    } else {
+        char b[64];
+        if (n < sizeof b) {
+            memcpy(b, v, n);
+            b[n] = '\0';
+            double d = strtod(b, NULL);
+            if (d == 0)
+                d = 0;                   /* -0 is 0 */
+            r.id = loop_hash(&d, sizeof d, 0x6e);
+        } else {
+            r.id = loop_hash(v, n, 0x4e);  /* a number too long to be read exactly: its digits */
+        }
+        r.shape = r.id;
+    }
+    return r;
+}
+
+void relay_identify(const char *tool, size_t tl, const char *args, size_t an, struct loop_call *c)
+{
+    c->tool = loop_hash(tool, tl, 0x746f6f6c);
+    struct ident a = args && an ? ident_value(args, an, 0) : (struct ident){0x6e6f6e65, 0x6e6f6e65, 0};
+    c->id = loop_hash(&a.id, sizeof a.id, c->tool);
+    c->shape = loop_hash(&a.shape, sizeof a.shape, c->tool);
+    if (a.free)
+        c->flags |= LOOP_FREE_TEXT;
+    else
+        c->flags &= ~LOOP_FREE_TEXT;
+}
+
 /* A tools/call on its way upstream: the loop detector notes what it is. */
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn)
 {
-    cJSON *p = jscan_parse_valid(params, pn);
-    const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
-    struct call_data *d = NULL;
-    if (tool && (d = calloc(1, sizeof *d + strlen(tool) + 1))) {
-        strcpy(d->tool, tool);
-        d->watched = overlay_on_call(&r->ov, tool, cJSON_GetObjectItemCaseSensitive(p, "arguments"), &d->call);
+    static const char *const keys[] = {"name", "arguments"};
+    struct jscan_span sp[2];
+    if (!params || params[0] != '{' || jscan_members(params, pn, keys, sp, 2, 0) < 1 || !sp[0].p || sp[0].p[0] != '"')
+        return NULL;
+    char *dec;
+    size_t tl;
+    const char *tool = string_of(sp[0].p, sp[0].n, &dec, &tl);
+    struct call_data *d = calloc(1, sizeof *d + tl + 1);
+    if (d) {
+        memcpy(d->tool, tool, tl);
+        if ((d->watched = overlay_on_call(&r->ov, d->tool, &d->call)))
+            relay_identify(d->tool, tl, sp[1].p, sp[1].n, &d->call);
     }
-    cJSON_Delete(p);
+    free(dec);
     return d;
 }
 
@@ -60,19 +168,27 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
 /* The outcome of a call, as the loop detector compares it: a hash of what the
  * client gets (content, structuredContent, isError; keel's own additions come
  * later), or of the JSON-RPC error; and, for a failure, of its text. */
-void relay_outcome(const struct jscan_top *top, struct loop_call *c)
+static const char *const result_keys[] = {"content", "structuredContent", "isError"};
+
+/* A result object's content, structuredContent and isError (spans NULL when
+ * absent, or when there is no result object), read once for every use. */
+static void result_members(const struct jscan_top *top, struct jscan_span rm[3])
 {
-    static const char *const keys[] = {"content", "structuredContent", "isError"}, *const block_keys[] = {"text"};
-    static const char *const err_keys[] = {"code", "message"};
+    memset(rm, 0, 3 * sizeof *rm);
+    if (top->result.p && top->result.p[0] == '{')
+        jscan_members(top->result.p, top->result.n, result_keys, rm, 3, 0);
+}
+
+static void outcome(const struct jscan_top *top, const struct jscan_span *sp, struct loop_call *c)
+{
+    static const char *const block_keys[] = {"text"}, *const err_keys[] = {"code", "message"};
     c->error = 0;
     c->flags &= ~LOOP_EMPTY;
     if (top->result.p && top->result.p[0] == '{') {
-        struct jscan_span sp[3];
-        jscan_members(top->result.p, top->result.n, keys, sp, 3, 0);
         uint64_t h = 0x726573756c74;
         for (int k = 0; k < 3; k++)
             if (sp[k].p)
-                h = loop_hash(sp[k].p, sp[k].n, loop_hash(keys[k], strlen(keys[k]), h));
+                h = loop_hash(sp[k].p, sp[k].n, loop_hash(result_keys[k], strlen(result_keys[k]), h));
         c->result = h;
         size_t pos = 0;
         const char *first = NULL;
@@ -94,6 +210,13 @@ void relay_outcome(const struct jscan_top *top, struct loop_call *c)
         c->result = 0;
         c->flags |= LOOP_EMPTY;
     }
+}
+
+void relay_outcome(const struct jscan_top *top, struct loop_call *c)
+{
+    struct jscan_span rm[3];
+    result_members(top, rm);
+    outcome(top, rm, c);
 }
 
 /* The text of a result's text blocks, for a model-backed tool: at most
@@ -284,13 +407,10 @@ static int content_quiet(const struct jscan_span *content, const char *tool)
  * (the result rejected, or its text blocks rewritten) or NULL, and adds an
  * advisory to *adv saying what was done. */
 static char *result_rules(struct relay *r, const char *tool, const char *line, size_t n, const struct jscan_top *top,
-                          cJSON **adv)
+                          const struct jscan_span *sp, cJSON **adv)
 {
-    static const char *const keys[] = {"content", "structuredContent"};
-    struct jscan_span sp[2];
     if (!(r->ov.parts & OV_RULES) || !ruleset_current || n > RULES_MAX_LINE || !top->result.p ||
-        top->result.p[0] != '{' || jscan_members(top->result.p, top->result.n, keys, sp, 2, 0) < 1 || !sp[0].p ||
-        sp[0].p[0] != '[' || content_quiet(&sp[0], tool))
+        top->result.p[0] != '{' || !sp[0].p || sp[0].p[0] != '[' || content_quiet(&sp[0], tool))
         return NULL;
     cJSON *content = jscan_parse_valid(sp[0].p, sp[0].n), *b;
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
@@ -436,10 +556,12 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     struct call_data *d = data;
     char *text = NULL, *out = NULL;
     cJSON *rules_adv = NULL;
+    struct jscan_span rm[3];
+    result_members(top, rm);
     if (d->watched)
-        relay_outcome(top, &d->call);         /* what the server said, before any rule or advisory */
+        outcome(top, rm, &d->call);           /* what the server said, before any rule or advisory */
     const struct loop_call *call = d->watched ? &d->call : NULL;
-    char *ruled = result_rules(r, d->tool, line, n, top, &rules_adv);
+    char *ruled = result_rules(r, d->tool, line, n, top, rm, &rules_adv);
     struct jscan_top t2;
     if (ruled && jscan_scan(ruled, strlen(ruled), &t2)) {   /* go on from the ruled line */
         line = ruled;

@@ -3,7 +3,7 @@
  * DIR holds dev/ and test/, each a set of traces (*.jsonl): one tools/call a
  * line, {at, tool, arguments, result | error, label: work | loop, episode?,
  * kind?}, in the order the agent made them. Each trace is replayed through
- * the same code keel wrap runs: the call's identity (loop_identify), its
+ * the same code keel wrap runs: the call's identity (relay_identify), its
  * outcome taken from the response line as the relay sees it (relay_outcome),
  * and the window (loop_observe), with the default parameters.
  *
@@ -98,7 +98,10 @@ static int replay_call(struct loop_window *w, const struct loop_params *p, const
     memset(&c, 0, sizeof c);
     if (!tool || !at || tf_parse_rfc3339(at, &c.at, NULL) < 0)
         return -1;
-    loop_identify(tool, cJSON_GetObjectItemCaseSensitive(ex, "arguments"), &c);
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ex, "arguments");
+    char *raw = args ? cJSON_PrintUnformatted(args) : NULL;
+    relay_identify(tool, strlen(tool), raw, raw ? strlen(raw) : 0, &c);
+    free(raw);
     /* The response line as the relay would receive it. */
     cJSON *resp = cJSON_CreateObject();
     cJSON_AddStringToObject(resp, "jsonrpc", "2.0");

@@ -633,6 +633,11 @@ int jscan_array_next(const char *s, size_t n, size_t *pos, const char **v)
     return 1;
 }
 
+size_t jscan_value_end(const char *s, size_t n, size_t at)
+{
+    return value_end(s, n, ws(s, n, at));
+}
+
 int jscan_object_next(const char *s, size_t n, size_t *pos, struct jscan_span *key, struct jscan_span *val)
 {
     size_t i;

@@ -95,6 +95,10 @@ int jscan_valid(const char *s, size_t n);
  * scanned over only when the next one is asked for. */
 int jscan_array_next(const char *s, size_t n, size_t *pos, const char **v);
 
+/* Where the value starting at s[at] ends (one past its last byte), or 0 if
+ * none starts there. */
+size_t jscan_value_end(const char *s, size_t n, size_t at);
+
 /* Iterates the members of the object s[0..n) (s[0] == '{'): *pos starts at 0.
  * 1 with the raw key (quotes included) and value spans, or 0 at the end (or
  * where the object stops being readable). */

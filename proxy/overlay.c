@@ -225,7 +225,7 @@ static int exempt(const struct overlay *ov, const char *tool)
     return 0;
 }
 
-int overlay_on_call(struct overlay *ov, const char *tool, const cJSON *arguments, struct loop_call *c)
+int overlay_on_call(struct overlay *ov, const char *tool, struct loop_call *c)
 {
     if (!(ov->parts & OV_LOOP) || exempt(ov, tool))
         return 0;
@@ -234,7 +234,6 @@ int overlay_on_call(struct overlay *ov, const char *tool, const cJSON *arguments
     if (clock_env(ov, &env) < 0)
         return 0;
     c->at = env.now.ms;
-    loop_identify(tool, arguments, c);
     return 1;
 }
 

@@ -72,9 +72,10 @@ void overlay_free(struct overlay *ov);
 /* The overlay apply_override reaches (NULL under keel serve). */
 extern struct overlay *overlay_current;
 
-/* A tools/call on its way to the upstream: 1 and its identity in *c when the
- * loop detector watches it (its result is filled in when it comes back). */
-int overlay_on_call(struct overlay *ov, const char *tool, const cJSON *arguments, struct loop_call *c);
+/* A tools/call on its way to the upstream: 1 when the loop detector watches
+ * it, *c cleared and its time set (the caller adds its identity, and its
+ * result when it comes back). */
+int overlay_on_call(struct overlay *ov, const char *tool, struct loop_call *c);
 
 /* A sampling/createMessage request from the upstream, and the client's answer. */
 void overlay_on_sampling_request(struct overlay *ov, const cJSON *params);

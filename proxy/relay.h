@@ -84,6 +84,9 @@ void relay_free(struct relay *r);
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn);
 char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top);
 void relay_call_data_free(void *data);
+/* A tools/call's identity and shape (c->tool, c->id, c->shape, LOOP_FREE_TEXT)
+ * from its tool name and raw arguments (valid JSON; NULL: none). */
+void relay_identify(const char *tool, size_t tl, const char *args, size_t an, struct loop_call *c);
 /* The outcome of a tools/call as the loop detector compares it, from its
  * response (result or error): c->result, c->error, LOOP_EMPTY. */
 void relay_outcome(const struct jscan_top *top, struct loop_call *c);

@@ -247,6 +247,8 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
             }
         }
         r.md = pcre2_match_data_create(groups + 1, NULL);
+        if (usable)
+            rule_combine(&r);
     }
     if (usable && r.detector == RD_REGEX && !r.npatterns) {
         problem(rs, file, node, "rule %s: a regex rule needs patterns", r.name);

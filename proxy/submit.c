@@ -101,11 +101,16 @@ static void skip(cJSON *skipped, cJSON *notes, const struct rule *r)
 int rules_quiet(const char *text, size_t n, int where, const char *tool)
 {
     struct ruleset *rs = ruleset_current;
+    int valid = -1;                   /* the text is valid UTF-8: checked once, for the first regex rule */
     for (int i = 0; rs && i < rs->n; i++) {
         const struct rule *r = &rs->v[i];
         if (!applies(r, where, tool))
             continue;
-        if (r->detector == RD_LLM || rule_match(r, text, n, NULL, 0) != 0)
+        if (r->detector == RD_REGEX && valid < 0)
+            valid = text_valid_utf8(text, n);
+        if (r->detector == RD_LLM || (r->detector == RD_REGEX && !valid))
+            return 0;                 /* the full judgement decides */
+        if (rule_any(r, text, n) != 0)
             return 0;                 /* fired, or skipped: the full judgement says which */
     }
     return 1;   /* nothing fired, so nothing was rewritten either: the text judged stays as it came */

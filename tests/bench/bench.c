@@ -4,10 +4,12 @@
  *
  * Four ways for a client to reach the same server: directly, through the
  * no-parse relay (the floor for any stdio proxy here), through keel wrap as a
- * pure relay (--overlay none), and through keel wrap with the overlay on:
- * rumination and hyperfocus on every small call, and the large results'
- * tool marked model-backed, so each 8 MiB result is read for sycophancy and,
- * repeated, annotated.
+ * pure relay (--overlay none), and through keel wrap with the overlay on, as
+ * users run it: every small call's identity and result through the loop
+ * detector, the hygiene rules on every result, hyperfocus on the clock; the
+ * small calls' arguments differ per call (a counter in free text), and the
+ * large results' tool is marked model-backed, so each 8 MiB result is read
+ * for sycophancy and, repeated, annotated.
  * The configurations are interleaved over REPS repetitions (default 5) and
  * the table shows medians:
  *   - pipelined small tools/call: 20000 calls, 32 in flight: calls/s and CPU

@@ -1,0 +1,99 @@
+/* test_rules.c: "does this rule fire anywhere?" asked of all of a rule's
+ * patterns at once (rule_any, the quick check every tool result gets) gives
+ * the answer asking pattern by pattern (rule_match) gives, on every example
+ * of every shipped rule; and patterns whose meaning depends on their own
+ * group numbers are never joined. */
+#include "rulefile.h"
+#include "rules.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void agree(const struct rule *r, const char *text)
+{
+    size_t n = strlen(text);
+    char *c = rule_copy(text, n);
+    assert_non_null(c);
+    int m = rule_match(r, c, n, NULL, 0);
+    assert_int_equal(rule_any(r, c, n), m < 0 ? RULE_SKIPPED : m > 0);
+    free(c);
+}
+
+static void shipped_rules_answer_alike_either_way(void **state)
+{
+    (void)state;
+    struct ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    ruleset_load(&rs, NULL, NULL, 0);
+    assert_true(rs.n > 0);
+    int joined = 0, checked = 0;
+    for (int i = 0; i < rs.n; i++) {
+        const struct rule *r = &rs.v[i];
+        joined += r->any != NULL;
+        /* every example of every rule against this rule: fires and passes alike */
+        for (int j = 0; j < rs.n; j++) {
+            for (int k = 0; k < rs.v[j].nfires; k++, checked++)
+                agree(r, rs.v[j].fires[k]);
+            for (int k = 0; k < rs.v[j].npasses; k++, checked++)
+                agree(r, rs.v[j].passes[k]);
+        }
+        agree(r, "");
+    }
+    assert_true(joined >= 3);           /* the hygiene rules take the quick path */
+    assert_true(checked > 100);
+    ruleset_free(&rs);
+}
+
+static void group_numbers_keep_patterns_apart(void **state)
+{
+    (void)state;
+    static const char yml[] =
+        "rules:\n"
+        "  - name: doubled\n"
+        "    applies_to: tool_result\n"
+        "    detector: regex\n"
+        "    patterns: ['(a)\\1', '(b)\\1']\n"
+        "    action: annotate\n"
+        "    guidance: g\n"
+        "    examples: {fires: [aa, bb], passes: [ab]}\n"
+        "  - name: plain\n"
+        "    applies_to: tool_result\n"
+        "    detector: regex\n"
+        "    patterns: ['(?i)x+y', 'z{2}']\n"
+        "    action: annotate\n"
+        "    guidance: g\n"
+        "    examples: {fires: [XXy, zz], passes: [z]}\n"
+        "  - name: hashed\n"
+        "    applies_to: tool_result\n"
+        "    detector: regex\n"
+        "    patterns: ['(?x) q # a comment', 'w']\n"
+        "    action: annotate\n"
+        "    guidance: g\n"
+        "    examples: {fires: [q, w], passes: [e]}\n";
+    struct ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    ruleset_load_text(&rs, "t.yml", yml, sizeof yml - 1);
+    assert_int_equal(rs.n, 3);
+    assert_null(rs.v[0].any);           /* back-references: never joined */
+    assert_non_null(rs.v[1].any);
+    assert_null(rs.v[2].any);           /* a comment could swallow what follows */
+    const char *texts[] = {"aa", "bb", "ab", "ba", "XXY", "xy", "zz", "z", "q", "w", "e", " q ", ""};
+    for (int i = 0; i < rs.n; i++)
+        for (size_t t = 0; t < sizeof texts / sizeof *texts; t++)
+            agree(&rs.v[i], texts[t]);
+    ruleset_free(&rs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shipped_rules_answer_alike_either_way),
+        cmocka_unit_test(group_numbers_keep_patterns_apart),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
