@@ -49,6 +49,7 @@ static void defaults(struct profile *p)
     p->loop_alternation = 6;
     p->loop_window = 30;
     p->loop_calls = 50;
+    p->loop_poll = 60;
     p->activity_gap = 30;
     p->eval_timeout_ms = 5000;
     snprintf(p->activity_intent, sizeof p->activity_intent, "this stretch of work (no intent was stated)");
@@ -364,6 +365,8 @@ static void loop_member(struct walk *w, const char *key, const yaml_node_t *v, v
         get_int(w, v, "loop.window_minutes", 1, 1440, &p->loop_window);
     else if (!strcmp(key, "window_calls"))
         get_int(w, v, "loop.window_calls", 5, 200, &p->loop_calls);
+    else if (!strcmp(key, "poll_seconds"))
+        get_int(w, v, "loop.poll_seconds", 5, 3600, &p->loop_poll);
     else if (!strcmp(key, "exempt")) {
         if (v->type != YAML_SEQUENCE_NODE) {
             problem(p, v, "loop.exempt must be a list of tool name globs");
@@ -597,6 +600,7 @@ cJSON *profile_to_json(const struct profile *p)
     cJSON_AddNumberToObject(lp, "alternation_calls", p->loop_alternation);
     cJSON_AddNumberToObject(lp, "window_minutes", p->loop_window);
     cJSON_AddNumberToObject(lp, "window_calls", p->loop_calls);
+    cJSON_AddNumberToObject(lp, "poll_seconds", p->loop_poll);
     cJSON *ex = cJSON_AddArrayToObject(lp, "exempt");
     for (int i = 0; i < p->nloop_exempt; i++)
         cJSON_AddItemToArray(ex, cJSON_CreateString(p->loop_exempt[i]));

@@ -51,6 +51,7 @@ struct profile {
     int loop_repeat, loop_errors, loop_reask, loop_alternation;
     int loop_window;           /* minutes */
     int loop_calls;            /* calls kept */
+    int loop_poll;             /* seconds: a call repeated after this long, nothing between, is a poll */
     int nloop_exempt;
     char loop_exempt[16][128]; /* tool name globs never counted */
     int activity_gap;          /* minutes of quiet that end an activity session */

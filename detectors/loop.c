@@ -22,6 +22,7 @@ void loop_default_params(struct loop_params *p)
     p->error_threshold = 3;
     p->reask_threshold = 4;
     p->alternation_calls = 6;
+    p->poll_ms = 60000;
     p->window_ms = 30 * 60000LL;
     p->window_calls = 50;
 }
@@ -103,22 +104,31 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
     while (lo < n && hist[lo].at < cur->at - p->window_ms)
         lo++;
 
-    /* One pass back over the window counts every pattern at once. */
+    /* One pass back over the window counts every pattern at once, and finds
+     * the last time this call was made (did its answer change?). */
     int rep = 1, rep_on = 1, err = 1, err_on = cur->error != 0, ask = 1, ask_on = !(cur->flags & LOOP_EMPTY),
-        ask_ids = 1;
+        ask_ids = 1, seen = 0, changed = 0;
     int64_t rep_at = cur->at, err_at = cur->at, ask_at = cur->at;
+    size_t rep_i = n;                        /* where the last repeat counted is (n: cur) */
     uint64_t last_id = cur->id;
-    for (size_t i = n; i-- > lo && (rep_on || err_on || ask_on);) {
+    for (size_t i = n; i-- > lo && (rep_on || err_on || ask_on || !seen);) {
         const struct loop_call *h = &hist[i];
+        int same = h->result == cur->result && !h->error == !cur->error;
+        if (h->id == cur->id && !seen) {
+            seen = 1;
+            changed = !same;
+        }
         if (rep_on && h->id == cur->id) {
-            if (h->result == cur->result && !h->error == !cur->error)
-                rep++, rep_at = h->at;
+            if (same && !(rep_i == i + 1 && rep_at - h->at >= p->poll_ms))
+                rep++, rep_at = h->at, rep_i = i;
             else
-                rep_on = 0;                  /* the same call answered differently: progress */
+                rep_on = 0;                  /* answered differently (progress), or waited for (a poll) */
+        } else if (rep_on && (h->flags & LOOP_CHANGED)) {
+            rep_on = 0;                      /* something was seen to change since */
         }
         if (err_on && h->tool == cur->tool) {
             if (!h->error)
-                err_on = 0;                  /* the tool worked in between */
+                err_on = 0;                  /* the tool worked before this: the count ends there */
             else if (h->error == cur->error)
                 err++, err_at = h->at;
         }
@@ -129,6 +139,8 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
                 ask_on = 0;
         }
     }
+    f->changed = changed;
+
     /* A, B, A, B...: the run of calls ending here that alternate between two
      * identities, each answered as it was the time before. s_k is the call k
      * places back (s_0 is this one). While such a run is on, it alone speaks:
@@ -144,30 +156,23 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
             run++;
         }
         if (run >= p->alternation_calls) {
-            *f = (struct loop_finding){LOOP_ALTERNATION, run, due(run, p->alternation_calls, p->alternation_calls),
-                                       hist[n - (size_t)run + 1].at, n - 1, 0.8};
+            f->kind = LOOP_ALTERNATION, f->count = run, f->advise = due(run, p->alternation_calls, p->alternation_calls);
+            f->first_at = hist[n - (size_t)run + 1].at, f->other = n - 1, f->confidence = 0.8;
             return;
         }
     }
 
-    if (err_on && due(err, p->error_threshold, p->error_threshold - 1)) {
-        *f = (struct loop_finding){LOOP_SAME_ERROR, err, 1, err_at, 0, 0.85};
-        return;
-    }
     int rt = p->repeat_threshold + 1;
-    if (!cur->error && due(rep, rt, rt - 1)) {
-        *f = (struct loop_finding){LOOP_REPEAT, rep, 1, rep_at, 0, 0.9};
-        return;
-    }
-    if (!cur->error && (cur->flags & LOOP_FREE_TEXT) && ask_ids > 1 && due(ask, p->reask_threshold, p->reask_threshold - 1)) {
-        *f = (struct loop_finding){LOOP_REASKED, ask, 1, ask_at, 0, 0.7};
-        return;
-    }
-
-    if (err_on && err >= 2)
-        f->kind = LOOP_SAME_ERROR, f->count = err;
+    if (cur->error && err >= 2)
+        f->kind = LOOP_SAME_ERROR, f->count = err, f->first_at = err_at, f->confidence = 0.85,
+        f->advise = due(err, p->error_threshold, p->error_threshold - 1);
+    else if (!cur->error && due(rep, rt, rt - 1))
+        f->kind = LOOP_REPEAT, f->count = rep, f->first_at = rep_at, f->confidence = 0.9, f->advise = 1;
+    else if (!cur->error && (cur->flags & LOOP_FREE_TEXT) && ask_ids > 1 &&
+             due(ask, p->reask_threshold, p->reask_threshold - 1))
+        f->kind = LOOP_REASKED, f->count = ask, f->first_at = ask_at, f->confidence = 0.7, f->advise = 1;
     else if (rep >= 2)
-        f->kind = LOOP_REPEAT, f->count = rep;
+        f->kind = LOOP_REPEAT, f->count = rep, f->first_at = rep_at;
 }
 
 void loop_forget(struct loop_window *w, size_t upto)
@@ -217,6 +222,10 @@ int loop_observe(struct loop_window *w, const struct loop_params *p, const struc
         w->tool = w->tool_base;
     }
     w->v[w->n] = *c;
+    if (f->changed)
+        w->v[w->n].flags |= LOOP_CHANGED;
+    else
+        w->v[w->n].flags &= ~LOOP_CHANGED;
     size_t tl = strnlen(tool, 63);
     memcpy(w->tool[w->n], tool, tl);
     w->tool[w->n][tl] = '\0';

@@ -11,7 +11,12 @@
  *
  * Four patterns, over a window the caller keeps (time and count bounded):
  *   repeat       the same call, the same result, for the Nth time in a row
- *                (of that call);
+ *                (of that call), with nothing seen to change in between: a
+ *                call made earlier whose answer came back different (a
+ *                debugger's next step, a file read after it was written) ends
+ *                the count, and so does a wait of poll_ms or more with no
+ *                other call in it (a job polled now and then is waited on,
+ *                not looped on);
  *   same_error   the same tool failing with the same error text (its first
  *                100 characters), whatever the arguments, with no success of
  *                that tool in between;
@@ -38,6 +43,8 @@ extern const char *const loop_kind_names[];   /* "none", "repeat", "same_error",
 enum {
     LOOP_EMPTY = 1u << 0,            /* the result carries nothing (no content, no structuredContent) */
     LOOP_FREE_TEXT = 1u << 1,        /* the arguments hold free text (shape differs from id) */
+    LOOP_CHANGED = 1u << 2,          /* set by loop_observe: this call's answer differs from the last
+                                      * time it was made, so the world it reads has moved */
 };
 
 struct loop_call {
@@ -55,6 +62,8 @@ struct loop_params {
     int error_threshold;             /* failures with one error (3) */
     int reask_threshold;             /* same answers to reworded calls (4) */
     int alternation_calls;           /* A, B, A, B... calls (6) */
+    int64_t poll_ms;                 /* the same call again after this long, nothing else made in
+                                      * between, is a poll, not a repeat (60 s) */
     int64_t window_ms;               /* only calls this recent count (30 min) */
     int window_calls;                /* and only this many of the last ones (50) */
 };
@@ -67,6 +76,7 @@ struct loop_finding {
     int64_t first_at;                /* when the pattern's first call was made */
     size_t other;                    /* alternation: index in hist of a call of the other tool */
     double confidence;
+    int changed;                     /* the last time this call was made it was answered differently */
 };
 
 /* hist: the window before cur, oldest first (entries older than the window

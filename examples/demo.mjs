@@ -12,7 +12,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const keel = process.argv[2] || join(here, '..', 'build', 'keel');
 const dir = mkdtempSync(join(tmpdir(), 'keel-demo-'));   // state and clock of our own: yours are untouched
 const clock = join(dir, 'now');
-const setTime = (hhmm) => writeFileSync(clock, `2026-05-16T${hhmm}:00+01:00\n`);
+const setTime = (t) => writeFileSync(clock, `2026-05-16T${t.length === 5 ? `${t}:00` : t}+01:00\n`);
 setTime('09:00');
 const env = { ...process.env, KEEL_NOW_FILE: clock, TZ: 'Europe/Dublin', KEEL_STATE_DIR: join(dir, 'state'),
   KEEL_PROFILE: join(dir, 'no-profile.yaml') };
@@ -72,7 +72,7 @@ for (let id = 1; id <= 5; id++) {
 }
 
 say('\n--- The agent searches for the same thing, and gets the same answer, again and again');
-for (const t of ['09:10', '09:12', '09:14', '09:17']) {
+for (const t of ['09:10:00', '09:10:40', '09:11:10', '09:11:50']) {
   setTime(t);
   await step(`${t} search_notes "deploy checklist"`, 'search_notes', { query: 'deploy checklist' });
 }

@@ -76,6 +76,7 @@ void overlay_init(struct overlay *ov, const struct profile *p, const char *state
     ov->loop.alternation_calls = p->loop_alternation;
     ov->loop.window_ms = (int64_t)p->loop_window * 60000;
     ov->loop.window_calls = p->loop_calls;
+    ov->loop.poll_ms = (int64_t)p->loop_poll * 1000;
     ov->queued = cJSON_CreateArray();
     overlay_current = ov;
 }

@@ -164,6 +164,9 @@ static void the_same_error_with_varied_arguments(void **state)
     step(&r, "bash", "{\"cmd\":\"b\"}", 2, 77, 1000);
     step(&r, "bash", "{\"cmd\":\"ls\"}", 3, 0, 1000);
     assert_int_equal(step(&r, "bash", "{\"cmd\":\"c\"}", 4, 77, 1000), LOOP_NONE);
+    /* ... and the failures after it count from there: the third is advised */
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"d\"}", 5, 77, 1000), LOOP_NONE);
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"e\"}", 6, 77, 1000), LOOP_SAME_ERROR);
     loop_window_free(&r.w);
 }
 
@@ -215,6 +218,53 @@ static void alternation_at_six(void **state)
     loop_window_free(&r.w);
 }
 
+static void a_changing_world_ends_a_repeat(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    /* a debugger: the same evaluation between steps that each show a new line */
+    for (int k = 0; k < 6; k++) {
+        step(&r, "debugger_next", "{\"thread\":1}", 100 + (uint64_t)k % 2, 0, 2000);
+        assert_int_equal(step(&r, "debugger_evaluate", "{\"expression\":\"locals\"}", 7, 0, 2000), LOOP_NONE);
+    }
+    loop_window_free(&r.w);
+    /* the same evaluation with only new, different calls in between is a loop */
+    start(&r);
+    const char *files[] = {"{\"path\":\"a\"}", "{\"path\":\"b\"}", "{\"path\":\"c\"}"};
+    for (int k = 0; k < 3; k++) {
+        step(&r, "read_file", files[k], 200 + (uint64_t)k, 0, 2000);
+        assert_int_equal(step(&r, "debugger_evaluate", "{\"expression\":\"locals\"}", 7, 0, 2000), LOOP_NONE);
+    }
+    assert_int_equal(step(&r, "debugger_evaluate", "{\"expression\":\"locals\"}", 7, 0, 2000), LOOP_REPEAT);
+    loop_window_free(&r.w);
+}
+
+static void a_poll_waited_for_is_not_a_repeat(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    /* a job's status checked every 90 s, nothing else in between: waiting */
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(step(&r, "get_run", "{\"id\":7}", 5, 0, 90000), LOOP_NONE);
+    loop_window_free(&r.w);
+    /* checked quickly, it is a repeat; and 90 s apart with the agent busy in between, too */
+    start(&r);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(step(&r, "get_run", "{\"id\":7}", 5, 0, 5000), LOOP_NONE);
+    assert_int_equal(step(&r, "get_run", "{\"id\":7}", 5, 0, 5000), LOOP_REPEAT);
+    loop_window_free(&r.w);
+    start(&r);
+    char args[32];
+    for (int k = 0; k < 4; k++) {
+        snprintf(args, sizeof args, "{\"path\":\"f%d\"}", k);
+        step(&r, "read_file", args, 300 + (uint64_t)k, 0, 45000);
+        assert_int_equal(step(&r, "get_run", "{\"id\":7}", 5, 0, 45000), k == 3 ? LOOP_REPEAT : LOOP_NONE);
+    }
+    loop_window_free(&r.w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +275,8 @@ int main(void)
         cmocka_unit_test(different_files_are_work),
         cmocka_unit_test(the_window_forgets),
         cmocka_unit_test(the_same_error_with_varied_arguments),
+        cmocka_unit_test(a_changing_world_ends_a_repeat),
+        cmocka_unit_test(a_poll_waited_for_is_not_a_repeat),
         cmocka_unit_test(reworded_free_text_same_answer),
         cmocka_unit_test(alternation_at_six),
     };
