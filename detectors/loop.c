@@ -113,26 +113,26 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
     uint64_t last_id = cur->id;
     for (size_t i = n; i-- > lo && (rep_on || err_on || ask_on || !seen);) {
         const struct loop_call *h = &hist[i];
-        int same = h->result == cur->result && !h->error == !cur->error;
-        if (h->id == cur->id && !seen) {
-            seen = 1;
-            changed = !same;
-        }
-        if (rep_on && h->id == cur->id) {
-            if (same && !(rep_i == i + 1 && rep_at - h->at >= p->poll_ms))
+        if (h->id == cur->id) {
+            int same = h->result == cur->result && !h->error == !cur->error;
+            if (!seen)
+                seen = 1, changed = !same;
+            if (rep_on && same && !(rep_i == i + 1 && rep_at - h->at >= p->poll_ms))
                 rep++, rep_at = h->at, rep_i = i;
             else
                 rep_on = 0;                  /* answered differently (progress), or waited for (a poll) */
-        } else if (rep_on && (h->flags & LOOP_CHANGED)) {
+        } else if (h->flags & LOOP_CHANGED) {
             rep_on = 0;                      /* something was seen to change since */
         }
-        if (err_on && h->tool == cur->tool) {
+        if (h->tool != cur->tool)
+            continue;
+        if (err_on) {
             if (!h->error)
                 err_on = 0;                  /* the tool worked before this: the count ends there */
             else if (h->error == cur->error)
                 err++, err_at = h->at;
         }
-        if (ask_on && h->shape == cur->shape && h->tool == cur->tool) {
+        if (ask_on && h->shape == cur->shape) {
             if (h->result == cur->result && !h->error)
                 ask++, ask_at = h->at, ask_ids += h->id != last_id, last_id = h->id;
             else

@@ -116,6 +116,16 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
     return rc < 0 ? RULE_SKIPPED : found;
 }
 
+int rule_any_code(const pcre2_code *re, int jit, pcre2_match_data *md, const char *text, size_t n)
+{
+    pcre2_match_context *mc = rule_limits();
+    if (!mc || !md)
+        return RULE_SKIPPED;
+    int rc = jit ? pcre2_jit_match(re, (PCRE2_SPTR)text, n, 0, 0, md, mc)
+                 : pcre2_match(re, (PCRE2_SPTR)text, n, 0, PCRE2_NO_UTF_CHECK, md, mc);
+    return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;   /* rc 0: matched, groups past md */
+}
+
 int rule_any(const struct rule *r, const char *text, size_t n)
 {
     if (r->detector != RD_REGEX || !r->any) {
@@ -123,51 +133,55 @@ int rule_any(const struct rule *r, const char *text, size_t n)
         return m < 0 ? RULE_SKIPPED : m > 0;
     }
     pcre2_match_data *md = match_data(r);
-    if (!md)
-        return RULE_SKIPPED;
-    pcre2_match_context *mc = rule_limits();
-    int rc = !mc ? RULE_SKIPPED
-             : r->any_jit ? pcre2_jit_match(r->any, (PCRE2_SPTR)text, n, 0, 0, md, mc)
-                          : pcre2_match(r->any, (PCRE2_SPTR)text, n, 0, PCRE2_NO_UTF_CHECK, md, mc);
+    int rc = rule_any_code(r->any, r->any_jit, md, text, n);
     if (md != r->md)
         pcre2_match_data_free(md);
-    return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;
+    return rc;
 }
 
-void rule_combine(struct rule *r)
+pcre2_code *rule_join(char *const *patterns, int n, int *jit)
 {
     static const char *const unsafe[] = {"\\g", "\\k", "\\Q", "(?P", "(?&", "(?R", "(?(", "#", NULL};
-    if (r->detector != RD_REGEX || r->npatterns < 2 || r->any)
-        return;
     size_t len = 0;
-    for (int i = 0; i < r->npatterns; i++) {
-        const char *p = r->pattern[i];
-        if (!r->re[i])
-            return;
+    *jit = 0;
+    for (int i = 0; i < n; i++) {
+        const char *p = patterns[i];
         for (int u = 0; unsafe[u]; u++)
             if (strstr(p, unsafe[u]))
-                return;
+                return NULL;
         for (const char *b = strchr(p, '\\'); b; b = strchr(b + 2, '\\'))
             if (b[1] >= '1' && b[1] <= '9')
-                return;                 /* \1: a back-reference, numbered within its own pattern */
+                return NULL;            /* \1: a back-reference, numbered within its own pattern */
             else if (!b[1])
                 break;
         for (const char *q = strstr(p, "(?"); q; q = strstr(q + 2, "(?"))
             if ((q[2] >= '0' && q[2] <= '9') || q[2] == '+' || q[2] == '-')
-                return;                 /* (?1), (?-1): calls by number */
+                return NULL;            /* (?1), (?-1): calls by number */
         len += strlen(p) + 5;
     }
     char *joined = malloc(len + 1), *w = joined;
     if (!joined)
-        return;
-    for (int i = 0; i < r->npatterns; i++)
-        w += sprintf(w, "%s(?:%s)", i ? "|" : "", r->pattern[i]);
+        return NULL;
+    *w = '\0';
+    for (int i = 0; i < n; i++)
+        w += sprintf(w, "%s(?:%s)", i ? "|" : "", patterns[i]);
     int err;
     PCRE2_SIZE off;
-    r->any = pcre2_compile((PCRE2_SPTR)joined, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)joined, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
     free(joined);
-    if (r->any)
-        r->any_jit = pcre2_jit_compile(r->any, PCRE2_JIT_COMPLETE) == 0;
+    if (re)
+        *jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
+    return re;
+}
+
+void rule_combine(struct rule *r)
+{
+    if (r->detector != RD_REGEX || r->npatterns < 2 || r->any)
+        return;
+    for (int i = 0; i < r->npatterns; i++)
+        if (!r->re[i])
+            return;
+    r->any = rule_join(r->pattern, r->npatterns, &r->any_jit);
 }
 
 char *rule_copy(const char *text, size_t n)

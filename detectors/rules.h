@@ -75,10 +75,15 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
  * answer without the spans, from one pass when rule_combine built r->any.
  * text must be valid UTF-8 (the caller checks once for every rule). */
 int rule_any(const struct rule *r, const char *text, size_t n);
-/* Builds r->any from r's compiled patterns, when joining them cannot change
- * what one of them means (no back-references, subroutine calls, \Q or
- * comments, whose meaning depends on group numbers or the pattern's end). */
+/* Builds r->any from r's compiled patterns (rule_join). */
 void rule_combine(struct rule *r);
+/* The patterns as one alternation, compiled (and JIT-compiled: *jit), or NULL
+ * when joining them could change what one of them means (back-references,
+ * calls by number or name, \Q, comments: they depend on group numbers or on
+ * where the pattern ends), or it does not compile. */
+pcre2_code *rule_join(char *const *patterns, int n, int *jit);
+/* rule_any's answer for one compiled pattern and a match data to use. */
+int rule_any_code(const pcre2_code *re, int jit, pcre2_match_data *md, const char *text, size_t n);
 
 /* text with r's replacement applied to every match, or NULL when nothing
  * changed (or r has no replacement, or *skipped: it ran out of budget, and
