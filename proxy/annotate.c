@@ -168,15 +168,17 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
 /* The outcome of a call, as the loop detector compares it: a hash of what the
  * client gets (content, structuredContent, isError; keel's own additions come
  * later), or of the JSON-RPC error; and, for a failure, of its text. */
-static const char *const result_keys[] = {"content", "structuredContent", "isError"};
+static const char *const result_keys[] = {"content", "structuredContent", "isError", "resultType"};
+#define RESULT_KEYS 4
 
-/* A result object's content, structuredContent and isError (spans NULL when
- * absent, or when there is no result object), read once for every use. */
-static void result_members(const struct jscan_top *top, struct jscan_span rm[3])
+/* A result object's content, structuredContent, isError and resultType
+ * (spans NULL when absent, or when there is no result object), read once for
+ * every use. */
+static void result_members(const struct jscan_top *top, struct jscan_span rm[RESULT_KEYS])
 {
-    memset(rm, 0, 3 * sizeof *rm);
+    memset(rm, 0, RESULT_KEYS * sizeof *rm);
     if (top->result.p && top->result.p[0] == '{')
-        jscan_members(top->result.p, top->result.n, result_keys, rm, 3, 0);
+        jscan_members(top->result.p, top->result.n, result_keys, rm, RESULT_KEYS, 0);
 }
 
 static void outcome(const struct jscan_top *top, const struct jscan_span *sp, struct loop_call *c)
@@ -214,7 +216,7 @@ static void outcome(const struct jscan_top *top, const struct jscan_span *sp, st
 
 void relay_outcome(const struct jscan_top *top, struct loop_call *c)
 {
-    struct jscan_span rm[3];
+    struct jscan_span rm[RESULT_KEYS];
     result_members(top, rm);
     outcome(top, rm, c);
 }
@@ -556,8 +558,14 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     struct call_data *d = data;
     char *text = NULL, *out = NULL;
     cJSON *rules_adv = NULL;
-    struct jscan_span rm[3];
+    struct jscan_span rm[RESULT_KEYS];
     result_members(top, rm);
+    if (rm[3].p && !(rm[3].n == 10 && !memcmp(rm[3].p, "\"complete\"", 10))) {
+        /* input_required (2026-07-28): the call is not over, and this is not
+         * its result; the client sends it again with the input. Untouched. */
+        relay_call_data_free(d);
+        return NULL;
+    }
     if (d->watched)
         outcome(top, rm, &d->call);           /* what the server said, before any rule or advisory */
     const struct loop_call *call = d->watched ? &d->call : NULL;

@@ -15,7 +15,7 @@
 #define PENDING_MAX 4096
 
 enum pend_dir { FROM_CLIENT = 1, FROM_SERVER = 2, FROM_KEEL = 3 };
-enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY, PK_TOOLS_CALL, PK_SAMPLING };
+enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY, PK_TOOLS_CALL, PK_SAMPLING, PK_DISCOVER };
 
 struct pending_entry {
     char *id;               /* NULL: empty slot */

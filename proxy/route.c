@@ -2,18 +2,23 @@
  *
  * A message is routed by its top-level "method" and "id", found with jscan
  * without building a tree: with a method it is a request (with an id) or a
- * notification; without one it is a response. Only four kinds of message are
+ * notification; without one it is a response. Only five kinds of message are
  * ever parsed and rewritten: a tools/call for one of keel's own tools
- * (answered here, never forwarded), the upstream's answer to initialize
- * (capabilities.tools is added when missing) and to tools/list (keel's tools
- * are appended to the last page), and the initialize replayed after a
- * restart. Everything else is written out exactly as it came in.
+ * (answered here, never forwarded, in the era of the request: era.h), the
+ * upstream's answer to initialize and to server/discover (capabilities.tools
+ * is added when missing) and to tools/list (keel's tools are appended to the
+ * last page, whose ttlMs and cacheScope stay as they are), and the
+ * initialize replayed after a restart. Everything else is written out
+ * exactly as it came in. A server/discover is not activity: a client may
+ * start keel only to ask it (a dual-era client's probe), and keel then
+ * writes nothing.
  *
  * Requests in flight are remembered per direction and raw id (pending.h) so
  * that when the upstream dies every one the client is waiting on is answered
  * at once. */
 #include "relay.h"
 
+#include "era.h"
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -81,9 +86,21 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
         return;
     }
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
+    char want[64];
+    int named = era_requested(params, want, sizeof want), known = !named;
+    for (int i = 0; named > 0 && era_versions[i]; i++)
+        known |= !strcmp(want, era_versions[i]);
+    if (!known) {
+        log_event(LOG_INFO, "unsupported_version", "bytes=%zu", n);
+        send_line(&r->cout, jr_reply(id, idn, "error", era_unsupported_error(named > 0 ? want : "")));
+        cJSON_Delete(m);
+        return;
+    }
     log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, n);
-    send_line(&r->cout, jr_reply(id, idn, "result",
-                                 tools_answer(t, params, line, n, r->o->profile, r->o->state_dir)));
+    cJSON *res = tools_answer(t, params, line, n, r->o->profile, r->o->state_dir);
+    if (named > 0 && era_modern_supported(want))
+        era_complete(res);
+    send_line(&r->cout, jr_reply(id, idn, "result", res));
     cJSON_Delete(m);
 }
 
@@ -213,7 +230,9 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
             return;
         }
     }
-    touch(r);
+    int discover = str_is(method, mn, "server/discover");
+    if (!discover)
+        touch(r);
     if (r->up != UP) {
         const char *msg = r->fail_reason[0] ? r->fail_reason : "the upstream server is not running";
         relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, r->up == FAILED ? "UPSTREAM_FAILED" : "UPSTREAM_DOWN");
@@ -234,6 +253,8 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         r->init_n = n;
     } else if (str_is(method, mn, "tools/list")) {
         kind = PK_TOOLS_LIST;
+    } else if (discover) {
+        kind = PK_DISCOVER;
     }
     pending_add(&r->pend, FROM_CLIENT, id, idn, kind, data);
     outq_line(&r->sin, line, n);
@@ -247,8 +268,9 @@ static int span_empty(const char *open_brace, size_t n)
     return i == n - 1;
 }
 
-/* initialize's result must say the server has tools, since keel adds some.
- * The member is spliced in; the upstream's bytes are not re-serialised. */
+/* initialize's result (and server/discover's) must say the server has
+ * tools, since keel adds some. The member is spliced in; the upstream's
+ * bytes are not re-serialised. */
 static char *merge_initialize(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
 {
     const struct jscan_span *res = &top->result;
@@ -455,7 +477,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     char *rewritten = NULL;
     void *data = NULL;
     if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data)) {
-        if (kind == PK_INITIALIZE)
+        if (kind == PK_INITIALIZE || kind == PK_DISCOVER)
             rewritten = merge_initialize(r, line, n, &top);
         else if (kind == PK_TOOLS_LIST)
             rewritten = append_tools(r, line, n, &top);

@@ -1,15 +1,19 @@
 /* serve.c: the standalone MCP server (see serve.h).
  *
- * One message in, at most one message out, in order. The server answers
- * initialize (echoing the client's protocol version when it is one keel
- * speaks, else offering its latest), ping, tools/list and tools/call; any
- * other request gets -32601; notifications and responses are consumed
+ * One message in, at most one message out, in order. The server speaks both
+ * eras (era.h): it answers initialize (echoing the client's protocol version
+ * when it is one keel speaks, else offering its latest legacy one),
+ * server/discover, ping, tools/list and tools/call; a request naming a
+ * version keel does not speak gets -32022 with the versions it does; a modern
+ * request's result carries resultType (and tools/list its ttlMs and
+ * cacheScope); any other request gets -32601; notifications and responses are consumed
  * without an answer. Malformed input is answered and the loop goes on: a line
  * that is not JSON gets -32700 with id null, a batch or a non-request gets
  * -32600, an oversize line gets -32600 with its id when the id can be read
  * from the line's first bytes. */
 #include "serve.h"
 
+#include "era.h"
 #include "frame.h"
 #include "jscan.h"
 #include "jsonrpc.h"
@@ -28,28 +32,54 @@
 #define KEEL_VERSION "0.0.0"
 #endif
 
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL};
+static const char instructions[] =
+    "keel offers advisory checks. Each result has a plain-language reason and, when something is detected, "
+    "override tokens the person may choose; relay them, never act on a detection silently.";
+
+static cJSON *server_info(void)
+{
+    cJSON *info = cJSON_CreateObject();
+    cJSON_AddStringToObject(info, "name", "keel");
+    cJSON_AddStringToObject(info, "title", "keel guardrails");
+    cJSON_AddStringToObject(info, "version", KEEL_VERSION);
+    return info;
+}
+
+static void add_capabilities(cJSON *r)
+{
+    cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
+    cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
+    cJSON_AddBoolToObject(tools, "listChanged", 0);
+}
 
 static cJSON *initialize_result(const cJSON *params)
 {
     const char *want = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "protocolVersion"));
-    const char *v = versions[0];
-    for (int i = 0; want && versions[i]; i++)
-        if (strcmp(want, versions[i]) == 0)
-            v = versions[i];
+    const char *v = era_versions[ERA_FIRST_LEGACY];
+    for (int i = ERA_FIRST_LEGACY; want && era_versions[i]; i++)
+        if (strcmp(want, era_versions[i]) == 0)
+            v = era_versions[i];
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "protocolVersion", v);
-    cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
-    cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
-    cJSON_AddBoolToObject(tools, "listChanged", 0);
-    cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
-    cJSON_AddStringToObject(info, "name", "keel");
-    cJSON_AddStringToObject(info, "title", "keel guardrails");
-    cJSON_AddStringToObject(info, "version", KEEL_VERSION);
-    cJSON_AddStringToObject(r, "instructions",
-                            "keel offers advisory checks. Each result has a plain-language reason and, when "
-                            "something is detected, override tokens the person may choose; relay them, never "
-                            "act on a detection silently.");
+    add_capabilities(r);
+    cJSON_AddItemToObject(r, "serverInfo", server_info());
+    cJSON_AddStringToObject(r, "instructions", instructions);
+    return r;
+}
+
+/* server/discover: what a modern client asks first (or instead of initialize). */
+static cJSON *discover_result(void)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "resultType", "complete");
+    cJSON *sup = cJSON_AddArrayToObject(r, "supportedVersions");
+    for (int i = 0; era_versions[i]; i++)
+        cJSON_AddItemToArray(sup, cJSON_CreateString(era_versions[i]));
+    add_capabilities(r);
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(r, "_meta"), ERA_SERVER_INFO_KEY, server_info());
+    cJSON_AddStringToObject(r, "instructions", instructions);
+    cJSON_AddNumberToObject(r, "ttlMs", ERA_LIST_TTL_MS);
+    cJSON_AddStringToObject(r, "cacheScope", "public");
     return r;
 }
 
@@ -124,17 +154,43 @@ static struct reply dispatch(const struct serve_opts *o, const cJSON *m, const c
         log_event(LOG_INFO, "initialize", "bytes=%zu", bytes);
         return result(initialize_result(params));
     }
-    if (strcmp(mt, "ping") == 0)
-        return result(cJSON_CreateObject());
-    if (strcmp(mt, "tools/list") == 0) {
-        cJSON *r = cJSON_CreateObject();
-        cJSON_AddItemToObject(r, "tools", tools_list(o->groups));
-        return result(r);
+    /* The era is the request's own: the version its _meta names, if any. */
+    char want[64];
+    int named = era_requested(params, want, sizeof want), modern = 0;
+    if (named) {
+        int known = 0;
+        for (int i = 0; named > 0 && era_versions[i]; i++)
+            known |= !strcmp(want, era_versions[i]);
+        if (!known) {
+            log_event(LOG_INFO, "unsupported_version", "bytes=%zu", bytes);
+            struct reply e = {"error", era_unsupported_error(named > 0 ? want : "")};
+            return e;
+        }
+        modern = era_modern_supported(want);
     }
-    if (strcmp(mt, "tools/call") == 0)
-        return tools_call(o, params, line, bytes);
-    log_event(LOG_INFO, "method_not_found", "bytes=%zu", bytes);
-    return error(JR_METHOD_NOT_FOUND, "Method not found", NULL);
+    if (strcmp(mt, "server/discover") == 0) {
+        log_event(LOG_INFO, "discover", "bytes=%zu", bytes);
+        return result(discover_result());
+    }
+    struct reply r;
+    if (strcmp(mt, "ping") == 0) {
+        r = result(cJSON_CreateObject());
+    } else if (strcmp(mt, "tools/list") == 0) {
+        r = result(cJSON_CreateObject());
+        cJSON_AddItemToObject(r.value, "tools", tools_list(o->groups));
+        if (modern) {
+            cJSON_AddNumberToObject(r.value, "ttlMs", ERA_LIST_TTL_MS);
+            cJSON_AddStringToObject(r.value, "cacheScope", "public");
+        }
+    } else if (strcmp(mt, "tools/call") == 0) {
+        r = tools_call(o, params, line, bytes);
+    } else {
+        log_event(LOG_INFO, "method_not_found", "bytes=%zu", bytes);
+        return error(JR_METHOD_NOT_FOUND, "Method not found", NULL);
+    }
+    if (modern && r.member && !strcmp(r.member, "result"))
+        era_complete(r.value);
+    return r;
 }
 
 char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
