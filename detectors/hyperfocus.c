@@ -1,8 +1,12 @@
 /* hyperfocus.c: check_hyperfocus, heuristic elapsed_threshold_with_eod 0.1.0.
  *
  * The question: how long has this session run, and is it time to say so?
- * Elapsed time (snapshot.now - open_session.started_at) is placed on a ladder
+ * Elapsed time is placed on a ladder
  * of three rungs, gentle / nudge / hard, by default at 60 / 90 / 120 minutes.
+ * Elapsed time is open_session.elapsed_seconds when the caller gives it (its
+ * own measure: a session it paused, say; the reference contract requires it),
+ * else snapshot.now - open_session.started_at. started_at still decides which
+ * working day the session belongs to for the end of day.
  * The ladder comes from, in order: escalation_thresholds; or one number,
  * hyperfocus_break_minutes B, read as B*2/3, B, B*4/3 (90 gives 60/90/120).
  *
@@ -14,9 +18,10 @@
  * end of day is still past it after midnight; a session that started after
  * the end of day is past it from the start.
  *
- * The idle signal changes the outcome: "distraction-or-break" means the person
- * has already stepped away from the machine, so there is nothing to nudge and
- * the level is none. "hyperfocus-elsewhere" and "active" count as working. */
+ * The idle signal changes the outcome: "distraction-or-break" (or the
+ * reference contract's "switched_away") means the person has already stepped
+ * away from the machine, so there is nothing to nudge and the level is none.
+ * "hyperfocus-elsewhere" and "active" count as working. */
 #include "detect.h"
 #include "timefmt.h"
 
@@ -24,6 +29,7 @@
 #include <string.h>
 
 #define HYP_SKEW_MS 60000
+#define HYP_ELAPSED_MAX 9007199254740991L   /* 2^53 - 1: any integer JSON carries exactly */
 
 enum { NONE = HYP_NONE, GENTLE = HYP_GENTLE, NUDGE = HYP_NUDGE, HARD = HYP_HARD };
 static const char *const level_names[] = {"none", "gentle", "nudge", "hard"};
@@ -56,11 +62,11 @@ const char *hyp_level_name(int level)
     return level_names[level];
 }
 
-void hyp_evaluate(int64_t now, int off, const int64_t *started, long g, long nu, long h, int eod_min, int away,
-                  struct hyp_eval *ev)
+void hyp_evaluate(int64_t now, int off, const int64_t *started, int64_t elapsed_s, long g, long nu, long h, int eod_min,
+                  int away, struct hyp_eval *ev)
 {
     memset(ev, 0, sizeof *ev);
-    ev->elapsed_s = started && now > *started ? (now - *started) / 1000 : 0;
+    ev->elapsed_s = elapsed_s >= 0 ? elapsed_s : started && now > *started ? (now - *started) / 1000 : 0;
     ev->level = ev->elapsed_s >= h * 60 ? HARD : ev->elapsed_s >= nu * 60 ? NUDGE : ev->elapsed_s >= g * 60 ? GENTLE : NONE;
     ev->past_eod = eod_min >= 0 && hyp_past_eod(now, off, started, eod_min, &ev->since_eod_s);
     if (ev->past_eod && (ev->level == GENTLE || ev->level == NUDGE)) {
@@ -112,7 +118,7 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
     static const char *const keys[] = {"chronometric_snapshot", "session_id", "hyperfocus_break_minutes",
                                        "end_of_day_local", "escalation_thresholds", NULL};
     static const char *const snap_keys[] = {"open_session", "now", "idle_signal", NULL};
-    static const char *const sess_keys[] = {"session_id", "started_at", "intent", NULL};
+    static const char *const sess_keys[] = {"session_id", "started_at", "intent", "elapsed_seconds", NULL};
     static const char *const thr_keys[] = {"gentle", "nudge", "hard", NULL};
     if (det_known_keys(args, keys, "", e) < 0)
         return -1;
@@ -134,9 +140,10 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
     if (det_string(snap, "idle_signal", "chronometric_snapshot.idle_signal", 0, NULL, 8000, &idle, &idle_n, e) < 0)
         return -1;
     if (idle && strcmp(idle, "active") && strcmp(idle, "hyperfocus-elsewhere") &&
-        strcmp(idle, "distraction-or-break") && strcmp(idle, "unknown"))
+        strcmp(idle, "distraction-or-break") && strcmp(idle, "switched_away") && strcmp(idle, "unknown"))
         return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.idle_signal",
-                        "idle_signal must be one of active, hyperfocus-elsewhere, distraction-or-break, unknown");
+                        "idle_signal must be one of active, hyperfocus-elsewhere, distraction-or-break, "
+                        "switched_away, unknown");
 
     const char *sid = NULL, *snap_sid = NULL, *intent = NULL;
     size_t sid_n, intent_n;
@@ -179,6 +186,7 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
     /* The open session, if any. */
     const cJSON *sess = cJSON_GetObjectItemCaseSensitive(snap, "open_session");
     int64_t started = 0;
+    long given_elapsed = -1;
     int has_session = 0;
     if (!sess)
         return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session",
@@ -192,7 +200,9 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
             det_string(sess, "session_id", "chronometric_snapshot.open_session.session_id", 0, NULL, 128,
                        &snap_sid, &sid_n, e) < 0 ||
             det_string(sess, "intent", "chronometric_snapshot.open_session.intent", 0, NULL, 500, &intent,
-                       &intent_n, e) < 0)
+                       &intent_n, e) < 0 ||
+            det_int(sess, "elapsed_seconds", "chronometric_snapshot.open_session.elapsed_seconds", 0,
+                    HYP_ELAPSED_MAX, -1, NULL, &given_elapsed, e) < 0)
             return -1;
         if (started > now + HYP_SKEW_MS)
             return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session.started_at",
@@ -204,8 +214,9 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
                         "session_id differs from chronometric_snapshot.open_session.session_id");
 
     struct hyp_eval ev;
-    int away = idle && strcmp(idle, "distraction-or-break") == 0;
-    hyp_evaluate(now, off, has_session ? &started : NULL, g, nu, h, eod_min, away, &ev);
+    int away = idle && (!strcmp(idle, "distraction-or-break") || !strcmp(idle, "switched_away"));
+    hyp_evaluate(now, off, has_session ? &started : NULL, has_session ? given_elapsed : -1, g, nu, h, eod_min, away,
+                 &ev);
     int level = ev.level, past_eod = ev.past_eod;
     int64_t elapsed = ev.elapsed_s, since_eod = ev.since_eod_s;
 

@@ -11,6 +11,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
+import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as Stdio1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { ok, done } from './lib/tap.mjs';
 import { keel, root, Proc, Server } from './lib/keel.mjs';
@@ -104,6 +106,28 @@ for (const mode of ['auto', { pin: V }]) {
   ok(names.includes('echo') && names.includes('get_time_context'), 'wrap(legacy server): its tools and keel\'s', names);
   ok(/héllo/.test(text(await c.callTool({ name: 'echo', arguments: { message: 'héllo' } }))), 'wrap(legacy server): an upstream call');
   await c.close();
+}
+
+// --- the spec's compatibility matrix, through the wrap -------------------------------
+{
+  const box = new Server(); box.p.kill();
+  let failed = null;
+  try { const c = await v2({ pin: V }, keel, ['--log-level', 'error', 'wrap', '--', process.execPath, EVERYTHING], box.box.env); await c.close(); } catch (e) { failed = e.message; }
+  ok(failed !== null, 'modern-only client, legacy server behind the wrap: fails (the matrix: Modern / Legacy)', failed);
+  const old = async (env) => {
+    const c = new Client1({ name: 'keel-legacy', version: '1.0.0' }, { capabilities: {} });
+    await c.connect(new Stdio1({ command: keel, args: ['--log-level', 'error', 'wrap', '--', process.execPath, MODERN],
+      env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', ...box.box.env, ...env }, stderr: 'pipe' }));
+    return c;
+  };
+  const c1 = await old({});
+  const names = (await c1.listTools()).tools.map((t) => t.name);
+  ok(names.includes('echo') && names.includes('get_time_context') && text(await c1.callTool({ name: 'echo', arguments: { text: 'old' } })) === 'old',
+    'legacy client (1.x SDK), dual-era server behind the wrap: works (Legacy / Dual-era)', names);
+  await c1.close();
+  let refused = null;
+  try { const c = await old({ MODERN_ONLY: '1' }); await c.close(); } catch (e) { refused = e.message; }
+  ok(refused !== null && /-32022/.test(refused), 'legacy client, modern-only server behind the wrap: fails with the server\'s -32022 (Legacy / Modern)', refused);
 }
 
 // --- keel wrap on the wire ----------------------------------------------------
