@@ -45,3 +45,36 @@ const char *read_regular_why(int err)
 {
     return err == EINVAL ? "is not a regular file" : err == EFBIG ? "is too large" : strerror(err);
 }
+
+char *read_all(int fd, size_t max, size_t *n)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        if (len == cap) {
+            if (cap >= max) {
+                free(buf);
+                errno = EFBIG;
+                return NULL;
+            }
+            cap *= 2;
+            char *b = realloc(buf, cap + 1);
+            if (!b)
+                break;
+            buf = b;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        if (got == 0) {
+            buf[len] = '\0';
+            *n = len;
+            return buf;
+        }
+        len += (size_t)got;
+    }
+    free(buf);
+    return NULL;
+}

@@ -16,4 +16,8 @@ char *read_regular(const char *path, size_t max, size_t *len);
 /* What errno from read_regular means, in words for an error message. */
 const char *read_regular_why(int err);
 
+/* All of a descriptor (a pipe: stdin) up to max bytes, NUL-terminated (*n
+ * without the NUL); NULL with errno (EFBIG past max). Caller frees. */
+char *read_all(int fd, size_t max, size_t *n);
+
 #endif

@@ -8,12 +8,14 @@
 #include "argsplit.h"
 #include "eval.h"
 #include "frame.h"
+#include "hook.h"
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "serve.h"
 #include "tools.h"
 #include "overlay.h"
+#include "readfile.h"
 #include "rulefile.h"
 #include "rules_cli.h"
 #include "wrap.h"
@@ -38,6 +40,7 @@ static const char usage_text[] =
     "  wrap [--] CMD ...   run an MCP server and relay it, adding keel's tools\n"
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
+    "  hook EVENT          an agent host's hook: the person's prompts, the model's replies\n"
     "  inspect [THOUGHT]   thought in, metathought out (self_inspect)\n"
     "  eval CORPUS         measure the detectors on a labelled corpus\n"
     "  tools               list the tools keel serves\n"
@@ -238,40 +241,6 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
-/* Reads all of stdin (up to max bytes) into a NUL-terminated buffer. */
-static char *read_all(int fd, size_t max, size_t *n)
-{
-    size_t cap = 65536, len = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (len == cap) {
-            if (cap >= max) {
-                free(buf);
-                errno = EFBIG;
-                return NULL;
-            }
-            cap *= 2;
-            char *b = realloc(buf, cap + 1);
-            if (!b)
-                break;
-            buf = b;
-        }
-        ssize_t got = read(fd, buf + len, cap - len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            break;
-        if (got == 0) {
-            buf[len] = '\0';
-            *n = len;
-            return buf;
-        }
-        len += (size_t)got;
-    }
-    free(buf);
-    return NULL;
-}
-
 static int cmd_check(int argc, char **argv)
 {
     const char *tool = NULL, *json = NULL;
@@ -343,6 +312,56 @@ static int cmd_check(int argc, char **argv)
     if (rc < 0)
         return 1;
     return is_error ? 2 : 0;
+}
+
+static const char hook_help[] =
+    "usage: keel hook EVENT [--host claude-code|codex|gemini]\n"
+    "\n"
+    "For an agent host's hooks: reads the host's hook JSON on stdin and writes the\n"
+    "host's JSON on stdout (nothing when there is nothing to say). EVENT is the\n"
+    "host's event name: UserPromptSubmit (Gemini: BeforeAgent) checks the person's\n"
+    "prompt against their earlier ones in the host's transcript (rumination) and for\n"
+    "repeated reassurance, records its time and places the session on the\n"
+    "hyperfocus ladder; Stop and SubagentStop (Gemini: AfterAgent) check the model's\n"
+    "final reply with the message rules (a reject rule blocks the stop, at most 4\n"
+    "times in a turn) and for sycophancy; SessionStart tells the model the time.\n"
+    "The host defaults to claude-code (codex speaks the same), gemini for Gemini's\n"
+    "event names. keel hook always exits 0: a hook never breaks its host; what went\n"
+    "wrong is one event name on stderr.\n";
+
+static int cmd_hook(int argc, char **argv)
+{
+    const char *event = NULL;
+    int host = HOOK_HOST_AUTO;
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(hook_help, stdout);
+            return 0;
+        }
+        if (!strncmp(argv[i], "--host=", 7))
+            v = argv[i] + 7;
+        else if (!strcmp(argv[i], "--host") && i + 1 < argc)
+            v = argv[++i];
+        if (v) {
+            host = !strcmp(v, "claude-code") ? HOOK_HOST_CLAUDE : !strcmp(v, "codex") ? HOOK_HOST_CODEX
+                   : !strcmp(v, "gemini")    ? HOOK_HOST_GEMINI : -1;
+            if (host < 0) {
+                fprintf(stderr, "keel: hook_usage --host takes claude-code, codex or gemini\n");
+                return 0;
+            }
+        } else if (argv[i][0] != '-' && !event) {
+            event = argv[i];
+        } else {
+            fprintf(stderr, "keel: hook_usage unexpected argument (see keel help hook)\n");
+            return 0;
+        }
+    }
+    profile_load(&profile, profile_path);
+    load_rules();
+    int rc = hook_run(event, host, &profile, NULL);
+    ruleset_free(&rules);
+    return rc;
 }
 
 static const char inspect_help[] =
@@ -753,14 +772,15 @@ int main(int argc, char **argv)
             const char *name, *text;
         } helps[] = {{"serve", serve_help},     {"wrap", wrap_help},   {"check", check_help},
                      {"profile", profile_help}, {"rules", rules_help}, {"inspect", inspect_help},
-                     {"eval", eval_help},       {"tools", tools_help}, {"help", usage_text}};
+                     {"eval", eval_help},       {"tools", tools_help}, {"hook", hook_help},
+                     {"help", usage_text}};
         for (size_t i = 0; i < sizeof helps / sizeof *helps; i++)
             if (!strcmp(argv[2], helps[i].name)) {
                 fputs(helps[i].text, stdout);
                 return 0;
             }
-        return usage_error("no help for %s: the commands are wrap, serve, check, inspect, eval, tools, profile, "
-                           "rules", argv[2]);
+        return usage_error("no help for %s: the commands are wrap, serve, check, hook, inspect, eval, tools, "
+                           "profile, rules", argv[2]);
     }
     /* A relay's log is for whoever runs it; a one-shot command's stderr is read
      * by a person, so it says only what went wrong. */
@@ -771,6 +791,8 @@ int main(int argc, char **argv)
         return cmd_wrap(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "hook") == 0)
+        return cmd_hook(argc - 2, argv + 2);
     if (strcmp(cmd, "tools") == 0)
         return argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) ? (fputs(tools_help, stdout), 0)
                : argc > 2 ? usage_error("tools takes no argument; unexpected %s", argv[2])

@@ -359,6 +359,55 @@ static void content_text(const cJSON *content, char *buf, size_t cap, size_t *n)
     }
 }
 
+/* A message of the person's (text owned, valid UTF-8) joins the recent ones
+ * within the rumination window; then it is checked against them: rumination,
+ * and repeated requests for reassurance. Advisories wait in ov->queued. */
+static void person_said(struct overlay *ov, const struct chrono_env *env, char *buf)
+{
+    refresh(ov, env);
+    int64_t from = env->now.ms - (int64_t)ov->profile->rum_window * 60000;
+    size_t old = 0;
+    while (old < ov->nasks && (ov->asks[old].at < from || ov->asks[old].at > env->now.ms))
+        old++;
+    forget_asks(ov, old);
+    if (ov->nasks == OV_ASKS_MAX)
+        forget_asks(ov, 1);
+    if (!ov->asks && !(ov->asks = malloc(OV_ASKS_MAX * sizeof *ov->asks))) {
+        free(buf);
+        return;
+    }
+    ov->asks[ov->nasks++] = (struct ov_ask){buf, env->now.ms};
+    cJSON *a = ov->parts & OV_RUMINATION ? rumination(ov, env, buf) : NULL;
+    if (a)
+        cJSON_AddItemToArray(ov->queued, a);
+    if (ov->parts & OV_SYCOPHANCY) {
+        cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
+        for (size_t i = 0; i < ov->nasks; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
+            cJSON_AddItemToArray(arr, o);
+        }
+        cJSON *syc = sycophancy(ov, env, args);
+        if (syc)
+            cJSON_AddItemToArray(ov->queued, syc);
+        cJSON_Delete(args);
+    }
+}
+
+/* The person's text, cut to what the detectors read; NULL when unusable. */
+static char *person_text(const char *s, size_t n)
+{
+    n = utf8_cut(s, n, OV_TEXT_MAX);
+    if (!n || !text_valid_utf8(s, n) || memchr(s, '\0', n))
+        return NULL;
+    char *t = malloc(n + 1);
+    if (t) {
+        memcpy(t, s, n);
+        t[n] = '\0';
+    }
+    return t;
+}
+
 void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)
 {
     if (!(ov->parts & (OV_RUMINATION | OV_SYCOPHANCY)))
@@ -369,53 +418,53 @@ void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)
         if (role && !strcmp(role, "user"))
             last = m;
     }
-    char *buf = malloc(OV_TEXT_MAX * 4 + 1);
+    char *buf = malloc(OV_TEXT_MAX * 4 + 1), *text;
     size_t n = 0;
     struct chrono_env env;
-    if (!buf || !last || clock_env(ov, &env) < 0) {
-        free(buf);
-        return;
+    if (buf && last && clock_env(ov, &env) == 0) {
+        buf[0] = '\0';
+        content_text(cJSON_GetObjectItemCaseSensitive(last, "content"), buf, OV_TEXT_MAX * 4 + 1, &n);
+        if ((text = person_text(buf, n)))
+            person_said(ov, &env, text);
     }
-    buf[0] = '\0';
-    content_text(cJSON_GetObjectItemCaseSensitive(last, "content"), buf, OV_TEXT_MAX * 4 + 1, &n);
-    n = utf8_cut(buf, n, OV_TEXT_MAX);
-    buf[n] = '\0';
-    if (!n || !text_valid_utf8(buf, n) || memchr(buf, '\0', n)) {
-        free(buf);
+    free(buf);
+}
+
+void overlay_add_ask(struct overlay *ov, const char *text, size_t n, int64_t at)
+{
+    char *t = person_text(text, n);
+    if (!t)
         return;
-    }
-    char *fit = realloc(buf, n + 1);
-    if (fit)
-        buf = fit;
-    refresh(ov, &env);
-    /* The person's messages, oldest first, within the rumination window. */
-    int64_t from = env.now.ms - (int64_t)ov->profile->rum_window * 60000;
-    size_t old = 0;
-    while (old < ov->nasks && (ov->asks[old].at < from || ov->asks[old].at > env.now.ms))
-        old++;
-    forget_asks(ov, old);
     if (ov->nasks == OV_ASKS_MAX)
         forget_asks(ov, 1);
     if (!ov->asks && !(ov->asks = malloc(OV_ASKS_MAX * sizeof *ov->asks))) {
-        free(buf);
+        free(t);
         return;
     }
-    ov->asks[ov->nasks++] = (struct ov_ask){buf, env.now.ms};
-    cJSON *a = ov->parts & OV_RUMINATION ? rumination(ov, &env, buf) : NULL;
-    if (a)
-        cJSON_AddItemToArray(ov->queued, a);
-    if (ov->parts & OV_SYCOPHANCY) {
-        cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
-        for (size_t i = 0; i < ov->nasks; i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
-            cJSON_AddItemToArray(arr, o);
-        }
-        cJSON *syc = sycophancy(ov, &env, args);
-        if (syc)
-            cJSON_AddItemToArray(ov->queued, syc);
-        cJSON_Delete(args);
-    }
+    ov->asks[ov->nasks++] = (struct ov_ask){t, at};
+}
+
+void overlay_on_prompt(struct overlay *ov, const char *text, size_t n)
+{
+    struct chrono_env env;
+    char *t;
+    if ((ov->parts & (OV_RUMINATION | OV_SYCOPHANCY)) && clock_env(ov, &env) == 0 && (t = person_text(text, n)))
+        person_said(ov, &env, t);
+}
+
+void overlay_on_reply(struct overlay *ov, const char *text, size_t n)
+{
+    struct chrono_env env;
+    if (!(ov->parts & OV_SYCOPHANCY) || clock_env(ov, &env) < 0 || !n || !text_valid_utf8(text, n) ||
+        text_char_count(text, n) > OV_SCAN_MAX || memchr(text, '\0', n))
+        return;
+    refresh(ov, &env);
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddItemToObject(args, "candidate_response", cJSON_CreateStringReference(text));
+    cJSON *s = sycophancy(ov, &env, args);
+    if (s)
+        cJSON_AddItemToArray(ov->queued, s);
+    cJSON_Delete(args);
 }
 
 void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)

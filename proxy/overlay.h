@@ -77,6 +77,15 @@ extern struct overlay *overlay_current;
  * result when it comes back). */
 int overlay_on_call(struct overlay *ov, const char *tool, struct loop_call *c);
 
+/* keel hook: an earlier prompt of the person's (from the host's transcript,
+ * oldest first, at in ms), the prompt just submitted (checked as a sampling
+ * request's message is: rumination, repeated reassurance), and the model's
+ * final reply (sycophancy). Advisories wait in ov->queued; overlay_for_result
+ * with no call collects them, and hyperfocus's. */
+void overlay_add_ask(struct overlay *ov, const char *text, size_t n, int64_t at);
+void overlay_on_prompt(struct overlay *ov, const char *text, size_t n);
+void overlay_on_reply(struct overlay *ov, const char *text, size_t n);
+
 /* A sampling/createMessage request from the upstream, and the client's answer. */
 void overlay_on_sampling_request(struct overlay *ov, const cJSON *params);
 void overlay_on_sampling_result(struct overlay *ov, const cJSON *result);

@@ -1,0 +1,414 @@
+/* hook.c: keel hook EVENT (see hook.h).
+ *
+ * The hosts' contracts, as keel uses them:
+ *   Claude Code and Codex CLI: UserPromptSubmit {prompt, transcript_path,
+ *   session_id, source?}, Stop and SubagentStop {last_assistant_message,
+ *   stop_hook_active}, SessionStart; output {hookSpecificOutput: {hookEventName,
+ *   additionalContext}, systemMessage} or, to block a stop, {decision:
+ *   "block", reason}.
+ *   Gemini CLI: BeforeAgent {prompt}, AfterAgent {prompt_response,
+ *   stop_hook_active}, SessionStart; the same output fields, "deny" to block.
+ * A turn the host starts itself (source "system", a task notification) is not
+ * the person's prompt and gets nothing.
+ *
+ * Per host session (its id hashed, never stored as given) the state file
+ * keeps the turn's count of blocked stops and a note for the next prompt: the
+ * detectors and rules that spoke about the last reply, never its text. */
+#include "hook.h"
+
+#include "chrono.h"
+#include "jscan.h"
+#include "log.h"
+#include "loop.h"
+#include "overlay.h"
+#include "readfile.h"
+#include "rulefile.h"
+#include "rules.h"
+#include "state.h"
+#include "submit.h"
+#include "timefmt.h"
+#include "transcript.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EV_OTHER, EV_PROMPT, EV_REPLY, EV_SESSION_START };
+
+static int event_kind(const char *ev)
+{
+    if (!ev)
+        return EV_OTHER;
+    if (!strcmp(ev, "UserPromptSubmit") || !strcmp(ev, "BeforeAgent"))
+        return EV_PROMPT;
+    if (!strcmp(ev, "Stop") || !strcmp(ev, "SubagentStop") || !strcmp(ev, "AfterAgent"))
+        return EV_REPLY;
+    if (!strcmp(ev, "SessionStart"))
+        return EV_SESSION_START;
+    return EV_OTHER;
+}
+
+/* --- text for the model and for the person ----------------------------------- */
+
+struct out {
+    char ctx[HOOK_TEXT_MAX];        /* for the model: facts */
+    char msg[HOOK_TEXT_MAX];        /* for the person */
+    char note[512];                 /* for the next prompt: names only */
+};
+
+static void append(char *buf, size_t cap, const char *fmt, const char *a, const char *b)
+{
+    size_t l = strlen(buf);
+    if (l + 1 < cap)
+        snprintf(buf + l, cap - l, fmt, a ? a : "", b ? b : "");
+}
+
+static void tokens_of(const cJSON *adv, char *buf, size_t cap)
+{
+    const cJSON *o;
+    buf[0] = '\0';
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options"))
+        append(buf, cap, "%s%s", buf[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
+}
+
+/* Each advisory once for the model (as facts) and once for the person. */
+static void say(struct out *o, const cJSON *advs)
+{
+    const cJSON *a;
+    cJSON_ArrayForEach(a, advs) {
+        const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
+        const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
+        char tok[200];
+        tokens_of(a, tok, sizeof tok);
+        if (!o->ctx[0])
+            append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
+        append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
+        append(o->ctx, sizeof o->ctx, " The person may answer with one of: %s.%s", tok, "");
+        append(o->msg, sizeof o->msg, "%skeel (%s): ", o->msg[0] ? "\n" : "", det);
+        append(o->msg, sizeof o->msg, "%s To change this, say one of: %s.", reason, tok);
+    }
+}
+
+/* --- per-session state: blocked stops in this turn, a note for the next ------ */
+
+enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE };
+struct hook_state {
+    char key[24];                   /* the host's session id, hashed */
+    int op;
+    int continuing;                 /* stop_hook_active */
+    int64_t now;
+    int blocks;                     /* out: blocked stops so far in this turn */
+    char note[512];                 /* in (ST_NOTE) or out (ST_NEW_TURN) */
+};
+
+static int hooks_fn(cJSON *state, void *ctx, kerr *e)
+{
+    (void)e;
+    struct hook_state *h = ctx;
+    cJSON *all = cJSON_GetObjectItemCaseSensitive(state, "hooks");
+    if (!cJSON_IsObject(all)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(state, "hooks");
+        all = cJSON_AddObjectToObject(state, "hooks");
+    }
+    cJSON *s = cJSON_GetObjectItemCaseSensitive(all, h->key);
+    if (!cJSON_IsObject(s)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(all, h->key);
+        if (cJSON_GetArraySize(all) >= HOOK_SESSIONS_MAX) {       /* the least recent session goes */
+            cJSON *old = NULL, *c;
+            cJSON_ArrayForEach(c, all)
+                if (!old || cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "at")) <
+                                cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(old, "at")))
+                    old = c;
+            cJSON_Delete(cJSON_DetachItemViaPointer(all, old));
+        }
+        s = cJSON_AddObjectToObject(all, h->key);
+    }
+    double blocks = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "blocks"));
+    h->blocks = blocks > 0 && blocks < 1000 ? (int)blocks : 0;
+    const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "note"));
+    switch (h->op) {
+    case ST_NEW_TURN:
+        snprintf(h->note, sizeof h->note, "%s", note ? note : "");
+        h->blocks = 0;
+        cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
+        break;
+    case ST_BLOCK:
+        h->blocks = h->continuing ? h->blocks + 1 : 1;
+        break;
+    case ST_PASS:
+        h->blocks = 0;
+        break;
+    case ST_NOTE:
+        cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
+        cJSON_AddStringToObject(s, "note", h->note);
+        break;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(s, "blocks");
+    cJSON_AddNumberToObject(s, "blocks", h->blocks);
+    cJSON_DeleteItemFromObjectCaseSensitive(s, "at");
+    cJSON_AddNumberToObject(s, "at", (double)h->now);
+    return 1;
+}
+
+static int session_state(const char *state_dir, const char *sid, int op, int continuing, int64_t now,
+                         const char *note, struct hook_state *h)
+{
+    memset(h, 0, sizeof *h);
+    if (note)
+        snprintf(h->note, sizeof h->note, "%s", note);
+    snprintf(h->key, sizeof h->key, "%016llx",
+             (unsigned long long)loop_hash(sid ? sid : "", sid ? strlen(sid) : 0, 0x686f6f6b));
+    h->op = op;
+    h->continuing = continuing;
+    h->now = now;
+    kerr e = {0};
+    if (state_update(state_dir, now, hooks_fn, h, &e) < 0) {
+        log_event(LOG_WARN, "hook_state_unavailable", "code=%s", e.code ? e.code : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* --- the events ------------------------------------------------------------ */
+
+struct earlier {
+    struct overlay *ov;
+    char *last;                     /* held back one (a copy): it may be this very prompt */
+    size_t last_n;
+    int64_t last_at;
+};
+
+/* Called with each earlier prompt, oldest first; its text lives only during the call. */
+static void add_earlier(const struct transcript_prompt *p, void *ctx)
+{
+    struct earlier *x = ctx;
+    if (x->last)
+        overlay_add_ask(x->ov, x->last, x->last_n, x->last_at);
+    free(x->last);
+    x->last = malloc(p->n + 1);
+    if (x->last) {
+        memcpy(x->last, p->text, p->n);
+        x->last[p->n] = '\0';
+    }
+    x->last_n = p->n;
+    x->last_at = p->at;
+}
+
+static void on_prompt(const cJSON *in, const struct profile *p, const char *state_dir, int64_t now, struct out *o)
+{
+    const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt"));
+    const char *source = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "source"));
+    if (!prompt || (source && !strcmp(source, "system")) || !strncmp(prompt, "<task-notification>", 19)) {
+        log_event(LOG_INFO, "hook_not_the_person", "bytes=%zu", prompt ? strlen(prompt) : 0);
+        return;
+    }
+    struct chrono_env env = {{now, 0}, p, state_dir};
+    kerr e = {0};
+    if (chrono_now(&env.now, &e) < 0 || chrono_touch(&env, &e) < 0)
+        log_event(LOG_WARN, "hook_activity_not_recorded", "code=%s", e.code ? e.code : "");
+    struct hook_state h;
+    const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
+    if (session_state(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &h) == 0 && h.note[0]) {
+        append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
+               TRANSCRIPT_KEEL_MARK, h.note);
+    }
+
+    struct overlay ov;
+    overlay_init(&ov, p, state_dir, OV_RUMINATION | OV_HYPERFOCUS | OV_SYCOPHANCY, NULL, 0, NULL, 0);
+    size_t n = strlen(prompt);
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "transcript_path"));
+    struct earlier x = {&ov, NULL, 0, 0};
+    int got = transcript_prompts(path, env.now.ms - (int64_t)p->rum_window * 60000, 21, add_earlier, &x);
+    if (got < 0)
+        log_event(LOG_INFO, "hook_transcript_unreadable", "present=%d", path != NULL);
+    /* The host may have written this prompt already: the newest line, the
+     * same text, a moment ago, is this one, not an earlier one. */
+    if (x.last && !(x.last_n == n && !memcmp(x.last, prompt, n) && env.now.ms - x.last_at < 10000))
+        overlay_add_ask(&ov, x.last, x.last_n, x.last_at);
+    free(x.last);
+    overlay_on_prompt(&ov, prompt, n);
+    cJSON *advs = overlay_for_result(&ov, "", NULL, NULL);
+    say(o, advs);
+    log_event(LOG_INFO, "hook_prompt", "earlier=%d advisories=%d", got > 0 ? got : 0, cJSON_GetArraySize(advs));
+    cJSON_Delete(advs);
+    overlay_free(&ov);
+}
+
+static void on_reply(const cJSON *in, int host, const struct profile *p, const char *state_dir, int64_t now,
+                     struct out *o, char *block, size_t block_cap)
+{
+    const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        in, host == HOOK_HOST_GEMINI ? "prompt_response" : "last_assistant_message"));
+    if (!reply)
+        reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt_response"));
+    if (!reply || !*reply)
+        return;
+    const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
+    int continuing = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in, "stop_hook_active"));
+    size_t n = strlen(reply);
+    char *text = rule_copy(reply, n);
+    if (!text)
+        return;
+    cJSON *j = ruleset_current ? rules_judge(p, text, RA_MESSAGE, NULL) : NULL, *v;
+    char names[256] = "", guidance[2000] = "";
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
+        append(names, sizeof names, "%s%s", names[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule")));
+        append(guidance, sizeof guidance, "%s%s", guidance[0] ? " " : "",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+    }
+    struct hook_state h;
+    if (names[0]) {
+        if (session_state(state_dir, sid, ST_BLOCK, continuing, now, NULL, &h) == 0 && h.blocks <= HOOK_BLOCKS_MAX) {
+            snprintf(block, block_cap, "%s This reply breaks the person's rules (%s): %s Revise the reply so it "
+                     "follows them; this is attempt %d of %d.", TRANSCRIPT_KEEL_MARK, names, guidance, h.blocks,
+                     HOOK_BLOCKS_MAX);
+            log_event(LOG_INFO, "hook_reply_blocked", "attempt=%d", h.blocks);
+            cJSON_Delete(j);
+            free(text);
+            return;
+        }
+        session_state(state_dir, sid, ST_PASS, 0, now, NULL, &h);
+        append(o->msg, sizeof o->msg, "keel: the reply broke your rules (%s) and was let through after %s blocked "
+               "attempts; the rules were bypassed.", names, "4");
+        append(o->note, sizeof o->note, "%sthe rules %s were bypassed", o->note[0] ? "; " : "", names);
+        log_event(LOG_INFO, "hook_rules_bypassed", "attempts=%d", HOOK_BLOCKS_MAX);
+    } else if (continuing) {
+        session_state(state_dir, sid, ST_PASS, 0, now, NULL, &h);
+    }
+    /* Annotate rules: a message and a note, never a block. */
+    char ann[256] = "";
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations"))
+        append(ann, sizeof ann, "%s%s", ann[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule")));
+    if (ann[0]) {
+        append(o->msg, sizeof o->msg, "%skeel: the reply matched your rules %s.", o->msg[0] ? "\n" : "", ann);
+        append(o->note, sizeof o->note, "%sit matched the rules %s", o->note[0] ? "; " : "", ann);
+    }
+    cJSON_Delete(j);
+    /* Sycophancy on the reply. */
+    struct overlay ov;
+    overlay_init(&ov, p, state_dir, OV_SYCOPHANCY, NULL, 0, NULL, 0);
+    overlay_on_reply(&ov, text, n);
+    cJSON *advs = cJSON_GetArraySize(ov.queued) ? cJSON_Duplicate(ov.queued, 1) : NULL;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, advs) {
+        char tok[200], line[600];
+        tokens_of(a, tok, sizeof tok);
+        snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, say one of: %s.", o->msg[0] ? "\n" : "",
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tok);
+        append(o->msg, sizeof o->msg, "%s%s", line, "");
+        append(o->note, sizeof o->note, "%sit showed %s (sycophancy)", o->note[0] ? "; " : "",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
+    }
+    cJSON_Delete(advs);
+    overlay_free(&ov);
+    free(text);
+    if (o->note[0])
+        session_state(state_dir, sid, ST_NOTE, 0, now, o->note, &h);
+    log_event(LOG_INFO, "hook_reply", "bytes=%zu", n);
+}
+
+static void on_session_start(const struct profile *p, const char *state_dir, struct out *o)
+{
+    struct chrono_env env = {{0, 0}, p, state_dir};
+    kerr e = {0};
+    cJSON *args = cJSON_CreateObject(), *t = NULL;
+    if (chrono_now(&env.now, &e) == 0 && chrono_get_time_context(args, &env, &t, &e) == 0) {
+        const char *now = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "now"));
+        const char *day = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "day_of_week"));
+        const char *zone = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "energy_zone"));
+        const char *since = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "time_since_last_prompt"));
+        const cJSON *open = cJSON_GetObjectItemCaseSensitive(t, "session_open");
+        snprintf(o->ctx, sizeof o->ctx, "%s The time, from keel: it is %s, a %s", TRANSCRIPT_KEEL_MARK, now ? now : "?",
+                 day ? day : "?");
+        if (zone)
+            append(o->ctx, sizeof o->ctx, " (energy zone: %s)%s", zone, "");
+        append(o->ctx, sizeof o->ctx, ".%s%s", "", "");
+        if (since)
+            append(o->ctx, sizeof o->ctx, " Time since the person's last prompt: %s.%s", since, "");
+        if (cJSON_IsTrue(open)) {
+            const char *intent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "session_intent"));
+            const char *len = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "current_session_length"));
+            append(o->ctx, sizeof o->ctx, " A work session is open (%s so far)", len ? len : "?", "");
+            if (intent)
+                append(o->ctx, sizeof o->ctx, "; its stated intent: %s", intent, "");
+            append(o->ctx, sizeof o->ctx, ".%s%s", "", "");
+        } else {
+            append(o->ctx, sizeof o->ctx, " No work session is open.%s%s", "", "");
+        }
+    } else {
+        log_event(LOG_WARN, "hook_time_unavailable", "code=%s", e.code ? e.code : "");
+    }
+    cJSON_Delete(t);
+    cJSON_Delete(args);
+}
+
+/* --- the host's output ---------------------------------------------------- */
+
+static void emit(const char *event, int host, int kind, const struct out *o, const char *block)
+{
+    cJSON *r = cJSON_CreateObject();
+    if (block && block[0]) {
+        cJSON_AddStringToObject(r, "decision", host == HOOK_HOST_GEMINI ? "deny" : "block");
+        cJSON_AddStringToObject(r, "reason", block);
+    }
+    if (o->ctx[0] && kind != EV_REPLY) {
+        cJSON *h = cJSON_AddObjectToObject(r, "hookSpecificOutput");
+        cJSON_AddStringToObject(h, "hookEventName", event);
+        cJSON_AddStringToObject(h, "additionalContext", o->ctx);
+    }
+    if (o->msg[0])
+        cJSON_AddStringToObject(r, "systemMessage", o->msg);
+    if (cJSON_GetArraySize(r)) {
+        char *s = cJSON_PrintUnformatted(r);
+        if (s) {
+            size_t l = strlen(s);
+            s[l] = '\n';
+            ssize_t w = write(STDOUT_FILENO, s, l + 1);
+            (void)w;
+            free(s);
+        }
+    }
+    cJSON_Delete(r);
+}
+
+int hook_run(const char *event, int host, const struct profile *p, const char *state_dir)
+{
+    size_t n = 0;
+    char *raw = read_all(STDIN_FILENO, HOOK_INPUT_MAX, &n);
+    if (!raw) {
+        log_event(LOG_WARN, "hook_input_unreadable", "limit=%u", HOOK_INPUT_MAX);
+        return 0;
+    }
+    cJSON *in = jscan_parse(raw, n);
+    free(raw);
+    if (!cJSON_IsObject(in)) {
+        log_event(LOG_WARN, "hook_input_invalid", "bytes=%zu", n);
+        cJSON_Delete(in);
+        return 0;
+    }
+    const char *name = event ? event : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "hook_event_name"));
+    int kind = event_kind(name);
+    if (host == HOOK_HOST_AUTO)
+        host = name && (!strcmp(name, "BeforeAgent") || !strcmp(name, "AfterAgent")) ? HOOK_HOST_GEMINI
+                                                                                      : HOOK_HOST_CLAUDE;
+    struct chrono_env env = {{0, 0}, p, state_dir};
+    kerr e = {0};
+    static struct out o;
+    char block[4000] = "";
+    memset(&o, 0, sizeof o);
+    if (chrono_now(&env.now, &e) < 0) {
+        log_event(LOG_WARN, "hook_clock_unavailable", "code=%s", e.code ? e.code : "");
+    } else if (kind == EV_PROMPT) {
+        on_prompt(in, p, state_dir, env.now.ms, &o);
+    } else if (kind == EV_REPLY) {
+        on_reply(in, host, p, state_dir, env.now.ms, &o, block, sizeof block);
+    } else if (kind == EV_SESSION_START) {
+        on_session_start(p, state_dir, &o);
+    } else {
+        log_event(LOG_INFO, "hook_event_ignored", "bytes=%zu", n);
+    }
+    emit(name ? name : "", host, kind, &o, block);
+    cJSON_Delete(in);
+    return 0;
+}

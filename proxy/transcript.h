@@ -1,0 +1,35 @@
+/* transcript.h: the person's earlier prompts, read from an agent host's own
+ * transcript (keel stores none of them).
+ *
+ * Claude Code writes JSONL: a prompt the person typed is a line of type
+ * "user" whose message.content is a string (or text blocks), not isMeta,
+ * with no tool_result block. Codex CLI writes JSONL too: a prompt is an
+ * event_msg whose payload is {type: "user_message", message}. Both carry a
+ * timestamp per line. Lines the host wrote for itself are not prompts:
+ * slash-command records, task notifications, hook output, and anything
+ * keel injected (its context starts with TRANSCRIPT_KEEL_MARK).
+ *
+ * Only the file's last TRANSCRIPT_TAIL bytes are read, so a long session
+ * costs the same as a short one. */
+#ifndef KEEL_TRANSCRIPT_H
+#define KEEL_TRANSCRIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRANSCRIPT_TAIL (8u << 20)
+#define TRANSCRIPT_KEEL_MARK "[keel]"
+
+struct transcript_prompt {
+    const char *text;                /* into the buffer transcript_read returned */
+    size_t n;
+    int64_t at;                      /* ms */
+};
+
+/* Calls fn for each prompt at or after from_ms, oldest first, at most max of
+ * the newest. Returns the number seen, or -1 when the file cannot be read as
+ * a transcript (missing, not a regular file, not UTF-8 JSON lines). */
+int transcript_prompts(const char *path, int64_t from_ms, int max,
+                       void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx);
+
+#endif
