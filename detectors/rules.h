@@ -26,6 +26,7 @@ struct rule {
     int action;                     /* RX_* */
     int active;
     int modify_results;             /* its file says tool_results: modify (else a tool_result rule only advises) */
+    int shipped;                    /* one of keel's own rules/ (not a file of the person's) */
     char **tools;                   /* globs, for tool results */
     int ntools;
     pcre2_code **re;

@@ -235,6 +235,16 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     overlay_free(&ov);
 }
 
+/* A rule from the person's own files (--rules, the profile's rules.dirs), not
+ * one keel ships: only those may block a reply. */
+static int persons_rule(const char *name)
+{
+    for (int i = 0; name && ruleset_current && i < ruleset_current->n; i++)
+        if (!strcmp(ruleset_current->v[i].name, name))
+            return !ruleset_current->v[i].shipped;
+    return 0;
+}
+
 static void on_reply(const cJSON *in, int host, const struct profile *p, const char *state_dir, int64_t now,
                      struct out *o, char *block, size_t block_cap)
 {
@@ -251,9 +261,14 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     if (!text)
         return;
     cJSON *j = ruleset_current ? rules_judge(p, text, RA_MESSAGE, NULL) : NULL, *v;
-    char names[256] = "", guidance[2000] = "";
+    char names[256] = "", guidance[2000] = "", soft[256] = "";
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
-        append(names, sizeof names, "%s%s", names[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule")));
+        const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+        if (!persons_rule(rule)) {           /* a shipped reject rule speaks, never blocks */
+            append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
+            continue;
+        }
+        append(names, sizeof names, "%s%s", names[0] ? ", " : "", rule);
         append(guidance, sizeof guidance, "%s%s", guidance[0] ? " " : "",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
     }
@@ -276,13 +291,18 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     } else if (continuing) {
         session_state(state_dir, sid, ST_PASS, 0, now, NULL, &h);
     }
-    /* Annotate rules: a message and a note, never a block. */
-    char ann[256] = "";
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations"))
-        append(ann, sizeof ann, "%s%s", ann[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule")));
-    if (ann[0]) {
-        append(o->msg, sizeof o->msg, "%skeel: the reply matched your rules %s.", o->msg[0] ? "\n" : "", ann);
-        append(o->note, sizeof o->note, "%sit matched the rules %s", o->note[0] ? "; " : "", ann);
+    /* Annotate rules, rewrite rules (the reply is already written) and
+     * shipped reject rules: a message and a note, never a block. */
+    static const char *const lists[] = {"annotations", "applied"};
+    for (int l = 0; l < 2; l++)
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
+            const char *rule = cJSON_IsString(v) ? v->valuestring
+                                                 : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+            append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
+        }
+    if (soft[0]) {
+        append(o->msg, sizeof o->msg, "%skeel: the reply matched the rules %s.", o->msg[0] ? "\n" : "", soft);
+        append(o->note, sizeof o->note, "%sit matched the rules %s", o->note[0] ? "; " : "", soft);
     }
     cJSON_Delete(j);
     /* Sycophancy on the reply. */

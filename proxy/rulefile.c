@@ -416,6 +416,8 @@ void ruleset_load(struct ruleset *rs, const struct profile *p, char **dirs, int 
     for (const struct embed_blob *b = embed_table; b->path; b++)
         if (!strncmp(b->path, "rules/", 6) && !strchr(b->path + 6, '/') && strstr(b->path, ".yml"))
             ruleset_load_text(rs, b->path, b->data, b->len);
+    for (int i = 0; i < rs->n; i++)
+        rs->v[i].shipped = 1;
     for (int i = 0; p && i < p->nrule_dirs; i++)
         load_dir(rs, p->rule_dirs[i]);
     for (int i = 0; i < ndirs; i++)

@@ -1,0 +1,156 @@
+// hooks.mjs: `keel hook` run exactly as a host runs it: the recorded payload
+// (tests/hooks/payloads) on stdin, no tty, the host's timeout, and its
+// output checked against the fields that host documents for that event.
+// The transcripts in tests/hooks/ are written for keel: a question asked the
+// fourth time in 40 minutes, one question frame about four different things,
+// and a transcript full of lines that hold the question but are not the
+// person's prompts (tool results, meta lines, slash commands, task
+// notifications, keel's own context, assistant text).
+import { spawnSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ok, todo, done } from './lib/tap.mjs';
+import { keel, root, sandbox } from './lib/keel.mjs';
+
+const dir = join(root, 'tests', 'hooks');
+const NOW = '2026-05-15T14:40:00Z';
+const payload = (name, fill = {}) => {
+  const p = JSON.parse(readFileSync(join(dir, 'payloads', name), 'utf8'));
+  for (const [k, v] of Object.entries(fill)) p[k] = v;
+  return p;
+};
+const TIMEOUT = { 'claude-code': 30000, codex: 30000, gemini: 60000 };
+
+// The output fields each host documents, per kind of event (and the 10,000
+// character cap on text fields).
+const FIELDS = {
+  prompt: ['continue', 'stopReason', 'suppressOutput', 'systemMessage', 'decision', 'reason', 'hookSpecificOutput'],
+  reply: ['continue', 'stopReason', 'suppressOutput', 'systemMessage', 'decision', 'reason'],
+  start: ['suppressOutput', 'systemMessage', 'hookSpecificOutput'],
+};
+function valid(host, kind, out) {
+  if (out === null) return true;
+  if (typeof out !== 'object' || Array.isArray(out)) return false;
+  for (const k of Object.keys(out)) if (!FIELDS[kind].includes(k)) return false;
+  const h = out.hookSpecificOutput;
+  if (h !== undefined && (typeof h.hookEventName !== 'string' || Object.keys(h).some((k) => !['hookEventName', 'additionalContext'].includes(k))))
+    return false;
+  if (out.decision !== undefined && out.decision !== (host === 'gemini' ? 'deny' : 'block')) return false;
+  for (const t of [out.systemMessage, out.reason, h?.additionalContext]) if (t !== undefined && (typeof t !== 'string' || t.length > 10000)) return false;
+  return true;
+}
+
+// One hook call as the host makes it. Returns {status, out (parsed or null), stdout, stderr, ms}.
+function hook(host, event, input, { box, env = {}, args = [] } = {}) {
+  const t0 = Date.now();
+  const r = spawnSync(keel, ['hook', event, '--host', host, ...args], {
+    input: typeof input === 'string' ? input : JSON.stringify(input),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', KEEL_NOW: NOW, TZ: 'UTC', ...box.env, ...env },
+    encoding: 'utf8', timeout: TIMEOUT[host], maxBuffer: 1 << 20,
+  });
+  let out = null;
+  if (r.stdout.trim()) { try { out = JSON.parse(r.stdout); } catch { out = 'not json'; } }
+  return { status: r.status, out, stdout: r.stdout, stderr: r.stderr, ms: Date.now() - t0 };
+}
+const transcript = (name) => join(dir, name);
+const kindOf = (e) => (['UserPromptSubmit', 'BeforeAgent'].includes(e) ? 'prompt' : e === 'SessionStart' ? 'start' : 'reply');
+
+// --- every host and event: the output is the host's shape ----------------------
+for (const f of readdirSync(join(dir, 'payloads')).sort()) {
+  const [host, event] = f.replace(/\.json$/, '').split(/-(?=[A-Z])/);
+  const box = sandbox();
+  const p = payload(f, { transcript_path: transcript(host === 'codex' ? 'codex-reask.jsonl' : 'claude-reask.jsonl') });
+  if ('last_assistant_message' in p) p.last_assistant_message = 'Great question! You are absolutely right, this is a brilliant plan.';
+  if ('prompt_response' in p) p.prompt_response = 'Great question! You are absolutely right, this is a brilliant plan.';
+  const r = hook(host, event, p, { box });
+  const kind = kindOf(event);
+  ok(r.status === 0 && r.out !== null && valid(host, kind, r.out), `${host} ${event}: exit 0, output in the host's documented fields`, r);
+  if (kind === 'prompt')
+    ok(/rumination/.test(r.out?.systemMessage || '') && /^\[keel\]/.test(r.out?.hookSpecificOutput?.additionalContext || '') &&
+       r.out.hookSpecificOutput.hookEventName === event,
+       `${host} ${event}: the fourth asking of one question in 40 minutes gets a rumination advisory, for the model and the person`, r.out);
+  if (kind === 'reply')
+    ok(/sycophancy/.test(r.out?.systemMessage || '') && r.out.decision === undefined,
+      `${host} ${event}: a flattering reply gets a sycophancy message for the person, never a block`, r.out);
+  if (kind === 'start')
+    ok(/it is 2026-05-15T14:40:00/.test(r.out?.hookSpecificOutput?.additionalContext || ''), `${host} ${event}: the model starts knowing the time`, r.out);
+}
+
+// --- rumination reads only the person's prompts ------------------------------------
+{
+  const base = payload('claude-code-UserPromptSubmit.json');
+  let r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-frame.jsonl'), prompt: 'How do I configure caching in the payments client?' }, { box: sandbox() });
+  todo(r.status === 0 && !/rumination/.test(r.stdout), 'one question frame about four different things: no rumination advisory',
+    'check_rumination scores "How do I configure X in the payments client?" for four different X as one question (50% containment against a 0.25 threshold); the detector work of issue 17', r.out?.systemMessage);
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-noise.jsonl') }, { box: sandbox() });
+  ok(r.status === 0 && !/rumination/.test(r.stdout),
+    'tool results, meta lines, slash commands, task notifications, keel\'s own context and assistant text holding the question are not counted', r.out);
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl'), source: 'system' }, { box: sandbox() });
+  ok(r.status === 0 && r.stdout === '', 'a turn the host started itself (source: system) gets nothing', r.stdout);
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl') }, { box: sandbox(), env: { KEEL_NOW: '2026-05-15T17:40:00Z' } });
+  ok(r.status === 0 && !/rumination/.test(r.stdout), 'the same three earlier askings, three hours later (outside the window): none', r.out);
+}
+
+// --- a reply breaking the person's reject rule -------------------------------------
+{
+  const box = sandbox();
+  const rules = ['--rules', join(dir, 'rules')];
+  const p = payload('claude-code-Stop.json', { last_assistant_message: 'Done. TODO: wire the export button.' });
+  const seen = [];
+  for (let i = 1; i <= 5; i++) {
+    const r = hook('claude-code', 'Stop', { ...p, stop_hook_active: i > 1 }, { box, args: rules });
+    seen.push(r);
+  }
+  ok(seen.slice(0, 4).every((r, i) => r.status === 0 && r.out?.decision === 'block' && /no-todo-left/.test(r.out.reason) &&
+     r.out.reason.includes(`attempt ${i + 1} of 4`) && /Finish the work/.test(r.out.reason)),
+    'a reply breaking the person\'s reject rule: the stop is blocked with the rule and its guidance, four times', seen.map((r) => r.out));
+  ok(seen[4].status === 0 && seen[4].out?.decision === undefined && /bypassed/.test(seen[4].out?.systemMessage || ''),
+    'the 5th attempt in the same turn passes, and the person is told the rules were bypassed', seen[4].out);
+  const next = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { transcript_path: '/nonexistent', prompt: 'ok, next task' }), { box, args: rules });
+  ok(/previous reply/.test(next.out?.hookSpecificOutput?.additionalContext || '') && /no-todo-left/.test(next.out.hookSpecificOutput.additionalContext) &&
+     !next.stdout.includes('wire the export'), 'the next prompt carries a note naming the rule, not the reply\'s text', next.out);
+  const again = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box, args: rules });
+  ok(again.out?.decision === 'block' && /attempt 1 of 4/.test(again.out.reason), 'a new turn (stop_hook_active false) counts from 1 again', again.out);
+  const shipped = hook('gemini', 'AfterAgent', payload('gemini-AfterAgent.json', { prompt_response: 'Shall I go ahead and run the linter on the whole repo?' }), { box: sandbox() });
+  ok(shipped.status === 0 && shipped.out?.decision === undefined, 'a shipped rule (rules/voice.yml) never blocks: only the person\'s own do', shipped.out);
+  const gem = hook('gemini', 'AfterAgent', payload('gemini-AfterAgent.json', { prompt_response: 'Done. TODO: tests.' }), { box: sandbox(), args: rules });
+  ok(gem.out?.decision === 'deny' && /no-todo-left/.test(gem.out.reason), 'Gemini: the same rule denies the response (its word for block)', gem.out);
+}
+
+// --- never fail the host ---------------------------------------------------------
+{
+  const box = sandbox();
+  const cases = [
+    ['bad JSON on stdin', 'UserPromptSubmit', '{"prompt": '],
+    ['a JSON array', 'UserPromptSubmit', '[1,2]'],
+    ['empty stdin', 'Stop', ''],
+    ['stdin over 4 MiB', 'UserPromptSubmit', JSON.stringify({ prompt: 'x'.repeat(5 << 20) })],
+    ['a transcript that is a directory', 'UserPromptSubmit', JSON.stringify({ prompt: 'hello there', transcript_path: dir })],
+    ['a transcript that is not JSON', 'UserPromptSubmit', JSON.stringify({ prompt: 'hello there', transcript_path: join(dir, 'rules', 'no-todo.yml') })],
+    ['an unknown event', 'PreCompact', JSON.stringify({ trigger: 'auto' })],
+    ['a prompt that is not a string', 'UserPromptSubmit', JSON.stringify({ prompt: 42 })],
+  ];
+  for (const [name, event, input] of cases) {
+    const r = hook('claude-code', event, input, { box });
+    ok(r.status === 0 && (r.stdout === '' || valid('claude-code', kindOf(event), r.out)), `${name}: exit 0, nothing broken`, r);
+  }
+  const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'fine' }), { box, args: ['--host', 'nonsense'] });
+  ok(r.status === 0 && r.stdout === '', 'a wrong --host: exit 0, no output, the problem on stderr', r.stderr);
+  const secret = 'my-very-private-question-about-ana';
+  const s = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { prompt: secret, transcript_path: transcript('claude-reask.jsonl') }), { box, env: { KEEL_LOG_LEVEL: 'debug' }, args: ['--log-level', 'debug'] });
+  ok(s.status === 0 && !s.stderr.includes(secret) && !s.stderr.includes('orders migration'), 'nothing the person wrote reaches the log, at debug level', s.stderr);
+}
+
+// --- a locked state file: the hook answers within the host's timeout ------------------
+{
+  const box = sandbox();
+  hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });   // creates the state directory
+  const holder = spawn('flock', [join(box.stateDir, 'state.lock'), 'sleep', '20'], { stdio: 'ignore' });
+  await new Promise((res) => setTimeout(res, 300));
+  const r = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { transcript_path: transcript('claude-reask.jsonl') }), { box });
+  holder.kill();
+  ok(r.status === 0 && r.ms < 30000 && (r.stdout === '' || valid('claude-code', 'prompt', r.out)),
+    `a state file held by another process: exit 0 within the host's 30 s (${r.ms} ms)`, r);
+}
+
+done();
