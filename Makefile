@@ -48,6 +48,7 @@ eval: build
 bench: build
 	$(BUILD)/tests/bench/keel-bench $(BUILD)/tests/bench/keel-bench-server $(BUILD)/tests/bench/keel-relay $(BUILD)/keel
 	$(BUILD)/tests/bench/keel-detbench
+	$(BUILD)/tests/bench/keel-hookbench $(BUILD)/keel
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

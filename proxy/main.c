@@ -358,7 +358,10 @@ static int cmd_hook(int argc, char **argv)
         }
     }
     profile_load(&profile, profile_path);
-    load_rules();
+    /* Rules judge replies only: a prompt hook (run before every prompt) does
+     * not compile them. */
+    if (!event || (strcmp(event, "UserPromptSubmit") && strcmp(event, "BeforeAgent") && strcmp(event, "SessionStart")))
+        load_rules();
     int rc = hook_run(event, host, &profile, NULL);
     ruleset_free(&rules);
     return rc;

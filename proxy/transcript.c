@@ -1,8 +1,9 @@
 /* transcript.c: the person's prompts from a host's transcript (see transcript.h).
  *
- * One pass finds every "user" token (Claude Code's user lines and Codex's
- * user_message events); only the lines around a hit are parsed, and a user line holding a tool_result (often megabytes of tool
- * output) is skipped before any parse. */
+ * Lines are read from the end back; only a line holding a "user" token
+ * (Claude Code's user lines, Codex's user_message events) is parsed, and a
+ * user line holding a tool_result (often megabytes of tool output) is
+ * skipped before any parse. */
 #include "transcript.h"
 
 #include "jscan.h"
@@ -131,47 +132,46 @@ int transcript_prompts(const char *path, int64_t from_ms, int max,
         return -1;
     /* An unescaped "user" can only be a JSON string token (quotes inside
      * strings are escaped): Claude Code's type or role, Codex's
-     * "user_message". Other lines are never parsed. */
+     * "user_message". Other lines are never parsed. Lines are read from the
+     * newest back, until max prompts or one older than from_ms. */
     static const char key[] = "\"user";
-    struct found ring[PROMPTS_MAX];
-    int kept = 0, start = 0;                 /* the newest max prompts, in a ring */
+    struct found got[PROMPTS_MAX];
+    int kept = 0;
     if (max > PROMPTS_MAX)
         max = PROMPTS_MAX;
-    const char *s = buf, *end = buf + n, *hit;
-    while (max > 0 && (hit = find(s, (size_t)(end - s), key, sizeof key - 1))) {
-        const char *after = hit + sizeof key - 1;
-        if (after < end && *after != '"' && (size_t)(end - after) >= 9 && memcmp(after, "_message\"", 9)) {
-            s = after;
-            continue;
-        }
-        const char *b = hit, *e = memchr(hit, '\n', (size_t)(end - hit));
+    const char *e = buf + n;
+    while (kept < max && e > buf) {
+        const char *b = e;
         while (b > buf && b[-1] != '\n')
             b--;
-        if (!e)
-            e = end;
-        s = e;
-        if (find(b, (size_t)(e - b), "\"tool_result\"", 13))
+        const char *line = b, *line_end = e;
+        e = b > buf ? b - 1 : buf;
+        const char *hit = find(line, (size_t)(line_end - line), key, sizeof key - 1);
+        while (hit) {
+            const char *after = hit + sizeof key - 1;
+            if (after < line_end && (*after == '"' || ((size_t)(line_end - after) >= 9 && !memcmp(after, "_message\"", 9))))
+                break;
+            hit = find(after, (size_t)(line_end - after), key, sizeof key - 1);
+        }
+        if (!hit || find(line, (size_t)(line_end - line), "\"tool_result\"", 13))
             continue;
-        cJSON *m = jscan_parse(b, (size_t)(e - b));
+        cJSON *m = jscan_parse(line, (size_t)(line_end - line));
         int64_t at = 0;
         const char *t = m ? prompt_of(m, &at) : NULL;
-        if (!t || at < from_ms || !typed(t, strlen(t))) {
+        if (t && at < from_ms) {
+            cJSON_Delete(m);
+            break;                           /* older than the window: so is everything before it */
+        }
+        if (!t || !typed(t, strlen(t))) {
             cJSON_Delete(m);
             continue;
         }
-        if (kept == max) {                   /* drop the oldest */
-            cJSON_Delete(ring[start].line);
-            ring[start] = (struct found){m, t, at};
-            start = (start + 1) % max;
-        } else {
-            ring[kept++] = (struct found){m, t, at};
-        }
+        got[kept++] = (struct found){m, t, at};
     }
-    for (int i = 0; i < kept; i++) {
-        struct found *f = &ring[(start + i) % (max > 0 ? max : 1)];
-        struct transcript_prompt p = {f->text, strlen(f->text), f->at};
+    for (int i = kept; i-- > 0;) {           /* oldest first */
+        struct transcript_prompt p = {got[i].text, strlen(got[i].text), got[i].at};
         fn(&p, ctx);
-        cJSON_Delete(f->line);
+        cJSON_Delete(got[i].line);
     }
     free(buf);
     return kept;
