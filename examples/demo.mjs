@@ -1,8 +1,8 @@
 // demo.mjs: a scripted session through `keel wrap` around a small notes
 // server (notes-server.mjs), with keel's clock moved by hand so an afternoon
 // fits in a second. Run it with `make demo`, or: node examples/demo.mjs path/to/keel
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -103,4 +103,36 @@ await step('check_rumination: a bad argument gets a clear error', 'check_ruminat
 await step('apply_override commit-and-close: the session ends', 'apply_override', { token: 'commit-and-close', summary: 'plan drafted' });
 child.stdin.end();
 await new Promise((r) => child.on('exit', r));
+
+// --- Claude Code's hooks: the person's own words, and the model's final reply ---
+say('\n--- Claude Code hooks: what the person typed, and what the model answered');
+const transcript = join(dir, 'transcript.jsonl');
+const line = (text, at) => JSON.stringify({ type: 'user', message: { role: 'user', content: text }, timestamp: `2026-05-16T${at}:00.000Z` });
+writeFileSync(transcript, [line('Is it safe to run the orders migration on Friday afternoon?', '13:05'),
+  line('Would running the orders migration on a Friday afternoon be safe?', '13:20'),
+  line('Friday afternoon: is the orders migration safe to run then?', '13:31')].join('\n') + '\n');
+mkdirSync(join(dir, 'rules'));
+writeFileSync(join(dir, 'rules', 'mine.yml'), `rules:
+  - name: no-todo-left
+    applies_to: message
+    detector: regex
+    patterns: ['\\bTODO\\b']
+    action: reject
+    guidance: Finish the work or say plainly what is left; do not leave a TODO.
+    examples: {fires: ["TODO: x"], passes: ["done"]}
+`);
+setTime('14:40');
+function hook(title, event, input) {
+  const r = spawnSync(keel, ['--rules', join(dir, 'rules'), 'hook', event], { env, input: JSON.stringify({ session_id: 'demo', transcript_path: transcript, hook_event_name: event, ...input }), encoding: 'utf8' });
+  say(`\n> keel hook ${event}: ${title}`);
+  const out = r.stdout.trim() ? JSON.parse(r.stdout) : null;
+  if (!out) say('  (no output: nothing to say)');
+  if (out?.decision) say(`  ** ${out.decision}: ${out.reason}`);
+  if (out?.systemMessage) for (const l of out.systemMessage.split('\n')) say(`  ** ${l}`);
+  if (out?.hookSpecificOutput?.additionalContext) say(`  context for the model: ${out.hookSpecificOutput.additionalContext.slice(0, 160)}...`);
+}
+hook('the person asks about the migration a fourth time in 40 minutes', 'UserPromptSubmit', { prompt: 'Is the orders migration safe to run on Friday afternoon?' });
+hook('the model answers with flattery', 'Stop', { stop_hook_active: false, last_assistant_message: "Great question! You're absolutely right, it's a brilliant plan." });
+hook('the model leaves a TODO, which the person\'s own rule rejects', 'Stop', { stop_hook_active: false, last_assistant_message: 'Migration written. TODO: add the rollback.' });
+hook('the revised reply', 'Stop', { stop_hook_active: true, last_assistant_message: 'Migration written, with its rollback in down.sql.' });
 rmSync(dir, { recursive: true, force: true });

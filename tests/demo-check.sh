@@ -36,6 +36,14 @@ else n=$((n + 1)); echo "ok $n - demo: the loop is advised once"; fi
 if printf '%s\n' "$out" | sed -n '/snoozed: no reminder/,/get_time_context/p' | grep -q "advisory ("; then
     failed=$((failed + 1)); n=$((n + 1)); echo "not ok $n - demo: no reminder while snoozed"
 else n=$((n + 1)); echo "ok $n - demo: no reminder while snoozed"; fi
+expect "keel hook UserPromptSubmit: the person asks about the migration a fourth time in 40 minutes"
+expect "** keel (rumination): This prompt closely matches 3 earlier prompts"
+expect "** keel (sycophancy):"
+expect "This reply breaks the person's rules (no-todo-left): Finish the work"
+# the revised reply passes: nothing after it
+if printf '%s\n' "$out" | sed -n '/the revised reply/,$p' | grep -q "\*\* block"; then
+    failed=$((failed + 1)); n=$((n + 1)); echo "not ok $n - demo: the revised reply passes"
+else n=$((n + 1)); echo "ok $n - demo: the revised reply passes"; fi
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
