@@ -311,14 +311,14 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
         if ((text[k] = malloc(l))) {
             snprintf(text[k], l, "\"keel/advisories\":%s%s", aj,
                      span_ws(line, m0 + 1, m0 + mn) == m0 + mn - 1 ? "" : ",");
-            ins[k] = (struct jscan_insert){m0 + 1, text[k]};
+            ins[k] = (struct jscan_insert){m0 + 1, text[k], 0};
             k++;
         }
     } else if (aj && !has_meta) {
         size_t l = strlen(aj) + 40;
         if ((text[k] = malloc(l))) {
             snprintf(text[k], l, "\"_meta\":{\"keel/advisories\":%s}%s", aj, empty_result && !new_content ? "" : ",");
-            ins[k] = (struct jscan_insert){r0 + 1, text[k]};
+            ins[k] = (struct jscan_insert){r0 + 1, text[k], 0};
             k++;
         }
     }
@@ -327,14 +327,14 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
         size_t c0 = (size_t)(c - line), c1 = c0 + cn, l = strlen(bj) + 2;
         if ((text[k] = malloc(l))) {
             snprintf(text[k], l, "%s%s", span_ws(line, c0 + 1, c1) == c1 - 1 ? "" : ",", bj);
-            ins[k] = (struct jscan_insert){c1 - 1, text[k]};
+            ins[k] = (struct jscan_insert){c1 - 1, text[k], 0};
             k++;
         }
     } else if (new_content) {
         size_t l = strlen(bj) + 16;
         if ((text[k] = malloc(l))) {
             snprintf(text[k], l, "\"content\":[%s]%s", bj, empty_result ? "" : ",");
-            ins[k] = (struct jscan_insert){r0 + 1, text[k]};
+            ins[k] = (struct jscan_insert){r0 + 1, text[k], 0};
             k++;
         }
     }

@@ -590,7 +590,7 @@ char *jscan_splice(const char *s, size_t n, struct jscan_insert *ins, int k, siz
         }
     size_t total = n;
     for (int i = 0; i < k; i++)
-        total += strlen(ins[i].text);
+        total += strlen(ins[i].text) - ins[i].del;
     char *out = malloc(total + 1);
     if (!out)
         return NULL;
@@ -601,7 +601,7 @@ char *jscan_splice(const char *s, size_t n, struct jscan_insert *ins, int k, siz
         size_t l = strlen(ins[i].text);
         memcpy(out + o, ins[i].text, l);
         o += l;
-        from = ins[i].at;
+        from = ins[i].at + ins[i].del;
     }
     memcpy(out + o, s + from, n - from);
     out[total] = '\0';

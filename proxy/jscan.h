@@ -122,8 +122,10 @@ int jscan_is_jsonrpc(const struct jscan_top *top);
 struct jscan_insert {
     size_t at;
     const char *text;
+    size_t del;                     /* bytes of s at `at` the text replaces (0: an insertion) */
 };
-/* A new NUL-terminated copy of s with the insertions (in any order) made. */
+/* A new NUL-terminated copy of s with the insertions and replacements (in any
+ * order; their spans must not overlap) made. */
 char *jscan_splice(const char *s, size_t n, struct jscan_insert *ins, int k, size_t *out_n);
 
 #endif

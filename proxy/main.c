@@ -9,6 +9,7 @@
 #include "eval.h"
 #include "frame.h"
 #include "hook.h"
+#include "install.h"
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -41,6 +42,7 @@ static const char usage_text[] =
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
     "  hook EVENT          an agent host's hook: the person's prompts, the model's replies\n"
+    "  install, uninstall  wrap each client's servers and register keel's hooks (and undo it)\n"
     "  inspect [THOUGHT]   thought in, metathought out (self_inspect)\n"
     "  eval CORPUS         measure the detectors on a labelled corpus\n"
     "  tools               list the tools keel serves\n"
@@ -776,14 +778,14 @@ int main(int argc, char **argv)
         } helps[] = {{"serve", serve_help},     {"wrap", wrap_help},   {"check", check_help},
                      {"profile", profile_help}, {"rules", rules_help}, {"inspect", inspect_help},
                      {"eval", eval_help},       {"tools", tools_help}, {"hook", hook_help},
-                     {"help", usage_text}};
+                     {"install", install_help}, {"uninstall", install_help}, {"help", usage_text}};
         for (size_t i = 0; i < sizeof helps / sizeof *helps; i++)
             if (!strcmp(argv[2], helps[i].name)) {
                 fputs(helps[i].text, stdout);
                 return 0;
             }
-        return usage_error("no help for %s: the commands are wrap, serve, check, hook, inspect, eval, tools, "
-                           "profile, rules", argv[2]);
+        return usage_error("no help for %s: the commands are wrap, serve, check, hook, install, uninstall, "
+                           "inspect, eval, tools, profile, rules", argv[2]);
     }
     /* A relay's log is for whoever runs it; a one-shot command's stderr is read
      * by a person, so it says only what went wrong. */
@@ -796,6 +798,8 @@ int main(int argc, char **argv)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "hook") == 0)
         return cmd_hook(argc - 2, argv + 2);
+    if (strcmp(cmd, "install") == 0 || strcmp(cmd, "uninstall") == 0)
+        return install_main(argc - 2, argv + 2, argv[0], cmd[0] == 'u');
     if (strcmp(cmd, "tools") == 0)
         return argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) ? (fputs(tools_help, stdout), 0)
                : argc > 2 ? usage_error("tools takes no argument; unexpected %s", argv[2])

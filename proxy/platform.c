@@ -1,7 +1,11 @@
 /* platform.c: Linux-only calls, each with a portable fallback (see platform.h). */
 #include "platform.h"
 
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #ifdef __linux__
@@ -26,4 +30,38 @@ void platform_grow_pipe(int fd)
 #else
     (void)fd;
 #endif
+}
+
+int platform_self_path(const char *argv0, char *buf, size_t n)
+{
+#ifdef __linux__
+    ssize_t l = readlink("/proc/self/exe", buf, n - 1);
+    if (l > 0 && (size_t)l < n - 1) {
+        buf[l] = '\0';
+        return 0;
+    }
+#endif
+    char tmp[PATH_MAX];
+    if (!argv0)
+        return -1;
+    if (strchr(argv0, '/')) {
+        if (!realpath(argv0, tmp))
+            return -1;
+    } else {                                  /* found through PATH */
+        const char *path = getenv("PATH");
+        int found = 0;
+        while (path && *path && !found) {
+            size_t dl = strcspn(path, ":");
+            char cand[PATH_MAX];
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)dl, path, argv0);
+            found = access(cand, X_OK) == 0 && realpath(cand, tmp) != NULL;
+            path += dl + (path[dl] == ':');
+        }
+        if (!found)
+            return -1;
+    }
+    if (strlen(tmp) >= n)
+        return -1;
+    strcpy(buf, tmp);
+    return 0;
 }

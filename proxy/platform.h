@@ -2,6 +2,8 @@
 #ifndef KEEL_PLATFORM_H
 #define KEEL_PLATFORM_H
 
+#include <stddef.h>
+
 /* In a freshly forked child: die when the parent does. On Linux this is
  * PR_SET_PDEATHSIG; elsewhere it does nothing (keel still terminates its
  * child on every exit path it controls). Returns -1 if the parent is
@@ -12,5 +14,10 @@ int platform_die_with_parent(int parent_pid);
  * crosses in a few large writes rather than many 64 KiB ones. Best effort:
  * a no-op elsewhere or when the descriptor is not a pipe. */
 void platform_grow_pipe(int fd);
+
+/* The absolute path of the running executable into buf (/proc/self/exe on
+ * Linux; elsewhere argv0 made absolute through PATH or the working directory).
+ * 0, or -1 when it cannot be told. */
+int platform_self_path(const char *argv0, char *buf, size_t n);
 
 #endif

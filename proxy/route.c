@@ -285,11 +285,11 @@ static char *merge_initialize(struct relay *r, const char *line, size_t n, const
             return NULL;                      /* it has tools already (or is odd): leave it */
         snprintf(text, sizeof text, "\"tools\":{\"listChanged\":%s}%s", r->o->restart_max > 0 ? "true" : "false",
                  span_empty(caps, cn) ? "" : ",");
-        ins = (struct jscan_insert){(size_t)(caps - line) + 1, text};
+        ins = (struct jscan_insert){(size_t)(caps - line) + 1, text, 0};
     } else {
         snprintf(text, sizeof text, "\"capabilities\":{\"tools\":{\"listChanged\":%s}}%s",
                  r->o->restart_max > 0 ? "true" : "false", span_empty(res->p, res->n) ? "" : ",");
-        ins = (struct jscan_insert){(size_t)(res->p - line) + 1, text};
+        ins = (struct jscan_insert){(size_t)(res->p - line) + 1, text, 0};
     }
     return jscan_splice(line, n, &ins, 1, NULL);
 }
@@ -361,7 +361,7 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     size_t pl = strlen(printed);
     printed[pl - 1] = '\0';                          /* drop the closing bracket */
     printed[0] = span_empty(arr, an) ? ' ' : ',';     /* and the opening one becomes the separator */
-    struct jscan_insert ins = {(size_t)(arr - line) + an - 1, printed};
+    struct jscan_insert ins = {(size_t)(arr - line) + an - 1, printed, 0};
     char *out = jscan_splice(line, n, &ins, 1, NULL);
     free(printed);
     return out;
