@@ -77,6 +77,12 @@ printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"pa
     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{$m,\"name\":\"confirm\",\"arguments\":{\"action\":\"x\"}}}" \
     "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{$m,\"name\":\"get_time_context\",\"arguments\":{}}}" > "$tmp/modern"
 (cat "$tmp/modern"; sleep 3) | run wrap -- node "$(dirname "$0")/fixtures/modern.mjs"
+# keel hook: a prompt against a transcript, a reply through a person's reject rule.
+h="$(dirname "$0")/hooks"
+printf '{"hook_event_name":"UserPromptSubmit","session_id":"v","transcript_path":"%s","prompt":"Is the orders migration safe to run on Friday afternoon?"}' "$h/claude-reask.jsonl" > "$tmp/hookin"
+run hook UserPromptSubmit < "$tmp/hookin"
+echo '{"hook_event_name":"Stop","session_id":"v","stop_hook_active":false,"last_assistant_message":"Great question! Done. TODO: tests."}' > "$tmp/hookin"
+run --rules "$h/rules" hook Stop < "$tmp/hookin"
 echo '{version' > "$tmp/state/state.json"
 run check get_time_context --json '{}'
 echo "1..$n"
