@@ -5,14 +5,18 @@
 #   make test     every test, plain and under ASan+UBSan, plus valgrind
 #   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay
 #   make eval     detector precision and recall on tests/corpus (updates the README table)
+#   make fuzz     each libFuzzer harness for FUZZ_SECONDS (default 60), clang
 #   make clean
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZERS = transcript hook jscan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NODE_DEPS = tests/node_modules/.package-lock.json
 
-.PHONY: all build bootstrap demo test test-plain test-asan bench eval clean
+.PHONY: all build bootstrap demo test test-plain test-asan fuzz fuzz-build fuzz-smoke bench eval clean
 all: build
 
 bootstrap:
@@ -33,7 +37,7 @@ $(NODE_DEPS): tests/package.json tests/package-lock.json | bootstrap
 demo: build
 	@examples/demo.sh $(BUILD)/keel
 
-test: test-plain test-asan
+test: test-plain test-asan fuzz-smoke
 
 test-plain: build $(NODE_DEPS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -41,6 +45,34 @@ test-plain: build $(NODE_DEPS)
 test-asan: bootstrap $(ASAN_BUILD)/Makefile $(NODE_DEPS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+$(FUZZ_BUILD)/Makefile: CMakeLists.txt | bootstrap
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_FUZZ=ON
+
+fuzz-build: bootstrap $(FUZZ_BUILD)/Makefile
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) -- --no-print-directory
+
+# Each harness explores from its committed corpus; what it finds stays in
+# $(FUZZ_BUILD)/corpus (commit the inputs worth keeping to tests/fuzz/corpus).
+fuzz: fuzz-build
+	@for f in $(FUZZERS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
+	  echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
+	  (cd $(FUZZ_BUILD) && tests/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    corpus/$$f ../tests/fuzz/corpus/$$f 2>&1 | grep -E "^stat::(number_of_executed_units|average_exec_per_sec)|cov:.*DONE|ERROR|SUMMARY") || exit 1; \
+	done
+
+# In make test: every committed input (seeds and crash reproducers) once, then
+# a few seconds of exploring each harness in a scratch corpus.
+fuzz-smoke: fuzz-build
+	@for f in $(FUZZERS); do \
+	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$f -runs=0 tests/fuzz/corpus/$$f >/dev/null 2>&1 || { echo "fuzz_$$f: a committed input fails"; exit 1; }; \
+	  d=$$(mktemp -d); \
+	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$f -max_total_time=5 -artifact_prefix=$$d/ $$d tests/fuzz/corpus/$$f >$$d/log 2>&1 \
+	    || { tail -20 $$d/log; mkdir -p $(FUZZ_BUILD)/artifacts; cp $$d/crash-* $$d/leak-* $$d/timeout-* $(FUZZ_BUILD)/artifacts/ 2>/dev/null; \
+	         echo "reproducers in $(FUZZ_BUILD)/artifacts"; rm -rf $$d; exit 1; }; \
+	  echo "ok - fuzz_$$f: committed inputs and 5 s of exploring"; rm -rf $$d; \
+	done
 
 eval: build
 	scripts/eval-readme $(BUILD)/keel
@@ -51,4 +83,4 @@ bench: build
 	$(BUILD)/tests/bench/keel-hookbench $(BUILD)/keel
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

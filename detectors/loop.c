@@ -179,6 +179,8 @@ void loop_forget(struct loop_window *w, size_t upto)
 {
     if (upto > w->n)
         upto = w->n;
+    if (!upto)
+        return;                              /* an empty window may have no array yet */
     w->v += upto;
     w->tool += upto;
     w->n -= upto;

@@ -365,7 +365,8 @@ static void on_session_start(const struct profile *p, const char *state_dir, str
 
 /* --- the host's output ---------------------------------------------------- */
 
-static void emit(const char *event, int host, int kind, const struct out *o, const char *block)
+/* The host's JSON (with room for a newline after it), or NULL: nothing to say. */
+static char *emit(const char *event, int host, int kind, const struct out *o, const char *block)
 {
     cJSON *r = cJSON_CreateObject();
     if (block && block[0]) {
@@ -379,17 +380,16 @@ static void emit(const char *event, int host, int kind, const struct out *o, con
     }
     if (o->msg[0])
         cJSON_AddStringToObject(r, "systemMessage", o->msg);
+    char *s = NULL;
     if (cJSON_GetArraySize(r)) {
-        char *s = cJSON_PrintUnformatted(r);
-        if (s) {
-            size_t l = strlen(s);
-            s[l] = '\n';
-            ssize_t w = write(STDOUT_FILENO, s, l + 1);
-            (void)w;
-            free(s);
-        }
+        char *t = cJSON_PrintUnformatted(r);
+        size_t l = t ? strlen(t) : 0;
+        if (t && (s = malloc(l + 2)))
+            memcpy(s, t, l + 1);
+        free(t);
     }
     cJSON_Delete(r);
+    return s;
 }
 
 int hook_run(const char *event, int host, const struct profile *p, const char *state_dir)
@@ -400,12 +400,26 @@ int hook_run(const char *event, int host, const struct profile *p, const char *s
         log_event(LOG_WARN, "hook_input_unreadable", "limit=%u", HOOK_INPUT_MAX);
         return 0;
     }
-    cJSON *in = jscan_parse(raw, n);
+    char *out = hook_answer(raw, n, event, host, p, state_dir);
     free(raw);
+    if (out) {
+        size_t l = strlen(out);
+        out[l] = '\n';                       /* hook_answer leaves room for it */
+        ssize_t w = write(STDOUT_FILENO, out, l + 1);
+        (void)w;
+        free(out);
+    }
+    return 0;
+}
+
+char *hook_answer(const char *raw, size_t n, const char *event, int host, const struct profile *p,
+                  const char *state_dir)
+{
+    cJSON *in = jscan_parse(raw, n);
     if (!cJSON_IsObject(in)) {
         log_event(LOG_WARN, "hook_input_invalid", "bytes=%zu", n);
         cJSON_Delete(in);
-        return 0;
+        return NULL;
     }
     const char *name = event ? event : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "hook_event_name"));
     int kind = event_kind(name);
@@ -428,7 +442,7 @@ int hook_run(const char *event, int host, const struct profile *p, const char *s
     } else {
         log_event(LOG_INFO, "hook_event_ignored", "bytes=%zu", n);
     }
-    emit(name ? name : "", host, kind, &o, block);
+    char *out = emit(name ? name : "", host, kind, &o, block);
     cJSON_Delete(in);
-    return 0;
+    return out;
 }

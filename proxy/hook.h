@@ -33,5 +33,9 @@ enum { HOOK_HOST_AUTO, HOOK_HOST_CLAUDE, HOOK_HOST_CODEX, HOOK_HOST_GEMINI };
 
 /* Reads the host's JSON from stdin, writes keel's to stdout. Always 0. */
 int hook_run(const char *event, int host, const struct profile *p, const char *state_dir);
+/* The answer to one hook input (raw[0..n)): the host's JSON, malloc'd with a
+ * byte to spare after its NUL, or NULL when there is nothing to say. */
+char *hook_answer(const char *raw, size_t n, const char *event, int host, const struct profile *p,
+                  const char *state_dir);
 
 #endif

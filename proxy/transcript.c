@@ -130,6 +130,14 @@ int transcript_prompts(const char *path, int64_t from_ms, int max,
     char *buf = path && *path ? tail(path, &n) : NULL;
     if (!buf)
         return -1;
+    int kept = transcript_prompts_in(buf, n, from_ms, max, fn, ctx);
+    free(buf);
+    return kept;
+}
+
+int transcript_prompts_in(const char *buf, size_t n, int64_t from_ms, int max,
+                          void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx)
+{
     /* An unescaped "user" can only be a JSON string token (quotes inside
      * strings are escaped): Claude Code's type or role, Codex's
      * "user_message". Other lines are never parsed. Lines are read from the
@@ -173,6 +181,5 @@ int transcript_prompts(const char *path, int64_t from_ms, int max,
         fn(&p, ctx);
         cJSON_Delete(got[i].line);
     }
-    free(buf);
     return kept;
 }

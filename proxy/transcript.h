@@ -32,4 +32,8 @@ struct transcript_prompt {
 int transcript_prompts(const char *path, int64_t from_ms, int max,
                        void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx);
 
+/* The same over bytes already read (what the fuzzer drives). */
+int transcript_prompts_in(const char *buf, size_t n, int64_t from_ms, int max,
+                          void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx);
+
 #endif
