@@ -284,8 +284,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             return;
         }
         session_state(state_dir, sid, ST_PASS, 0, now, NULL, &h);
+        char times[16];
+        snprintf(times, sizeof times, "%d", HOOK_BLOCKS_MAX);
         append(o->msg, sizeof o->msg, "keel: the reply broke your rules (%s) and was let through after %s blocked "
-               "attempts; the rules were bypassed.", names, "4");
+               "attempts; the rules were bypassed.", names, times);
         append(o->note, sizeof o->note, "%sthe rules %s were bypassed", o->note[0] ? "; " : "", names);
         log_event(LOG_INFO, "hook_rules_bypassed", "attempts=%d", HOOK_BLOCKS_MAX);
     } else if (continuing) {

@@ -289,21 +289,20 @@ static void register_hooks(const char *s, size_t n, int host, struct edits *ed, 
     }
     if (hooks[0] != '{')
         return;
+    int empty = 1;                            /* the hooks object holds nothing yet */
+    for (size_t j = 1; j + 1 < hn && empty; j++)
+        empty = strchr(" \t\r\n", hooks[j]) != NULL;
+    struct sb *lead = NULL;                   /* the events it lacks, in one insertion at its start */
     for (int i = 0; events[i]; i++) {
         const char *arr;
         size_t an;
         if (jscan_member(hooks, hn, events[i], &arr, &an) != 1) {
-            struct sb *t = edit_at(ed, (size_t)(hooks - s) + 1, 0);
-            if (!t)
+            if (!lead && !(lead = edit_at(ed, (size_t)(hooks - s) + 1, 0)))
                 return;
-            sb_str(t, "\n    \"");
-            sb_str(t, events[i]);
-            sb_str(t, "\": ");
-            hook_group(t, host, events[i]);
-            int empty = 1;
-            for (size_t j = 1; j + 1 < hn && empty; j++)
-                empty = strchr(" \t\r\n", hooks[j]) != NULL;
-            sb_str(t, empty && i == 0 ? "\n  " : ",");
+            sb_str(lead, lead->n ? ",\n    \"" : "\n    \"");
+            sb_str(lead, events[i]);
+            sb_str(lead, "\": ");
+            hook_group(lead, host, events[i]);
             (*added)++;
             continue;
         }
@@ -331,6 +330,8 @@ static void register_hooks(const char *s, size_t n, int host, struct edits *ed, 
         free(group.p);
         (*added)++;
     }
+    if (lead)
+        sb_str(lead, empty ? "\n  " : ",");
 }
 
 /* --- Codex's config.toml ------------------------------------------------------ */

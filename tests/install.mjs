@@ -98,4 +98,16 @@ ok(only.status === 0 && !/\.claude/.test(only.stdout), '--client limits install 
 const bad = run(h2, 'install', '--client', 'vscode');
 ok(bad.status === 64 && /claude-code, claude-desktop, cursor, codex or gemini/.test(bad.stderr), 'an unknown client: usage error naming the known ones', bad.stderr);
 
+// Hooks objects keel must add to without breaking them: empty, and an event with an empty list.
+for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an event with an empty list', '{"hooks": {"Stop": []}, "x": 1}']]) {
+  const h3 = join(sandbox().dir, 'home');
+  mkdirSync(join(h3, '.claude'), { recursive: true });
+  writeFileSync(join(h3, '.claude/settings.json'), text);
+  const r3 = run(h3, 'install', '--client', 'claude-code');
+  let parsed = null;
+  try { parsed = JSON.parse(read(h3, '.claude/settings.json')); } catch { /* left null */ }
+  ok(r3.status === 0 && parsed && ['UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart'].every((e) => JSON.stringify(parsed.hooks[e] || '').includes('hook ' + e)),
+    `hooks added to ${name}: valid JSON with all four`, read(h3, '.claude/settings.json'));
+}
+
 done();
