@@ -81,6 +81,7 @@ bench: build
 	$(BUILD)/tests/bench/keel-bench $(BUILD)/tests/bench/keel-bench-server $(BUILD)/tests/bench/keel-relay $(BUILD)/keel
 	$(BUILD)/tests/bench/keel-detbench
 	$(BUILD)/tests/bench/keel-hookbench $(BUILD)/keel
+	$(BUILD)/tests/bench/keel-servebench $(BUILD)/keel
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -32,6 +32,8 @@
 #define KEEL_VERSION "0.0.0"
 #endif
 
+#define SERVE_TOUCH_EVERY_MS 10000   /* client activity written at most this often */
+
 static const char instructions[] =
     "keel offers advisory checks. Each result has a plain-language reason and, when something is detected, "
     "override tokens the person may choose; relay them, never act on a detection silently.";
@@ -111,11 +113,20 @@ static struct reply tools_call(const struct serve_opts *o, const cJSON *params, 
     }
     log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, bytes);
     if (!(t->flags & TOOL_PURE_READ)) {
-        /* A call is client activity: it resets time_since_last_prompt. */
+        /* A call is client activity: it resets time_since_last_prompt. It is
+         * written at most every SERVE_TOUCH_EVERY_MS (as keel wrap does), so a
+         * typical call costs no state file write: activity is known to within
+         * that, and sessions and overrides are written when they change. */
+        static int64_t last_touch_ms = -1;
         struct chrono_env env = {{0, 0}, o->profile, o->state_dir};
         kerr e = {0};
-        if (chrono_now(&env.now, &e) < 0 || chrono_touch(&env, &e) < 0)
+        if (chrono_now(&env.now, &e) < 0)
             log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
+        else if (last_touch_ms < 0 || env.now.ms - last_touch_ms >= SERVE_TOUCH_EVERY_MS || env.now.ms < last_touch_ms) {
+            last_touch_ms = env.now.ms;
+            if (chrono_touch(&env, &e) < 0)
+                log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
+        }
     }
     return result(tools_answer(t, params, line, bytes, o->profile, o->state_dir));
 }

@@ -168,9 +168,16 @@ cJSON *tools_call_result(cJSON *structured, int is_error, const char *text_field
         const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(structured, text_field));
         cJSON_AddStringToObject(block, "text", v ? v : "");
     } else {
+        /* The structured result printed once: as the text block and, raw, as
+         * structuredContent (printing its numbers twice was most of a call). */
         char *text = cJSON_PrintUnformatted(structured);
+        cJSON *raw = text ? cJSON_CreateRaw(text) : NULL;
         cJSON_AddStringToObject(block, "text", text ? text : "");
         free(text);
+        if (raw) {
+            cJSON_Delete(structured);   /* before the arguments it may borrow from (detect.h) */
+            structured = raw;
+        }
     }
     cJSON_AddItemToArray(content, block);
     cJSON_AddItemToObject(r, "structuredContent", structured);

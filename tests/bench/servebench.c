@@ -1,0 +1,115 @@
+/* servebench.c: make bench's `keel serve` row.
+ *
+ *   keel-servebench KEEL
+ *
+ * A typical check_rumination (a prompt and two earlier ones) end to end
+ * through `keel serve`, one call at a time over its pipes: the median round
+ * trip, against the same check run in process (rum_check), so the difference
+ * is what serving costs: framing, validation, the reply, the pipes, and any
+ * state file write. Target: at most 50 us above the detector. */
+#include "detect.h"
+#include "frame.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CALLS 2000
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const char args[] = "{\"current_prompt\":\"is the orders migration safe to run on friday afternoon\","
+                           "\"history\":[{\"text\":\"is it safe to run the migration on friday\",\"at\":\"2026-05-16T10:00:00Z\"},"
+                           "{\"text\":\"should we run the orders migration friday\",\"at\":\"2026-05-16T10:20:00Z\"}]}";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: keel-servebench KEEL\n");
+        return 64;
+    }
+    static int64_t t[CALLS];
+    /* The detector alone, in process. */
+    cJSON *a = cJSON_Parse(args);
+    for (int i = 0; i < CALLS; i++) {
+        cJSON *out = NULL;
+        kerr e = {0};
+        int64_t t0 = now_ns();
+        int rc = rum_check(a, 1778932800000LL, 0, &out, &e);   /* 2026-05-16T12:00:00Z */
+        t[i] = now_ns() - t0;
+        if (rc < 0) {
+            fprintf(stderr, "servebench: check_rumination refused the arguments: %s\n", e.code ? e.code : "?");
+            return 1;
+        }
+        cJSON_Delete(out);
+    }
+    cJSON_Delete(a);
+    qsort(t, CALLS, sizeof *t, cmp);
+    double det = t[CALLS / 2] / 1e3;
+
+    char dir[] = "/tmp/keel-servebench-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("KEEL_STATE_DIR", dir, 1);
+    setenv("KEEL_NOW", "2026-05-16T12:00:00Z", 1);
+    int in[2], out[2];
+    if (pipe(in) < 0 || pipe(out) < 0)
+        return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        execl(argv[1], argv[1], "--log-level", "error", "serve", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    struct frame_reader r;
+    frame_init(&r, out[0], 1 << 20);
+    char line[2048];
+    for (int i = 0; i <= CALLS; i++) {
+        int n = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+                                            "{\"name\":\"check_rumination\",\"arguments\":%s}}\n", i, args);
+        int64_t t0 = now_ns();
+        if (write(in[1], line, (size_t)n) != n)
+            return 1;
+        const char *l;
+        size_t ln;
+        enum frame_status st;
+        while ((st = frame_next(&r, &l, &ln)) == FRAME_NEED)
+            if (frame_fill(&r) < 0)
+                return 1;
+        if (st != FRAME_LINE)
+            return 1;
+        if (i)                                    /* the first call also writes the state file */
+            t[i - 1] = now_ns() - t0;
+    }
+    close(in[1]);
+    waitpid(pid, NULL, 0);
+    frame_free(&r);
+    qsort(t, CALLS, sizeof *t, cmp);
+    double p50 = t[CALLS / 2] / 1e3, p99 = t[CALLS * 99 / 100] / 1e3;
+    printf("\nkeel serve, a typical check_rumination one call at a time (%d calls):\n", CALLS);
+    printf("  round trip p50 %.1f us, p99 %.1f us; the detector in process %.1f us\n", p50, p99, det);
+    printf("  serving adds %.1f us   [<= 50 us]  %s\n", p50 - det, p50 - det <= 50 ? "ok" : "MISS");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
