@@ -6,6 +6,7 @@
 #   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay
 #   make eval     detector precision and recall on tests/corpus (updates the README table)
 #   make fuzz     each libFuzzer harness for FUZZ_SECONDS (default 60), clang
+#   make soak     keel wrap relays SOAK_MESSAGES (default 1,000,000) mixed messages; memory stays flat
 #   make clean
 
 BUILD ?= build
@@ -13,10 +14,11 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZERS = transcript hook jscan
+SOAK_MESSAGES ?= 1000000
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NODE_DEPS = tests/node_modules/.package-lock.json
 
-.PHONY: all build bootstrap demo test test-plain test-asan fuzz fuzz-build fuzz-smoke bench eval clean
+.PHONY: all build bootstrap demo test test-plain test-asan fuzz fuzz-build fuzz-smoke soak bench eval clean
 all: build
 
 bootstrap:
@@ -73,6 +75,9 @@ fuzz-smoke: fuzz-build
 	         echo "reproducers in $(FUZZ_BUILD)/artifacts"; rm -rf $$d; exit 1; }; \
 	  echo "ok - fuzz_$$f: committed inputs and 5 s of exploring"; rm -rf $$d; \
 	done
+
+soak: build
+	$(BUILD)/tests/bench/keel-soak $(BUILD)/keel $(SOAK_MESSAGES)
 
 eval: build
 	scripts/eval-readme $(BUILD)/keel
