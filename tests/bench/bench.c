@@ -21,6 +21,7 @@
  *   - the middle process's RSS when idle after initialize, and its peak.
  * Wall-clock figures swing from run to run on a 2-core machine: compare keel
  * with the relay, and trust CPU time most. */
+#include "benchutil.h"
 #include "frame.h"
 #include "jscan.h"
 
@@ -49,30 +50,12 @@ struct proc {
     struct frame_reader r;
 };
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void spawn(struct proc *p, char *const argv[])
 {
-    int in[2], out[2];
-    if (pipe(in) < 0 || pipe(out) < 0)
+    p->pid = bench_spawn(argv, 0, &p->in, &p->out);
+    if (p->pid < 0)
         exit(1);
-    p->pid = fork();
-    if (p->pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    p->in = in[1];
-    p->out = out[0];
     frame_init(&p->r, p->out, 64u << 20);
 }
 
@@ -136,19 +119,6 @@ static int64_t cpu_ns(pid_t pid)
     return (int64_t)(ut + st) * (1000000000 / sysconf(_SC_CLK_TCK));
 }
 
-static long status_kb(pid_t pid, const char *key)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, strlen(key)))
-            kb = strtol(line + strlen(key) + 1, NULL, 10);
-    if (f)
-        fclose(f);
-    return kb;
-}
 
 static void handshake(struct proc *p)
 {
@@ -199,17 +169,17 @@ static void run(char *const argv[], int middle, struct result *res)
     spawn(&p, argv);
     handshake(&p);
     usleep(100000);
-    res->idle_kb = middle ? (double)status_kb(p.pid, "VmRSS:") : 0;
+    res->idle_kb = middle ? (double)bench_status_kib(p.pid, "VmRSS:") : 0;
 
     /* Pipelined small calls. */
-    int64_t c0 = cpu_ns(p.pid), t0 = now_ns();
+    int64_t c0 = cpu_ns(p.pid), t0 = bench_now_ns();
     int next = 1, done = 0, inflight = 0;
     while (done < CALLS) {
         while (inflight < WINDOW && next <= CALLS) {
             int len = snprintf(line, sizeof line,
                                "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
                                "\"arguments\":{\"query\":\"status of job %d\"}}}\n", next, next);
-            sent[next] = now_ns();
+            sent[next] = bench_now_ns();
             put(&p, line, (size_t)len);
             next++;
             inflight++;
@@ -217,11 +187,11 @@ static void run(char *const argv[], int middle, struct result *res)
         const char *r = get(&p, &n);
         long id = id_of(r, n);
         if (id >= 1 && id <= CALLS) {
-            lat[done++] = now_ns() - sent[id];
+            lat[done++] = bench_now_ns() - sent[id];
             inflight--;
         }
     }
-    int64_t t1 = now_ns(), c1 = cpu_ns(p.pid);
+    int64_t t1 = bench_now_ns(), c1 = cpu_ns(p.pid);
     res->calls_s = CALLS / ((double)(t1 - t0) / 1e9);
     res->cpu_us_call = middle ? (double)(c1 - c0) / 1000 / CALLS : 0;
 
@@ -230,10 +200,10 @@ static void run(char *const argv[], int middle, struct result *res)
         int len = snprintf(line, sizeof line,
                            "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
                            "\"arguments\":{\"query\":\"status of job %d\"}}}\n", i + 1, i + 1);
-        int64_t s0 = now_ns();
+        int64_t s0 = bench_now_ns();
         put(&p, line, (size_t)len);
         get(&p, &n);
-        lat[i] = now_ns() - s0;
+        lat[i] = bench_now_ns() - s0;
     }
     qsort(lat, SERIAL, sizeof lat[0], cmp_i64);
     res->p50_us = (double)lat[SERIAL / 2] / 1000;
@@ -242,7 +212,7 @@ static void run(char *const argv[], int middle, struct result *res)
     /* 8 MiB results. */
     size_t bytes = 0;
     c0 = cpu_ns(p.pid);
-    t0 = now_ns();
+    t0 = bench_now_ns();
     for (int k = 0; k < BIGS; k++) {
         int len = snprintf(line, sizeof line,
                            "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"bigwork\","
@@ -251,11 +221,11 @@ static void run(char *const argv[], int middle, struct result *res)
         get(&p, &n);
         bytes += n;
     }
-    t1 = now_ns();
+    t1 = bench_now_ns();
     c1 = cpu_ns(p.pid);
     res->mb_s = (double)bytes / (1 << 20) / ((double)(t1 - t0) / 1e9);
     res->cpu_ms_big = middle ? (double)(c1 - c0) / 1e6 / BIGS : 0;
-    res->peak_kb = middle ? (double)status_kb(p.pid, "VmHWM:") : 0;
+    res->peak_kb = middle ? (double)bench_status_kib(p.pid, "VmHWM:") : 0;
     finish(&p);
 }
 

@@ -10,6 +10,8 @@
  * 41 times and prints the median and the 90th percentile of the wall time,
  * against the target of 20 ms. The first run creates the state file and is
  * not counted. */
+#include "benchutil.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,18 +23,7 @@
 #define RUNS 41
 #define PROMPTS 2000
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
-static int cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static const char *const words[] = {"deploy", "plan",   "retry",  "queue", "budget",  "vendor", "safe",  "fix",
                                     "test",   "orders", "client", "cache", "schema",  "index",  "export", "report"};
@@ -81,35 +72,26 @@ int main(int argc, char **argv)
     setenv("KEEL_NOW", "2026-05-15T15:00:30Z", 1);
     int64_t t[RUNS + 1];
     for (int r = 0; r <= RUNS; r++) {
-        int in[2], out[2];
-        if (pipe(in) < 0 || pipe(out) < 0)
+        char *hook[] = {argv[1], "--log-level", "error", "hook", "UserPromptSubmit", NULL};
+        int to_child, from_child;
+        int64_t t0 = bench_now_ns();
+        pid_t pid = bench_spawn(hook, 0, &to_child, &from_child);
+        if (pid < 0)
             return 1;
-        int64_t t0 = now_ns();
-        pid_t pid = fork();
-        if (pid == 0) {
-            dup2(in[0], 0);
-            dup2(out[1], 1);
-            close(in[1]);
-            close(out[0]);
-            execl(argv[1], argv[1], "--log-level", "error", "hook", "UserPromptSubmit", (char *)NULL);
-            _exit(127);
-        }
-        close(in[0]);
-        close(out[1]);
-        if (write(in[1], input, (size_t)n) != n)
+        if (write(to_child, input, (size_t)n) != n)
             return 1;
-        close(in[1]);
+        close(to_child);
         char buf[16384];
-        while (read(out[0], buf, sizeof buf) > 0)
+        while (read(from_child, buf, sizeof buf) > 0)
             ;
-        close(out[0]);
+        close(from_child);
         int st;
         waitpid(pid, &st, 0);
-        t[r] = now_ns() - t0;
+        t[r] = bench_now_ns() - t0;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
             fprintf(stderr, "hookbench: keel hook exited %d\n", WEXITSTATUS(st));
     }
-    qsort(t + 1, RUNS, sizeof *t, cmp);
+    qsort(t + 1, RUNS, sizeof *t, bench_cmp_i64);
     double p50 = t[1 + RUNS / 2] / 1e6, p90 = t[1 + RUNS * 9 / 10] / 1e6;
     printf("\nkeel hook UserPromptSubmit on a %.1f MB transcript with %d prompts (%d runs, a process each):\n",
            bytes / 1e6, PROMPTS, RUNS);

@@ -5,6 +5,8 @@
  * Starts CMD and copies bytes both ways in a poll loop (read what is there,
  * write it all), with no framing and no parsing. make bench compares keel
  * with this, not with an ideal that no process in the middle can reach. */
+#include "benchutil.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,30 +39,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: relay -- CMD [ARGS...]\n");
         return 64;
     }
-    int in[2], out[2];
-    if (pipe(in) < 0 || pipe(out) < 0)
+    int to_child, from_child;
+    pid_t pid = bench_spawn(argv + 2, 1, &to_child, &from_child);
+    if (pid < 0)
         return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        execvp(argv[2], argv + 2);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
     signal(SIGPIPE, SIG_IGN);
     int client_open = 1;
     for (;;) {
-        struct pollfd p[2] = {{client_open ? 0 : -1, POLLIN, 0}, {out[0], POLLIN, 0}};
+        struct pollfd p[2] = {{client_open ? 0 : -1, POLLIN, 0}, {from_child, POLLIN, 0}};
         if (poll(p, 2, -1) < 0 && errno != EINTR)
             break;
-        if (p[0].revents && copy(0, in[1]) < 0) {
+        if (p[0].revents && copy(0, to_child) < 0) {
             client_open = 0;
-            close(in[1]);
+            close(to_child);
         }
-        if (p[1].revents && copy(out[0], 1) < 0)
+        if (p[1].revents && copy(from_child, 1) < 0)
             break;
     }
     int st;

@@ -7,6 +7,7 @@
  * trip, against the same check run in process (rum_check), so the difference
  * is what serving costs: framing, validation, the reply, the pipes, and any
  * state file write. Target: at most 50 us above the detector. */
+#include "benchutil.h"
 #include "detect.h"
 #include "frame.h"
 
@@ -20,18 +21,7 @@
 
 #define CALLS 2000
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
-static int cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static const char args[] = "{\"current_prompt\":\"is the orders migration safe to run on friday afternoon\","
                            "\"history\":[{\"text\":\"is it safe to run the migration on friday\",\"at\":\"2026-05-16T10:00:00Z\"},"
@@ -49,9 +39,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < CALLS; i++) {
         cJSON *out = NULL;
         kerr e = {0};
-        int64_t t0 = now_ns();
+        int64_t t0 = bench_now_ns();
         int rc = rum_check(a, 1778932800000LL, 0, &out, &e);   /* 2026-05-16T12:00:00Z */
-        t[i] = now_ns() - t0;
+        t[i] = bench_now_ns() - t0;
         if (rc < 0) {
             fprintf(stderr, "servebench: check_rumination refused the arguments: %s\n", e.code ? e.code : "?");
             return 1;
@@ -59,7 +49,7 @@ int main(int argc, char **argv)
         cJSON_Delete(out);
     }
     cJSON_Delete(a);
-    qsort(t, CALLS, sizeof *t, cmp);
+    qsort(t, CALLS, sizeof *t, bench_cmp_i64);
     double det = t[CALLS / 2] / 1e3;
 
     char dir[] = "/tmp/keel-servebench-XXXXXX";
@@ -67,28 +57,19 @@ int main(int argc, char **argv)
         return 1;
     setenv("KEEL_STATE_DIR", dir, 1);
     setenv("KEEL_NOW", "2026-05-16T12:00:00Z", 1);
-    int in[2], out[2];
-    if (pipe(in) < 0 || pipe(out) < 0)
+    char *serve[] = {argv[1], "--log-level", "error", "serve", NULL};
+    int to_child, from_child;
+    pid_t pid = bench_spawn(serve, 0, &to_child, &from_child);
+    if (pid < 0)
         return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        execl(argv[1], argv[1], "--log-level", "error", "serve", (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
     struct frame_reader r;
-    frame_init(&r, out[0], 1 << 20);
+    frame_init(&r, from_child, 1 << 20);
     char line[2048];
     for (int i = 0; i <= CALLS; i++) {
         int n = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
                                             "{\"name\":\"check_rumination\",\"arguments\":%s}}\n", i, args);
-        int64_t t0 = now_ns();
-        if (write(in[1], line, (size_t)n) != n)
+        int64_t t0 = bench_now_ns();
+        if (write(to_child, line, (size_t)n) != n)
             return 1;
         const char *l;
         size_t ln;
@@ -99,12 +80,12 @@ int main(int argc, char **argv)
         if (st != FRAME_LINE)
             return 1;
         if (i)                                    /* the first call also writes the state file */
-            t[i - 1] = now_ns() - t0;
+            t[i - 1] = bench_now_ns() - t0;
     }
-    close(in[1]);
+    close(to_child);
     waitpid(pid, NULL, 0);
     frame_free(&r);
-    qsort(t, CALLS, sizeof *t, cmp);
+    qsort(t, CALLS, sizeof *t, bench_cmp_i64);
     double p50 = t[CALLS / 2] / 1e3, p99 = t[CALLS * 99 / 100] / 1e3;
     printf("\nkeel serve, a typical check_rumination one call at a time (%d calls):\n", CALLS);
     printf("  round trip p50 %.1f us, p99 %.1f us; the detector in process %.1f us\n", p50, p99, det);

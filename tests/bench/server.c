@@ -3,6 +3,7 @@
  * Answers initialize, tools/list and tools/call; a call whose arguments
  * contain "big" gets a result with an 8 MiB text block, any other a small
  * one. Written in C so that neither end of the benchmark hides the proxy. */
+#include "benchutil.h"
 #include "frame.h"
 #include "jscan.h"
 
@@ -13,25 +14,7 @@
 
 #define BIG (8u << 20)
 
-static void put(const char *s, size_t n)
-{
-    while (n) {
-        ssize_t w = write(1, s, n);
-        if (w <= 0)
-            exit(0);
-        s += w;
-        n -= (size_t)w;
-    }
-}
 
-static int contains(const char *s, size_t n, const char *w)
-{
-    size_t wn = strlen(w);
-    for (size_t i = 0; i + wn <= n; i++)
-        if (!memcmp(s + i, w, wn))
-            return 1;
-    return 0;
-}
 
 int main(void)
 {
@@ -62,7 +45,7 @@ int main(void)
         else if (mn == 12 && !memcmp(m, "\"tools/list\"", 12))
             len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[{\"name\":\"work\","
                            "\"inputSchema\":{\"type\":\"object\"}}]}}\n", (int)idn, id);
-        else if (contains(line, n, "\"big\"")) {
+        else if (bench_contains(line, n, "\"big\"")) {
             len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
                            (int)idn, id);
             memcpy(out + len, big, BIG);
@@ -71,6 +54,6 @@ int main(void)
         } else
             len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\","
                            "\"text\":\"done: 42 items processed\"}]}}\n", (int)idn, id);
-        put(out, (size_t)len);
+        bench_put(1, out, (size_t)len);
     }
 }

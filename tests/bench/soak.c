@@ -14,6 +14,7 @@
  * (/proc/PID/fd) and its children. Reported: first, last and peak RSS, the
  * descriptor and child counts at the start and the end, and whether every
  * request got exactly one answer. */
+#include "benchutil.h"
 #include "frame.h"
 #include "jscan.h"
 
@@ -29,25 +30,7 @@
 
 #define BIG (16u << 20)
 
-static void put(int fd, const char *s, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w <= 0)
-            exit(0);
-        s += w;
-        n -= (size_t)w;
-    }
-}
 
-static int has(const char *s, size_t n, const char *w)
-{
-    size_t wn = strlen(w);
-    for (size_t i = 0; i + wn <= n; i++)
-        if (!memcmp(s + i, w, wn))
-            return 1;
-    return 0;
-}
 
 /* --- the upstream -------------------------------------------------------- */
 
@@ -83,17 +66,17 @@ static int server(void)
                                        "{\"level\":\"info\",\"data\":\"tick\"}}\n";
             static const char junk[] = "not json at all\n";
             if (calls % 50 == 0)
-                put(1, note, sizeof note - 1);
+                bench_put(1, note, sizeof note - 1);
             if (calls % 1000 == 0)
-                put(1, junk, sizeof junk - 1);
+                bench_put(1, junk, sizeof junk - 1);
             if (calls % 97 == 0) {
                 char q[300];
                 int ql = snprintf(q, sizeof q, "{\"jsonrpc\":\"2.0\",\"id\":\"s%ld\",\"method\":\"sampling/createMessage\","
                                   "\"params\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":"
                                   "\"summarise item %ld\"}}],\"maxTokens\":20}}\n", calls, calls);
-                put(1, q, (size_t)ql);
+                bench_put(1, q, (size_t)ql);
             }
-            if (has(line, n, "\"big\"")) {
+            if (bench_contains(line, n, "\"big\"")) {
                 len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
                                "\"text\":\"", idb);
                 memset(out + len, 'x', BIG);
@@ -101,30 +84,17 @@ static int server(void)
                 len += snprintf(out + len, 64, "\"}]}}\n");
             } else {
                 len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
-                               "\"text\":\"done %ld\"}]}}\n", idb, has(line, n, "again") ? 7L : calls);
+                               "\"text\":\"done %ld\"}]}}\n", idb, bench_contains(line, n, "again") ? 7L : calls);
             }
         } else {
             len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n", idb);
         }
-        put(1, out, (size_t)len);
+        bench_put(1, out, (size_t)len);
     }
 }
 
 /* --- the driver ---------------------------------------------------------- */
 
-static long kib(pid_t pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, field, strlen(field)))
-            v = atol(line + strlen(field));
-    if (f)
-        fclose(f);
-    return v;
-}
 
 static int count_dir(const char *path)
 {
@@ -170,27 +140,17 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir))
         return 1;
     setenv("KEEL_STATE_DIR", dir, 1);
-    int in[2], out[2];
-    if (pipe(in) < 0 || pipe(out) < 0)
+    char *wrap[] = {argv[1], "--log-level", "error", "wrap", "--model-tools", "work", "--", self, "--server", NULL};
+    int to_child, from_child;
+    pid_t pid = bench_spawn(wrap, 0, &to_child, &from_child);
+    if (pid < 0)
         return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        execl(argv[1], argv[1], "--log-level", "error", "wrap", "--model-tools", "work", "--", self, "--server",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
     struct frame_reader r;
-    frame_init(&r, out[0], 64u << 20);
+    frame_init(&r, from_child, 64u << 20);
     static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
                                "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"soak\","
                                "\"version\":\"1\"}}}\n";
-    put(in[1], init, sizeof init - 1);
+    bench_put(to_child, init, sizeof init - 1);
     long sent = 0, answered = 0, requests = 0, server_requests = 0, peak = 0, first = -1, last = 0;
     int fds0 = -1, kids0 = -1;
     char line[600], path[64];
@@ -217,9 +177,9 @@ int main(int argc, char **argv)
                 requests++;
                 waiting++;
             }
-            put(in[1], line, (size_t)len);
+            bench_put(to_child, line, (size_t)len);
             if (sent % 50000 == 0) {
-                long rss = kib(pid, "VmRSS:");
+                long rss = bench_status_kib(pid, "VmRSS:");
                 if (first < 0) {
                     first = rss;
                     fds0 = count_dir(path);
@@ -247,7 +207,7 @@ int main(int argc, char **argv)
                 int len = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"role\":"
                                    "\"assistant\",\"model\":\"m\",\"content\":{\"type\":\"text\",\"text\":\"ok\"}}}\n",
                                    (int)idn, id);
-                put(in[1], line, (size_t)len);
+                bench_put(to_child, line, (size_t)len);
                 server_requests++;
             }
             continue;
@@ -256,7 +216,7 @@ int main(int argc, char **argv)
         waiting--;
     }
     int fds1 = count_dir(path), kids1 = children(pid);
-    close(in[1]);
+    close(to_child);
     int st;
     waitpid(pid, &st, 0);
     frame_free(&r);
