@@ -85,6 +85,8 @@ static void keep_head(struct frame_reader *r, const char *p, size_t n)
 enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *n)
 {
     for (;;) {
+        if (!r->buf)                  /* nothing read yet (the buffer comes with the first fill) */
+            return r->eof ? FRAME_EOF : FRAME_NEED;
         char *p = r->buf + r->start;
         char *nl = r->len > r->scanned ? memchr(p + r->scanned, '\n', r->len - r->scanned) : NULL;
         if (r->discarding) {
