@@ -17,13 +17,22 @@
 #include <unistd.h>
 
 static struct profile prof;
+static char dir[64];
+
+static void remove_dir(void)                     /* the state the tools wrote */
+{
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return;
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    static char dir[64];
     snprintf(dir, sizeof dir, "/tmp/keel-fuzz-args-%d", (int)getpid());
+    atexit(remove_dir);
     setenv("KEEL_STATE_DIR", dir, 1);
     setenv("KEEL_NOW", "2026-05-16T12:00:00+01:00", 1);
     profile_load_text(&prof, "", 0);

@@ -18,8 +18,17 @@ static struct profile prof;
 static struct ruleset rules;
 static char dir[64];
 
+static void remove_dir(void)                     /* the state it wrote */
+{
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    atexit(remove_dir);
     (void)argc;
     (void)argv;
     snprintf(dir, sizeof dir, "/tmp/keel-fuzz-hook-%d", (int)getpid());

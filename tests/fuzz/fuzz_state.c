@@ -1,0 +1,68 @@
+/* fuzz_state.c: the state file reader on any bytes at state.json: the
+ * session and guard views every tool and overlay read (chrono_read_state,
+ * guard_read) and a write after it (mark_session_start through the tool
+ * entry). Oracles: no crash, no leak; whatever was there, the state is
+ * readable afterwards (a file keel cannot use is moved aside, never trusted). */
+#include "chrono.h"
+#include "guard.h"
+#include "profile.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct profile prof;
+static char dir[64], file[96];
+
+static void remove_dir(void)                     /* the state it wrote */
+{
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    atexit(remove_dir);
+    (void)argc;
+    (void)argv;
+    snprintf(dir, sizeof dir, "/tmp/keel-fuzz-state-%d", (int)getpid());
+    snprintf(file, sizeof file, "%s/state.json", dir);
+    setenv("KEEL_NOW", "2026-05-16T12:00:00+01:00", 1);
+    profile_load_text(&prof, "", 0);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct chrono_env env = {{0, 0}, &prof, dir};
+    kerr e = {0};
+    if (chrono_now(&env.now, &e) < 0)
+        abort();
+    cJSON *s = chrono_read_state(&env, &e);     /* creates the directory */
+    cJSON_Delete(s);
+    FILE *f = fopen(file, "wb");
+    if (!f)
+        return 0;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    memset(&e, 0, sizeof e);
+    s = chrono_read_state(&env, &e);
+    cJSON_Delete(s);
+    struct guard_view v;
+    memset(&e, 0, sizeof e);
+    guard_read(&env, 30, &v, &e);
+    memset(&e, 0, sizeof e);
+    s = chrono_read_state(&env, &e);             /* readable now, whatever was there */
+    if (!s)
+        abort();
+    cJSON_Delete(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -f %s/state.json.corrupt-*", dir);
+    if (system(cmd) != 0)
+        return 0;
+    return 0;
+}
