@@ -5,6 +5,7 @@
  * parses formats back to one that parses to the same instant; a tool answers
  * with an object, a result or an error with a code. */
 #include "argsplit.h"
+#include "fuzzdir.h"
 #include "jscan.h"
 #include "profile.h"
 #include "timefmt.h"
@@ -17,23 +18,12 @@
 #include <unistd.h>
 
 static struct profile prof;
-static char dir[64];
-
-static void remove_dir(void)                     /* the state the tools wrote */
-{
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        return;
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    snprintf(dir, sizeof dir, "/tmp/keel-fuzz-args-%d", (int)getpid());
-    atexit(remove_dir);
-    setenv("KEEL_STATE_DIR", dir, 1);
+    fuzz_dir_make("args");
     setenv("KEEL_NOW", "2026-05-16T12:00:00+01:00", 1);
     profile_load_text(&prof, "", 0);
     return 0;

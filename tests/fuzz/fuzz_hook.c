@@ -3,6 +3,7 @@
  * (ASan), and whatever comes out is one JSON object (a host parses it). The
  * input's first byte picks the event and the host. The state goes to a
  * private directory (KEEL_STATE_DIR), the clock is fixed (KEEL_NOW). */
+#include "fuzzdir.h"
 #include "hook.h"
 #include "jscan.h"
 #include "profile.h"
@@ -16,23 +17,12 @@
 
 static struct profile prof;
 static struct ruleset rules;
-static char dir[64];
-
-static void remove_dir(void)                     /* the state it wrote */
-{
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        return;
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    atexit(remove_dir);
     (void)argc;
     (void)argv;
-    snprintf(dir, sizeof dir, "/tmp/keel-fuzz-hook-%d", (int)getpid());
-    setenv("KEEL_STATE_DIR", dir, 1);
+    fuzz_dir_make("hook");
     setenv("KEEL_NOW", "2026-05-15T14:40:00Z", 1);
     setenv("KEEL_PROFILE", "/nonexistent/keel-fuzz-profile.yaml", 1);
     profile_load(&prof, NULL);

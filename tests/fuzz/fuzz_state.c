@@ -4,6 +4,7 @@
  * entry). Oracles: no crash, no leak; whatever was there, the state is
  * readable afterwards (a file keel cannot use is moved aside, never trusted). */
 #include "chrono.h"
+#include "fuzzdir.h"
 #include "guard.h"
 #include "profile.h"
 
@@ -14,22 +15,14 @@
 #include <unistd.h>
 
 static struct profile prof;
-static char dir[64], file[96];
-
-static void remove_dir(void)                     /* the state it wrote */
-{
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        return;
-}
+static const char *dir;
+static char file[96];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    atexit(remove_dir);
     (void)argc;
     (void)argv;
-    snprintf(dir, sizeof dir, "/tmp/keel-fuzz-state-%d", (int)getpid());
+    dir = fuzz_dir_make("state");
     snprintf(file, sizeof file, "%s/state.json", dir);
     setenv("KEEL_NOW", "2026-05-16T12:00:00+01:00", 1);
     profile_load_text(&prof, "", 0);
