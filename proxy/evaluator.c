@@ -9,16 +9,13 @@
  * caller says so in a system note. The API key is read from the environment
  * variable the profile names, sent as a Bearer token, and never logged.
  *
- * libcurl is loaded (dlopen) the first time an evaluator is asked, not at
- * start: it brings a TLS stack whose pages would otherwise triple the
- * resident memory of every keel process, evaluator or not. */
+ * libcurl is loaded the first time an evaluator is asked (curlx.h). */
 #include "evaluator.h"
 
+#include "curlx.h"
 #include "log.h"
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,38 +43,6 @@ static size_t collect(char *data, size_t size, size_t count, void *vr)
     return n;
 }
 
-#define CURL_FUNCS(X)                                                                                      \
-    X(global_init) X(easy_init) X(easy_cleanup) X(easy_setopt) X(easy_perform) X(easy_getinfo)                \
-    X(easy_strerror) X(slist_append) X(slist_free_all)
-
-static struct {
-#define X(f) __typeof__(curl_##f) *f;
-    CURL_FUNCS(X)
-#undef X
-} cu;
-
-/* libcurl's functions, loaded once. 0, or -1 with why. */
-static int load_curl(char *why, size_t why_n)
-{
-    static int state;                      /* 0 not tried, 1 loaded, -1 missing */
-    if (!state) {
-        void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-        state = lib ? 1 : -1;
-#define X(f)                                                                                                   \
-    if (state == 1 && !(cu.f = (__typeof__(cu.f))dlsym(lib, "curl_" #f)))                                      \
-        state = -1;
-        CURL_FUNCS(X)
-#undef X
-        if (state == 1)
-            cu.global_init(CURL_GLOBAL_DEFAULT);
-        else if (lib)
-            dlclose(lib);                  /* a libcurl without what keel calls */
-    }
-    if (state < 0)
-        snprintf(why, why_n, "libcurl (libcurl.so.4) could not be loaded; install the libcurl4 package");
-    return state > 0 ? 0 : -1;
-}
-
 int evaluator_enabled(const struct profile *p)
 {
     return p && p->eval_url[0];
@@ -90,7 +55,7 @@ int evaluator_ask(const struct profile *p, const char *system, const char *user,
         snprintf(why, why_n, "no evaluator is configured");
         return -1;
     }
-    if (load_curl(why, why_n) < 0)
+    if (curlx_load(why, why_n) < 0)
         return -1;
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "model", p->eval_model[0] ? p->eval_model : "default");
@@ -106,43 +71,43 @@ int evaluator_ask(const struct profile *p, const char *system, const char *user,
     cJSON_AddItemToArray(msgs, m);
     char *body = cJSON_PrintUnformatted(req);
     cJSON_Delete(req);
-    CURL *c = cu.easy_init();
+    CURL *c = cx.easy_init();
     if (!body || !c) {
         free(body);
         if (c)
-            cu.easy_cleanup(c);
+            cx.easy_cleanup(c);
         snprintf(why, why_n, "out of memory");
         return -1;
     }
-    struct curl_slist *h = cu.slist_append(NULL, "Content-Type: application/json");
+    struct curl_slist *h = cx.slist_append(NULL, "Content-Type: application/json");
     const char *key = p->eval_key_env[0] ? getenv(p->eval_key_env) : NULL;
     if (key && *key) {
         size_t l = strlen(key) + 32;
         char *auth = malloc(l);
         if (auth) {
             snprintf(auth, l, "Authorization: Bearer %s", key);
-            h = cu.slist_append(h, auth);
+            h = cx.slist_append(h, auth);
             free(auth);
         }
     }
     struct reply r = {NULL, 0};
-    cu.easy_setopt(c, CURLOPT_URL, p->eval_url);
-    cu.easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    cu.easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    cu.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->eval_timeout_ms);
-    cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)p->eval_timeout_ms);
-    cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    cu.easy_setopt(c, CURLOPT_WRITEDATA, &r);
-    CURLcode rc = cu.easy_perform(c);
+    cx.easy_setopt(c, CURLOPT_URL, p->eval_url);
+    cx.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    cx.easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    cx.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->eval_timeout_ms);
+    cx.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)p->eval_timeout_ms);
+    cx.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    cx.easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    cx.easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    CURLcode rc = cx.easy_perform(c);
     long status = 0;
-    cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    cu.slist_free_all(h);
-    cu.easy_cleanup(c);
+    cx.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    cx.slist_free_all(h);
+    cx.easy_cleanup(c);
     free(body);
     int result = -1;
     if (rc != CURLE_OK) {
-        snprintf(why, why_n, "the evaluator did not answer (%s)", cu.easy_strerror(rc));
+        snprintf(why, why_n, "the evaluator did not answer (%s)", cx.easy_strerror(rc));
     } else if (status < 200 || status > 299) {
         snprintf(why, why_n, "the evaluator answered HTTP %ld", status);
     } else {
