@@ -21,6 +21,7 @@
 #include "rules_cli.h"
 #include "wrap.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,7 @@ static const char profile_help[] =
 static const char wrap_help[] =
     "usage: keel wrap [OPTIONS] [--] CMD [ARGS...]\n"
     "       keel wrap [OPTIONS] --command-args \"CMD ARG 'A B'\"\n"
+    "       keel wrap [OPTIONS] --url URL [--header 'Name: value'] [--header-env Name=VAR]\n"
     "\n"
     "The server's command starts at -- or at the first word that is not an option\n"
     "of keel's; from there on every word is the server's, untouched.\n"
@@ -118,7 +120,17 @@ static const char wrap_help[] =
     "  --restart[=N]          respawn the server up to N times (default 5) when it\n"
     "                         exits, replaying initialize; the client is told\n"
     "                         notifications/tools/list_changed\n"
-    "  --max-message-bytes N  largest message either way (default 16M)\n";
+    "  --max-message-bytes N  largest message either way (default 16M)\n"
+    "\n"
+    "A remote server (Streamable HTTP), instead of a command:\n"
+    "  --url URL              the server's MCP endpoint, http:// or https://\n"
+    "  --header 'Name: value' send this header on every request (repeatable)\n"
+    "  --header-env Name=VAR  send header Name with the value of environment variable\n"
+    "                         VAR, so a token stays out of configs and process lists\n"
+    "                         (repeatable; like Authorization=MY_TOKEN holding 'Bearer ...')\n"
+    "  --cacert FILE          trust this CA bundle (a private CA); TLS is always verified\n"
+    "  --timeout SECONDS      a request the server sends nothing on for this long fails\n"
+    "                         (default 300; 0: wait for ever)\n";
 
 static struct profile profile;
 static const char *profile_path;
@@ -576,23 +588,66 @@ static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, 
                                                  {"loop", OV_LOOP},
                                                  {"all", OV_ALL},               {"none", 0}};
 
+/* A header for --url as "Name: value": from "Name: value" itself, or with
+ * from_env from "Name=VAR" and the variable's value. NULL with why. The
+ * value is never printed: it is often a token. */
+static char *header_line(const char *arg, int from_env, const char **why)
+{
+    const char *sep = strchr(arg, from_env ? '=' : ':');
+    const char *value = sep ? sep + 1 : NULL;
+    if (!sep || sep == arg) {
+        *why = "needs a header name";
+        return NULL;
+    }
+    for (const char *p = arg; p < sep; p++)
+        if (!(isalnum((unsigned char)*p) || strchr("!#$%&'*+-.^_`|~", *p))) {
+            *why = "has a header name with a character HTTP does not allow";
+            return NULL;
+        }
+    if (from_env) {
+        if (!*value || !(value = getenv(value)) || !*value) {
+            *why = "names an environment variable that is not set or is empty";
+            return NULL;
+        }
+    } else {
+        while (*value == ' ' || *value == '\t')
+            value++;
+    }
+    for (const char *p = value; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\t') {
+            *why = "has a value with a line break or control character";
+            return NULL;
+        }
+    size_t n = (size_t)(sep - arg) + strlen(value) + 3;
+    char *line = malloc(n);
+    if (!line) {
+        *why = "ran out of memory";
+        return NULL;
+    }
+    snprintf(line, n, "%.*s: %s", (int)(sep - arg), arg, value);
+    return line;
+}
+
 /* keel wrap's options end at "--" or at the first word that is not one of
  * them, which starts the server's command: some clients (the MCP Inspector's
  * CLI) drop every "--" they pass on. Everything from there on is the
  * server's, untouched, global-looking options included. */
 static int cmd_wrap(int argc, char **argv)
 {
-    struct wrap_opts o = {NULL, NULL, NULL, DEFAULT_MAX_MESSAGE, TOOL_CORE, "keel_", 0, &profile, NULL, OV_ALL, NULL, 0,
-                          NULL, 0};
+    struct wrap_opts o = {.max_message_bytes = DEFAULT_MAX_MESSAGE, .groups = TOOL_CORE, .tool_prefix = "keel_",
+                          .profile = &profile, .overlay = OV_ALL};
     char **env_add = calloc((size_t)argc + 1, sizeof *env_add);
     char **globs = calloc((size_t)argc + 1, sizeof *globs);
     char **exempt = calloc((size_t)argc + 1, sizeof *exempt);
+    char **headers = calloc((size_t)argc + 1, sizeof *headers);
     char **split = NULL;
-    int nenv = 0, rc = 0;
-    if (!env_add || !globs || !exempt) {
+    int nenv = 0, nheaders = 0, rc = 0;
+    o.idle_ms = 300000;
+    if (!env_add || !globs || !exempt || !headers) {
         free(env_add);
         free(globs);
         free(exempt);
+        free(headers);
         return 1;
     }
     o.model_tools = globs;
@@ -622,6 +677,37 @@ static int cmd_wrap(int argc, char **argv)
                 rc = usage_error("--command-args: %s", split ? "give it once" : err);
                 goto out;
             }
+        } else if ((m = opt_value(argc, argv, &i, "--url", &v))) {
+            if (m < 0 || !v[0] || o.url) {
+                rc = usage_error("--url needs the server's MCP endpoint, like https://example.com/mcp (once)%s", NULL);
+                goto out;
+            }
+            o.url = v;
+        } else if ((m = opt_value(argc, argv, &i, "--header", &v)) || (m = opt_value(argc, argv, &i, "--header-env", &v))) {
+            int from_env = !strncmp(a, "--header-env", 12);
+            const char *why = m < 0 ? "needs a value" : NULL;
+            if (!why)
+                headers[nheaders] = header_line(v, from_env, &why);
+            if (why) {
+                rc = usage_error(from_env ? "--header-env %s (give it as Name=VAR)" : "--header %s (give it as 'Name: value')",
+                                 why);
+                goto out;
+            }
+            nheaders++;
+        } else if ((m = opt_value(argc, argv, &i, "--cacert", &v))) {
+            if (m < 0 || !v[0] || access(v, R_OK) < 0) {
+                rc = usage_error("--cacert needs a readable CA bundle (PEM)%s", NULL);
+                goto out;
+            }
+            o.cacert = v;
+        } else if ((m = opt_value(argc, argv, &i, "--timeout", &v))) {
+            char *end;
+            long sec = m < 0 ? -1 : strtol(v, &end, 10);
+            if (m < 0 || *end || end == v || sec < 0 || sec > 86400) {
+                rc = usage_error("--timeout takes seconds from 0 (wait for ever) to 86400%s", NULL);
+                goto out;
+            }
+            o.idle_ms = sec * 1000;
         } else if ((m = opt_value(argc, argv, &i, "--env", &v))) {
             if (m < 0 || !strchr(v, '=') || v[0] == '=') {
                 rc = usage_error("--env needs NAME=VALUE%s", NULL);
@@ -688,16 +774,28 @@ static int cmd_wrap(int argc, char **argv)
     }
     if (split)
         o.argv = split;
-    if (!o.argv) {
-        rc = usage_error("wrap needs the server's command: keel wrap [OPTIONS] [--] CMD [ARGS...]%s", NULL);
+    if (o.url && o.argv) {
+        rc = usage_error("give the server either as --url or as a command, not both (found the command %s)", o.argv[0]);
+        goto out;
+    }
+    if (!o.url && (nheaders || o.cacert)) {
+        rc = usage_error("--header, --header-env and --cacert go with --url%s", NULL);
+        goto out;
+    }
+    if (!o.argv && !o.url) {
+        rc = usage_error("wrap needs the server's command: keel wrap [OPTIONS] [--] CMD [ARGS...], or --url URL%s", NULL);
         goto out;
     }
     o.env_add = env_add;
+    o.headers = headers;
     profile_load(&profile, profile_path);
     load_rules();
-    rc = wrap_run(&o);
+    rc = o.url ? wrap_url_run(&o) : wrap_run(&o);
     ruleset_free(&rules);
 out:
+    for (int k = 0; k < nheaders; k++)
+        free(headers[k]);
+    free(headers);
     free(env_add);
     free(globs);
     free(exempt);

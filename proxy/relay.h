@@ -5,6 +5,7 @@
 
 #include "child.h"
 #include "frame.h"
+#include "hup.h"
 #include "jscan.h"
 #include "outq.h"
 #include "overlay.h"
@@ -30,6 +31,7 @@ struct relay {
     struct outq cout, sin;             /* to the client, to the upstream */
     struct pending pend;
     struct child child;
+    struct hup *http;                  /* --url: the upstream over HTTP (no child) */
     enum upstream_state up;
     char fail_reason[600];             /* why the upstream is not running */
     char *init_line;                   /* the client's initialize, for replay */
@@ -45,6 +47,7 @@ struct relay {
     size_t nupstream, upstream_cap;
     int64_t last_touch_ms;             /* last activity write to the state file */
     int exit_after_answer;             /* FAILED: exit once the initialize is answered */
+    int stdout_flags;                  /* stdout's flags before keel made it non-blocking */
     struct overlay ov;                 /* detectors on the traffic (parts 0: a pure relay) */
     struct {                           /* the upstream line being passed on as it arrives (cut.c) */
         int on, dropping, declined;
@@ -63,6 +66,16 @@ struct call_data {
     char tool[];
 };
 
+/* wrap.c: what both event loops (a command, a URL) share. */
+/* Signals to a self-pipe, stdout non-blocking, the client's side set up. 0 or -1. */
+int relay_open(struct relay *r);
+int relay_signal_fd(void);
+/* Reads the signals that came: 1 if SIGCHLD was one; the first stop signal in *stop_signal. */
+int relay_signals(int *stop_signal);
+/* Reads and routes what the client sent; 1 at the end of its input. */
+int relay_read_client(struct relay *r);
+/* Last words to the client (at most 2 s), stdout as it was, everything freed. */
+void relay_close(struct relay *r, int status);
 /* route.c */
 void relay_expose_init(struct relay *r);
 void relay_client_line(struct relay *r, const char *line, size_t n);
@@ -74,6 +87,9 @@ void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t 
 int relay_server_drain(struct relay *r);
 /* The upstream's stdout is closed: a line it left unfinished ends here. */
 void relay_server_closed(struct relay *r);
+/* A message for the upstream: its stdin, or a POST with --url. */
+void relay_to_upstream(struct relay *r, const char *line, size_t n);
+void relay_upstream_error(struct relay *r, const char *id, size_t idn, int code, const char *msg, const char *keel_code);
 void relay_error(struct outq *q, const char *id, size_t idn, int code, const char *msg, const char *keel_code);
 /* The upstream is gone: every request the client is waiting on gets an error. */
 void relay_fail_pending(struct relay *r, const char *why);

@@ -57,6 +57,22 @@ void relay_error(struct outq *q, const char *id, size_t idn, int code, const cha
     send_line(q, jr_reply(id, idn, "error", jr_error_value(code, msg, keel_code)));
 }
 
+void relay_to_upstream(struct relay *r, const char *line, size_t n)
+{
+    if (r->http)
+        hup_send(r->http, line, n);
+    else
+        outq_line(&r->sin, line, n);
+}
+
+void relay_upstream_error(struct relay *r, const char *id, size_t idn, int code, const char *msg, const char *keel_code)
+{
+    char *text = jr_reply(id, idn, "error", jr_error_value(code, msg, keel_code));
+    if (text)
+        relay_to_upstream(r, text, strlen(text));
+    free(text);
+}
+
 void relay_expose_init(struct relay *r)
 {
     r->nexposed = 0;
@@ -144,8 +160,8 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         return;
     }
     if (top.first != '{') {                   /* a batch (MCP before 2025-06-18) or a bare value */
-        if (r->up == UP && top.first == '[')
-            outq_line(&r->sin, line, n);
+        if (r->up == UP && top.first == '[' && !r->http)   /* over HTTP a POST carries one message */
+            relay_to_upstream(r, line, n);
         else
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
         return;
@@ -185,7 +201,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
             cJSON_Delete(res);
         }
         if (r->up == UP)
-            outq_line(&r->sin, line, n);
+            relay_to_upstream(r, line, n);
         return;
     }
     if (!has_id) {                            /* a notification */
@@ -201,7 +217,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
             r->initialized_n = n;
         }
         if (r->up == UP)
-            outq_line(&r->sin, line, n);
+            relay_to_upstream(r, line, n);
         else
             log_event(LOG_INFO, "notification_dropped", "reason=upstream_down bytes=%zu", n);
         return;
@@ -257,7 +273,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
         kind = PK_DISCOVER;
     }
     pending_add(&r->pend, FROM_CLIENT, id, idn, kind, data);
-    outq_line(&r->sin, line, n);
+    relay_to_upstream(r, line, n);
 }
 
 static int span_empty(const char *open_brace, size_t n)
@@ -283,12 +299,12 @@ static char *merge_initialize(struct relay *r, const char *line, size_t n, const
     if (jscan_member(res->p, res->n, "capabilities", &caps, &cn) == 1) {
         if (caps[0] != '{' || jscan_member(caps, cn, "tools", &tools, &tn) == 1)
             return NULL;                      /* it has tools already (or is odd): leave it */
-        snprintf(text, sizeof text, "\"tools\":{\"listChanged\":%s}%s", r->o->restart_max > 0 ? "true" : "false",
+        snprintf(text, sizeof text, "\"tools\":{\"listChanged\":%s}%s", r->o->restart_max > 0 || r->o->url ? "true" : "false",
                  span_empty(caps, cn) ? "" : ",");
         ins = (struct jscan_insert){(size_t)(caps - line) + 1, text, 0};
     } else {
         snprintf(text, sizeof text, "\"capabilities\":{\"tools\":{\"listChanged\":%s}}%s",
-                 r->o->restart_max > 0 ? "true" : "false", span_empty(res->p, res->n) ? "" : ",");
+                 r->o->restart_max > 0 || r->o->url ? "true" : "false", span_empty(res->p, res->n) ? "" : ",");
         ins = (struct jscan_insert){(size_t)(res->p - line) + 1, text, 0};
     }
     return jscan_splice(line, n, &ins, 1, NULL);
@@ -415,7 +431,8 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
             return;
         /* Not a message: keep it off the client's stream, show it on stderr. */
         log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
-        fprintf(stderr, "keel: upstream stdout (not JSON, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
+        if (!r->http)                         /* a command's stray output (its own logs); never an HTTP body */
+            fprintf(stderr, "keel: upstream stdout (not JSON, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
         return;
     }
     if (!text_valid_utf8(line, n)) {          /* the client's parser would refuse the whole line */
@@ -437,7 +454,8 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     }
     if (!jscan_is_jsonrpc(&top)) {            /* JSON, but not a message: a JSON logger, say */
         log_event(LOG_WARN, "upstream_not_jsonrpc", "bytes=%zu", n);
-        fprintf(stderr, "keel: upstream stdout (not JSON-RPC, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
+        if (!r->http)
+            fprintf(stderr, "keel: upstream stdout (not JSON-RPC, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
         return;
     }
     const char *id = top.id.p;
@@ -467,7 +485,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
         /* The replayed initialize answered: finish the handshake quietly and
          * tell the client to list tools again. */
         if (r->initialized_line)
-            outq_line(&r->sin, r->initialized_line, r->initialized_n);
+            relay_to_upstream(r, r->initialized_line, r->initialized_n);
         static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
         outq_line(&r->cout, changed, sizeof changed - 1);
         log_event(LOG_INFO, "upstream_reinitialized", "replays=%u", r->replays);
@@ -524,7 +542,7 @@ void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t 
     } else if (!has_method && has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL) && r->up == UP) {
         /* The client's answer to a server request: the server still gets one. */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the client's response");
-        relay_error(&r->sin, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
+        relay_upstream_error(r, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
     }
 }
 
@@ -539,7 +557,7 @@ void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t 
     int kind;
     if (has_method && has_id) {               /* a server request: answer the server */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
-        relay_error(&r->sin, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
+        relay_upstream_error(r, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
     } else if (!has_method && has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, NULL)) {
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "the upstream's response");
         relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, "MESSAGE_TOO_LARGE");
@@ -578,7 +596,7 @@ int relay_replay(struct relay *r)
     char raw[64];
     int rn = snprintf(raw, sizeof raw, "\"%s\"", id);
     pending_add(&r->pend, FROM_KEEL, raw, (size_t)rn, PK_REPLAY, NULL);
-    outq_line(&r->sin, s, strlen(s));
+    relay_to_upstream(r, s, strlen(s));
     free(s);
     return 1;
 }

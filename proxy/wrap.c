@@ -65,6 +65,89 @@ static void nonblock(int fd)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+int relay_open(struct relay *r)
+{
+    if (pipe(sig_pipe) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {                 /* not inherited by the upstream */
+        nonblock(sig_pipe[i]);
+        fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    r->stdout_flags = fcntl(STDOUT_FILENO, F_GETFL);
+    nonblock(STDOUT_FILENO);
+    platform_grow_pipe(STDOUT_FILENO);
+    frame_init(&r->cin, STDIN_FILENO, r->o->max_message_bytes);
+    outq_init(&r->cout, STDOUT_FILENO);
+    return 0;
+}
+
+int relay_signal_fd(void)
+{
+    return sig_pipe[0];
+}
+
+int relay_signals(int *stop_signal)
+{
+    unsigned char b[64];
+    ssize_t got;
+    int chld = 0;
+    while ((got = read(sig_pipe[0], b, sizeof b)) > 0)
+        for (ssize_t k = 0; k < got; k++) {
+            if (b[k] == SIGCHLD)
+                chld = 1;
+            else if (!*stop_signal) {
+                *stop_signal = b[k];
+                log_event(LOG_INFO, "signal", "signo=%d", *stop_signal);
+            }
+        }
+    return chld;
+}
+
+int relay_read_client(struct relay *r)
+{
+    long got = frame_fill(&r->cin);
+    if (got < 0 && errno != EAGAIN && errno != EINTR)
+        r->cin.eof = 1;
+    const char *line;
+    size_t n;
+    enum frame_status st;
+    while ((st = frame_next(&r->cin, &line, &n)) == FRAME_LINE || st == FRAME_OVERSIZE) {
+        if (st == FRAME_LINE)
+            relay_client_line(r, line, n);
+        else
+            relay_client_oversize(r, line, n, r->cin.oversize_bytes);
+    }
+    if (st == FRAME_EOF)
+        log_event(LOG_INFO, "client_eof", NULL);
+    return st == FRAME_EOF;
+}
+
+void relay_close(struct relay *r, int status)
+{
+    /* Last words to the client, if it still reads, for at most GRACE_MS. */
+    int64_t until = mono_ms() + GRACE_MS;
+    while (r->cout.bytes && !r->cout.failed && mono_ms() < until) {
+        struct pollfd w = {STDOUT_FILENO, POLLOUT, 0};
+        if (poll(&w, 1, (int)(until - mono_ms())) <= 0 || outq_flush(&r->cout) < 0)
+            break;
+    }
+    fcntl(STDOUT_FILENO, F_SETFL, r->stdout_flags);
+    log_event(LOG_INFO, "wrap_stop", "status=%d", status);
+    relay_free(r);
+    close(sig_pipe[0]);
+    close(sig_pipe[1]);
+}
+
 static int start_upstream(struct relay *r)
 {
     char err[256];
@@ -96,28 +179,8 @@ int wrap_run(const struct wrap_opts *o)
     r.pend.free_data = relay_call_data_free;
     overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
                  o->nloop_exempt);
-    if (pipe(sig_pipe) < 0)
+    if (relay_open(&r) < 0)
         return 1;
-    for (int i = 0; i < 2; i++) {                 /* not inherited by the upstream */
-        nonblock(sig_pipe[i]);
-        fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGCHLD, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    int stdout_flags = fcntl(STDOUT_FILENO, F_GETFL);
-    nonblock(STDOUT_FILENO);
-    platform_grow_pipe(STDOUT_FILENO);
-    frame_init(&r.cin, STDIN_FILENO, o->max_message_bytes);
-    outq_init(&r.cout, STDOUT_FILENO);
     outq_init(&r.sin, -1);
     frame_init(&r.sout, -1, o->max_message_bytes);
     log_event(LOG_INFO, "wrap_start", "tools=%d overlay=%u max_message_bytes=%zu", r.nexposed, r.ov.parts,
@@ -167,18 +230,7 @@ int wrap_run(const struct wrap_opts *o)
 
         /* Signals. */
         if (pf[0].revents & POLLIN) {
-            unsigned char b[64];
-            ssize_t got;
-            int chld = 0;
-            while ((got = read(sig_pipe[0], b, sizeof b)) > 0)
-                for (ssize_t k = 0; k < got; k++) {
-                    if (b[k] == SIGCHLD)
-                        chld = 1;
-                    else if (!stop_signal) {
-                        stop_signal = b[k];
-                        log_event(LOG_INFO, "signal", "signo=%d", stop_signal);
-                    }
-                }
+            int chld = relay_signals(&stop_signal);
             if (chld && r.child.pid && sout_open && child_poll(&r.child)) {
                 /* It exited while something it left behind holds its stdout:
                  * take what it wrote, then stop listening and end the group. */
@@ -199,24 +251,8 @@ int wrap_run(const struct wrap_opts *o)
         }
 
         /* Client → keel. */
-        if (icin >= 0 && (pf[icin].revents & (POLLIN | POLLHUP | POLLERR))) {
-            long got = frame_fill(&r.cin);
-            if (got < 0 && errno != EAGAIN && errno != EINTR)
-                r.cin.eof = 1;
-            const char *line;
-            size_t n;
-            enum frame_status st;
-            while ((st = frame_next(&r.cin, &line, &n)) == FRAME_LINE || st == FRAME_OVERSIZE) {
-                if (st == FRAME_LINE)
-                    relay_client_line(&r, line, n);
-                else
-                    relay_client_oversize(&r, line, n, r.cin.oversize_bytes);
-            }
-            if (st == FRAME_EOF) {
-                client_eof = 1;
-                log_event(LOG_INFO, "client_eof", NULL);
-            }
-        }
+        if (icin >= 0 && (pf[icin].revents & (POLLIN | POLLHUP | POLLERR)) && relay_read_client(&r))
+            client_eof = 1;
 
         /* Upstream → keel. */
         if (isout >= 0 && (pf[isout].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -350,19 +386,8 @@ int wrap_run(const struct wrap_opts *o)
 
     if (r.up == FAILED && !status)
         status = 1;                   /* the upstream never ran */
-    /* Last words to the client, if it still reads, for at most GRACE_MS. */
-    int64_t until = mono_ms() + GRACE_MS;
-    while (r.cout.bytes && !r.cout.failed && mono_ms() < until) {
-        struct pollfd w = {STDOUT_FILENO, POLLOUT, 0};
-        if (poll(&w, 1, (int)(until - mono_ms())) <= 0 || outq_flush(&r.cout) < 0)
-            break;
-    }
     if (r.child.out_fd >= 0)
         close(r.child.out_fd);
-    fcntl(STDOUT_FILENO, F_SETFL, stdout_flags);
-    log_event(LOG_INFO, "wrap_stop", "status=%d", status);
-    relay_free(&r);
-    close(sig_pipe[0]);
-    close(sig_pipe[1]);
+    relay_close(&r, status);
     return status;
 }

@@ -8,7 +8,11 @@
 #include <stddef.h>
 
 struct wrap_opts {
-    char **argv;                    /* the upstream command */
+    char **argv;                    /* the upstream command (NULL with url) */
+    const char *url;                /* --url: a Streamable HTTP server instead of a command */
+    char **headers;                 /* with url: "Name: value" to send, NULL-terminated */
+    const char *cacert;             /* with url: CA bundle for a private CA */
+    long idle_ms;                   /* with url: a request the server is silent on this long fails */
     const char *cwd;                /* NULL: keel's own */
     char **env_add;                 /* "K=V" strings, NULL-terminated, or NULL */
     size_t max_message_bytes;
@@ -27,5 +31,7 @@ struct wrap_opts {
 /* Relays until the client leaves or the upstream ends for good. Returns the
  * process exit status. */
 int wrap_run(const struct wrap_opts *o);
+/* The same with the upstream at o->url (wrapurl.c). */
+int wrap_url_run(const struct wrap_opts *o);
 
 #endif
