@@ -8,7 +8,7 @@
 //    request's stream) and the session ended (DELETE) when the client leaves.
 // 2. A fault-injecting server of our own (fixtures/httpfault.mjs): every
 //    failure gets its answer, with the cause, and nothing hangs.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
@@ -17,12 +17,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as Client2, StreamableHTTPClientTransport as Http2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as Stdio2 } from '@modelcontextprotocol/client/stdio';
 import { ok, done } from './lib/tap.mjs';
 import { keel, root, sandbox, Proc } from './lib/keel.mjs';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const FAULT = join(root, 'tests', 'fixtures', 'httpfault.mjs');
+const MODERN = join(root, 'tests', 'fixtures', 'modern.mjs');
 const KEEL_TOOLS = ['apply_override', 'get_time_context', 'mark_session_end', 'mark_session_start'];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const children = [];
@@ -46,8 +49,8 @@ async function everything() {
   return { url: `http://127.0.0.1:${port}/mcp`, stop: () => p.kill() };
 }
 
-async function fault(args = []) {
-  const p = spawn(process.execPath, [FAULT, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+async function fault(args = [], script = FAULT) {
+  const p = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(p);
   const line = await new Promise((res) => { let b = ''; p.stdout.on('data', (d) => { b += d; if (b.includes('\n')) res(b); }); });
   const { port } = JSON.parse(line);
@@ -98,6 +101,44 @@ async function session(transport, isKeel) {
   ok(direct.progressOnWire === 4 && wrapped.progressOnWire === 4, `progress on the wire: ${wrapped.progressOnWire} through keel, ${direct.progressOnWire} directly`);
   ok(wrapped.sampling.content?.[0]?.text?.includes('sampled reply 42'), 'sampling: the server\'s request reached the client through keel and its answer went back');
   ok(wrapped.keelTool && typeof wrapped.keelTool.now === 'string', "keel's own tools answer beside a remote server");
+  srv.stop();
+}
+
+// ---- 1b. the 2026-07-28 era over HTTP: no session, server/discover, input_required ----
+{
+  const srv = await fault(['--http'], MODERN);
+  for (const mode of ['auto', { pin: '2026-07-28' }]) {
+    const name = mode === 'auto' ? 'auto' : 'pinned';
+    const run = async (transport) => {
+      const c = new Client2({ name: 'keel-http-modern', version: '1.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode } });
+      c.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { ok: true } }));
+      await c.connect(transport);
+      const out = { version: c.getNegotiatedProtocolVersion() };
+      out.tools = (await c.listTools()).tools.map((t) => t.name).sort();
+      out.echo = await c.callTool({ name: 'echo', arguments: { text: 'modern ✓' } });
+      out.confirm = await c.callTool({ name: 'confirm', arguments: { action: 'deploy' } });
+      if (transport instanceof Stdio2) out.keel = (await c.callTool({ name: 'get_time_context', arguments: {} })).content?.[0]?.text;
+      await c.close();
+      return out;
+    };
+    const box = sandbox();
+    const direct = await run(new Http2(new URL(srv.url)));
+    const wrapped = await run(new Stdio2({ command: keel, args: ['--log-level', 'error', 'wrap', '--url', srv.url],
+      env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', ...box.env }, stderr: 'pipe' }));
+    ok(direct.version === '2026-07-28' && wrapped.version === '2026-07-28', `v2 client ${name} over HTTP: the modern era directly and through keel --url`, { direct: direct.version, wrapped: wrapped.version });
+    ok(isDeepStrictEqual(wrapped.tools, [...direct.tools, ...KEEL_TOOLS].sort()), `v2 client ${name}: the server's tools plus keel's`, wrapped.tools);
+    ok(isDeepStrictEqual(wrapped.echo, direct.echo) && isDeepStrictEqual(wrapped.confirm, direct.confirm) && direct.confirm.content?.[0]?.text === 'confirmed: deploy',
+      `v2 client ${name}: results and an input_required round trip identical through keel --url`, { direct, wrapped });
+    ok(wrapped.keel && JSON.parse(wrapped.keel).now, `v2 client ${name}: keel's tools answer in the modern era`, wrapped.keel);
+  }
+  const s = await fault(['--http'], MODERN);   // fresh, for the headers of one request
+  const k = new Proc(['--log-level', 'error', 'wrap', '--expose', 'none', '--url', s.url]);
+  const d = await k.ask({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } });
+  ok(d.result?.supportedVersions?.includes('2026-07-28') && d.result.capabilities?.tools, 'server/discover over HTTP, with keel\'s tools capability', d);
+  const bad = await k.ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01', 'io.modelcontextprotocol/clientCapabilities': {} } } });
+  ok(bad.error?.code === -32022, "a version the server does not speak: its -32022 (an HTTP 400's body) is the client's answer", bad);
+  await k.close();
+  s.stop();
   srv.stop();
 }
 
@@ -227,6 +268,32 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
   ok(again.error?.data?.cause === 'connect', 'keel keeps running and answers the next request too', again);
   const st = await gone.close();
   ok(st.code === 0, 'and exits 0 when the client leaves', st);
+}
+
+// TLS is always verified: a private CA is trusted only with --cacert.
+{
+  const dir = sandbox().dir;
+  const cert = join(dir, 'cert.pem'), key = join(dir, 'key.pem');
+  const gen = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
+    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { encoding: 'utf8' });
+  ok(gen.status === 0, 'a self-signed certificate for the loopback server', gen.stderr);
+  const f = await fault(['--tls', cert, key]);
+  const url = f.url.replace('http:', 'https:');
+  let k = new Proc(['--log-level', 'error', 'wrap', '--url', url]);
+  let r = await k.ask(INIT);
+  ok(r.error?.data?.cause === 'tls', 'a certificate keel cannot verify: UPSTREAM_HTTP tls, nothing sent', r);
+  await k.close();
+  k = new Proc(['--log-level', 'error', 'wrap', '--expose', 'none', '--cacert', cert, '--url', url]);
+  r = await k.ask(INIT);
+  k.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const e = await k.ask(call('echo', { text: 'over tls' }));
+  ok(r.result?.protocolVersion && e.result?.content?.[0]?.text === 'echo: over tls', 'with --cacert naming its CA, the same server answers over TLS', { r, e });
+  await k.close();
+  f.stop();
+  const dns = new Proc(['--log-level', 'error', 'wrap', '--url', 'http://no-such-host.invalid/mcp']);
+  r = await dns.ask(INIT);
+  ok(r.error?.data?.cause === 'dns' && /could not be resolved/.test(r.error.message), 'a host name that does not resolve: UPSTREAM_HTTP dns', r);
+  await dns.close();
 }
 
 // Bad command lines say what to do.
