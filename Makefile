@@ -3,7 +3,7 @@
 #   make          build (bootstrap first)
 #   make demo     a scripted session through keel wrap around a small notes server
 #   make test     every test, plain and under ASan+UBSan, plus valgrind
-#   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay
+#   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay (and --url vs mcp-remote)
 #   make eval     detector precision and recall on tests/corpus (updates the README table)
 #   make fuzz     each libFuzzer harness for FUZZ_SECONDS (default 60), clang
 #   make soak     keel wrap relays SOAK_MESSAGES (default 1,000,000) mixed messages; memory stays flat
@@ -82,11 +82,12 @@ soak: build
 eval: build
 	scripts/eval-readme $(BUILD)/keel
 
-bench: build
+bench: build $(NODE_DEPS)
 	$(BUILD)/tests/bench/keel-bench $(BUILD)/tests/bench/keel-bench-server $(BUILD)/tests/bench/keel-relay $(BUILD)/keel
 	$(BUILD)/tests/bench/keel-detbench
 	$(BUILD)/tests/bench/keel-hookbench $(BUILD)/keel
 	$(BUILD)/tests/bench/keel-servebench $(BUILD)/keel
+	$(BUILD)/tests/bench/keel-httpbench $(BUILD)/keel "$$(command -v node)" tests/node_modules/mcp-remote/dist/proxy.js
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
