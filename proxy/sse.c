@@ -108,11 +108,6 @@ static int field(struct sse *s, const char *l, size_t n, sse_event_fn fn, void *
 int sse_feed(struct sse *s, const char *p, size_t n, sse_event_fn fn, void *ctx)
 {
     size_t i = 0;
-    if (!s->started && n) {
-        s->started = 1;
-        if (n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
-            i = 3;
-    }
     while (i < n) {
         if (s->cr && p[i] == '\n') {           /* the LF of a CRLF split across pieces */
             s->cr = 0;
@@ -138,7 +133,13 @@ int sse_feed(struct sse *s, const char *p, size_t n, sse_event_fn fn, void *ctx)
         if (j == n)
             return 0;                          /* the line goes on in the next piece */
         s->cr = p[j] == '\r';
-        int rc = s->skipping ? 0 : field(s, s->line, s->linen, fn, ctx);
+        size_t at = 0;
+        if (!s->started) {                     /* a BOM may open the stream, in pieces or whole */
+            s->started = 1;
+            if (s->linen >= 3 && !memcmp(s->line, "\xEF\xBB\xBF", 3))
+                at = 3;
+        }
+        int rc = s->skipping ? 0 : field(s, s->linen ? s->line + at : "", s->linen - at, fn, ctx);
         s->skipping = 0;
         s->linen = 0;
         if (rc < 0)

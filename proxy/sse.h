@@ -28,7 +28,7 @@ struct sse {
     size_t linen, linecap;
     int skipping;                      /* the rest of an oversize line goes nowhere */
     int cr;                            /* the last byte seen was a CR (its LF, if next, is not a new line) */
-    int started;                       /* the first byte was seen (a leading BOM is dropped) */
+    int started;                       /* the first line has ended (a BOM opening it is dropped) */
     char *data;                        /* the data of the event being read */
     size_t datan, datacap;
     int has_data, oversize;
