@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #define CURLX_FUNCS(X)                                                                                      \
-    X(global_init) X(easy_init) X(easy_cleanup) X(easy_reset) X(easy_setopt) X(easy_perform) X(easy_getinfo)  \
+    X(global_init) X(easy_init) X(easy_cleanup) X(easy_setopt) X(easy_perform) X(easy_getinfo)  \
     X(easy_strerror) X(slist_append) X(slist_free_all) X(multi_init) X(multi_cleanup) X(multi_setopt)         \
     X(multi_add_handle) X(multi_remove_handle) X(multi_socket_action) X(multi_info_read) X(url)               \
     X(url_set) X(url_get) X(url_cleanup) X(free)

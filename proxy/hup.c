@@ -35,6 +35,7 @@
 #define POOL_MAX 16               /* idle easy handles kept */
 #define SESSION_MAX 256
 #define DELETE_MS 2000
+#define CONNECTIONS_MAX 32        /* to the server at once; more requests queue inside libcurl */
 
 enum xkind { XK_POST, XK_GET, XK_RESUME, XK_RENEW };
 
@@ -74,6 +75,7 @@ struct hup {
     struct hup_opts o;
     struct hup_cb cb;
     CURLM *m;
+    CURLU *u;                     /* --url, parsed once */
     char origin[300];             /* scheme://host:port, for messages to the client */
     struct xfer *live, *later, *held;
     CURL *pool[POOL_MAX];
@@ -445,31 +447,14 @@ static int build_headers(struct xfer *x)
     return rc ? -1 : 0;
 }
 
-static void start(struct xfer *x)
+/* A new easy handle with what every transfer shares. */
+static CURL *new_handle(struct hup *h)
 {
-    struct hup *h = x->h;
-    CURL *e = h->npool ? h->pool[--h->npool] : cx.easy_init();
-    if (!e || build_headers(x) < 0) {
-        if (e)
-            cx.easy_cleanup(e);
-        fail(x, "UPSTREAM_HTTP", "memory", "keel ran out of memory sending this request");
-        xfer_free(x);
-        return;
-    }
-    cx.easy_reset(e);
-    x->e = e;
-    x->mode = 0;
-    x->status = 0;
-    x->bufn = 0;
-    x->delivered = x->too_large = 0;
-    x->session[0] = '\0';
-    cx.easy_setopt(e, CURLOPT_URL, x->url ? x->url : h->o.url);
-    cx.easy_setopt(e, CURLOPT_PRIVATE, x);
-    cx.easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+    CURL *e = cx.easy_init();
+    if (!e)
+        return NULL;
     cx.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    cx.easy_setopt(e, CURLOPT_WRITEDATA, x);
     cx.easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    cx.easy_setopt(e, CURLOPT_HEADERDATA, x);
     cx.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     cx.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     cx.easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -478,11 +463,38 @@ static void start(struct xfer *x)
         cx.easy_setopt(e, CURLOPT_CAINFO, h->o.cacert);
     cx.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_MS);
     cx.easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    return e;
+}
+
+static void start(struct xfer *x)
+{
+    struct hup *h = x->h;
+    CURL *e = h->npool ? h->pool[--h->npool] : new_handle(h);   /* a pooled handle keeps the shared options */
+    if (!e || build_headers(x) < 0) {
+        if (e)
+            cx.easy_cleanup(e);
+        fail(x, "UPSTREAM_HTTP", "memory", "keel ran out of memory sending this request");
+        xfer_free(x);
+        return;
+    }
+    x->e = e;
+    x->mode = 0;
+    x->status = 0;
+    x->bufn = 0;
+    x->delivered = x->too_large = 0;
+    x->session[0] = '\0';
+    cx.easy_setopt(e, CURLOPT_CURLU, x->url ? NULL : h->u);   /* CURLU, when set, wins over URL */
+    if (x->url)
+        cx.easy_setopt(e, CURLOPT_URL, x->url);
+    cx.easy_setopt(e, CURLOPT_PRIVATE, x);
+    cx.easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+    cx.easy_setopt(e, CURLOPT_WRITEDATA, x);
+    cx.easy_setopt(e, CURLOPT_HEADERDATA, x);
     x->heard_at = now_ms();
     if (x->kind == XK_POST || x->kind == XK_RENEW) {
-        cx.easy_setopt(e, CURLOPT_POST, 1L);
         cx.easy_setopt(e, CURLOPT_POSTFIELDS, x->body);
         cx.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->bodyn);
+        cx.easy_setopt(e, CURLOPT_POST, 1L);
     } else {
         cx.easy_setopt(e, CURLOPT_HTTPGET, 1L);
     }
@@ -1108,12 +1120,13 @@ struct hup *hup_open(const struct hup_opts *o, const struct hup_cb *cb, char *wh
     cx.free(scheme);
     cx.free(host);
     cx.free(port);
-    cx.url_cleanup(u);
+    h->u = u;
     h->o = *o;
     h->cb = *cb;
     h->timer_at = -1;
     h->m = cx.multi_init();
     if (!h->m) {
+        cx.url_cleanup(u);
         free(h);
         snprintf(why, whyn, "libcurl could not start");
         return NULL;
@@ -1122,6 +1135,8 @@ struct hup *hup_open(const struct hup_opts *o, const struct hup_cb *cb, char *wh
     cx.multi_setopt(h->m, CURLMOPT_SOCKETDATA, h);
     cx.multi_setopt(h->m, CURLMOPT_TIMERFUNCTION, on_timer);
     cx.multi_setopt(h->m, CURLMOPT_TIMERDATA, h);
+    cx.multi_setopt(h->m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)CONNECTIONS_MAX);
+    cx.multi_setopt(h->m, CURLMOPT_MAXCONNECTS, (long)CONNECTIONS_MAX);
     return h;
 bad:
     if (u) {
@@ -1155,11 +1170,10 @@ void hup_close(struct hup *h)
     free_list(h, h->later);
     free_list(h, h->held);
     if (h->session[0]) {                      /* the session is no longer needed: say so */
-        CURL *e = h->npool ? h->pool[--h->npool] : cx.easy_init();
+        CURL *e = cx.easy_init();
         struct xfer x = {.h = h, .kind = XK_GET};
         h->busy++;
         if (e && build_headers(&x) == 0) {
-            cx.easy_reset(e);
             cx.easy_setopt(e, CURLOPT_URL, h->o.url);
             cx.easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
             cx.easy_setopt(e, CURLOPT_HTTPHEADER, x.hdrs);
@@ -1188,6 +1202,7 @@ void hup_close(struct hup *h)
     while (h->npool)
         cx.easy_cleanup(h->pool[--h->npool]);
     cx.multi_cleanup(h->m);
+    cx.url_cleanup(h->u);
     free(h->socks);
     free(h->init_body);
     free(h->initialized_body);

@@ -171,6 +171,15 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
     'Accept lists both answers; Mcp-Method and Mcp-Name mirror the request', h);
   ok(h['x-test'] === 'plain' && h.authorization === 'Bearer secret-token-123', '--header and --header-env are sent', h);
 
+  {
+    const burst = Array.from({ length: 300 }, (_, i) => call('echo', { text: `burst ${i}` }));
+    for (const m of burst) k.send(m);
+    const got = [];
+    for (const m of burst) got.push(await answer(k, m.id, 20000).catch(() => null));
+    ok(got.every((g, i) => g?.result?.content?.[0]?.text === `echo: burst ${i}`),
+      '300 calls sent at once: each answered with its own result (at most 32 connections; the rest queue)', got.filter((g) => !g?.result).slice(0, 3));
+  }
+
   c = call('echo_sse', { text: 'stream' });
   r = await k.ask(c);
   ok(r.result?.content?.[0]?.text === 'echo: stream', 'an answer on an event stream is relayed', r);

@@ -1,6 +1,7 @@
 /* httpbench.c: make bench, remote servers. One table from one run.
  *
  *   keel-httpbench KEEL [NODE MCP_REMOTE_JS] [REPS]
+ *   keel-httpbench --serve      the server alone (its port on stdout), for profiling
  *
  * A minimal MCP server over Streamable HTTP (forked from this program: one
  * thread, poll, HTTP/1.1 keep-alive, a JSON answer to every POST) on
@@ -343,6 +344,14 @@ enum { DIRECT, KEEL, REMOTE, NCFG };
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--serve")) {   /* the server alone, for profiling */
+        int port;
+        pid_t srv = start_server(&port);
+        printf("{\"port\":%d}\n", port);
+        fflush(stdout);
+        waitpid(srv, NULL, 0);
+        return 0;
+    }
     if (argc < 2) {
         fprintf(stderr, "usage: keel-httpbench KEEL [NODE MCP_REMOTE_JS] [REPS]\n");
         return 2;
