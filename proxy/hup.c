@@ -14,6 +14,7 @@
 #include "era.h"
 #include "jscan.h"
 #include "log.h"
+#include "rules.h"
 #include "sse.h"
 
 #include <stdarg.h>
@@ -36,6 +37,12 @@
 #define SESSION_MAX 256
 #define DELETE_MS 2000
 #define CONNECTIONS_MAX 32        /* to the server at once; more requests queue inside libcurl */
+
+/* What keel hands the router is followed by PAD zero bytes: the rules' regex
+ * JIT may read a few bytes past a subject, and a result's text can end a
+ * few bytes before the body does. */
+#define PAD RULE_PAD
+_Static_assert(SSE_PAD >= PAD, "event data is padded as much as a body");
 
 enum xkind { XK_POST, XK_GET, XK_RESUME, XK_RENEW };
 
@@ -341,9 +348,9 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
         x->too_large = x->status >= 200 && x->status < 300;
         return x->too_large ? 0 : n;          /* an error page is read only in part */
     }
-    if (x->bufn + n + 1 > x->bufcap) {
+    if (x->bufn + n + PAD > x->bufcap) {
         size_t cap = x->bufcap ? x->bufcap : 4096;
-        while (cap < x->bufn + n + 1)
+        while (cap < x->bufn + n + PAD)
             cap *= 2;
         char *b = realloc(x->buf, cap);
         if (!b)
@@ -353,7 +360,7 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
     }
     memcpy(x->buf + x->bufn, p, n);
     x->bufn += n;
-    x->buf[x->bufn] = '\0';
+    memset(x->buf + x->bufn, 0, PAD);
     return n;
 }
 
@@ -826,8 +833,8 @@ static int error_body(struct xfer *x)
         deliver(x, x->buf, x->bufn);
         return 1;
     }
-    size_t n = x->idn + top.error.n + 40;
-    char *s = malloc(n);
+    size_t n = x->idn + top.error.n + 40 + PAD;
+    char *s = calloc(1, n);
     if (!s)
         return 0;
     int k = snprintf(s, n, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"error\":%.*s}", (int)x->idn, x->id, (int)top.error.n,

@@ -40,6 +40,7 @@ static const char usage_text[] =
     "\n"
     "keel adds guardrails and timekeeping to MCP. Commands:\n"
     "  wrap [--] CMD ...   run an MCP server and relay it, adding keel's tools\n"
+    "  wrap --url URL      the same for a remote server (Streamable HTTP)\n"
     "  serve               serve keel's tools as an MCP server on stdin/stdout\n"
     "  check TOOL          run one tool once and print its structured result\n"
     "  hook EVENT          an agent host's hook: the person's prompts, the model's replies\n"

@@ -49,9 +49,9 @@ static int dispatch(struct sse *s, sse_event_fn fn, void *ctx)
     } else if (s->has_data) {
         if (s->datan && s->data[s->datan - 1] == '\n')
             s->datan--;                        /* the LF after the last data line */
-        if (grow(&s->data, &s->datacap, s->datan + 1) < 0)
+        if (grow(&s->data, &s->datacap, s->datan + SSE_PAD) < 0)
             return -1;
-        s->data[s->datan] = '\0';
+        memset(s->data + s->datan, 0, SSE_PAD);
         rc = fn(ctx, s->type, s->data, s->datan, 0);
     }
     reset_event(s);

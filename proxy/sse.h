@@ -16,10 +16,11 @@
 #include <stddef.h>
 
 #define SSE_ID_MAX 256                 /* a longer id is kept cut (ids are cursors, not content) */
+#define SSE_PAD 16                     /* zero bytes after an event's data (a regex JIT may read past a subject) */
 
 /* One event: its type ("" when none was given), its data (the data lines
- * joined by LF, NUL-terminated, writable: the callee may rewrite it in
- * place), or oversize set with no data. Returns 0 to go on, -1 to stop. */
+ * joined by LF, then SSE_PAD zero bytes; writable: the callee may rewrite it
+ * in place), or oversize set with no data. Returns 0 to go on, -1 to stop. */
 typedef int (*sse_event_fn)(void *ctx, const char *type, char *data, size_t n, int oversize);
 
 struct sse {

@@ -41,16 +41,19 @@ export KEEL_STATE_DIR="$tmp/state" KEEL_PROFILE="$tmp/profile.yaml"
 n=0; failed=0
 run() {
     n=$((n + 1))
-    "$VALGRIND" -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+    "$VALGRIND" -q ${VG_EXTRA:-} --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
         "$KEEL" --log-level error "$@" > "$tmp/out" 2> "$tmp/err"
     rc=$?
     # 0 is a result, 1 problems found, 2 a tool error; 99 is valgrind's verdict.
     if [ "$rc" -le 2 ]; then
         echo "ok $n - valgrind clean: keel $1 $2"
     else
-        failed=$((failed + 1)); echo "not ok $n - valgrind clean: keel $1 $2 (exit $rc)"; sed 's/^/#   /' "$tmp/err" | head -40
+        failed=$((failed + 1)); echo "not ok $n - valgrind clean: keel $1 $2 (exit $rc)"; sed 's/^/#   /' "$tmp/err" | head -80
     fi
 }
+# Input that stays open a while after its last line, as a client waiting for
+# its answers does (a FIFO, not a pipe into run: run must count in this shell).
+slow() { mkfifo "$3"; (cat "$1"; sleep "$2") > "$3" & }
 run serve --max-message-bytes 64K < "$tmp/session"
 n=$((n + 1))
 lines=$(wc -l < "$tmp/out")
@@ -76,7 +79,32 @@ printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"pa
     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{$m}}" \
     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{$m,\"name\":\"confirm\",\"arguments\":{\"action\":\"x\"}}}" \
     "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{$m,\"name\":\"get_time_context\",\"arguments\":{}}}" > "$tmp/modern"
-(cat "$tmp/modern"; sleep 3) | run wrap -- node "$(dirname "$0")/fixtures/modern.mjs"
+slow "$tmp/modern" 3 "$tmp/modern.in"
+run wrap -- node "$(dirname "$0")/fixtures/modern.mjs" < "$tmp/modern.in"
+# A remote server over Streamable HTTP: JSON and event-stream answers, an HTTP
+# error, a body cut short, a redirect, a session renewed, DELETE on exit.
+mkfifo "$tmp/fxin"
+node "$(dirname "$0")/fixtures/httpfault.mjs" < "$tmp/fxin" > "$tmp/fxport" &
+fx=$!
+exec 9> "$tmp/fxin"
+i=0; while [ ! -s "$tmp/fxport" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+port=$(sed 's/[^0-9]//g' "$tmp/fxport")
+c() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" "$3"; }
+{ printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"v","version":"1"}}}' \
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+  c 1 echo '{"text":"a"}'; c 2 echo_sse '{"text":"b"}'; c 3 fail500 '{}'; c 4 cut_body '{}'; c 5 redirect_same '{}'
+  c 6 expire '{"once":true}'; c 7 get_time_context '{}'; } > "$tmp/http"
+slow "$tmp/http" 4 "$tmp/http.in"
+run wrap --url "http://127.0.0.1:$port/mcp" < "$tmp/http.in"
+n=$((n + 1))
+if [ "$(grep -c '"id":[1-7],' "$tmp/out")" -eq 7 ]; then
+    echo "ok $n - every request through --url answered under valgrind"
+else
+    failed=$((failed + 1)); echo "not ok $n - every request through --url answered under valgrind"; sed 's/^/#   /' "$tmp/out" | head -20
+fi
+exec 9>&-
+kill "$fx" 2>/dev/null
+wait "$fx" 2>/dev/null
 # keel hook: a prompt against a transcript, a reply through a person's reject rule.
 h="$(dirname "$0")/hooks"
 printf '{"hook_event_name":"UserPromptSubmit","session_id":"v","transcript_path":"%s","prompt":"Is the orders migration safe to run on Friday afternoon?"}' "$h/claude-reask.jsonl" > "$tmp/hookin"
