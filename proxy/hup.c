@@ -336,9 +336,7 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
         cx.easy_getinfo(x->e, CURLINFO_CONTENT_TYPE, &ct);
         int ok = x->status >= 200 && x->status < 300;
         x->mode = ok && ct && !strncasecmp(ct, "text/event-stream", 17) ? 1 : 2;
-        if (x->mode == 1)
-            sse_init(&x->sse, x->h->o.max_message_bytes);
-        else if (x->kind == XK_GET && ok)
+        if (x->mode != 1 && x->kind == XK_GET && ok)
             return 0;                         /* a GET stream that is not a stream */
     }
     if (x->mode == 1)
@@ -505,7 +503,7 @@ static void start(struct xfer *x)
     } else {
         cx.easy_setopt(e, CURLOPT_HTTPGET, 1L);
     }
-    if (x->kind == XK_RESUME || x->kind == XK_GET) {   /* a new stream, the cursor kept */
+    {                                          /* a new stream each time, the cursor kept */
         char id[SSE_ID_MAX + 1];
         memcpy(id, x->sse.id, sizeof id);
         sse_free(&x->sse);
