@@ -31,6 +31,13 @@ char *jr_reply(const char *id, size_t id_n, const char *member, cJSON *value);
 /* An error object {code, message[, data: {code: keel_code}]}. */
 cJSON *jr_error_value(int code, const char *message, const char *keel_code);
 
+/* The longest request id keel wrap relays, as raw JSON text. It keeps a copy
+ * of each id in flight (up to PENDING_MAX of them each way), so an id as long
+ * as a message would let a peer make keel hold gigabytes; no SDK comes near
+ * it (they number requests or use UUIDs). A request with a longer id is
+ * answered -32600 and not relayed. */
+#define JR_ID_MAX 1024
+
 /* 1 if v is a valid request id: a string or a number. */
 int jr_valid_id(const cJSON *v);
 

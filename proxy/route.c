@@ -187,6 +187,11 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
                  "Invalid Request: needs jsonrpc \"2.0\" and a method, or an id with a result or an error", NULL);
         return;
     }
+    if (has_method && has_id && idn > JR_ID_MAX) {
+        log_event(LOG_WARN, "client_invalid_request", "reason=id_too_long bytes=%zu", idn);
+        relay_error(&r->cout, id, idn, JR_INVALID_REQUEST, "Invalid Request: the id is longer than 1024 bytes", NULL);
+        return;
+    }
 
     if (!has_method) {                        /* a response to a server request */
         int kind;
@@ -461,6 +466,11 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     const char *id = top.id.p;
     size_t idn = top.id.n;
     int has_id = id && jr_valid_raw_id(id, idn);
+    if (top.method.p && has_id && idn > JR_ID_MAX) {   /* kept in flight: answered here instead */
+        log_event(LOG_WARN, "upstream_invalid_request", "reason=id_too_long bytes=%zu", idn);
+        relay_upstream_error(r, id, idn, JR_INVALID_REQUEST, "Invalid Request: the id is longer than 1024 bytes", NULL);
+        return;
+    }
     if (top.method.p) {
         int kind = PK_OTHER;
         const char *rid;

@@ -134,6 +134,25 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   ok(r.status === 1 && /aliases\.yml:4: name is given twice in this rule \(first on line 2\)/.test(r.stdout)
     && /aliases\.yml:6: guidance is given twice/.test(r.stdout) && /examples\.fires is given twice/.test(r.stdout)
     && /aliases\.yml:8: rules is given twice in this file/.test(r.stdout), '5: keys given twice are problems, with their lines', r.stdout);
+  // At each limit and one past it. Written out, a node counts its scalar's
+  // bytes and one more: this file is 16 + M + 63 * 65536 bytes, 4 MiB exactly
+  // when M = 65520.
+  for (const [m, over] of [[65520, false], [65521, true]]) {
+    writeFileSync(join(dir, 'aliases.yml'), `a: &a '${'x'.repeat(65535)}'\nb: [${Array(62).fill('*a').join(', ')}]\nc: '${'y'.repeat(m)}'\nrules: []\n`);
+    r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
+    ok(/over 4 MiB/.test(r.stdout) === over, `4: a rule file of ${over ? '4 MiB and 1 byte' : 'exactly 4 MiB'} with its aliases written out is ${over ? 'refused' : 'read'}`, r.stdout);
+  }
+  for (const [size, over] of [[1 << 20, false], [(1 << 20) + 1, true]]) {
+    const head = 'rules: []\n#';
+    writeFileSync(join(dir, 'aliases.yml'), head + 'z'.repeat(size - head.length - 1) + '\n');
+    r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
+    ok(/at most 1 MiB/.test(r.stdout) === over, `4: a rule file of ${size} bytes is ${over ? 'refused (at most 1 MiB)' : 'read'}`, r.stdout);
+  }
+  for (const [len, over] of [[65536, false], [65537, true]]) {
+    writeFileSync(join(dir, 'aliases.yml'), `rules:\n  - name: wide\n    patterns: ['${'b'.repeat(len)}']\n`);
+    r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
+    ok(/patterns is over 64 KiB/.test(r.stdout) === over, `4: a pattern of ${len} bytes is ${over ? 'a problem' : 'kept'}`, r.stdout);
+  }
   writeFileSync(join(dir, 'aliases.yml'), `rules:\n  - name: wide\n    patterns: ['${'b'.repeat(70000)}']\n    examples: {fires: [b]}\n`);
   r = spawnSync(keel, ['rules', 'lint', '--rules', dir], opts);
   ok(r.status === 1 && /patterns is over 64 KiB/.test(r.stdout), '4: one value over 64 KiB is a problem', r.stdout);
@@ -211,6 +230,14 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
     k.send(line);
     m = JSON.parse(await k.next(PATIENCE));
     ok(m.error && m.error.code === -32600 && /given twice/.test(m.error.message), `9: duplicate ${i ? 'method' : 'id'} keys: Invalid Request`, m);
+  }
+  for (const [len, good] of [[1024, true], [1025, false]]) {
+    const id = `"${'i'.repeat(len - 2)}"`;              // the id's JSON text is len bytes
+    k.send(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"message":"long id"}}}`);
+    m = JSON.parse(await k.next(PATIENCE));
+    ok(good ? m.id === JSON.parse(id) && m.result?.content?.[0]?.text === 'long id'
+            : m.id === JSON.parse(id) && m.error?.code === -32600 && /longer than 1024 bytes/.test(m.error.message),
+      `9: an id of ${len} bytes is ${good ? 'relayed' : 'refused with -32600, its id echoed (4096 ids of 16 MiB each would have been kept)'}`, m);
   }
   for (const id of ['null', '{}', '[]', 'true']) {
     k.send(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);

@@ -58,6 +58,13 @@ r = await srv.ask({ jsonrpc: '2.0', id: 26 });
 ok(r.error && r.error.code === -32600 && r.id === 26, 'a message without method: -32600 with its id', r);
 r = await srv.ask({ jsonrpc: '2.0', id: 27, method: 'tools/call', params: { name: 'check_rumination', arguments: { current_prompt: 'x'.repeat(70000), history: [] } } });
 ok(r.error && r.error.code === -32600 && r.id === 27 && r.error.data.code === 'MESSAGE_TOO_LARGE', 'oversized line: error with its id', r);
+for (const [len, over] of [[65536, false], [65537, true]]) {     // --max-message-bytes 64K, at the limit and one past
+  const head = '{"jsonrpc":"2.0","id":28,"method":"ping","params":{"_meta":{"pad":"', tail = '"}}}';
+  srv.send(head + 'p'.repeat(len - head.length - tail.length) + tail);
+  r = JSON.parse(await srv.next());
+  ok(r.id === 28 && (over ? r.error?.data?.code === 'MESSAGE_TOO_LARGE' : r.result !== undefined),
+    `a line of ${len} bytes with --max-message-bytes 64K is ${over ? 'refused, MESSAGE_TOO_LARGE' : 'answered'}`, r);
+}
 srv.send('{"jsonrpc":"2.0","method":"x","params":"' + 'y'.repeat(70000) + '"}');
 r = JSON.parse(await srv.next());
 ok(r.error && r.id === null && r.error.data.code === 'MESSAGE_TOO_LARGE', 'oversized line without a readable id: error with id null', r);
