@@ -406,6 +406,17 @@ static size_t on_header(char *p, size_t size, size_t count, void *ud)
 
 /* ---- starting transfers ---- */
 
+/* 1 if s can go in a header as it is: visible ASCII, no space. What a peer
+ * wrote (a method, a version) can hold a line break that would end the
+ * header and start another one. */
+static int header_plain(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+            return 0;
+    return 1;
+}
+
 static int add_header(struct xfer *x, const char *name, const char *value)
 {
     char line[1200];
@@ -425,10 +436,12 @@ static int build_headers(struct xfer *x)
     x->hdrs = NULL;
     int post = x->kind == XK_POST || x->kind == XK_RENEW;
     const char *proto = x->proto[0] ? x->proto : h->proto;
+    if (!header_plain(proto))
+        proto = "";                           /* not a version: the server decides without it */
     int rc = add_header(x, "Accept", post ? "application/json, text/event-stream" : "text/event-stream");
     if (post) {
         rc |= add_header(x, "Content-Type", "application/json");
-        if (x->method[0])
+        if (x->method[0] && header_plain(x->method))
             rc |= add_header(x, "Mcp-Method", x->method);
         if (x->name)
             rc |= add_header(x, "Mcp-Name", x->name);
@@ -651,10 +664,7 @@ void hup_send(struct hup *h, const char *line, size_t n)
     }
     struct xfer *x = xfer_new(h, XK_POST);
     if (!x || !(x->body = memdup(line, n))) {
-        free(x ? x->body : NULL);
-        free(x);
-        if (x)
-            h->busy--;
+        xfer_free(x);
         log_event(LOG_ERROR, "upstream_http_not_sent", "reason=memory bytes=%zu", n);
         return;
     }

@@ -265,6 +265,13 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
   await sleep(200);
   ok(r.result?.content?.[0]?.text === 'echo: json only' && /upstream_http_no_get_stream status=405/.test(k.stderr),
     'a server without a GET stream (405) is fine', k.stderr.split('\n').filter((l) => /get_stream/.test(l)));
+  // What a peer wrote never becomes a header of its own.
+  k.send('{"jsonrpc":"2.0","method":"notifications/x\\r\\nX-Test: evil"}');
+  const v = await k.ask({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'echo', arguments: { text: 'v' },
+    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28\r\nX-Test: evil2', 'io.modelcontextprotocol/clientCapabilities': {} } } });
+  const posts = (await f.stats()).postHeaders.slice(-2);
+  ok(v.id === 77 && posts.length === 2 && posts.every((p) => p['x-test'] === null) && posts[0]['mcp-method'] === null,
+    'a method or version holding a line break is not sent as a header (no header injection)', posts);
   await k.close();
   f.stop();
   await sleep(100);
