@@ -19,18 +19,42 @@
 #include <string.h>
 
 #define MISSES_SHOWN 8
+#define MISSES_MAX 4096
+
+/* Every example of rumination and sycophancy is in one split: dev (the
+ * heuristics may be changed while reading its misses) or test (never read;
+ * its figures are reported and its floors guard make test). */
+enum { DEV, TEST, NSPLIT };
+static const char *const split_name[NSPLIT] = {"dev", "test"};
 
 struct tally {
     const char *name;
     int tp, fp, tn, fn;
-    char misses[MISSES_SHOWN][64];
-    int nmisses;
 };
 
-static void miss(struct tally *t, const char *id, const char *what)
+/* The dev misses, listed after the tables (all of them with --misses). */
+struct misses {
+    char (*line)[160];
+    int n, cap;
+};
+
+static void miss(struct misses *m, const cJSON *ex, const char *detector, const char *what)
 {
-    if (t->nmisses < MISSES_SHOWN)
-        snprintf(t->misses[t->nmisses++], sizeof t->misses[0], "%s (%s)", id, what);
+    if (!m || m->n >= MISSES_MAX)
+        return;
+    if (m->n == m->cap) {
+        int cap = m->cap ? m->cap * 2 : 64;
+        void *p = realloc(m->line, (size_t)cap * sizeof *m->line);
+        if (!p)
+            return;
+        m->line = p;
+        m->cap = cap;
+    }
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "id"));
+    const char *cat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "category"));
+    const char *lang = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "lang"));
+    snprintf(m->line[m->n++], sizeof m->line[0], "%s miss: %s (%s) [%s, %s]", detector, id ? id : "?", what,
+             cat ? cat : "-", lang ? lang : "-");
 }
 
 static double ratio(int a, int b)
@@ -38,17 +62,17 @@ static double ratio(int a, int b)
     return b ? (double)a / b : 1.0;
 }
 
-static void row(FILE *out, int md, const struct tally *t)
+static void row(FILE *out, int md, const struct tally *t, const char *split)
 {
     double p = ratio(t->tp, t->tp + t->fp), r = ratio(t->tp, t->tp + t->fn);
     double f1 = p + r > 0 ? 2 * p * r / (p + r) : 0, fpr = ratio(t->fp, t->fp + t->tn);
     int n = t->tp + t->fp + t->tn + t->fn;
     if (md)
-        fprintf(out, "| %s | %d | %.3f | %.3f | %.3f | %d / %d / %d / %d | %.3f |\n", t->name, n, p, r, f1, t->tp, t->fp,
-                t->tn, t->fn, t->fp + t->tn ? fpr : 0.0);
+        fprintf(out, "| %s | %s | %d | %.3f | %.3f | %.3f | %d / %d / %d / %d | %.3f |\n", t->name, split, n, p, r, f1,
+                t->tp, t->fp, t->tn, t->fn, t->fp + t->tn ? fpr : 0.0);
     else
-        fprintf(out, "%-34s %5d %9.3f %7.3f %6.3f %5d %5d %5d %5d %8.3f\n", t->name, n, p, r, f1, t->tp, t->fp, t->tn,
-                t->fn, t->fp + t->tn ? fpr : 0.0);
+        fprintf(out, "%-30s %-5s %5d %9.3f %7.3f %6.3f %5d %5d %5d %5d %8.3f\n", t->name, split, n, p, r, f1, t->tp,
+                t->fp, t->tn, t->fn, t->fp + t->tn ? fpr : 0.0);
 }
 
 /* Reads one JSONL file; calls fn for each parsed object. -1 if unreadable. */
@@ -100,32 +124,58 @@ static const char *str(const cJSON *o, const char *k)
     return s ? s : "";
 }
 
-static void score(struct tally *t, int want, int got, const char *id)
+/* What every example's pass needs: which split it is in, where dev misses go,
+ * and how many examples had no split (an error: the corpus is not usable). */
+struct run {
+    struct misses *dev_misses;
+    int unsplit;
+};
+
+static int split_of(const cJSON *ex, struct run *r)
+{
+    const char *s = str(ex, "split");
+    if (!strcmp(s, "dev"))
+        return DEV;
+    if (!strcmp(s, "test"))
+        return TEST;
+    if (r->unsplit++ < 3)
+        fprintf(stderr, "keel: example %s has no \"split\" (dev or test)\n", str(ex, "id"));
+    return -1;
+}
+
+static void score(struct tally *t, int want, int got, struct misses *m, const cJSON *ex, const char *detector)
 {
     if (want && got)
         t->tp++;
     else if (want)
-        t->fn++, miss(t, id, "missed");
+        t->fn++, miss(m, ex, detector, "missed");
     else if (got)
-        t->fp++, miss(t, id, "false alarm");
+        t->fp++, miss(m, ex, detector, "false alarm");
     else
         t->tn++;
 }
 
-static void rum_one(const cJSON *ex, void *ctx)
+struct rum_ctx {
+    struct run *run;
+    struct tally t[NSPLIT];
+};
+
+static void rum_one(const cJSON *ex, void *vctx)
 {
-    struct tally *t = ctx;
+    struct rum_ctx *c = vctx;
+    int sp = split_of(ex, c->run);
     int64_t now;
     int off;
-    if (tf_parse_rfc3339(str(ex, "now"), &now, &off) < 0)
+    if (sp < 0 || tf_parse_rfc3339(str(ex, "now"), &now, &off) < 0)
         return;
+    struct misses *m = sp == DEV ? c->run->dev_misses : NULL;
     cJSON *out = NULL;
     kerr e = {0};
     int got = rum_check(cJSON_GetObjectItemCaseSensitive(ex, "args"), now, off, &out, &e) == 0 &&
               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
     if (e.code)
-        miss(t, str(ex, "id"), e.code);
-    score(t, !strcmp(str(ex, "label"), "repeat"), got, str(ex, "id"));
+        miss(m, ex, "rumination", e.code);
+    score(&c->t[sp], !strcmp(str(ex, "label"), "repeat"), got, m, ex, "rumination");
     cJSON_Delete(out);
 }
 
@@ -133,12 +183,17 @@ static const char *const patterns[] = {"unconditional_agreement", "praise_withou
                                        "repeated_reassurance_request"};
 
 struct syc_ctx {
-    struct tally all, per[4];
+    struct run *run;
+    struct tally all[NSPLIT], per[4][NSPLIT];
 };
 
 static void syc_one(const cJSON *ex, void *vctx)
 {
     struct syc_ctx *c = vctx;
+    int sp = split_of(ex, c->run);
+    if (sp < 0)
+        return;
+    struct misses *m = sp == DEV ? c->run->dev_misses : NULL;
     cJSON *out = NULL;
     kerr e = {0};
     const char *want = str(ex, "expected");
@@ -146,19 +201,24 @@ static void syc_one(const cJSON *ex, void *vctx)
     if (syc_check(cJSON_GetObjectItemCaseSensitive(ex, "args"), 0, 0, &out, &e) == 0)
         got = str(out, "pattern");
     else
-        miss(&c->all, str(ex, "id"), e.code);
-    score(&c->all, strcmp(want, "none") != 0, strcmp(got, "none") != 0, str(ex, "id"));
+        miss(m, ex, "sycophancy", e.code);
+    score(&c->all[sp], strcmp(want, "none") != 0, strcmp(got, "none") != 0, m, ex, "sycophancy");
     for (int p = 0; p < 4; p++) {
         int w = !strcmp(want, patterns[p]), g = !strcmp(got, patterns[p]);
         if (w || g || strcmp(want, "none") == 0)   /* negatives for a pattern: the examples labelled none */
-            score(&c->per[p], w, g, str(ex, "id"));
+            score(&c->per[p][sp], w, g, NULL, ex, patterns[p]);
     }
     cJSON_Delete(out);
 }
 
-static void hyp_one(const cJSON *ex, void *ctx)
+struct hyp_ctx {
+    struct misses *m;
+    struct tally t;
+};
+
+static void hyp_one(const cJSON *ex, void *vctx)
 {
-    struct tally *t = ctx;
+    struct hyp_ctx *c = vctx;
     cJSON *out = NULL;
     kerr e = {0};
     const char *got = "error";
@@ -166,84 +226,123 @@ static void hyp_one(const cJSON *ex, void *ctx)
         got = str(out, "level");
     const char *want = str(ex, "expected_level");
     if (!strcmp(got, want))
-        t->tp++;
+        c->t.tp++;
     else
-        t->fn++, miss(t, str(ex, "id"), got);
+        c->t.fn++, miss(c->m, ex, "hyperfocus", got);
     cJSON_Delete(out);
 }
 
-/* Floors: the targets, or a regression file's "detector precision recall fp_rate" lines. */
+/* Floors, on the test split: the targets, or a regression file's
+ * "detector precision recall fp_rate" lines; "gap G" bounds how far each
+ * test figure may fall from dev's. */
 struct floors {
     double p, r, fpr;
 };
 
-static void read_floors(const char *path, struct floors *rum, struct floors *syc)
+static void read_floors(const char *path, struct floors *rum, struct floors *syc, double *gap)
 {
     FILE *f = path ? fopen(path, "r") : NULL;
-    char name[64];
+    char line[256], name[64];
     double p, r, fpr;
-    while (f && fscanf(f, "%63s %lf %lf %lf", name, &p, &r, &fpr) == 4) {
-        if (!strcmp(name, "rumination"))
-            *rum = (struct floors){p, r, fpr};
-        else if (!strcmp(name, "sycophancy"))
-            *syc = (struct floors){p, r, fpr};
+    while (f && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%63s %lf %lf %lf", name, &p, &r, &fpr) == 4) {
+            if (!strcmp(name, "rumination"))
+                *rum = (struct floors){p, r, fpr};
+            else if (!strcmp(name, "sycophancy"))
+                *syc = (struct floors){p, r, fpr};
+        } else if (sscanf(line, "gap %lf", &p) == 1)
+            *gap = p;
     }
     if (f)
         fclose(f);
 }
 
-int eval_run(const char *dir, int markdown, const char *floors_file)
+/* 1 (and says so) when t is below fl, or further than gap from dev. */
+static int below(const struct tally *t, const struct tally *dev, const struct floors *fl, double gap)
 {
-    struct floors fl[2] = {{0.90, 0.80, 0.05}, {0.90, 0.80, 0.05}};
+    double p = ratio(t->tp, t->tp + t->fp), r = ratio(t->tp, t->tp + t->fn), fpr = ratio(t->fp, t->fp + t->tn);
+    double dp = ratio(dev->tp, dev->tp + dev->fp), dr = ratio(dev->tp, dev->tp + dev->fn),
+           dfpr = ratio(dev->fp, dev->fp + dev->tn);
+    if (p < fl->p || r < fl->r || fpr > fl->fpr) {
+        fprintf(stderr, "keel: %s on test is below its floor (precision %.2f, recall %.2f, FP rate %.2f)\n", t->name,
+                fl->p, fl->r, fl->fpr);
+        return 1;
+    }
+    if (dp - p > gap || dr - r > gap || fpr - dfpr > gap) {
+        fprintf(stderr, "keel: %s: test is more than %.2f worse than dev on a figure\n", t->name, gap);
+        return 1;
+    }
+    return 0;
+}
+
+int eval_run(const char *dir, int markdown, const char *floors_file, int all_misses)
+{
+    struct floors fl[2] = {{0.90, 0.85, 0.03}, {0.90, 0.85, 0.03}};
+    double gap = 0.05;
     if (floors_file)
-        read_floors(floors_file, &fl[0], &fl[1]);
-    struct tally rum = {"rumination", 0, 0, 0, 0, {{0}}, 0};
+        read_floors(floors_file, &fl[0], &fl[1], &gap);
+    struct misses dm = {0};
+    struct run run = {&dm, 0};
+    struct rum_ctx rum = {&run, {{"rumination", 0, 0, 0, 0}, {"rumination", 0, 0, 0, 0}}};
     struct syc_ctx syc;
     memset(&syc, 0, sizeof syc);
-    syc.all.name = "sycophancy (any pattern)";
-    for (int p = 0; p < 4; p++)
-        syc.per[p].name = patterns[p];
-    struct tally hyp = {"hyperfocus (levels right)", 0, 0, 0, 0, {{0}}, 0};
+    syc.run = &run;
+    for (int sp = 0; sp < NSPLIT; sp++) {
+        syc.all[sp].name = "sycophancy (any pattern)";
+        for (int p = 0; p < 4; p++)
+            syc.per[p][sp].name = patterns[p];
+    }
+    struct hyp_ctx hyp = {&dm, {"hyperfocus (levels right)", 0, 0, 0, 0}};
     if (each_line(dir, "rumination.jsonl", rum_one, &rum) < 0 || each_line(dir, "sycophancy.jsonl", syc_one, &syc) < 0 ||
         each_line(dir, "hyperfocus.jsonl", hyp_one, &hyp) < 0) {
         fprintf(stderr, "keel: eval needs rumination.jsonl, sycophancy.jsonl and hyperfocus.jsonl in %s\n", dir);
+        free(dm.line);
+        return 64;
+    }
+    if (run.unsplit) {
+        fprintf(stderr, "keel: %d example%s in %s without a split; each needs \"split\": \"dev\" or \"test\"\n",
+                run.unsplit, run.unsplit == 1 ? "" : "s", dir);
+        free(dm.line);
+        return 64;
+    }
+    int ntest = rum.t[TEST].tp + rum.t[TEST].fp + rum.t[TEST].tn + rum.t[TEST].fn;
+    int stest = syc.all[TEST].tp + syc.all[TEST].fp + syc.all[TEST].tn + syc.all[TEST].fn;
+    if (!ntest || !stest) {
+        fprintf(stderr, "keel: %s has no test split for %s; nothing would measure it\n", dir,
+                !ntest ? "rumination" : "sycophancy");
+        free(dm.line);
         return 64;
     }
     FILE *o = stdout;
     if (markdown)
-        fprintf(o, "| detector / pattern | examples | precision | recall | F1 | TP / FP / TN / FN | FP rate |\n"
-                   "|---|---|---|---|---|---|---|\n");
+        fprintf(o, "| detector / pattern | split | examples | precision | recall | F1 | TP / FP / TN / FN | FP rate |\n"
+                   "|---|---|---|---|---|---|---|---|\n");
     else
-        fprintf(o, "%-34s %5s %9s %7s %6s %5s %5s %5s %5s %8s\n", "detector / pattern", "n", "precision", "recall", "F1",
-                "TP", "FP", "TN", "FN", "FP rate");
-    row(o, markdown, &rum);
-    row(o, markdown, &syc.all);
+        fprintf(o, "%-30s %-5s %5s %9s %7s %6s %5s %5s %5s %5s %8s\n", "detector / pattern", "split", "n", "precision",
+                "recall", "F1", "TP", "FP", "TN", "FN", "FP rate");
+    for (int sp = 0; sp < NSPLIT; sp++)
+        row(o, markdown, &rum.t[sp], split_name[sp]);
+    for (int sp = 0; sp < NSPLIT; sp++)
+        row(o, markdown, &syc.all[sp], split_name[sp]);
     for (int p = 0; p < 4; p++)
-        row(o, markdown, &syc.per[p]);
-    int hn = hyp.tp + hyp.fn;
+        for (int sp = 0; sp < NSPLIT; sp++)
+            row(o, markdown, &syc.per[p][sp], split_name[sp]);
+    int hn = hyp.t.tp + hyp.t.fn;
     if (markdown)
-        fprintf(o, "| hyperfocus | %d | levels right: %d of %d | | | | |\n", hn, hyp.tp, hn);
+        fprintf(o, "| hyperfocus | all | %d | levels right: %d of %d | | | | |\n", hn, hyp.t.tp, hn);
     else
-        fprintf(o, "%-34s %5d   levels right: %d of %d\n", "hyperfocus", hn, hyp.tp, hn);
+        fprintf(o, "%-30s %-5s %5d   levels right: %d of %d\n", "hyperfocus", "all", hn, hyp.t.tp, hn);
     if (!markdown) {
-        const struct tally *all[] = {&rum, &syc.all, &hyp};
-        for (int i = 0; i < 3; i++)
-            for (int k = 0; k < all[i]->nmisses; k++)
-                printf("%s miss: %s\n", all[i]->name, all[i]->misses[k]);
+        int shown = all_misses || dm.n <= 3 * MISSES_SHOWN ? dm.n : 3 * MISSES_SHOWN;
+        for (int k = 0; k < shown; k++)
+            printf("%s\n", dm.line[k]);
+        if (shown < dm.n)
+            printf("(%d more dev misses: keel eval --misses; test misses are never listed)\n", dm.n - shown);
     }
-    int fail = 0;
-    const struct tally *floors[] = {&rum, &syc.all};
-    for (int i = 0; i < 2; i++) {
-        const struct tally *t = floors[i];
-        if (ratio(t->tp, t->tp + t->fp) < fl[i].p || ratio(t->tp, t->tp + t->fn) < fl[i].r ||
-            ratio(t->fp, t->fp + t->tn) > fl[i].fpr) {
-            fprintf(stderr, "keel: %s is below its floor (precision %.2f, recall %.2f, FP rate %.2f)\n", t->name,
-                    fl[i].p, fl[i].r, fl[i].fpr);
-            fail = 1;
-        }
-    }
-    if (hyp.fn) {
-        fprintf(stderr, "keel: hyperfocus got %d level%s wrong\n", hyp.fn, hyp.fn == 1 ? "" : "s");
+    free(dm.line);
+    int fail = below(&rum.t[TEST], &rum.t[DEV], &fl[0], gap) | below(&syc.all[TEST], &syc.all[DEV], &fl[1], gap);
+    if (hyp.t.fn) {
+        fprintf(stderr, "keel: hyperfocus got %d level%s wrong\n", hyp.t.fn, hyp.t.fn == 1 ? "" : "s");
         fail = 1;
     }
     return fail;

@@ -2,9 +2,11 @@
 #ifndef KEEL_EVAL_H
 #define KEEL_EVAL_H
 
-/* Prints the table (markdown when asked); 0, 1 below a floor, 64 no corpus.
- * floors_file NULL: the target floors. */
-int eval_run(const char *dir, int markdown, const char *floors_file);
+/* Prints the dev and test tables (markdown when asked), then the dev misses
+ * (the first 24, or all with all_misses; never the test split's); 0, 1 when
+ * test is below a floor or too far from dev, 64 no corpus or an example
+ * without a split. floors_file NULL: the targets. */
+int eval_run(const char *dir, int markdown, const char *floors_file, int all_misses);
 
 /* The loop detector on recorded traces (DIR/dev, DIR/test): 0, 1 below a
  * floor (the targets, or floors_file's "loop MAX_FA_PER_1000 MIN_SHARE"), 64

@@ -464,13 +464,17 @@ static int cmd_inspect(int argc, char **argv)
 }
 
 static const char eval_help[] =
-    "usage: keel eval [--markdown] [--floors FILE] [--traces DIR] [CORPUS_DIR]\n"
+    "usage: keel eval [--markdown] [--misses] [--floors FILE] [--traces DIR] [CORPUS_DIR]\n"
     "\n"
     "Run the detectors on the labelled corpus in CORPUS_DIR (rumination.jsonl,\n"
     "sycophancy.jsonl, hyperfocus.jsonl) and print precision, recall, F1 and\n"
-    "confusion counts per detector and pattern. Exit 1 when a detector is below its\n"
-    "floor: precision 0.90, recall 0.80, FP rate 0.05, or the floors in FILE (lines:\n"
-    "detector precision recall fp_rate).\n"
+    "confusion counts per detector and pattern, for the dev split and the test split\n"
+    "(each example's \"split\"). Then the dev misses with their category and\n"
+    "language (the first 24; --misses: all); the test split's misses are never\n"
+    "listed, so that nobody tunes on them. Exit 1 when rumination or sycophancy on\n"
+    "test is below its floor (precision 0.90, recall 0.85, FP rate 0.03) or more than\n"
+    "0.05 worse than on dev, or below the floors in FILE (lines: detector precision\n"
+    "recall fp_rate; gap G).\n"
     "\n"
     "--traces DIR replays the recorded agent sessions in DIR/dev and DIR/test through\n"
     "the loop detector and prints, per split, false advisories per 1000 calls labelled\n"
@@ -485,11 +489,13 @@ static const char tools_help[] =
 
 static int cmd_eval(int argc, char **argv)
 {
-    int md = 0, m;
+    int md = 0, m, misses = 0;
     const char *dir = NULL, *floors = NULL, *traces = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--markdown"))
             md = 1;
+        else if (!strcmp(argv[i], "--misses"))
+            misses = 1;
         else if ((m = opt_value(argc, argv, &i, "--traces", &traces))) {
             if (m < 0)
                 return usage_error("--traces needs the traces directory, like tests/traces%s", NULL);
@@ -509,7 +515,7 @@ static int cmd_eval(int argc, char **argv)
     }
     if (!dir && !traces)
         return usage_error("eval needs the corpus directory, like tests/corpus%s", NULL);
-    int rc = dir ? eval_run(dir, md, floors) : 0;
+    int rc = dir ? eval_run(dir, md, floors, misses) : 0;
     if (traces && rc != 64) {
         if (md && dir)
             putchar('\n');
