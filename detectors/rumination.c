@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.4.1.
+/* rumination.c: check_rumination, heuristic concept_containment 0.5.0.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? Each prompt becomes its words (text.h); its content words
@@ -12,17 +12,28 @@
  * of five or more matches one edit away (revew, review); a word of a prior
  * prompt stands for at most PENDING_MAX (8) of this prompt's. A prior
  * prompt's similarity is the share of this prompt's content words or
- * concepts it also holds (containment). Not asking again: the way a question is asked, a shared
- * run of three words with at most one content word ("how do I clear") or a
- * shared passage of eight or more words (pasted context), which is left out on
- * both sides; and the same question about another named thing: each names
- * something the other does not (a capitalised word inside a sentence; a name
- * beginning with the other's first three letters is the same name) while they
- * share three quarters of their other content words ("a visa for Japan", "a
- * visa for Canada"), which makes the prior prompt not similar. A prompt sent
- * again word for word (nothing left outside the frame) matches fully. A prior
- * prompt is "similar" when this reaches similarity_threshold (default 0.25);
- * only prompts inside the window (default 90 min back from now) count, and the
+ * concepts it also holds (containment). Not asking again: the way a
+ * question is asked, a shared run of three words with at most one content
+ * word ("how do I clear") or a shared passage of eight or more words
+ * (pasted context), which is left out on both sides; the same
+ * question about another named thing: each names something the other does
+ * not (a capitalised word inside a sentence; a name beginning with the
+ * other's first three letters is the same name) while they share three
+ * quarters of their other content words ("a visa for Japan", "a visa for
+ * Canada"); the same frame about other things (objects_of: numbers,
+ * identifiers, paths, quoted text; each names one the other does not and
+ * they share numbers at most); and the same sentence with one or two words
+ * swapped for others (three quarters of its words in shared runs), unless
+ * the two name the same things (objects_same: 5k and 5,000, one file). Each
+ * makes the prior prompt not similar. Asking again in other words: when the
+ * prompt asks for reassurance or says it asks again (asking.h), a prior
+ * prompt below the bar that holds a content word of it outside those phrases
+ * counts as similar if it asks for reassurance too (or, when the prompt
+ * says it asks again, is a question). A short instruction to go on
+ * ("continue", "weiter") never fires. A prompt sent again word for word
+ * (nothing left outside the frame) matches fully. A prior prompt is
+ * "similar" when this reaches similarity_threshold (default 0.25); only
+ * prompts inside the window (default 90 min back from now) count, and the
  * check fires when at least threshold_count (default 3) are similar.
  *
  * How it is fast (make bench: 500 items of 8000 characters in about 14 ms,
@@ -40,6 +51,7 @@
 #include "text.h"
 #include "timefmt.h"
 
+#include "asking.h"
 #include "embed.h"
 
 #include <stddef.h>
@@ -79,10 +91,13 @@ const char rum_description[] = "Content words (NFKC, case-folded, stoplist remov
 
 static const char rum_check_description[] =
     "Share of this prompt's content words (NFKC, case-folded, stoplist removed, light suffix stripping, words and "
-    "phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it begins, a stem of 5+ "
-    "matching one edit away) found in each prompt in the window; shared runs of 3 words with at most 1 content word, "
-    "and shared passages of 8+ words, are the question's frame and are left out; the same question about another "
-    "named thing does not count. Fires when threshold_count or more reach similarity_threshold.";
+    "phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it begins, a stem of "
+    "5+ matching one edit away) found in each prompt in the window; shared runs of 3 words with at most 1 content "
+    "word, and shared passages of 6+ words, are the question's frame and are left out; the same question about "
+    "another named thing, about other things named (numbers, identifiers, paths, quoted text), or with a word or "
+    "two swapped for others does not count; a prompt asking for reassurance or saying it asks again also counts "
+    "an earlier reassurance request or question on its subject; a short instruction to go on never fires. Fires "
+    "when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
 {
@@ -93,6 +108,22 @@ double rum_confidence(double mean, double sim_thr)
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
 #define STEM_MAX 64                /* longer words are stemmed on their first 64 bytes */
+#define RUN_NUMBER 0x6E756D6265720A01ULL   /* every number, as runs of words see it */
+
+/* A number (digits, and , . between them) is one word to runs of words:
+ * "crash on line 212" and "crash on line 208" put the question the same
+ * way; whether they ask about the same thing is for objects_of. */
+static inline uint64_t run_word(const char *s, size_t n, uint64_t raw)
+{
+    int digit = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] >= '0' && s[i] <= '9')
+            digit = 1;
+        else if (s[i] != ',' && s[i] != '.')
+            return raw;
+    }
+    return digit ? RUN_NUMBER : raw;
+}
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -209,7 +240,7 @@ struct mslot {
     uint32_t pad;
 };
 struct ment {
-    uint64_t raw, stem;      /* the word's hash (text.h) and its stem's */
+    uint64_t raw, stem;      /* the word's hash for runs (struct word's runh) and its stem's */
     uint64_t seen;           /* the item it was last seen in (bits 0-31), and there how often (32-47) and how
                                 often inside a frame (48-63); an item has fewer than 2^16 words */
 };
@@ -233,6 +264,7 @@ struct memo {
 /* One word as the comparison sees it. */
 struct word {
     uint64_t raw;       /* hash of the normalised word (text.h) */
+    uint64_t runh;      /* what runs of words see: raw, or RUN_NUMBER for a number */
     uint64_t stem;      /* hash of its stem (phrases are matched on stems) */
     uint64_t key;       /* content key: stem or concept; 0 for a stopword */
     uint64_t key2;      /* an ideograph pair, else 0 */
@@ -584,7 +616,7 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
     }
     struct mslot *sl = memo_find(m, key);
     size_t e = m->n++;
-    m->ent[e] = (struct ment){w->raw, w->stem, 0};
+    m->ent[e] = (struct ment){w->runh, w->stem, 0};
     m->cold[e] = (struct mcold){w->key, 0, 0};
     *sl = (struct mslot){key, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0), 0};
     return sl;
@@ -627,6 +659,7 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
         const char *a = s + x->start;
         size_t l = x->end - x->start;
         w.raw = x->hash;
+        w.runh = run_word(a, l, w.raw);
         w.key2 = 0;
         w.name = 0;
         w.slen = 0;
@@ -865,6 +898,7 @@ static int words_ascii(const char *text, size_t n, struct arena *ar, word_fn fn,
         uint64_t h = word_lower(s + a, z - a, b);
         w.name = (unsigned)name;
         w.raw = h;
+        w.runh = run_word((const char *)s + a, z - a, h);
         w.key2 = 0;
         w.slot = NULL;
         w.stem = stem_ascii(b, z - a < STEM_MAX ? z - a : STEM_MAX, &w);
@@ -1034,11 +1068,17 @@ struct pre {
 #define PENDING_MAX 8
 #define FRAME_MAXC 1          /* a run with at most this many content words is a frame */
 #define LONG_RUNS 6           /* this many shared runs in a row (8 words) are a frame */
+#define PASTE_RUNS 6          /* this many in a row (8 words) is a passage pasted again */
 #define MARK_BACK 16          /* words a shared run marks back at most (a streak's first words are marked as it
                                  reaches LONG_RUNS, so none further back is ever left unmarked) */
 #define RUN_BITS_MAX 16       /* the runs' bitset: up to 2^16 bits, a probe of the runs map only on a set bit */
 #define TYPO_MIN 5             /* stems this long match one edit away (a typo) */
 #define TEMPLATE_SHARE 0.75    /* of the words other than names: the same question */
+#define SWAP_COVER 0.75        /* of the prompt's words in runs it shares: the same sentence */
+#define SWAP_MAX 2             /* words swapped for others: the same question about another thing */
+#define COMMAND_WORDS 8        /* a prompt this short holding an instruction to go on is one */
+#define OBJ_TEXT_MAX 2048      /* a longer text is pasted material: its names are not compared */
+#define OBJ_MAX 64             /* things a prompt names, compared; more is a pasted text */
 
 /* The current prompt, prepared once for comparing with every history item. */
 struct cur {
@@ -1076,6 +1116,7 @@ struct cur {
         uint32_t name;
         uint64_t p3;                /* hash of the stem's first 3 bytes, 0 if shorter */
         uint32_t boff;              /* its stem's bytes in sbytes (typos) */
+        uint64_t runh;              /* what runs of words see (struct word) */
     } *w;
     char *sbytes;
     size_t nsb, capsb;
@@ -1100,6 +1141,10 @@ struct cur {
         unsigned streak;      /* shared runs in a row ending at its last word */
         int any_run;          /* it shares a run with the prompt */
         int foreign;          /* it names something the prompt does not */
+        size_t covered;       /* the prompt's words inside runs it shares */
+        int passage;          /* it shares a passage of PASTE_RUNS runs in a row (pasted text) */
+        int swap;             /* the prompt's sentence with a word or two swapped */
+        size_t only;          /* its distinct content words that hold none of the prompt's keys */
     } o;
     uint64_t *rbits;          /* a bit per run hash (its top bits): most item words end no run of the prompt */
     unsigned rshift;          /* 64 - log2 of the bitset's size: about 64 bits a run, up to 2^RUN_BITS_MAX */
@@ -1116,6 +1161,11 @@ struct cur {
     uint32_t *freek;          /* per key: stamp of the last item that holds it outside a frame */
     struct wcut cut;          /* where an ASCII item's words are */
     unsigned char *run_c;     /* per run: its content words */
+    /* How the prompt asks (asking.h) and what about. */
+    unsigned asks;            /* ASK_* kinds of phrase it holds */
+    long *subj;               /* its content keys outside those phrases: what it asks about */
+    size_t nsubj;
+    struct objs *objs;        /* the things it names (objects_of) */
 };
 
 static void cur_collect(void *ctx, struct word *w)
@@ -1158,7 +1208,7 @@ static void cur_collect(void *ctx, struct word *w)
         c->capsb = cap;
     }
     c->w[c->nw++] = (struct cword){w->raw, w->stem, w->key, w->key2, w->concept, w->plen, (uint32_t)np,
-                                   (uint32_t)c->nph, w->name, w->slen >= 3 ? w->ph[2] : 0, (uint32_t)c->nsb};
+                                   (uint32_t)c->nph, w->name, w->slen >= 3 ? w->ph[2] : 0, (uint32_t)c->nsb, w->runh};
     if (nb)
         memcpy(c->sbytes + c->nsb, w->sb, nb);
     c->nsb += nb;
@@ -1244,7 +1294,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
                 map_add(&c->name3, w[i].p3);
         }
         c->ki2[i] = w[i].key2 ? map_get(&c->keys, w[i].key2) : -1;
-        c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, run_hash(w[i].raw * RUN_A, w[i + 1].raw * RUN_B, w[i + 2].raw)) : -1;
+        c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, run_hash(w[i].runh * RUN_A, w[i + 1].runh * RUN_B, w[i + 2].runh)) : -1;
     }
     if (c->runs.oom || c->name3.oom)
         return -1;
@@ -1463,14 +1513,17 @@ static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct
                 held++;
             }
     }
-    if (name && (meta & MS_FOREIGN) && !held)
-        o->foreign = 1;
+    if ((meta & MS_FOREIGN) && !held) {
+        o->foreign |= name;
+        o->only += !again;
+    }
     uint64_t raw = me->raw;
     if (j >= RUN - 1 && c->runs.n) {
         uint64_t h = run_hash(o->a2, o->b1, raw);
         uint64_t b = h >> c->rshift;
         long r = c->rbits[b / 64] >> (b % 64) & 1 ? map_get(&c->runs, h) : -1;
         o->streak = r >= 0 ? o->streak + 1 : 0;
+        o->passage |= o->streak >= PASTE_RUNS;
         if (r >= 0) {
             if (c->run_hit[r] != stamp) {
                 c->run_hit[r] = stamp;
@@ -1534,6 +1587,7 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
             char b[STEM_MAX];
             size_t i = cut->a[k] & ~(1u << 31), l = cut->z[k] - i;
             w.raw = word_lower(s + i, l, b);
+            w.runh = run_word((const char *)s + i, l, w.raw);
             w.stem = stem_ascii(b, l < STEM_MAX ? l : STEM_MAX, &w);
             word_lex(&w, w.stem == w.raw);
             if (!(sl = memo_new(c, cut->key[k], &w))) {
@@ -1636,6 +1690,8 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
                 f |= s6[i] << t | sp >> (64 - t);
             fr[i] = f;
             frame |= (f & c->bcont[i]) != 0;
+            uint64_t hp = i ? h[i - 1] : 0;
+            c->o.covered += (size_t)__builtin_popcountll(h[i] | h[i] << 1 | hp >> 63 | h[i] << 2 | hp >> 62);
         }
     }
     if (c->o.foreign && c->nnames < c->keys.n) {
@@ -1648,6 +1704,17 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         if (held < c->nnames && (double)(c->shared - held) >= TEMPLATE_SHARE * (double)(c->keys.n - c->nnames))
             return 0;
     }
+    /* The same sentence with a word or two swapped for others ("configure
+     * retries in the payments client", "configure logging in ..."): another
+     * thing in the same question (three quarters of the prompt's words are in
+ * runs of three they share, and no pasted passage is), unless the prompt
+ * asks to be reassured
+     * ("is it safe", "is it risky" ask one thing). */
+    size_t ponly = c->keys.n - c->shared;
+    if (c->o.any_run && !c->o.passage && !(c->asks & (ASK_REASSURE | ASK_REASK)) && ponly >= 1 && ponly <= SWAP_MAX &&
+        c->o.only >= 1 && c->o.only <= SWAP_MAX && c->shared >= 2 &&
+        (double)c->o.covered >= SWAP_COVER * (double)c->nw)
+        c->o.swap = 1;   /* rum_check decides, with the things each names */
     if (!frame) {
         *sim = (double)c->shared / (double)c->keys.n;
         return 0;
@@ -1677,6 +1744,247 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     size_t have = c->keys.n - gone, shared = c->nfk - gone_shared;
     *sim = have == 0 || c->o.rest == 0 ? 1.0 : (double)shared / (double)have;
     return 0;
+}
+
+/* The things a text names, by which two questions with the same words ask
+ * about different things: a token with a digit (PR 412, v2.3, port 8080), a
+ * token with code punctuation inside (file.ts, src/app, snake_case, a@b,
+ * #12, a=b), camelCase (OrderList, getServerSideProps), a span in
+ * backticks or quotes of at most 64 bytes, and a Latin-script word in text
+ * that is mostly in another script. Each is kept as a hash of its bytes
+ * lower-cased (a leading # dropped; a number by its digits: 5,000 and 5k are
+ * 5000). More than OBJ_MAX of them, or a text of more than OBJ_TEXT_MAX
+ * bytes, is pasted material, which is not compared this way. */
+struct objs {
+    uint64_t h[OBJ_MAX];
+    uint64_t num;             /* bit i: h[i] is a number */
+    unsigned n;
+    int many;
+};
+
+static void obj_add(struct objs *o, const char *s, size_t n, int number)
+{
+    while (n && (*s == '#' || *s == '@'))
+        s++, n--;
+    if (!n)
+        return;
+    uint64_t h = FNV_OFFSET;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        h ^= ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch;
+        h *= FNV_PRIME;
+    }
+    for (unsigned i = 0; i < o->n; i++)
+        if (o->h[i] == h)
+            return;
+    if (o->n == OBJ_MAX)
+        o->many = 1;
+    else {
+        o->num |= (uint64_t)(number != 0) << o->n;
+        o->h[o->n++] = h;
+    }
+}
+
+static int is_alnum(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* One whitespace-delimited token, its edge punctuation trimmed. */
+static void obj_token(struct objs *o, const char *s, size_t n, int foreign_text)
+{
+    static const char edge[] = "()[]{}<>\"'`,;:!?.*";
+    while (n && memchr(edge, s[0], sizeof edge - 1))
+        s++, n--;
+    while (n && memchr(edge, s[n - 1], sizeof edge - 1))
+        n--;
+    if (n < 2 && !(n == 1 && s[0] >= '0' && s[0] <= '9'))
+        return;
+    int digit = 0, lower = 0, upper = 0, camel = 0, code = 0, ascii = 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            ascii = 0;
+            continue;
+        }
+        digit |= c >= '0' && c <= '9';
+        if (c >= 'A' && c <= 'Z') {
+            camel |= lower;   /* an upper-case letter after a lower-case one */
+            upper = 1;
+        }
+        lower |= c >= 'a' && c <= 'z';
+        if (c && i > 0 && i + 1 < n && strchr("_/\\@#=.", c))
+            code |= c != '.' || (i >= 2 && is_alnum((unsigned char)s[i - 1]) && is_alnum((unsigned char)s[i + 1]) &&
+                                 n - i > 2);
+    }
+    int latin = foreign_text && ascii && (lower || upper) && n >= 3;
+    if (digit && ascii && s[0] >= '0' && s[0] <= '9') {
+        /* a number however it is written: 5,000 5000 5k are one, and
+         * 50-minute and 50 minutes say 50 */
+        char b[32];
+        size_t k = 0, q = 0;
+        int whole = 1;
+        while (q < n && k + 4 < sizeof b) {
+            unsigned char ch = (unsigned char)s[q];
+            if (ch >= '0' && ch <= '9')
+                b[k++] = (char)ch;
+            else if (ch == ',' && q + 1 < n && s[q + 1] >= '0' && s[q + 1] <= '9')
+                ;
+            else if ((ch | 0x20) == 'k' && q + 1 == n)
+                b[k++] = '0', b[k++] = '0', b[k++] = '0';
+            else {
+                /* 50-minute, 2GB, 3x: the number, and a unit or a word */
+                size_t r = q + (ch == '-');
+                while (r < n && (s[r] | 0x20) >= 'a' && (s[r] | 0x20) <= 'z')
+                    r++;
+                whole = r == n && r > q + (ch == '-') ? 2 : 0;
+                break;
+            }
+            q++;
+        }
+        if (whole) {
+            obj_add(o, b, k, 1);
+            if (whole == 1 || !code)
+                return;
+        }
+    }
+    if (digit || code || camel || latin)
+        obj_add(o, s, n, 0);
+}
+
+static void objects_of(const char *s, size_t n, struct objs *o)
+{
+    o->n = 0;
+    o->num = 0;
+    o->many = n > OBJ_TEXT_MAX;
+    if (o->many)
+        return;
+    /* Mostly another script: more bytes of multi-byte letters than ASCII letters. */
+    size_t hi = 0, lo = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        hi += c >= 0xC0;
+        lo += (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+    }
+    int foreign_text = hi > lo;
+    size_t i = 0;
+    while (i < n && !o->many) {
+        unsigned char c = (unsigned char)s[i];
+        /* a quoted span: `x`, "x", 'x' (not an apostrophe inside a word) */
+        if ((c == '`' || c == '"' || (c == '\'' && (i == 0 || !is_alnum((unsigned char)s[i - 1])))) &&
+            !(c == '`' && i + 1 < n && s[i + 1] == '`')) {
+            const char *e = memchr(s + i + 1, c, n - i - 1 < 65 ? n - i - 1 : 65);
+            if (e && e > s + i + 1 && !memchr(s + i + 1, '\n', (size_t)(e - s - i - 1))) {
+                obj_add(o, s + i + 1, (size_t)(e - s - i - 1), 0);   /* the span, and its tokens below */
+                i++;
+                continue;
+            }
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            i++;
+            continue;
+        }
+        size_t a = i;
+        while (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            i++;
+        obj_token(o, s + a, i - a, foreign_text);
+    }
+}
+
+static int all_numbers(const struct objs *o)
+{
+    return o->n && !o->many && o->num == (o->n < 64 ? ((uint64_t)1 << o->n) - 1 : ~(uint64_t)0);
+}
+
+/* Both name things, each one the other does not, and what they share is
+ * numbers at most ("chapter 3 (membrane transport), 10 questions" and
+ * "chapter 6 (cell signaling), 10 questions"): they ask about different
+ * things. A name they share (the same file, the same error) is the same
+ * thing asked about again, whatever line or time it gives. */
+static int objects_differ(const struct objs *a, const struct objs *b)
+{
+    if (!a->n || !b->n || a->many || b->many)
+        return 0;
+    unsigned a_only = 0, shared_b = 0;
+    for (unsigned i = 0; i < a->n; i++) {
+        unsigned k = 0;
+        while (k < b->n && a->h[i] != b->h[k])
+            k++;
+        if (k == b->n)
+            a_only++;
+        else if (!(a->num >> i & 1))
+            return 0;
+        else
+            shared_b++;
+    }
+    return a_only > 0 && shared_b < b->n;
+}
+
+/* They name the same things: the same set, or a name (not a number) both
+ * hold. */
+static int objects_same(const struct objs *a, const struct objs *b)
+{
+    if (!a->n || !b->n || a->many || b->many)
+        return 0;
+    unsigned common = 0;
+    for (unsigned i = 0; i < a->n; i++)
+        for (unsigned k = 0; k < b->n; k++)
+            if (a->h[i] == b->h[k]) {
+                if (!(a->num >> i & 1))
+                    return 1;
+                common++;
+            }
+    return common == a->n && common == b->n;
+}
+
+/* How the prompt asks, and the keys of its words outside those phrases. */
+static int cur_asking(struct cur *c)
+{
+    uint64_t *h = ar_alloc(c->ar, (c->nw + 1) * sizeof *h);
+    unsigned char *mark = ar_zalloc(c->ar, c->nw + 1);
+    c->subj = ar_alloc(c->ar, (c->nw + 1) * sizeof *c->subj);
+    if (!h || !mark || !c->subj)
+        return -1;
+    for (size_t i = 0; i < c->nw; i++)
+        h[i] = c->w[i].raw;
+    c->asks = ask_kinds(h, c->nw, mark);
+    c->nsubj = 0;
+    for (size_t i = 0; i < c->nw; i++)
+        if (!mark[i] && c->ki[i] >= 0)
+            c->subj[c->nsubj++] = c->ki[i];
+    return 0;
+}
+
+/* A history item that did not reach the bar but asks about what the prompt
+ * asks about (a content word of the prompt outside its asking phrases), when
+ * the prompt asks again in other words: it says it asks again ("sorry to ask
+ * again", "I know you said") and the item is a question or a request for
+ * reassurance, or both ask to be reassured ("is it safe", "did I make a
+ * mistake"). 1 when it is the same worry, 0 not, -1 out of memory. */
+static int same_worry(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp, uint64_t **hb,
+                      size_t *cap)
+{
+    int about = 0;
+    for (size_t q = 0; q < c->nsubj && !about; q++)
+        about = c->hit[c->subj[q]] == stamp;
+    if (!about)
+        return 0;
+    tw->n = 0;
+    if (text_words(s, n, tw) < 0)
+        return -1;
+    if (tw->n + 1 > *cap) {
+        uint64_t *v = ar_alloc(c->ar, (tw->n + 1) * 2 * sizeof *v);
+        if (!v)
+            return -1;
+        *hb = v;
+        *cap = (tw->n + 1) * 2;
+    }
+    for (size_t i = 0; i < tw->n; i++)
+        (*hb)[i] = tw->v[i].hash;
+    unsigned k = ask_kinds(*hb, tw->n, NULL);
+    if ((c->asks & ASK_REASSURE) && (k & ASK_REASSURE))
+        return 1;
+    return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
 }
 
 /* A history item as validated: its text and time, kept so that comparing
@@ -1796,16 +2104,53 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     bcls_init();
 #endif
     struct match *m = ar_alloc(&ar, sizeof *m * (size_t)(hn ? hn : 1));
-    int oom = !m || cur_init(&c, cur, cur_n, &w, &ar) < 0;
+    int oom = !m || cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
+    struct objs *po = ar_alloc(&ar, sizeof *po), *ho = ar_alloc(&ar, sizeof *ho);
+    oom |= !po || !ho;
+    if (!oom)
+        objects_of(cur, cur_n, po);
+    /* A short instruction to go on ("continue", "weiter", "do the same for
+     * the rest") asks nothing: sent again and again, it is work going on. */
+    int command = !oom && (c.asks & ASK_COMMAND) && c.nw <= COMMAND_WORDS && !ask_question_mark(cur, cur_n);
+    uint64_t *hb = NULL;
+    size_t hcap = 0;
     size_t count = 0;
     double best = 0, sum = 0;
-    for (i = 0; i < hn && !oom; i++) {
+    for (i = 0; i < hn && !oom && !command; i++) {
         if (items[i].at < window_start)
             continue;
         double j;
         if (similarity(&c, items[i].t, items[i].n, &w, (uint32_t)i + 1, &j) < 0) {
             oom = 1;
             break;
+        }
+        if (j < sim_thr && j > 0 && (c.asks & (ASK_REASSURE | ASK_REASK))) {
+            int r = same_worry(&c, items[i].t, items[i].n, &w, (uint32_t)i + 1, &hb, &hcap);
+            if (r < 0) {
+                oom = 1;
+                break;
+            }
+            if (r)
+                j = sim_thr;
+        }
+        if (j >= sim_thr && j > 0 && c.o.swap) {
+            /* a word or two swapped: another thing asked about, unless they
+             * name the same things (5k for 5,000; the same file, another
+             * line) */
+            objects_of(items[i].t, items[i].n, ho);
+            if (!objects_same(po, ho))
+                j = 0;
+        } else if (j >= sim_thr && j > 0 && po->n && !po->many &&
+                   (c.o.any_run || (all_numbers(po) && !(c.asks & (ASK_REASSURE | ASK_REASK))))) {
+            /* the same frame of words about other things; or, without a
+             * frame, numbers only ("outline chapter 4" after chapter 3),
+             * unless the prompt asks again for reassurance (a worry's
+             * figures change as it is asked again) */
+            objects_of(items[i].t, items[i].n, ho);
+            if (!c.o.any_run && !all_numbers(ho))
+                ho->n = 0;
+            if (objects_differ(po, ho))
+                j = 0;
         }
         if (j > best)
             best = j;
@@ -1864,7 +2209,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
     }
     det_common(o, confidence, reason,
-               det_heuristic("concept_containment", "0.4.1", rum_check_description));
+               det_heuristic("concept_containment", "0.5.0", rum_check_description));
     static const char *const tokens[] = {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity"};
     det_overrides(o, tokens, detected ? 4 : 0);
     *out = o;

@@ -9,7 +9,7 @@
 import { spawnSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ok, todo, done } from './lib/tap.mjs';
+import { ok, done } from './lib/tap.mjs';
 import { keel, root, sandbox } from './lib/keel.mjs';
 
 const dir = join(root, 'tests', 'hooks');
@@ -80,8 +80,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
 {
   const base = payload('claude-code-UserPromptSubmit.json');
   let r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-frame.jsonl'), prompt: 'How do I configure caching in the payments client?' }, { box: sandbox() });
-  todo(r.status === 0 && !/rumination/.test(r.stdout), 'one question frame about four different things: no rumination advisory',
-    'check_rumination scores "How do I configure X in the payments client?" for four different X as one question (50% containment against a 0.25 threshold); the detector work of issue 17', r.out?.systemMessage);
+  ok(r.status === 0 && !/rumination/.test(r.stdout), 'one question frame about four different things: no rumination advisory', r.out?.systemMessage);
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-noise.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && !/rumination/.test(r.stdout),
     'tool results, meta lines, slash commands, task notifications, keel\'s own context and assistant text holding the question are not counted', r.out);

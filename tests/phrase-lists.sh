@@ -1,16 +1,21 @@
 #!/bin/sh
 # phrase-lists.sh DATA_DIR: every entry of the detectors' phrase and stop lists
-# (detectors/data/stopwords.txt, sycophancy.txt, and each comma-separated
-# entry of concepts.txt) is a short phrase: at most 4
-# words (split on spaces) and at most 40 bytes. Longer entries would match a
-# particular sentence rather than a way of speaking. Comments (#) and
-# [section] lines are not entries.
+# (detectors/data/stopwords.txt, sycophancy.txt, asking.txt, and each
+# comma-separated entry of concepts.txt) is a short phrase: stop words and
+# concepts at most 4 words (split on spaces) and 40 bytes; the phrasebooks at
+# most 6 words and 96 bytes (other scripts take 2 to 3 bytes a character, Devanagari more with its vowel signs).
+# Longer entries would match a particular sentence rather than a way of
+# speaking. Comments (#) and [section] lines are not entries.
 dir=${1:?usage: phrase-lists.sh DATA_DIR}
 LC_ALL=C awk '
     { sub(/\r$/, ""); sub(/^[ \t]+/, ""); sub(/[ \t]+$/, "") }
     $0 == "" || /^#/ || /^\[.*\]$/ { next }
-    NF > 4 || length($0) > 40 {
+    FILENAME ~ /stopwords/ && (NF > 4 || length($0) > 40) {
         printf "%s:%d: entry too long (%d words, %d bytes; limit 4 words, 40 bytes): %s\n", FILENAME, FNR, NF, length($0), $0
+        bad++
+    }
+    FILENAME !~ /stopwords/ && (NF > 6 || length($0) > 96) {
+        printf "%s:%d: entry too long (%d words, %d bytes; limit 6 words, 96 bytes): %s\n", FILENAME, FNR, NF, length($0), $0
         bad++
     }
     { n++ }
@@ -19,7 +24,7 @@ LC_ALL=C awk '
         printf "%d entries checked\n", n
         exit bad ? 1 : 0
     }
-' "$dir/stopwords.txt" "$dir/sycophancy.txt" || exit 1
+' "$dir/stopwords.txt" "$dir/sycophancy.txt" "$dir/asking.txt" || exit 1
 # concepts.txt: one group a line, entries separated by commas; a word may
 # belong to one group only.
 LC_ALL=C awk '

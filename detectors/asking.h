@@ -1,0 +1,26 @@
+/* asking.h: how a prompt asks, whatever it asks about.
+ *
+ * Three kinds of phrase, listed per language in detectors/data/asking.txt:
+ * a request to be told that something is fine (reassurance: "is it safe",
+ * "did I make a mistake"), a sign that the person asks again ("sorry to ask
+ * again", "I know you said"), and a short instruction to go on with the task
+ * ("continue", "do the same for the rest"). Phrases are whole-word sequences
+ * over text.h's normalised words (every ideograph and kana a word of its
+ * own), so one list serves every script. */
+#ifndef KEEL_ASKING_H
+#define KEEL_ASKING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u };
+
+/* The kinds of phrase the words h[0..n) (text.h hashes, in order) hold, as
+ * ASK_* flags. When mark is given, mark[i] |= the kind of each phrase word
+ * i is part of. */
+unsigned ask_kinds(const uint64_t *h, size_t n, unsigned char *mark);
+
+/* 1 when s[0..n) holds a question mark: ? ？ or ؟. */
+int ask_question_mark(const char *s, size_t n);
+
+#endif
