@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.3.0.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.4.0.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -28,6 +28,7 @@
  * else the largest. A request whose asking sentence names fewer than 2
  * subject words ("Did I do right?") is vague and counts with any group. */
 #include "detect.h"
+#include "asking.h"
 #include "embed.h"
 #include "text.h"
 #include "timefmt.h"
@@ -39,12 +40,12 @@
 #define SYC_MAX_MESSAGES 200
 #define SYC_MAX_MESSAGE 8000
 #define SYC_MAX_CONTEXT 2000
-#define SYC_MAX_PHRASE 8
+#define SYC_MAX_PHRASE 16   /* words: a character each in Chinese and Japanese */
 #define SYC_REASSURANCE_MIN 3
 
-enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, NCLS };
+enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, NCLS };
 static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
-                                            "negator",   "judgement", "opener",    "irony"};
+                                            "negator",   "judgement", "opener",    "irony", "tag"};
 
 struct phrase {
     uint64_t h[SYC_MAX_PHRASE];
@@ -54,6 +55,9 @@ struct phrase {
 
 static struct phrase *phr;
 static size_t phr_n, phr_cap;
+#define PHR_BITS 65536
+static uint64_t *phr_first;                  /* phr[i].h[0], for the search */
+static uint64_t phr_bits[PHR_BITS / 64];     /* a bit per first word (its hash, bits 7 up) */
 /* Words of the reassurance and judgement phrases: they say how someone asks,
  * not what about, so they are left out when deciding "the same decision". */
 static uint64_t *asking;
@@ -123,15 +127,26 @@ static void phrases_init(void)
     if (!phr)
         return;
     qsort(phr, phr_n, sizeof *phr, by_first);
+    /* the first words alone, for a search that stays in cache, and a bit per
+     * first word's hash */
+    phr_first = malloc(phr_n * sizeof *phr_first);
+    if (!phr_first) {
+        phr_n = 0;
+        return;
+    }
+    for (size_t i = 0; i < phr_n; i++) {
+        phr_first[i] = phr[i].h[0];
+        phr_bits[(phr[i].h[0] >> 7) % PHR_BITS / 64] |= 1ULL << ((phr[i].h[0] >> 7) % 64);
+    }
     size_t n = 0;
     for (size_t i = 0; i < phr_n; i++)
-        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT)
+        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT || phr[i].cls == TAG)
             n += phr[i].len;
     asking = malloc((n ? n : 1) * sizeof *asking);
     if (!asking)
         return;
     for (size_t i = 0; i < phr_n; i++)
-        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT)
+        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT || phr[i].cls == TAG)
             for (size_t k = 0; k < phr[i].len; k++)
                 asking[asking_n++] = phr[i].h[k];
     qsort(asking, asking_n, sizeof *asking, cmp_u64);
@@ -191,11 +206,13 @@ static int topic_set(const char *t, const struct text_words *w, struct text_set 
 /* The longest phrase of a class in mask that starts at word i; NULL if none. */
 static const struct phrase *match_at(const struct text_words *w, size_t i, unsigned mask)
 {
-    size_t lo = 0, hi = phr_n;
     uint64_t h = w->v[i].hash;
+    if (!(phr_bits[(h >> 7) % PHR_BITS / 64] >> ((h >> 7) % 64) & 1))
+        return NULL;                 /* most words begin no phrase: one bit says so */
+    size_t lo = 0, hi = phr_n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (phr[mid].h[0] < h)
+        if (phr_first[mid] < h)
             lo = mid + 1;
         else
             hi = mid;
@@ -315,14 +332,37 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
  * any group. */
 #define SYC_TOPIC_WORDS 2
 
-/* A reassurance phrase anywhere, or a question that asks for a verdict. */
+/* 1 when byte a of t is a question mark: ? ？ or ؟. */
+static int qmark_at(const char *t, size_t n, size_t a)
+{
+    return t[a] == '?' || (a + 3 <= n && !memcmp(t + a, "\xEF\xBC\x9F", 3)) ||
+           (a + 2 <= n && !memcmp(t + a, "\xD8\x9F", 2));
+}
+
+/* A reassurance phrase anywhere; a question that asks for a verdict; or a
+ * question that ends in a tag asking to be told yes ("..., right?", "..., am
+ * I?", "sai, né?", "……吧？"). */
 static int is_reassurance(const char *t, const struct text_words *w, uint64_t *asks)
 {
-    int question = strchr(t, '?') || strstr(t, "\xEF\xBC\x9F");   /* ? or fullwidth ？ */
+    size_t tn = strlen(t);
+    int question = ask_question_mark(t, tn);
     *asks = 0;
-    for (size_t i = 0; i < w->n; i++)
+    for (size_t i = 0; i < w->n; i++) {
         if (match_at(w, i, 1u << REASSURANCE | (question ? 1u << JUDGEMENT : 0)))
             *asks |= 1ull << (w->v[i].sentence < 63 ? w->v[i].sentence : 63);
+        /* the last words before a question mark: a tag? */
+        size_t e = w->v[i].end;
+        while (e < tn && (t[e] == ' ' || t[e] == ','))
+            e++;
+        if (question && e < tn && qmark_at(t, tn, e) && (i + 1 == w->n || w->v[i + 1].start > e))
+            for (size_t len = 1; len <= 3 && len <= i + 1; len++) {
+                const struct phrase *p = match_at(w, i + 1 - len, 1u << TAG);
+                if (p && p->len == len) {
+                    *asks |= 1ull << (w->v[i].sentence < 63 ? w->v[i].sentence : 63);
+                    break;
+                }
+            }
+    }
     return *asks != 0;
 }
 
@@ -624,8 +664,8 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     if (best >= 0)
         cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[best]);
     det_common(o, conf, reason,
-               det_heuristic("pattern_overlap", "0.3.0",
-                             "Agreement and praise phrases in the draft (or an affirmation opening it), voided by a "
+               det_heuristic("pattern_overlap", "0.4.0",
+                             "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it), voided by a "
                              "nearby qualifier, evidence marker, negator, quotation or irony; and reassurance requests "
                              "on one decision (grouped by shared subject words), counted from 3."));
     static const char *const tokens[] = {"i-want-validation", "explain-the-match", "override-once", "fresh-context",
