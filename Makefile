@@ -61,7 +61,7 @@ fuzz: fuzz-build
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
 	  echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
 	  (cd $(FUZZ_BUILD) && tests/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    corpus/$$f ../tests/fuzz/corpus/$$f 2>&1 | grep -E "^stat::(number_of_executed_units|average_exec_per_sec)|cov:.*DONE|ERROR|SUMMARY") || exit 1; \
+	    corpus/$$f ../tests/fuzz/corpus/$$f 2>&1 | grep -E "^stat::(number_of_executed_units|average_exec_per_sec)|DONE.*cov:|ERROR|SUMMARY") || exit 1; \
 	done
 
 # In make test: every committed input (seeds and crash reproducers) once, then
