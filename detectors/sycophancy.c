@@ -30,6 +30,7 @@
 #include "detect.h"
 #include "asking.h"
 #include "embed.h"
+#include "phrases.h"
 #include "text.h"
 #include "timefmt.h"
 
@@ -40,77 +41,23 @@
 #define SYC_MAX_MESSAGES 200
 #define SYC_MAX_MESSAGE 8000
 #define SYC_MAX_CONTEXT 2000
-#define SYC_MAX_PHRASE 16   /* words: a character each in Chinese and Japanese */
 #define SYC_REASSURANCE_MIN 3
 
 enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, NCLS };
 static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
                                             "negator",   "judgement", "opener",    "irony", "tag"};
 
-struct phrase {
-    uint64_t h[SYC_MAX_PHRASE];
-    unsigned char len;
-    unsigned char cls;
-};
-
-static struct phrase *phr;
-static size_t phr_n, phr_cap;
-#define PHR_BITS 65536
-static uint64_t *phr_first;                  /* phr[i].h[0], for the search */
-static uint64_t phr_bits[PHR_BITS / 64];     /* a bit per first word (its hash, bits 7 up) */
-/* Words of the reassurance and judgement phrases: they say how someone asks,
- * not what about, so they are left out when deciding "the same decision". */
+static struct phrases table;
+/* Words of the reassurance, judgement and tag phrases: they say how someone
+ * asks, not what about, so they are left out when deciding "the same
+ * decision". */
 static uint64_t *asking;
 static size_t asking_n;
-
-struct load_ctx {
-    int cls;
-    struct text_words w;
-};
-
-static void load_line(const char *line, size_t n, void *vctx)
-{
-    struct load_ctx *c = vctx;
-    if (line[0] == '[') {
-        c->cls = -1;
-        for (int k = 0; k < NCLS; k++)
-            if (n == strlen(cls_names[k]) + 2 && strncmp(line + 1, cls_names[k], n - 2) == 0)
-                c->cls = k;
-        return;
-    }
-    if (c->cls < 0)
-        return;
-    c->w.n = 0;
-    if (text_words(line, n, &c->w) < 0 || c->w.n == 0 || c->w.n > SYC_MAX_PHRASE)
-        return;
-    if (phr_n == phr_cap) {
-        size_t nc = phr_cap ? phr_cap * 2 : 128;
-        struct phrase *v = realloc(phr, nc * sizeof *v);
-        if (!v)
-            return;
-        phr = v;
-        phr_cap = nc;
-    }
-    struct phrase *p = &phr[phr_n++];
-    memset(p, 0, sizeof *p);
-    p->len = (unsigned char)c->w.n;
-    p->cls = (unsigned char)c->cls;
-    for (size_t i = 0; i < c->w.n; i++)
-        p->h[i] = c->w.v[i].hash;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-static int by_first(const void *a, const void *b)
-{
-    const struct phrase *x = a, *y = b;
-    if (x->h[0] != y->h[0])
-        return x->h[0] < y->h[0] ? -1 : 1;
-    return y->len - x->len;   /* longest first */
 }
 
 static void phrases_init(void)
@@ -119,36 +66,19 @@ static void phrases_init(void)
     if (done)
         return;
     done = 1;
-    const struct embed_blob *b = embed_find("detectors/data/sycophancy.txt");
-    struct load_ctx c = {-1, {0}};
-    if (b)
-        text_each_line(b->data, load_line, &c);
-    text_words_free(&c.w);
-    if (!phr)
+    if (phrases_load(&table, "detectors/data/sycophancy.txt", cls_names, NCLS, NULL) < 0)
         return;
-    qsort(phr, phr_n, sizeof *phr, by_first);
-    /* the first words alone, for a search that stays in cache, and a bit per
-     * first word's hash */
-    phr_first = malloc(phr_n * sizeof *phr_first);
-    if (!phr_first) {
-        phr_n = 0;
-        return;
-    }
-    for (size_t i = 0; i < phr_n; i++) {
-        phr_first[i] = phr[i].h[0];
-        phr_bits[(phr[i].h[0] >> 7) % PHR_BITS / 64] |= 1ULL << ((phr[i].h[0] >> 7) % 64);
-    }
     size_t n = 0;
-    for (size_t i = 0; i < phr_n; i++)
-        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT || phr[i].cls == TAG)
-            n += phr[i].len;
+    for (size_t i = 0; i < table.n; i++)
+        if (table.v[i].cls == REASSURANCE || table.v[i].cls == JUDGEMENT || table.v[i].cls == TAG)
+            n += table.v[i].len;
     asking = malloc((n ? n : 1) * sizeof *asking);
     if (!asking)
         return;
-    for (size_t i = 0; i < phr_n; i++)
-        if (phr[i].cls == REASSURANCE || phr[i].cls == JUDGEMENT || phr[i].cls == TAG)
-            for (size_t k = 0; k < phr[i].len; k++)
-                asking[asking_n++] = phr[i].h[k];
+    for (size_t i = 0; i < table.n; i++)
+        if (table.v[i].cls == REASSURANCE || table.v[i].cls == JUDGEMENT || table.v[i].cls == TAG)
+            for (size_t k = 0; k < table.v[i].len; k++)
+                asking[asking_n++] = table.v[i].h[k];
     qsort(asking, asking_n, sizeof *asking, cmp_u64);
 }
 
@@ -206,28 +136,7 @@ static int topic_set(const char *t, const struct text_words *w, struct text_set 
 /* The longest phrase of a class in mask that starts at word i; NULL if none. */
 static const struct phrase *match_at(const struct text_words *w, size_t i, unsigned mask)
 {
-    uint64_t h = w->v[i].hash;
-    if (!(phr_bits[(h >> 7) % PHR_BITS / 64] >> ((h >> 7) % 64) & 1))
-        return NULL;                 /* most words begin no phrase: one bit says so */
-    size_t lo = 0, hi = phr_n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (phr_first[mid] < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < phr_n && phr[lo].h[0] == h; lo++) {
-        const struct phrase *p = &phr[lo];
-        if (!(mask & (1u << p->cls)) || i + p->len > w->n)
-            continue;
-        size_t k = 1;
-        while (k < p->len && w->v[i + k].hash == p->h[k])
-            k++;
-        if (k == p->len)
-            return p;
-    }
-    return NULL;
+    return phrases_at(&table, &w->v[0].hash, sizeof *w->v, w->n, i, mask);
 }
 
 struct hit {

@@ -1,0 +1,45 @@
+/* phrases.h: lists of short phrases, by section, found in text.
+ *
+ * A data file (embedded, detectors/data/) holds [section] headers and one
+ * phrase a line; a phrase is a sequence of text.h words (normalised, hashed;
+ * in Chinese and Japanese a character each). A table keeps them sorted by
+ * their first word, with a bit per first word's hash, so that a word that
+ * begins no phrase (nearly all of them) costs one bit test. Used by
+ * check_sycophancy's lists and by asking.h. */
+#ifndef KEEL_PHRASES_H
+#define KEEL_PHRASES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PHRASE_MAX 16          /* words in a phrase */
+#define PHRASE_BITS 65536      /* bits of the first-word filter */
+
+struct phrase {
+    uint64_t h[PHRASE_MAX];
+    unsigned char len;
+    unsigned char cls;         /* its section's index in the names given to phrases_load */
+};
+
+struct phrases {
+    struct phrase *v;          /* sorted by first word, the longest first */
+    size_t n, cap;
+    uint64_t *first;           /* v[i].h[0], for a search that stays in cache */
+    uint64_t bits[PHRASE_BITS / 64];
+};
+
+/* Loads the embedded file path: the lines of section "[names[k]]" are
+ * phrases of class k, other sections are skipped; min_words[k], when given,
+ * is the fewest words a phrase of class k may have. Phrases longer than
+ * PHRASE_MAX words are skipped. 0, or -1 when the file is missing or memory
+ * runs out (the table is then empty). */
+int phrases_load(struct phrases *p, const char *path, const char *const *names, int nnames,
+                 const unsigned char *min_words);
+
+/* The longest phrase of a class in mask (bit k: class k) starting at word i
+ * of a text whose n words' hashes are at h, h + stride bytes, ...; NULL if
+ * none. The stride lets a caller pass the hash member of its own words. */
+const struct phrase *phrases_at(const struct phrases *p, const uint64_t *h, size_t stride, size_t n, size_t i,
+                                unsigned mask);
+
+#endif
