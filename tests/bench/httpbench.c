@@ -409,11 +409,13 @@ int main(int argc, char **argv)
             printf("%-18s %9.1f %9.1f %+11.1f %11.0f %11.1f %10.0f %10.0f\n", names[c], med[c].p50_us, med[c].p99_us,
                    med[c].p50_us - med[DIRECT].p50_us, med[c].calls_s, med[c].cpu_us, med[c].rss_kib, med[c].peak_kib);
     }
-    if (remote)
-        printf("keel vs mcp-remote: %.1fx the calls/s (target >= 5), %.2f of its RSS (target <= 0.10); "
-               "added p50 %.1f us (target <= 50)\n",
-               med[KEEL].calls_s / med[REMOTE].calls_s, med[KEEL].rss_kib / med[REMOTE].rss_kib,
-               med[KEEL].p50_us - med[DIRECT].p50_us);
+    if (remote) {
+        double x = med[KEEL].calls_s / med[REMOTE].calls_s, rss = med[KEEL].rss_kib / med[REMOTE].rss_kib,
+               add = med[KEEL].p50_us - med[DIRECT].p50_us;
+        printf("keel vs mcp-remote: %.1fx the calls/s (target >= 5) %s, %.3f of its RSS (target <= 0.100) %s; "
+               "added p50 %.1f us (target <= 50) %s\n",
+               x, x >= 5 ? "ok" : "MISS", rss, rss <= 0.1 ? "ok" : "MISS", add, add <= 50 ? "ok" : "MISS");
+    }
     kill(srv, SIGKILL);
     waitpid(srv, NULL, 0);
     char cmd[128];
