@@ -1165,7 +1165,6 @@ struct cur {
     unsigned asks;            /* ASK_* kinds of phrase it holds */
     long *subj;               /* its content keys outside those phrases: what it asks about */
     size_t nsubj;
-    struct objs *objs;        /* the things it names (objects_of) */
 };
 
 static void cur_collect(void *ctx, struct word *w)
@@ -1706,10 +1705,10 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     }
     /* The same sentence with a word or two swapped for others ("configure
      * retries in the payments client", "configure logging in ..."): another
-     * thing in the same question (three quarters of the prompt's words are in
- * runs of three they share, and no pasted passage is), unless the prompt
- * asks to be reassured
-     * ("is it safe", "is it risky" ask one thing). */
+     * thing in the same question (three quarters of the prompt's words are
+     * in runs of three they share, and no pasted passage is), unless the
+     * prompt asks to be reassured ("is it safe", "is it risky" ask one
+     * thing). */
     size_t ponly = c->keys.n - c->shared;
     if (c->o.any_run && !c->o.passage && !(c->asks & (ASK_REASSURE | ASK_REASK)) && ponly >= 1 && ponly <= SWAP_MAX &&
         c->o.only >= 1 && c->o.only <= SWAP_MAX && c->shared >= 2 &&
@@ -1800,7 +1799,7 @@ static void obj_token(struct objs *o, const char *s, size_t n, int foreign_text)
         n--;
     if (n < 2 && !(n == 1 && s[0] >= '0' && s[0] <= '9'))
         return;
-    int digit = 0, lower = 0, upper = 0, camel = 0, code = 0, ascii = 1;
+    int digit = 0, lower = 0, camel = 0, code = 0, ascii = 1;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x80) {
@@ -1808,16 +1807,13 @@ static void obj_token(struct objs *o, const char *s, size_t n, int foreign_text)
             continue;
         }
         digit |= c >= '0' && c <= '9';
-        if (c >= 'A' && c <= 'Z') {
-            camel |= lower;   /* an upper-case letter after a lower-case one */
-            upper = 1;
-        }
+        camel |= lower && c >= 'A' && c <= 'Z';   /* an upper-case letter after a lower-case one */
         lower |= c >= 'a' && c <= 'z';
         if (c && i > 0 && i + 1 < n && strchr("_/\\@#=.", c))
             code |= c != '.' || (i >= 2 && is_alnum((unsigned char)s[i - 1]) && is_alnum((unsigned char)s[i + 1]) &&
                                  n - i > 2);
     }
-    int latin = foreign_text && ascii && (lower || upper) && n >= 3;
+    int latin = foreign_text && ascii && n >= 3 && (lower || (s[0] >= 'A' && s[0] <= 'Z'));
     if (digit && ascii && s[0] >= '0' && s[0] <= '9') {
         /* a number however it is written: 5,000 5000 5k are one, and
          * 50-minute and 50 minutes say 50 */
@@ -2204,6 +2200,9 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason,
                  "%zu earlier prompt%s from the last %ld minutes look%s similar; a loop is flagged at %ld.",
                  count, count == 1 ? "" : "s", window, count == 1 ? "s" : "", threshold);
+    } else if (command) {
+        confidence = 0.9;
+        snprintf(reason, sizeof reason, "This prompt is a short instruction to go on, not a question asked again.");
     } else {
         confidence = 0.9;
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
