@@ -17,10 +17,13 @@ static void fuzz_dir_remove(void)
         return;
 }
 
-/* /tmp/keel-fuzz-NAME-PID, also set as KEEL_STATE_DIR. */
+/* /dev/shm/keel-fuzz-NAME-PID (memory, so that a harness whose target
+ * writes the state file is not held up by the disk; /tmp where there is no
+ * /dev/shm), also set as KEEL_STATE_DIR. */
 static const char *fuzz_dir_make(const char *name)
 {
-    snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/keel-fuzz-%s-%d", name, (int)getpid());
+    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(fuzz_dir, sizeof fuzz_dir, "%s/keel-fuzz-%s-%d", base, name, (int)getpid());
     setenv("KEEL_STATE_DIR", fuzz_dir, 1);
     atexit(fuzz_dir_remove);
     return fuzz_dir;
