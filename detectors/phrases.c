@@ -23,7 +23,7 @@ static void load_line(const char *line, size_t n, void *vctx)
     if (line[0] == '[') {
         c->cls = -1;
         for (int k = 0; k < c->nnames; k++)
-            if (n == strlen(c->names[k]) + 2 && !strncmp(line + 1, c->names[k], n - 2))
+            if (c->names[k] && n == strlen(c->names[k]) + 2 && !strncmp(line + 1, c->names[k], n - 2))
                 c->cls = k;
         return;
     }

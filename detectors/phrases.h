@@ -29,7 +29,8 @@ struct phrases {
 };
 
 /* Loads the embedded file path: the lines of section "[names[k]]" are
- * phrases of class k, other sections are skipped; min_words[k], when given,
+ * phrases of class k, other sections (and those whose name is NULL, for a
+ * table of some classes only) are skipped; min_words[k], when given,
  * is the fewest words a phrase of class k may have. Phrases longer than
  * PHRASE_MAX words are skipped. 0, or -1 when the file is missing or memory
  * runs out (the table is then empty). */

@@ -47,7 +47,11 @@ enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEME
 static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
                                             "negator",   "judgement", "opener",    "irony", "tag"};
 
-static struct phrases table;
+/* Two tables, each loaded when first needed: how the person asks
+ * (reassurance, verdict words, tags: all a check of messages needs) and the
+ * rest, for drafts. A hook on the person's prompt loads the first only. */
+#define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG)
+static struct phrases tables[2];
 /* Words of the reassurance, judgement and tag phrases: they say how someone
  * asks, not what about, so they are left out when deciding "the same
  * decision". */
@@ -60,26 +64,29 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void phrases_init(void)
+static const struct phrases *table_for(unsigned mask)
 {
-    static int done;
-    if (done)
-        return;
-    done = 1;
-    if (phrases_load(&table, "detectors/data/sycophancy.txt", cls_names, NCLS, NULL) < 0)
-        return;
+    static int done[2];
+    int k = (mask & ASKING_CLASSES) ? 0 : 1;
+    if (done[k])
+        return &tables[k];
+    done[k] = 1;
+    const char *names[NCLS];
+    for (int c = 0; c < NCLS; c++)
+        names[c] = (ASKING_CLASSES >> c & 1) == (k == 0) ? cls_names[c] : NULL;
+    if (phrases_load(&tables[k], "detectors/data/sycophancy.txt", names, NCLS, NULL) < 0 || k)
+        return &tables[k];
     size_t n = 0;
-    for (size_t i = 0; i < table.n; i++)
-        if (table.v[i].cls == REASSURANCE || table.v[i].cls == JUDGEMENT || table.v[i].cls == TAG)
-            n += table.v[i].len;
+    for (size_t i = 0; i < tables[0].n; i++)
+        n += tables[0].v[i].len;
     asking = malloc((n ? n : 1) * sizeof *asking);
     if (!asking)
-        return;
-    for (size_t i = 0; i < table.n; i++)
-        if (table.v[i].cls == REASSURANCE || table.v[i].cls == JUDGEMENT || table.v[i].cls == TAG)
-            for (size_t k = 0; k < table.v[i].len; k++)
-                asking[asking_n++] = table.v[i].h[k];
+        return &tables[k];
+    for (size_t i = 0; i < tables[0].n; i++)
+        for (size_t q = 0; q < tables[0].v[i].len; q++)
+            asking[asking_n++] = tables[0].v[i].h[q];
     qsort(asking, asking_n, sizeof *asking, cmp_u64);
+    return &tables[k];
 }
 
 static int has_digit(const char *s, size_t n)
@@ -136,7 +143,7 @@ static int topic_set(const char *t, const struct text_words *w, struct text_set 
 /* The longest phrase of a class in mask that starts at word i; NULL if none. */
 static const struct phrase *match_at(const struct text_words *w, size_t i, unsigned mask)
 {
-    return phrases_at(&table, &w->v[0].hash, sizeof *w->v, w->n, i, mask);
+    return phrases_at(table_for(mask), &w->v[0].hash, sizeof *w->v, w->n, i, mask);
 }
 
 struct hit {
@@ -377,7 +384,8 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
                 return -1;
         }
     }
-    phrases_init();
+    if (msgs)
+        table_for(ASKING_CLASSES);   /* its words are left out of a message's subject */
 
     struct text_words w = {0};
     int best = -1;           /* index into pattern_names */

@@ -56,6 +56,11 @@ static uint64_t fnv(uint64_t h, const uint8_t *s, size_t n)
     return h;
 }
 
+#define FOLD_MEMO 4096
+static struct fold_memo {
+    uint64_t raw, h;
+} fold_memo[FOLD_MEMO];
+
 /* Hash the normalised form of one word. */
 static uint64_t word_hash(const uint8_t *s, size_t n)
 {
@@ -73,6 +78,14 @@ static uint64_t word_hash(const uint8_t *s, size_t n)
         }
         return h;
     }
+    /* Folding is the costly part, and the same words come back (a phrase
+     * list's characters, a conversation's words): a small direct-mapped
+     * memo of raw word -> hash, keyed by the raw bytes' hash (a 64-bit
+     * collision is below 1e-15 among the words of a process). */
+    uint64_t raw = fnv(FNV_OFFSET ^ n, s, n);
+    struct fold_memo *m = &fold_memo[raw % FOLD_MEMO];
+    if (m->raw == raw && raw)
+        return m->h;
     uint8_t stackbuf[256];
     size_t len = sizeof stackbuf;
     uint8_t *f = u8_casefold(s, n, NULL, UNINORM_NFKC, stackbuf, &len);
@@ -93,6 +106,8 @@ static uint64_t word_hash(const uint8_t *s, size_t n)
     }
     if (f != stackbuf)
         free(f);
+    m->raw = raw;
+    m->h = h;
     return h;
 }
 
