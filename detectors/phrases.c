@@ -42,12 +42,20 @@ static void load_line(const char *line, size_t n, void *vctx)
         p->v = v;
         p->cap = cap;
     }
+    if (p->npool + c->w.n > p->cappool) {
+        size_t cap = p->cappool ? p->cappool * 2 : 1024;
+        uint64_t *v = realloc(p->pool, cap * sizeof *v);
+        if (!v) {
+            c->oom = 1;
+            return;
+        }
+        p->pool = v;
+        p->cappool = cap;
+    }
     struct phrase *ph = &p->v[p->n++];
-    memset(ph, 0, sizeof *ph);
-    ph->len = (unsigned char)c->w.n;
-    ph->cls = (unsigned char)c->cls;
+    *ph = (struct phrase){NULL, (uint32_t)p->npool, (unsigned char)c->w.n, (unsigned char)c->cls};
     for (size_t i = 0; i < c->w.n; i++)
-        ph->h[i] = c->w.v[i].hash;
+        p->pool[p->npool++] = c->w.v[i].hash;
 }
 
 static int by_first(const void *a, const void *b)
@@ -76,10 +84,13 @@ int phrases_load(struct phrases *p, const char *path, const char *const *names, 
         p->first = malloc(p->n * sizeof *p->first);
     if (!b || c.oom || !p->first) {
         free(p->v);
+        free(p->pool);
         free(p->first);
         memset(p, 0, sizeof *p);
         return -1;
     }
+    for (size_t i = 0; i < p->n; i++)        /* the pool has stopped moving */
+        p->v[i].h = p->pool + p->v[i].off;
     qsort(p->v, p->n, sizeof *p->v, by_first);
     for (size_t i = 0; i < p->n; i++) {
         p->first[i] = p->v[i].h[0];
