@@ -18,13 +18,13 @@ static void ask_init(void)
     phrases_load(&table, "detectors/data/asking.txt", names, 3, min_words);
 }
 
-unsigned ask_kinds(const uint64_t *h, size_t n, unsigned char *mark)
+unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark)
 {
     ask_init();
     unsigned kinds = 0;
     for (size_t i = 0; i < n; i++)
         for (unsigned k = 0; k < 3; k++) {
-            const struct phrase *p = phrases_at(&table, h, sizeof *h, n, i, 1u << k);
+            const struct phrase *p = phrases_at(&table, h, stride, n, i, 1u << k);
             if (!p)
                 continue;
             kinds |= 1u << k;
@@ -35,16 +35,17 @@ unsigned ask_kinds(const uint64_t *h, size_t n, unsigned char *mark)
     return kinds;
 }
 
+int ask_question_mark_at(const char *s, size_t n, size_t i)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    return u[i] == '?' || (i + 3 <= n && u[i] == 0xEF && u[i + 1] == 0xBC && u[i + 2] == 0x9F) || /* U+FF1F */
+           (i + 2 <= n && u[i] == 0xD8 && u[i + 1] == 0x9F);                                       /* U+061F */
+}
+
 int ask_question_mark(const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '?')
+    for (size_t i = 0; i < n; i++)
+        if (ask_question_mark_at(s, n, i))
             return 1;
-        if (c == 0xEF && i + 2 < n && (unsigned char)s[i + 1] == 0xBC && (unsigned char)s[i + 2] == 0x9F)
-            return 1;   /* U+FF1F FULLWIDTH QUESTION MARK */
-        if (c == 0xD8 && i + 1 < n && (unsigned char)s[i + 1] == 0x9F)
-            return 1;   /* U+061F ARABIC QUESTION MARK */
-    }
     return 0;
 }

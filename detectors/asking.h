@@ -15,12 +15,16 @@
 
 enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u };
 
-/* The kinds of phrase the words h[0..n) (text.h hashes, in order) hold, as
- * ASK_* flags. When mark is given, mark[i] |= the kind of each phrase word
- * i is part of. */
-unsigned ask_kinds(const uint64_t *h, size_t n, unsigned char *mark);
+/* The kinds of phrase a text's n words hold, as ASK_* flags; their text.h
+ * hashes are at h, h + stride bytes, ... (the hash member of the caller's
+ * own words). When mark is given, mark[i] |= the kind of each phrase word i
+ * is part of. */
+unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark);
 
 /* 1 when s[0..n) holds a question mark: ? ？ or ؟. */
 int ask_question_mark(const char *s, size_t n);
+
+/* 1 when a question mark starts at byte i of s[0..n). */
+int ask_question_mark_at(const char *s, size_t n, size_t i);
 
 #endif

@@ -1936,14 +1936,11 @@ static int objects_same(const struct objs *a, const struct objs *b)
 /* How the prompt asks, and the keys of its words outside those phrases. */
 static int cur_asking(struct cur *c)
 {
-    uint64_t *h = ar_alloc(c->ar, (c->nw + 1) * sizeof *h);
     unsigned char *mark = ar_zalloc(c->ar, c->nw + 1);
     c->subj = ar_alloc(c->ar, (c->nw + 1) * sizeof *c->subj);
-    if (!h || !mark || !c->subj)
+    if (!mark || !c->subj)
         return -1;
-    for (size_t i = 0; i < c->nw; i++)
-        h[i] = c->w[i].raw;
-    c->asks = ask_kinds(h, c->nw, mark);
+    c->asks = c->nw ? ask_kinds(&c->w[0].raw, sizeof *c->w, c->nw, mark) : 0;
     c->nsubj = 0;
     for (size_t i = 0; i < c->nw; i++)
         if (!mark[i] && c->ki[i] >= 0)
@@ -1957,8 +1954,7 @@ static int cur_asking(struct cur *c)
  * again", "I know you said") and the item is a question or a request for
  * reassurance, or both ask to be reassured ("is it safe", "did I make a
  * mistake"). 1 when it is the same worry, 0 not, -1 out of memory. */
-static int same_worry(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp, uint64_t **hb,
-                      size_t *cap)
+static int same_worry(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp)
 {
     int about = 0;
     for (size_t q = 0; q < c->nsubj && !about; q++)
@@ -1968,16 +1964,7 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
     tw->n = 0;
     if (text_words(s, n, tw) < 0)
         return -1;
-    if (tw->n + 1 > *cap) {
-        uint64_t *v = ar_alloc(c->ar, (tw->n + 1) * 2 * sizeof *v);
-        if (!v)
-            return -1;
-        *hb = v;
-        *cap = (tw->n + 1) * 2;
-    }
-    for (size_t i = 0; i < tw->n; i++)
-        (*hb)[i] = tw->v[i].hash;
-    unsigned k = ask_kinds(*hb, tw->n, NULL);
+    unsigned k = tw->n ? ask_kinds(&tw->v[0].hash, sizeof *tw->v, tw->n, NULL) : 0;
     if ((c->asks & ASK_REASSURE) && (k & ASK_REASSURE))
         return 1;
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
@@ -2103,13 +2090,10 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     int oom = !m || cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
     struct objs *po = ar_alloc(&ar, sizeof *po), *ho = ar_alloc(&ar, sizeof *ho);
     oom |= !po || !ho;
-    if (!oom)
-        objects_of(cur, cur_n, po);
+    int po_known = 0;            /* the prompt's things, worked out when an item first reaches the bar */
     /* A short instruction to go on ("continue", "weiter", "do the same for
      * the rest") asks nothing: sent again and again, it is work going on. */
     int command = !oom && (c.asks & ASK_COMMAND) && c.nw <= COMMAND_WORDS && !ask_question_mark(cur, cur_n);
-    uint64_t *hb = NULL;
-    size_t hcap = 0;
     size_t count = 0;
     double best = 0, sum = 0;
     for (i = 0; i < hn && !oom && !command; i++) {
@@ -2121,13 +2105,17 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
             break;
         }
         if (j < sim_thr && j > 0 && (c.asks & (ASK_REASSURE | ASK_REASK))) {
-            int r = same_worry(&c, items[i].t, items[i].n, &w, (uint32_t)i + 1, &hb, &hcap);
+            int r = same_worry(&c, items[i].t, items[i].n, &w, (uint32_t)i + 1);
             if (r < 0) {
                 oom = 1;
                 break;
             }
             if (r)
                 j = sim_thr;
+        }
+        if (j >= sim_thr && j > 0 && !po_known) {
+            objects_of(cur, cur_n, po);
+            po_known = 1;
         }
         if (j >= sim_thr && j > 0 && c.o.swap) {
             /* a word or two swapped: another thing asked about, unless they

@@ -248,13 +248,6 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
  * any group. */
 #define SYC_TOPIC_WORDS 2
 
-/* 1 when byte a of t is a question mark: ? ？ or ؟. */
-static int qmark_at(const char *t, size_t n, size_t a)
-{
-    return t[a] == '?' || (a + 3 <= n && !memcmp(t + a, "\xEF\xBC\x9F", 3)) ||
-           (a + 2 <= n && !memcmp(t + a, "\xD8\x9F", 2));
-}
-
 /* A reassurance phrase anywhere; a question that asks for a verdict; or a
  * question that ends in a tag asking to be told yes ("..., right?", "..., am
  * I?", "sai, né?", "……吧？"). */
@@ -270,7 +263,7 @@ static int is_reassurance(const char *t, const struct text_words *w, uint64_t *a
         size_t e = w->v[i].end;
         while (e < tn && (t[e] == ' ' || t[e] == ','))
             e++;
-        if (question && e < tn && qmark_at(t, tn, e) && (i + 1 == w->n || w->v[i + 1].start > e))
+        if (question && e < tn && ask_question_mark_at(t, tn, e) && (i + 1 == w->n || w->v[i + 1].start > e))
             for (size_t len = 1; len <= 3 && len <= i + 1; len++) {
                 const struct phrase *p = match_at(w, i + 1 - len, 1u << TAG);
                 if (p && p->len == len) {
