@@ -17,6 +17,7 @@
 #include "hook.h"
 
 #include "chrono.h"
+#include "guard.h"
 #include "jscan.h"
 #include "log.h"
 #include "loop.h"
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 enum { EV_OTHER, EV_PROMPT, EV_REPLY, EV_SESSION_START };
@@ -86,13 +88,13 @@ static void say(struct out *o, const cJSON *advs)
         append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
         append(o->ctx, sizeof o->ctx, " The person may answer with one of: %s.%s", tok, "");
         append(o->msg, sizeof o->msg, "%skeel (%s): ", o->msg[0] ? "\n" : "", det);
-        append(o->msg, sizeof o->msg, "%s To change this, say one of: %s.", reason, tok);
+        append(o->msg, sizeof o->msg, "%s To change this, start your next prompt with one of: %s.", reason, tok);
     }
 }
 
 /* --- per-session state: blocked stops in this turn, a note for the next ------ */
 
-enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE };
+enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE, ST_LAST };
 struct hook_state {
     char key[24];                   /* the host's session id, hashed */
     int op;
@@ -100,6 +102,8 @@ struct hook_state {
     int64_t now;
     int blocks;                     /* out: blocked stops so far in this turn */
     char note[512];                 /* in (ST_NOTE) or out (ST_NEW_TURN) */
+    char set_last[16];              /* in: the detector of the advisory just given */
+    char last[16];                  /* out: the detector of the last advisory given */
 };
 
 static int hooks_fn(cJSON *state, void *ctx, kerr *e)
@@ -127,6 +131,12 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     double blocks = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "blocks"));
     h->blocks = blocks > 0 && blocks < 1000 ? (int)blocks : 0;
     const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "note"));
+    const char *last = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "last"));
+    snprintf(h->last, sizeof h->last, "%s", last ? last : "");
+    if (h->set_last[0]) {
+        cJSON_DeleteItemFromObjectCaseSensitive(s, "last");
+        cJSON_AddStringToObject(s, "last", h->set_last);
+    }
     switch (h->op) {
     case ST_NEW_TURN:
         snprintf(h->note, sizeof h->note, "%s", note ? note : "");
@@ -143,6 +153,8 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
         cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
         cJSON_AddStringToObject(s, "note", h->note);
         break;
+    case ST_LAST:
+        break;
     }
     cJSON_DeleteItemFromObjectCaseSensitive(s, "blocks");
     cJSON_AddNumberToObject(s, "blocks", h->blocks);
@@ -154,7 +166,12 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
 static int session_state(const char *state_dir, const char *sid, int op, int continuing, int64_t now,
                          const char *note, struct hook_state *h)
 {
+    char set_last[sizeof h->set_last];
+    snprintf(set_last, sizeof set_last, "%s", op == ST_LAST ? note : "");
     memset(h, 0, sizeof *h);
+    snprintf(h->set_last, sizeof h->set_last, "%s", set_last);
+    if (op == ST_LAST)
+        note = NULL;
     if (note)
         snprintf(h->note, sizeof h->note, "%s", note);
     snprintf(h->key, sizeof h->key, "%016llx",
@@ -195,6 +212,79 @@ static void add_earlier(const struct transcript_prompt *p, void *ctx)
     x->last_at = p->at;
 }
 
+/* An override word at the start of the person's prompt ("snooze-15m",
+ * "keel override-once rumination"), applied as apply_override applies it, so
+ * the words an advisory offers work with hooks alone. 1 if the prompt held
+ * nothing else (no detector runs on it), 0 otherwise. */
+static int prompt_override(const char *prompt, const char *last, const struct chrono_env *env, struct out *o)
+{
+    const char *s = prompt;
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+        s++;
+    if (!strncasecmp(s, "keel", 4) && (s[4] == ' ' || s[4] == ':' || s[4] == ',')) {
+        s += 4;
+        while (*s == ' ' || *s == ':' || *s == ',')
+            s++;
+    }
+    char token[32], det[16] = "";
+    size_t k = 0;
+    while (k + 1 < sizeof token && ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+        token[k++] = *s++;
+    token[k] = '\0';
+    if (!k || (*s && !strchr(" \t\n.,;:!", *s)))
+        return 0;
+    int known = 0, owners = 0, owner = -1;
+    for (int d = 0; d < DET_COUNT; d++)
+        for (int i = 0; guard_tokens[d][i]; i++)
+            if (!strcmp(guard_tokens[d][i], token))
+                known = 1, owners++, owner = d;
+    if (!known)
+        return 0;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    for (int d = 0; d < DET_COUNT; d++) {
+        size_t l = strlen(guard_detector_names[d]);
+        if (!strncmp(s, guard_detector_names[d], l) && (!s[l] || strchr(" \t\n.,;:!", s[l]))) {
+            snprintf(det, sizeof det, "%s", guard_detector_names[d]);
+            s += l;
+        }
+    }
+    if (!det[0] && owners == 1)
+        snprintf(det, sizeof det, "%s", guard_detector_names[owner]);
+    else if (!det[0] && last && last[0])
+        snprintf(det, sizeof det, "%s", last);
+    if (!det[0]) {
+        append(o->msg, sizeof o->msg, "keel: %s belongs to several detectors and no advisory was given here yet: "
+               "start the prompt with %s and the detector's name (rumination, hyperfocus, sycophancy, rules, loop).",
+               token, token);
+        return 0;
+    }
+    cJSON *args = cJSON_CreateObject(), *res = NULL;
+    cJSON_AddStringToObject(args, "token", token);
+    if (det[0])
+        cJSON_AddStringToObject(args, "detector", det);
+    kerr e = {0};
+    if (overlay_apply_override(args, env, &res, &e) == 0) {
+        const char *effect = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "effect"));
+        const char *until = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "until"));
+        const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "detector"));
+        char line[400];
+        snprintf(line, sizeof line, "keel (%s): %s applied: %s%s%s.", d ? d : "", token, effect ? effect : "",
+                 until ? ", until " : "", until ? until : "");
+        append(o->msg, sizeof o->msg, "%s%s", line, "");
+        append(o->ctx, sizeof o->ctx, "%s The person used keel's override word; %s", TRANSCRIPT_KEEL_MARK, line);
+        log_event(LOG_INFO, "hook_override", "token=%s detector=%s", token, d ? d : "");
+    } else {
+        append(o->msg, sizeof o->msg, "keel: %s was not applied: %s", token, e.message);
+        log_event(LOG_INFO, "hook_override_refused", "code=%s", e.code ? e.code : "");
+    }
+    cJSON_Delete(res);
+    cJSON_Delete(args);
+    while (*s && strchr(" \t\n.,;:!", *s))
+        s++;
+    return *s == '\0';
+}
+
 static void on_prompt(const cJSON *in, const struct profile *p, const char *state_dir, int64_t now, struct out *o)
 {
     const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt"));
@@ -213,6 +303,8 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
+    if (prompt_override(prompt, h.last, &env, o))
+        return;
 
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_RUMINATION | OV_HYPERFOCUS | OV_SYCOPHANCY, NULL, 0, NULL, 0);
@@ -230,6 +322,10 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     overlay_on_prompt(&ov, prompt, n);
     cJSON *advs = overlay_for_result(&ov, "", NULL, NULL);
     say(o, advs);
+    if (cJSON_GetArraySize(advs)) {
+        const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(advs->child, "detector"));
+        session_state(state_dir, sid, ST_LAST, 0, env.now.ms, det ? det : "", &h);
+    }
     log_event(LOG_INFO, "hook_prompt", "earlier=%d advisories=%d", got > 0 ? got : 0, cJSON_GetArraySize(advs));
     cJSON_Delete(advs);
     overlay_free(&ov);
@@ -316,12 +412,15 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     cJSON_ArrayForEach(a, advs) {
         char tok[200], line[600];
         tokens_of(a, tok, sizeof tok);
-        snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, say one of: %s.", o->msg[0] ? "\n" : "",
+        snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, start your next prompt with one of: %s.",
+                 o->msg[0] ? "\n" : "",
                  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tok);
         append(o->msg, sizeof o->msg, "%s%s", line, "");
         append(o->note, sizeof o->note, "%sit showed %s (sycophancy)", o->note[0] ? "; " : "",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
     }
+    if (cJSON_GetArraySize(advs))
+        session_state(state_dir, sid, ST_LAST, 0, now, "sycophancy", &h);
     cJSON_Delete(advs);
     overlay_free(&ov);
     free(text);
