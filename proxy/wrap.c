@@ -14,9 +14,11 @@
  * client's initialize and initialized are replayed to it, and the client is
  * told notifications/tools/list_changed; otherwise keel exits with the
  * upstream's status. When the client leaves (stdin EOF) or a signal asks keel
- * to stop, keel closes the upstream's stdin, waits up to 2 s (still relaying
- * its output), sends SIGTERM to its process group, waits 2 s more, sends
- * SIGKILL, reaps it and exits. */
+ * to stop, keel closes the upstream's stdin, waits up to 2 s while answers
+ * are still owed to a client that reads or the upstream is in its first
+ * second (250 ms otherwise, so keel does not outlive its client), sends
+ * SIGTERM to its process group, waits 2 s more, sends SIGKILL, reaps it and
+ * exits. */
 #include "wrap.h"
 
 #include "log.h"
@@ -36,6 +38,8 @@
 
 #define HIGH_WATER (1u << 20)
 #define GRACE_MS 2000
+#define QUIET_GRACE_MS 250       /* after the client left with nothing in flight */
+#define YOUNG_MS 1000            /* an upstream started this recently gets the full grace */
 #define BACKOFF_FIRST_MS 250
 #define BACKOFF_MAX_MS 8000
 #define REPLAY_MS 10000          /* a respawned upstream must answer the replayed initialize by then */
@@ -359,7 +363,12 @@ int wrap_run(const struct wrap_opts *o)
             restart_at = -1;
             if (r.up == WAITING)
                 r.up = GONE;
-            phase_at = now + GRACE_MS;
+            /* Answers still owed to a client that reads get the full grace;
+             * with none owed, or nobody left to read them, the upstream has
+             * QUIET_GRACE_MS to leave on its own. */
+            int owed = pending_any(&r.pend, FROM_CLIENT, ~0u) && !r.cout.failed;
+            int young = now - started_at < YOUNG_MS;       /* still starting: let it */
+            phase_at = now + (owed || young ? GRACE_MS : QUIET_GRACE_MS);
         }
         if (phase != RUNNING && r.child.in_fd >= 0 && (!r.sin.bytes || r.sin.failed || now >= phase_at)) {
             close(r.child.in_fd);
