@@ -1,6 +1,8 @@
 /* platform.c: Linux-only calls, each with a portable fallback (see platform.h). */
+#define _GNU_SOURCE             /* renameat2 */
 #include "platform.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,4 +66,16 @@ int platform_self_path(const char *argv0, char *buf, size_t n)
         return -1;
     strcpy(buf, tmp);
     return 0;
+}
+
+int platform_swap(const char *a, const char *b)
+{
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+    return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#else
+    (void)a;
+    (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
 }

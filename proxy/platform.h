@@ -20,4 +20,10 @@ void platform_grow_pipe(int fd);
  * 0, or -1 when it cannot be told. */
 int platform_self_path(const char *argv0, char *buf, size_t n);
 
+/* Swaps the files at paths a and b in one step (Linux renameat2 with
+ * RENAME_EXCHANGE), so the file displaced from b can still be looked at.
+ * 0, or -1 with errno ENOSYS (or EINVAL where the file system cannot):
+ * the caller falls back to rename(2). */
+int platform_swap(const char *a, const char *b);
+
 #endif

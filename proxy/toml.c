@@ -423,7 +423,7 @@ static int bare_char(int c)
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-static int key(struct parser *p, struct key *k)
+static int key_parts(struct parser *p, struct key *k)
 {
     k->n = 0;
     for (;;) {
@@ -438,8 +438,10 @@ static int key(struct parser *p, struct key *k)
                 free(b.p);
                 return -1;
             }
-            if (!b.p && buf_add(p, &b, "", 0) < 0)
+            if (!b.p && buf_add(p, &b, "", 0) < 0) {
+                free(b.p);
                 return -1;
+            }
         } else {
             while (bare_char(peek(p, 0)))
                 p->pos++;
@@ -447,8 +449,10 @@ static int key(struct parser *p, struct key *k)
                 free(b.p);
                 return fail(p, at, "a key was expected here (letters, digits, _ and -, or a quoted string)");
             }
-            if (buf_add(p, &b, p->s + at, p->pos - at) < 0)
+            if (buf_add(p, &b, p->s + at, p->pos - at) < 0) {
+                free(b.p);
                 return -1;
+            }
         }
         k->part[k->n] = b.p;
         k->len[k->n] = b.n;
@@ -460,6 +464,15 @@ static int key(struct parser *p, struct key *k)
             return 0;
         p->pos++;
     }
+}
+
+/* A key; on failure nothing of it is left allocated. */
+static int key(struct parser *p, struct key *k)
+{
+    if (key_parts(p, k) == 0)
+        return 0;
+    key_free(k);
+    return -1;
 }
 
 static char *key_text(const struct key *k, int upto)

@@ -1,12 +1,18 @@
 // install.mjs: keel install and uninstall on sample configurations of each
-// client (tests/install/), in a private HOME: servers wrapped (the first with
-// keel's tools, the others --expose none; a remote server left alone),
-// hooks registered (beside the person's own), everything else byte for
-// byte, a diff printed, a second install changing nothing, --dry-run writing
-// nothing, a file that does not parse left alone, uninstall restoring each
-// file exactly, and refusing when something else changed it since.
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+// client (tests/install/), each in a private HOME, as a person would run them:
+// servers wrapped, hooks registered, everything else byte for byte; uninstall
+// removing exactly keel's entries from the file as it is now (after the
+// client rewrote it, after the backups were tidied away, after other
+// changes), never losing a config: no lost update under a concurrent writer,
+// links, modes and owners kept, read-only files refused, hook commands quoted
+// for any path, files with a key given twice or that do not parse refused
+// with a line, secrets masked in what is printed, project scopes on request.
+// The hosts' own command-line tools check the same edits in hosts.mjs.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync, copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync,
+  realpathSync, statSync, symlinkSync, writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel as keelArg, root, sandbox } from './lib/keel.mjs';
@@ -22,33 +28,51 @@ const FILES = {
   'gemini-settings.json': '.gemini/settings.json',
   'claude-desktop-config.json': '.config/Claude/claude_desktop_config.json',
 };
-function home() {
+function home(files = FILES) {
   const h = join(sandbox().dir, 'home');
-  for (const [from, to] of Object.entries(FILES)) {
+  for (const [from, to] of Object.entries(files)) {
     mkdirSync(dirname(join(h, to)), { recursive: true });
     cpSync(join(src, from), join(h, to));
   }
+  if (existsSync(join(h, '.claude.json'))) mkdirSync(join(h, '.claude'), { recursive: true });   // Claude Code is there
   return h;
 }
-const run = (h, ...args) => spawnSync(keel, args, { env: { PATH: process.env.PATH, HOME: h }, encoding: 'utf8' });
+// A HOME holding just the given texts (path under HOME -> text).
+function homeWith(texts) {
+  const h = join(sandbox().dir, 'home');
+  for (const [to, text] of Object.entries(texts)) {
+    mkdirSync(dirname(join(h, to)), { recursive: true });
+    writeFileSync(join(h, to), text);
+  }
+  if (existsSync(join(h, '.claude.json'))) mkdirSync(join(h, '.claude'), { recursive: true });
+  return h;
+}
+const run = (h, ...args) => spawnSync(keel, args, { env: { PATH: process.env.PATH, HOME: h }, encoding: 'utf8', cwd: h });
+const runAs = (bin, h, ...args) => spawnSync(bin, args, { env: { PATH: process.env.PATH, HOME: h }, encoding: 'utf8', cwd: h });
 const read = (h, f) => readFileSync(join(h, f), 'utf8');
 const snapshot = (h) => Object.fromEntries(Object.values(FILES).concat(['.codex/hooks.json']).map((f) => [f, existsSync(join(h, f)) ? read(h, f) : null]));
+const backups = (h, f) => readdirSync(dirname(join(h, f))).filter((n) => n.startsWith(`${f.split('/').pop()}.keel-backup-`));
 
+// --- the sample configurations -------------------------------------------------
 const h = home();
 const before = snapshot(h);
 const dry = run(h, 'install', '--dry-run');
-ok(JSON.stringify(snapshot(h)) === JSON.stringify(before) && /^\+.*"wrap"/m.test(dry.stdout) && !existsSync(join(h, '.claude.json.keel-backup')),
+ok(JSON.stringify(snapshot(h)) === JSON.stringify(before) && /^\+.*"wrap"/m.test(dry.stdout) && backups(h, '.claude.json').length === 0,
   'install --dry-run prints the diff and writes nothing', dry.stdout.slice(0, 400));
 
 const r = run(h, 'install');
-ok(r.status === 1 && /claude_desktop_config.json is not valid JSON/.test(r.stderr) &&
+ok(r.status === 1 && /claude_desktop_config\.json: line 1, column 41: a comment/.test(r.stderr) &&
+   /none of claude-desktop's files was changed/.test(r.stderr) &&
    read(h, FILES['claude-desktop-config.json']) === before[FILES['claude-desktop-config.json']],
-  'a configuration that does not parse is left alone, with an error naming it (exit 1)', r.stderr);
-ok(/^--- a.*\.claude\.json$/m.test(r.stdout) && /^\+\+\+ b/m.test(r.stdout), 'install prints a unified diff of each change', r.stdout.slice(0, 300));
+  'a configuration that does not parse is left alone, with its line and column (exit 1)', r.stderr);
+ok(/^--- a.*\.claude\.json$/m.test(r.stdout) && /^\+\+\+ b/m.test(r.stdout) && /^@@ -\d+,\d+ \+\d+,\d+ @@$/m.test(r.stdout),
+  'install prints a unified diff of each change', r.stdout.slice(0, 300));
+ok(/warning: this keel runs from its build tree/.test(r.stderr) || !existsSync(join(dirname(keel), 'CMakeCache.txt')),
+  'run from a build tree, install warns and names the installed path to use', r.stderr);
 
 const cj = JSON.parse(read(h, '.claude.json'));
-const fs = cj.mcpServers.filesystem, gh = cj.mcpServers.github;
-ok(fs.command === keel && JSON.stringify(fs.args) === JSON.stringify(['wrap', '--', 'npx', '-y', '@modelcontextprotocol/server-filesystem', '/home/ana']) &&
+const fsrv = cj.mcpServers.filesystem, gh = cj.mcpServers.github;
+ok(fsrv.command === keel && JSON.stringify(fsrv.args) === JSON.stringify(['wrap', '--', 'npx', '-y', '@modelcontextprotocol/server-filesystem', '/home/ana']) &&
    JSON.stringify(gh.args.slice(0, 5)) === JSON.stringify(['wrap', '--expose', 'none', '--', 'docker']) &&
    cj.mcpServers.remote.url === 'https://mcp.example.com/mcp' && !('command' in cj.mcpServers.remote),
   'Claude Code: the first server keeps keel\'s tools, the next gets --expose none, the remote one is left', cj.mcpServers);
@@ -65,14 +89,19 @@ ok(hk.status === 0, 'the registered hook command runs as the host would run it (
 const codex = read(h, '.codex/config.toml');
 ok(codex.includes('# my codex settings') && codex.includes(`command = "${keel}"   # the docs server`) &&
    codex.includes('args = ["wrap", "--", "npx", "-y", "docs-mcp"]') && codex.includes('args = ["wrap", "--expose", "none", "--", "uvx"]') &&
-   codex.includes('[mcp_servers.docs.env]\nTOKEN = "x"') && /\[features\]\ncodex_hooks = true/.test(codex),
-  'Codex config.toml: servers wrapped, comments and other tables kept, hooks switched on', codex);
+   codex.includes('[mcp_servers.docs.env]\nTOKEN = "x"') && !/\[features\]|codex_hooks/.test(codex),
+  'Codex config.toml: servers wrapped, comments and other tables kept, no legacy feature switch added', codex);
 const ch = JSON.parse(read(h, '.codex/hooks.json'));
-ok(JSON.stringify(ch.hooks.Stop).includes('hook Stop --host codex'), 'Codex hooks.json created with keel\'s hooks (--host codex)', ch);
+ok(JSON.stringify(ch.hooks.Stop).includes('hook Stop --host codex') && /run \/hooks in Codex and trust keel's hooks/.test(r.stdout),
+  'Codex hooks.json created with keel\'s hooks (--host codex), and the person told to trust them in /hooks', ch);
 const gs = JSON.parse(read(h, '.gemini/settings.json'));
 ok(gs.theme === 'dark' && gs.mcpServers.fs.command === keel && JSON.stringify(gs.hooks.AfterAgent).includes('hook AfterAgent --host gemini') &&
-   gs.hooks.BeforeAgent[0].hooks[0].timeout === 10000, 'Gemini: the server wrapped and BeforeAgent/AfterAgent/SessionStart hooks registered (timeouts in ms)', gs);
+   gs.hooks.BeforeAgent[0].hooks[0].timeout === 10000 && /Gemini CLI: servers and hooks run only in folders you trust/.test(r.stdout),
+  'Gemini: the server wrapped and BeforeAgent/AfterAgent/SessionStart hooks registered (timeouts in ms); folder trust named', gs);
 ok(JSON.parse(read(h, '.cursor/mcp.json')).mcpServers.notes.args[0] === 'wrap', 'Cursor: the server wrapped');
+const bk = backups(h, '.claude.json');
+ok(bk.length === 1 && /\.keel-backup-\d{8}-\d{6}$/.test(bk[0]) && readFileSync(join(h, bk[0]), 'utf8') === before['.claude.json'] &&
+   (statSync(join(h, bk[0])).mode & 0o777) === 0o600, 'a timestamped backup of the file as it was, mode 0600', bk);
 
 const after = snapshot(h);
 const again = run(h, 'install');
@@ -81,33 +110,277 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(after) && (again.stdout.match(
 
 const un = run(h, 'uninstall');
 const restored = snapshot(h);
-ok(un.status === 0 && Object.entries(before).every(([f, v]) => restored[f] === v) && restored['.codex/hooks.json'] === null &&
-   !existsSync(join(h, '.claude.json.keel-backup')) && !existsSync(join(h, '.claude.json.keel-installed')),
-  'uninstall restores every file exactly (and removes the one keel created)', un.stderr);
+const same = Object.entries(before).filter(([f, v]) => restored[f] !== v).map(([f]) => f);
+ok(same.length === 0 && restored['.codex/hooks.json'] === null && !existsSync(join(h, '.codex/hooks.json.keel-created')) &&
+   !existsSync(join(h, '.claude/settings.json.keel-added')),
+  'uninstall after a plain install gives every file back byte for byte (and removes the one keel created)', { differ: same, err: un.stderr });
+const un2 = run(h, 'uninstall');
+ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9]|[1-9] server\(s\) unwrapped/.test(un2.stdout),
+  'a second uninstall changes nothing', un2.stdout);
 
-// Changed by something else since: left alone, and the original's place named.
-const h2 = home();
-run(h2, 'install', '--client', 'cursor');
-writeFileSync(join(h2, '.cursor/mcp.json'), read(h2, '.cursor/mcp.json').replace('"notes"', '"my-notes"'));
-const changed = read(h2, '.cursor/mcp.json');
-const un2 = run(h2, 'uninstall', '--client', 'cursor');
-ok(un2.status === 1 && read(h2, '.cursor/mcp.json') === changed && /changed since keel install/.test(un2.stderr) &&
-   /mcp\.json\.keel-backup/.test(un2.stderr), 'a file changed since the install is left as it is; the original\'s place is named', un2.stderr);
-const only = run(h2, 'install', '--client', 'codex');
+// --- 1, 2, 3: uninstall is semantic, whatever happened since -------------------
+{
+  const h1 = home({ 'claude.json': '.claude.json', 'claude-settings.json': '.claude/settings.json' });
+  const orig = read(h1, '.claude.json');
+  run(h1, 'install', '--client', 'claude-code');
+  for (const b of readdirSync(h1).filter((n) => n.startsWith('.claude.json.keel-'))) spawnSync('rm', [join(h1, b)]);   // every side file
+  const u = run(h1, 'uninstall', '--client', 'claude-code');
+  ok(u.status === 0 && existsSync(join(h1, '.claude.json')) && read(h1, '.claude.json') === orig,
+    'the backups tidied away: uninstall still removes keel from the file and never deletes it', u);
+}
+{
+  const h2 = home({ 'claude.json': '.claude.json' });
+  run(h2, 'install', '--client', 'claude-code');
+  const j = JSON.parse(read(h2, '.claude.json'));
+  j.numStartups = 13;
+  j.mcpServers.added = { command: 'node', args: ['/opt/added.js'] };
+  j.projects['/home/ana/shop'].history = [{ display: 'hello' }];
+  writeFileSync(join(h2, '.claude.json'), JSON.stringify(j, null, 2));        // the client rewrites it
+  run(h2, 'install', '--client', 'claude-code');
+  const s2 = JSON.parse(read(h2, '.claude/settings.json'));
+  s2.permissions = { allow: ['Bash(ls)'] };
+  writeFileSync(join(h2, '.claude/settings.json'), JSON.stringify(s2, null, 2));
+  const u = run(h2, 'uninstall', '--client', 'claude-code');
+  const got = JSON.parse(read(h2, '.claude.json')), gs2 = JSON.parse(read(h2, '.claude/settings.json'));
+  ok(u.status === 0 && got.numStartups === 13 && got.projects['/home/ana/shop'].history[0].display === 'hello' &&
+     got.mcpServers.added.command === 'node' && JSON.stringify(got.mcpServers.added.args) === '["/opt/added.js"]' &&
+     got.mcpServers.filesystem.command === 'npx' && got.mcpServers.github.command === 'docker' &&
+     JSON.stringify(got.mcpServers.filesystem.args) === '["-y","@modelcontextprotocol/server-filesystem","/home/ana"]',
+    'install, the client rewrites the file and adds a server, install again, uninstall: every change kept, keel gone', { got, u });
+  ok(JSON.stringify(gs2) === '{"permissions":{"allow":["Bash(ls)"]}}' && !existsSync(join(h2, '.claude/settings.json.keel-created')),
+    'a settings.json keel created keeps the permissions the person added since; only keel\'s hooks go', gs2);
+}
+
+// --- 4: no lost update under a concurrent writer -------------------------------
+{
+  const TRIALS = 50;
+  let lost = 0, kept = 0, failures = [];
+  const writer = join(sandbox().dir, 'writer.mjs');
+  writeFileSync(writer, `import { appendFileSync, existsSync } from 'node:fs';
+const [file, stop, tag] = process.argv.slice(2);
+let i = 0; const sab = new Int32Array(new SharedArrayBuffer(4));
+while (!existsSync(stop) && i < 5000) { appendFileSync(file, tag + '_' + (i++) + ' = ' + i + '\\n'); Atomics.wait(sab, 0, 0, 2); }
+console.log(i);
+`);
+  for (let t = 0; t < TRIALS; t++) {
+    const ht = homeWith({ '.codex/config.toml': '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs"]\n\n[mcp_servers.docs.env]\n' });
+    for (const verb of ['install', 'uninstall']) {
+      const stop = join(ht, `stop-${verb}`);
+      const w = spawn(process.execPath, [writer, join(ht, '.codex/config.toml'), stop, `${verb}_k`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let count = '';
+      w.stdout.on('data', (d) => { count += d; });
+      for (let wait = 0; wait < 500 && !read(ht, '.codex/config.toml').includes(`${verb}_k_1 = 2`); wait++)
+        await new Promise((res) => setTimeout(res, 5));      // the writer is writing
+      const k = run(ht, verb, '--client', 'codex');
+      writeFileSync(stop, '');
+      await new Promise((res) => w.on('close', res));
+      const text = read(ht, '.codex/config.toml');
+      const n = Number(count);
+      for (let i = 0; i < n; i++) if (!text.includes(`${verb}_k_${i} = ${i + 1}\n`)) { lost++; break; }
+      const wrapped = text.includes(`command = "${keel}"`);
+      if (k.status !== 0 || (verb === 'install') !== wrapped) failures.push({ verb, status: k.status, err: k.stderr.replace(/^keel: warning.*\n/m, '').slice(0, 300), wrapped });
+      else kept++;
+    }
+  }
+  ok(lost === 0 && failures.length === 0 && kept === 2 * TRIALS,
+    `a writer appending a key every ~2 ms during install and uninstall (${TRIALS} trials each): no key lost, keel's change made each time`, { lost, failures: failures.slice(0, 3) });
+}
+
+// --- 5: Codex's TOML in every form it takes -------------------------------------
+{
+  const cases = {
+    'top-level-dotted-features.toml': (t, o) => !/\[features\]/.test(t) && /codex_hooks = false/.test(t) && /switched off here/.test(o),
+    'inline-features.toml': (t, o) => (t.match(/features/g) || []).length === 1 && /switched off here/.test(o),
+    'quoted-feature-key.toml': (t, o) => (t.match(/\[features\]/g) || []).length === 1 && /switched off here/.test(o),
+    'hooks-off.toml': (t, o) => /hooks = false/.test(t) && /\(\[features\] hooks = false\)/.test(o),
+    'command-in-multiline-string.toml': (t) => t.includes('command = "echo"\n"""') && t.includes(`command = "${keel}"\ndescription`) &&
+      t.includes('args = ["wrap", "--", "npx", "-y", "srv"]') && t.includes('args = ["not", "these"]'),
+    'table-inside-instructions.toml': (t) => t.includes('[mcp_servers.x]\ncommand = "rm"\n"""') && t.includes('args = ["wrap", "--", "node", "/opt/real/server.js"]'),
+    'literal-strings.toml': (t) => t.includes(`args = ["wrap", "--", 'npx', '-y', '@scope/srv', 'C:\\Users\\ana']`),
+    'quoted-table-name.toml': (t) => t.includes('[mcp_servers."my.server"]') && t.includes('args = ["wrap", "--", "node", "/opt/my.server/index.js"]'),
+    'inline-tables.toml': (t) => t.includes(`mcp_servers.docs = { command = "${keel}", args = ["wrap", "--", "npx", "-y", "docs-mcp"] }`) &&
+      t.includes(`mcp_servers.plain = { command = "${keel}", args = ["wrap", "--expose", "none", "--", "uvx"], env = { KEY = "v" } }`),
+    'multiline-args.toml': (t) => t.includes('args = [\n  "wrap",\n  "--",\n  "npx",\n  "-y",        # fetch it\n  "multi-mcp",'),
+    'no-final-newline.toml': (t) => t.endsWith(`command = "${keel}"\nargs = ["wrap", "--", "node"]`),
+  };
+  for (const [file, check] of Object.entries(cases)) {
+    const orig = readFileSync(join(src, 'codex', file), 'utf8');
+    const hc = homeWith({ '.codex/config.toml': orig });
+    const i = run(hc, 'install', '--client', 'codex');
+    const text = read(hc, '.codex/config.toml');
+    const u = run(hc, 'uninstall', '--client', 'codex');
+    ok(i.status === 0 && check(text, i.stdout) && /config\.toml \(codex\): [1-9] server\(s\) wrapped/.test(i.stdout) && u.status === 0 &&
+       read(hc, '.codex/config.toml') === orig,
+      `Codex ${file}: wrapped as written, and uninstall gives the file back byte for byte`, { out: i.stdout + i.stderr, text });
+  }
+}
+
+// --- 6, 7: links, modes, a stray file at the old temporary name ---------------
+{
+  const hl = homeWith({ 'dotfiles/cursor.json': '{"mcpServers": {"n": {"command": "node", "args": ["/opt/n.js"]}}}\n' });
+  mkdirSync(join(hl, '.cursor'), { recursive: true });
+  symlinkSync(join(hl, 'dotfiles/cursor.json'), join(hl, '.cursor/mcp.json'));
+  const i = run(hl, 'install', '--client', 'cursor');
+  const linked = lstatSync(join(hl, '.cursor/mcp.json')).isSymbolicLink();
+  const wrapped = read(hl, 'dotfiles/cursor.json').includes('"wrap"');
+  run(hl, 'uninstall', '--client', 'cursor');
+  ok(i.status === 0 && linked && wrapped && lstatSync(join(hl, '.cursor/mcp.json')).isSymbolicLink() &&
+     !read(hl, 'dotfiles/cursor.json').includes('wrap') && /is a link: keel edited the file it points to/.test(i.stdout),
+    'a symlinked config (dotfiles): the file it points to is edited, the link stays a link through install and uninstall', i.stdout);
+
+  const hm = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node"}}}\n' });
+  chmodSync(join(hm, '.cursor/mcp.json'), 0o644);
+  run(hm, 'install', '--client', 'cursor');
+  ok((statSync(join(hm, '.cursor/mcp.json')).mode & 0o777) === 0o644, 'a 0644 file stays 0644');
+  const hro = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node"}}}\n' });
+  chmodSync(join(hro, '.cursor/mcp.json'), 0o444);
+  const ro = run(hro, 'install', '--client', 'cursor');
+  ok(ro.status === 1 && /read-only \(mode 0444\)/.test(ro.stderr) && read(hro, '.cursor/mcp.json') === '{"mcpServers": {"n": {"command": "node"}}}\n',
+    'a read-only (0444) file is refused with a clear message and left as it is', ro.stderr);
+
+  const hh = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node"}}}\n', 'unrelated.txt': 'mine\n' });
+  linkSync(join(hh, 'unrelated.txt'), join(hh, '.cursor/mcp.json.keel-tmp'));
+  linkSync(join(hh, '.cursor/mcp.json'), join(hh, 'hardlink.json'));
+  const hi = run(hh, 'install', '--client', 'cursor');
+  ok(hi.status === 0 && read(hh, 'unrelated.txt') === 'mine\n' && read(hh, '.cursor/mcp.json').includes('"wrap"') &&
+     /had 1 other hard link\(s\): they keep the content from before/.test(hi.stdout),
+    'a hard link at FILE.keel-tmp is never written through; a hard-linked config is named (its other names keep the old text)', hi.stdout);
+}
+
+// --- 8: hook commands quoted for any path -----------------------------------
+for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)', 'new\nline']) {
+  const hq = homeWith({ '.claude/settings.json': '{}\n' });
+  const dir = join(hq, dirName);
+  mkdirSync(dir, { recursive: true });
+  const bin = join(dir, 'keel');
+  copyFileSync(keel, bin);
+  chmodSync(bin, 0o755);
+  const i = runAs(bin, hq, 'install', '--client', 'claude-code');
+  const hooks = JSON.parse(read(hq, '.claude/settings.json')).hooks;
+  const c = hooks.UserPromptSubmit[0].hooks[0].command;
+  const res = spawnSync('sh', ['-c', c], { cwd: hq, input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', prompt: 'hi', transcript_path: '/nonexistent' }),
+    env: { PATH: process.env.PATH, HOME: hq, KEEL_STATE_DIR: join(hq, 'state') }, encoding: 'utf8' });
+  ok(i.status === 0 && res.status === 0 && !existsSync(join(hq, 'PWNED')) && !existsSync(join(dir, 'PWNED')) && res.stderr === '',
+    `keel installed under ${JSON.stringify(dirName)}: its hook command runs as the host runs it, and nothing in the path is executed`, { c, res });
+}
+
+// --- 9, 13: files keel refuses, each with its line --------------------------
+{
+  const bad = {
+    'duplicate mcpServers': ['{\n  "mcpServers": {"a": {"command": "x"}},\n  "mcpServers": {"b": {"command": "y"}}\n}\n', /the key "mcpServers" is given twice in one object \(lines 2 and 3\)/],
+    'a duplicate server name': ['{"mcpServers": {\n"a": {"command": "x"},\n"a": {"command": "uvx"}}}', /"a" is given twice.*lines 2 and 3/],
+    'a byte-order mark': ['\ufeff{"mcpServers": {}}', /line 1, column 1: the file starts with a byte-order mark/],
+    'a trailing comma': ['{\n  "mcpServers": {"a": {"command": "x"},}\n}\n', /line 2, column \d+: a comma before a closing bracket/],
+    'nesting over 1000': [`{"x": ${'['.repeat(1001)}${']'.repeat(1001)}}`, /nested deeper than 1000/],
+    'a top-level array': ['[{"hooks": {}}]', /the top level is not an object/],
+  };
+  for (const [what, [text, re]] of Object.entries(bad)) {
+    const hb = homeWith({ '.cursor/mcp.json': text });
+    const b = run(hb, 'install', '--client', 'cursor');
+    ok(b.status === 1 && re.test(b.stderr) && read(hb, '.cursor/mcp.json') === text, `a file with ${what} is refused, its line named, left byte for byte`, b.stderr);
+  }
+  const ha = homeWith({ '.claude/settings.json': '[{"a": 1}]\n' });
+  run(ha, 'install', '--client', 'claude-code');
+  run(ha, 'install', '--client', 'claude-code');
+  ok(read(ha, '.claude/settings.json') === '[{"a": 1}]\n', 'a settings.json whose top level is an array gets nothing appended, however often install runs');
+  const hc = home({ 'claude.json': '.claude.json' });
+  writeFileSync(join(hc, '.claude.json'), '{"mcpServers": {"a": {"command": "x"}}, }');
+  const c = run(hc, 'install', '--client', 'claude-code');
+  ok(c.status === 1 && !existsSync(join(hc, '.claude/settings.json')) && /none of claude-code's files was changed/.test(c.stderr),
+    'one file of a client failing leaves all of that client\'s files untouched (settings.json not created)', c.stderr);
+}
+
+// --- 10: secrets masked in what is printed -----------------------------------
+{
+  const secret = 'ghp_0123456789abcdefSECRET';
+  const hs = homeWith({
+    '.claude.json': JSON.stringify({ mcpServers: { gh: { command: 'npx', args: ['-y', 'gh-mcp', '--token', `${secret}A`], env: { GITHUB_TOKEN: secret, OTHER: 'plainvalue' } } },
+      projects: { '/p': { history: 'x'.repeat(5000) } } }),
+    '.codex/config.toml': `[mcp_servers.api]\ncommand = "npx"\nargs = ["api-mcp"]\nenv = { API_KEY = "${secret}B" }\n\n[mcp_servers.api.http_headers]\n`,
+  });
+  const i = run(hs, 'install', '--client', 'claude-code', '--client', 'codex');
+  const u = run(hs, 'uninstall', '--client', 'claude-code', '--client', 'codex');
+  const all = i.stdout + i.stderr + u.stdout + u.stderr;
+  ok(i.status === 0 && !all.includes(secret) && !all.includes('plainvalue') && /"\*\*\*"/.test(i.stdout) &&
+     Math.max(...i.stdout.split('\n').map((l) => l.length)) < 700,
+    'env values, tokens after --token and header values are masked in every printed diff; a one-line file is shown only around the change', i.stdout.slice(0, 600));
+}
+
+// --- 11, 15: project scopes -------------------------------------------------
+{
+  const hp = homeWith({
+    '.claude.json': JSON.stringify({ mcpServers: {}, projects: { '/elsewhere': { mcpServers: { db: { command: 'node', args: ['db.js'] } } } } }, null, 2),
+    'proj/.mcp.json': '{"mcpServers": {"shared": {"command": "npx", "args": ["-y", "shared-mcp"]}}}\n',
+    'proj/.gemini/settings.json': '{\n  // the team\'s servers\n  "mcpServers": {"g": {"command": "node", "args": ["g.js"]}} /* keep */\n}\n',
+    '.gemini/settings.json': '{}\n',
+  });
+  const proj = join(hp, 'proj');
+  const cj0 = JSON.parse(read(hp, '.claude.json'));
+  cj0.projects[proj] = { mcpServers: { local: { command: 'uvx', args: ['local-mcp'] } } };
+  writeFileSync(join(hp, '.claude.json'), JSON.stringify(cj0, null, 2));
+  const plain = run(hp, 'install', '--client', 'claude-code');
+  ok(plain.status === 0 && /left alone, local to the project \/elsewhere: db \(keel install --project DIR wraps them\)/.test(plain.stdout) &&
+     JSON.parse(read(hp, '.claude.json')).projects['/elsewhere'].mcpServers.db.command === 'node',
+    'without --project, local-scope servers are named and left alone', plain.stdout);
+  const pr = run(hp, 'install', '--project', proj);
+  const cjp = JSON.parse(read(hp, '.claude.json'));
+  const gp = read(hp, 'proj/.gemini/settings.json');
+  ok(pr.status === 0 && cjp.projects[proj].mcpServers.local.command === keel && cjp.projects['/elsewhere'].mcpServers.db.command === 'node' &&
+     JSON.parse(read(hp, 'proj/.mcp.json')).mcpServers.shared.args[0] === 'wrap' &&
+     gp.includes("// the team's servers") && gp.includes('/* keep */') && gp.includes(`"command": "${keel}"`),
+    '--project DIR wraps Claude Code\'s local scope for DIR, DIR/.mcp.json and DIR/.gemini/settings.json (its comments kept)', pr.stdout + pr.stderr);
+  const up = run(hp, 'uninstall', '--project', proj);
+  ok(up.status === 0 && JSON.parse(read(hp, '.claude.json')).projects[proj].mcpServers.local.command === 'uvx' &&
+     read(hp, 'proj/.gemini/settings.json') === '{\n  // the team\'s servers\n  "mcpServers": {"g": {"command": "node", "args": ["g.js"]}} /* keep */\n}\n' &&
+     read(hp, 'proj/.mcp.json') === '{"mcpServers": {"shared": {"command": "npx", "args": ["-y", "shared-mcp"]}}}\n',
+    'uninstall --project DIR takes keel out of the project files again', up.stdout + up.stderr);
+}
+
+// --- 12: hooks only: the override word works from the prompt -------------------
+{
+  const ho = homeWith({ '.claude/settings.json': '{}\n' });
+  const i = run(ho, 'install', '--client', 'claude-code');
+  ok(/No MCP server runs through keel.*start your next prompt with its word/s.test(i.stdout),
+    'a hooks-only install says how to act on an advisory without keel\'s tools', i.stdout);
+  const c = JSON.parse(read(ho, '.claude/settings.json')).hooks.UserPromptSubmit[0].hooks[0].command;
+  const res = spawnSync('sh', ['-c', c], { input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', prompt: 'snooze-15m', transcript_path: '/nonexistent' }),
+    env: { PATH: process.env.PATH, HOME: ho, KEEL_STATE_DIR: join(ho, 'state') }, encoding: 'utf8' });
+  let out = {};
+  try { out = JSON.parse(res.stdout); } catch { /* left empty */ }
+  const state = existsSync(join(ho, 'state/state.json')) ? read(ho, 'state/state.json') : '';
+  ok(res.status === 0 && /snooze-15m applied/.test(out.systemMessage || '') && /snooze/.test(state),
+    'a prompt that starts with an override word applies it (the state file holds the snooze)', { out, state: state.slice(0, 300) });
+}
+
+// --- 16: keel wrap leaves with its client ------------------------------------
+{
+  const w = spawn(keel, ['wrap', '--', process.execPath, '-e', 'process.stdin.resume(); setInterval(() => {}, 1000)'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  await new Promise((res) => setTimeout(res, 1200));       // past its first second: it has started
+  const t0 = Date.now();
+  w.stdin.end();
+  await new Promise((res) => w.on('close', res));
+  const ms = Date.now() - t0;
+  ok(ms < 1500, `the client gone with nothing in flight, keel wrap ends its server and exits in ${ms} ms (< 1500; it was 2 s of grace)`);
+}
+
+// --- usage ------------------------------------------------------------------
+const only = run(h, 'install', '--client', 'codex');
 ok(only.status === 0 && !/\.claude/.test(only.stdout), '--client limits install to that client', only.stdout.slice(0, 200));
-const bad = run(h2, 'install', '--client', 'vscode');
-ok(bad.status === 64 && /claude-code, claude-desktop, cursor, codex or gemini/.test(bad.stderr), 'an unknown client: usage error naming the known ones', bad.stderr);
+const badc = run(h, 'install', '--client', 'vscode');
+ok(badc.status === 64 && /claude-code, claude-desktop, cursor, codex or gemini/.test(badc.stderr), 'an unknown client: usage error naming the known ones', badc.stderr);
+const noval = run(h, 'install', '--client');
+ok(noval.status === 64 && /--client needs a name/.test(noval.stderr), '--client with no value: usage error saying it needs a name', noval.stderr);
 
 // Hooks objects keel must add to without breaking them: empty, and an event with an empty list.
 for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an event with an empty list', '{"hooks": {"Stop": []}, "x": 1}']]) {
-  const h3 = join(sandbox().dir, 'home');
-  mkdirSync(join(h3, '.claude'), { recursive: true });
-  writeFileSync(join(h3, '.claude/settings.json'), text);
+  const h3 = homeWith({ '.claude/settings.json': text });
   const r3 = run(h3, 'install', '--client', 'claude-code');
   let parsed = null;
   try { parsed = JSON.parse(read(h3, '.claude/settings.json')); } catch { /* left null */ }
-  ok(r3.status === 0 && parsed && ['UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart'].every((e) => JSON.stringify(parsed.hooks[e] || '').includes('hook ' + e)),
-    `hooks added to ${name}: valid JSON with all four`, read(h3, '.claude/settings.json'));
+  const u3 = run(h3, 'uninstall', '--client', 'claude-code');
+  ok(r3.status === 0 && parsed && ['UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart'].every((e) => JSON.stringify(parsed.hooks[e] || '').includes('hook ' + e)) &&
+     u3.status === 0 && JSON.stringify(JSON.parse(read(h3, '.claude/settings.json'))) === JSON.stringify(JSON.parse(text)),
+    `hooks added to ${name}: valid JSON with all four, and uninstall gives the same JSON back`, read(h3, '.claude/settings.json'));
 }
 
 done();

@@ -1,0 +1,355 @@
+/* cfgfile.c: compare-and-swap edits of a person's configuration files (see cfgfile.h). */
+#include "cfgfile.h"
+
+#include "platform.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The same file, untouched: identity, size and both times. */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The whole of a regular file, its stat taken before and after the read so
+ * a read torn by a writer is noticed. 0, 1 torn (try again), -1 errno. */
+static int read_whole(const char *path, struct stat *st, char **text, size_t *n)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    struct stat after;
+    char *buf = NULL;
+    int rc = -1;
+    if (fstat(fd, st) < 0)
+        goto out;
+    if (!S_ISREG(st->st_mode)) {
+        errno = EINVAL;
+        goto out;
+    }
+    if (st->st_size > (off_t)CFG_MAX) {
+        errno = EFBIG;
+        goto out;
+    }
+    size_t cap = (size_t)st->st_size + 1, got = 0;
+    if (!(buf = malloc(cap + 1)))
+        goto out;
+    for (;;) {
+        ssize_t r = read(fd, buf + got, cap - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+        if (got == cap) {               /* it grew while being read */
+            rc = 1;
+            goto out;
+        }
+    }
+    if (fstat(fd, &after) < 0)
+        goto out;
+    if (!same_file(st, &after) || got != (size_t)st->st_size) {
+        rc = 1;
+        goto out;
+    }
+    buf[got] = '\0';
+    *text = buf;
+    *n = got;
+    buf = NULL;
+    rc = 0;
+out:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+void cfg_release(struct cfg_file *f)
+{
+    free(f->text);
+    f->text = NULL;
+    f->n = 0;
+}
+
+int cfg_load(struct cfg_file *f, const char *path, char *why, size_t whyn)
+{
+    cfg_release(f);
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->real, sizeof f->real, "%s", path);
+    struct stat lst;
+    if (lstat(path, &lst) < 0) {
+        if (errno != ENOENT) {
+            snprintf(why, whyn, "%s: cannot be read: %s", path, strerror(errno));
+            return -1;
+        }
+        f->text = calloc(1, 1);         /* not there yet */
+        return f->text ? 0 : -1;
+    }
+    if (!realpath(path, f->real)) {
+        snprintf(why, whyn, S_ISLNK(lst.st_mode) ? "%s is a symbolic link to a file that cannot be reached (%s)"
+                                                 : "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    for (int tries = 0; tries < 20; tries++) {
+        int rc = read_whole(f->real, &f->st, &f->text, &f->n);
+        if (rc == 0) {
+            f->exists = 1;
+            return 0;
+        }
+        if (rc < 0) {
+            snprintf(why, whyn, "%s: %s", path,
+                     errno == EINVAL ? "not a regular file" : errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
+            return -1;
+        }
+    }
+    snprintf(why, whyn, "%s kept changing while keel read it; try again in a moment", path);
+    return -1;
+}
+
+/* 1 if the file is still exactly what f read (or still absent). */
+static int unchanged(const struct cfg_file *f)
+{
+    struct stat st;
+    if (!f->exists)
+        return lstat(f->real, &st) < 0 && errno == ENOENT;
+    char *now = NULL;
+    size_t n = 0;
+    int same = read_whole(f->real, &st, &now, &n) == 0 && same_file(&st, &f->st) && n == f->n &&
+               !memcmp(now, f->text, n);
+    free(now);
+    return same;
+}
+
+static void sync_dir(const char *file)
+{
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s", file);
+    int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* A new file beside f->real holding text, with f's mode and owner, on disk. */
+static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int sync, char *tmp, size_t tmpn,
+                       char *why, size_t whyn)
+{
+    char d[PATH_MAX], b[PATH_MAX];
+    snprintf(d, sizeof d, "%s", f->real);
+    snprintf(b, sizeof b, "%s", f->real);
+    if ((size_t)snprintf(tmp, tmpn, "%s/.%s.keel-XXXXXX", dirname(d), basename(b)) >= tmpn) {
+        snprintf(why, whyn, "%s: the path is too long", f->path);
+        return -1;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(why, whyn, "%s: cannot create a file beside it: %s", f->path, strerror(errno));
+        return -1;
+    }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    mode_t mode = f->exists ? f->st.st_mode & 07777 : 0600;
+    int bad = write_all(fd, text, n) < 0 || fchmod(fd, mode) < 0;
+    if (!bad && f->exists && (f->st.st_uid != geteuid() || f->st.st_gid != getegid()))
+        bad = fchown(fd, f->st.st_uid, f->st.st_gid) < 0;
+    if (bad || (sync && fsync(fd) < 0)) {
+        snprintf(why, whyn, "%s: cannot be written: %s", f->path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    if (close(fd) < 0) {
+        snprintf(why, whyn, "%s: cannot be written: %s", f->path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* The file now at path, which keel just put there: on disk. */
+static void sync_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+int cfg_commit(struct cfg_file *f, const char *text, size_t n, char *why, size_t whyn)
+{
+    return cfg_commit_as(f, text, n, 0, why, whyn);
+}
+
+int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after, char *why, size_t whyn)
+{
+    if (f->exists && !(f->st.st_mode & S_IWUSR)) {
+        snprintf(why, whyn, "%s is read-only (mode %04o), so keel left it as it is: make it writable (chmod u+w) "
+                 "and run keel again", f->path, (unsigned)(f->st.st_mode & 07777));
+        return -1;
+    }
+    char tmp[PATH_MAX + 32];
+    if (temp_beside(f, text, n, !sync_after, tmp, sizeof tmp, why, whyn) < 0)
+        return -1;
+    if (!unchanged(f)) {
+        unlink(tmp);
+        return 1;
+    }
+    if (!f->exists) {                   /* created: never over a file that appeared meanwhile */
+        int rc = link(tmp, f->real);
+        int e = errno;
+        unlink(tmp);
+        if (rc < 0 && e == EEXIST)
+            return 1;
+        if (rc < 0) {
+            snprintf(why, whyn, "%s: cannot be created: %s", f->path, strerror(e));
+            return -1;
+        }
+        if (sync_after)
+            sync_file(f->real);
+        sync_dir(f->real);
+        return 0;
+    }
+    if (platform_swap(tmp, f->real) == 0) {
+        /* The file displaced must be the one checked: same identity, size and
+         * modification time (a rename changes its ctime, not its mtime). */
+        struct stat old;
+        if (lstat(tmp, &old) == 0 && old.st_ino == f->st.st_ino && old.st_dev == f->st.st_dev &&
+            old.st_size == f->st.st_size && old.st_mtim.tv_sec == f->st.st_mtim.tv_sec &&
+            old.st_mtim.tv_nsec == f->st.st_mtim.tv_nsec) {
+            unlink(tmp);
+            if (sync_after)
+                sync_file(f->real);
+            sync_dir(f->real);
+            return 0;
+        }
+        (void)platform_swap(tmp, f->real);   /* written in between: theirs goes back */
+        unlink(tmp);
+        return 1;
+    }
+    if (errno != ENOSYS && errno != EINVAL && errno != ENOTSUP) {
+        snprintf(why, whyn, "%s: cannot be replaced: %s", f->path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, f->real) < 0) {
+        snprintf(why, whyn, "%s: cannot be replaced: %s", f->path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (sync_after)
+        sync_file(f->real);
+    sync_dir(f->real);
+    return 0;
+}
+
+int cfg_remove(struct cfg_file *f, char *why, size_t whyn)
+{
+    if (!unchanged(f))
+        return 1;
+    if (unlink(f->real) < 0 && errno != ENOENT) {
+        snprintf(why, whyn, "%s: cannot be removed: %s", f->path, strerror(errno));
+        return -1;
+    }
+    sync_dir(f->real);
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Drops keel's backups of path beyond the newest CFG_BACKUPS. */
+static void prune(const char *path)
+{
+    char d[PATH_MAX], b[PATH_MAX], prefix[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s", path);
+    snprintf(b, sizeof b, "%s", path);
+    const char *dir = dirname(d);
+    snprintf(prefix, sizeof prefix, "%s.keel-backup-", basename(b));
+    size_t pl = strlen(prefix);
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return;
+    char *names[64];
+    int k = 0;
+    struct dirent *e;
+    while ((e = readdir(dh)) && k < 64)
+        if (!strncmp(e->d_name, prefix, pl) && (names[k] = strdup(e->d_name)))
+            k++;
+    closedir(dh);
+    qsort(names, (size_t)k, sizeof *names, by_name);
+    for (int i = 0; i < k; i++) {
+        if (i < k - CFG_BACKUPS) {
+            char victim[PATH_MAX * 2];
+            snprintf(victim, sizeof victim, "%s/%s", dir, names[i]);
+            unlink(victim);
+        }
+        free(names[i]);
+    }
+}
+
+int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
+{
+    if (!f->exists)
+        return 0;
+    time_t now = time(NULL);
+    struct tm tm;
+    char stamp[32];
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    for (int i = 1; i < 10; i++) {
+        if (i == 1)
+            snprintf(out, outn, "%s.keel-backup-%s", f->path, stamp);
+        else
+            snprintf(out, outn, "%s.keel-backup-%s-%d", f->path, stamp, i);
+        int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return -1;
+        int bad = write_all(fd, f->text, f->n) < 0 || fsync(fd) < 0;
+        if (close(fd) < 0 || bad) {
+            unlink(out);
+            return -1;
+        }
+        prune(f->path);
+        return 0;
+    }
+    return -1;
+}
+
+int cfg_side_exists(const char *path, const char *suffix)
+{
+    char p[PATH_MAX + 64];
+    struct stat st;
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    return lstat(p, &st) == 0;
+}

@@ -1,0 +1,61 @@
+/* cfgfile.h: changing a file a person's tools live in without losing it.
+ *
+ * keel install edits ~/.claude.json while Claude Code itself rewrites it,
+ * so an edit is a compare-and-swap: cfg_load reads the file (following a
+ * symbolic link to the file it names, so the link stays a link), the caller
+ * works out the new text with nothing slow in between, and cfg_commit puts
+ * it in place only if the file is still what was read. The new text goes to
+ * a temporary file created exclusively beside the target, with the target's
+ * mode and owner, flushed to disk first; then the two are swapped in one
+ * step (renameat2 RENAME_EXCHANGE where the system has it) and the file
+ * displaced is checked once more: if anything wrote it in the meantime it
+ * is swapped back, and the caller reads again and redoes its edit. A
+ * read-only file is refused. A hard link is not kept: the name gets a new
+ * file and the other names keep the old content (install says so). */
+#ifndef KEEL_CFGFILE_H
+#define KEEL_CFGFILE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#define CFG_MAX (16u << 20)     /* the largest configuration keel edits */
+#define CFG_BACKUPS 3           /* timestamped backups kept per file */
+
+struct cfg_file {
+    char path[PATH_MAX];        /* as named: ~/.claude.json */
+    char real[PATH_MAX];        /* what it names, links followed: where keel writes */
+    int exists;
+    struct stat st;             /* of real, as read */
+    char *text;                 /* NUL-terminated; "" when it does not exist */
+    size_t n;
+};
+
+/* Reads path. 0 (f->exists says whether it is there), or -1 with a sentence
+ * in why. Frees what f held before. */
+int cfg_load(struct cfg_file *f, const char *path, char *why, size_t whyn);
+void cfg_release(struct cfg_file *f);
+
+/* Replaces f's content with text[0..n) if the file is still what cfg_load
+ * read: 0 written; 1 it changed since (nothing written: load and edit
+ * again); -1 it could not be written (why says so; nothing written).
+ * The new text is flushed to disk before it takes the file's place; with
+ * sync_after (a retry while another program keeps rewriting the file) it is
+ * flushed right after instead, which keeps the check-to-swap window to the
+ * time of a read. */
+int cfg_commit(struct cfg_file *f, const char *text, size_t n, char *why, size_t whyn);
+int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after, char *why, size_t whyn);
+
+/* Removes f (a file keel created and emptied again) if it is still what
+ * cfg_load read: 0, 1 changed since, -1 error. */
+int cfg_remove(struct cfg_file *f, char *why, size_t whyn);
+
+/* Keeps f's content as read in PATH.keel-backup-YYYYMMDD-HHMMSS (mode 0600,
+ * never over an existing file), dropping keel's older backups of it beyond
+ * CFG_BACKUPS. The name into out; 0, or -1. */
+int cfg_backup(const struct cfg_file *f, char *out, size_t outn);
+
+/* 1 if path + suffix exists. */
+int cfg_side_exists(const char *path, const char *suffix);
+
+#endif

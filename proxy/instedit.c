@@ -1,0 +1,436 @@
+/* instedit.c: one configuration text made into a checked plan (see instedit.h). */
+#include "instedit.h"
+
+#include "install.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const claude_events[] = {"UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", NULL};
+static const char *const gemini_events[] = {"BeforeAgent", "AfterAgent", "SessionStart", NULL};
+const struct host host_claude = {"", claude_events, 10};
+const struct host host_codex = {" --host codex", claude_events, 10};
+const struct host host_gemini = {" --host gemini", gemini_events, 10000};
+
+/* --- text helpers --------------------------------------------------------------- */
+
+void inst_sb_add(struct sb *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = (b->n + n + 1) * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void inst_sb_str(struct sb *b, const char *s)
+{
+    inst_sb_add(b, s, strlen(s));
+}
+
+/* s as a JSON string (also a TOML basic string). */
+void inst_sb_quoted(struct sb *b, const char *s)
+{
+    inst_sb_add(b, "\"", 1);
+    for (; *s; s++) {
+        char esc[8];
+        if (*s == '"' || *s == '\\') {
+            esc[0] = '\\';
+            esc[1] = *s;
+            inst_sb_add(b, esc, 2);
+        } else if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+            snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*s);
+            inst_sb_add(b, esc, 6);
+        } else {
+            inst_sb_add(b, s, 1);
+        }
+    }
+    inst_sb_add(b, "\"", 1);
+}
+
+/* s quoted for a POSIX shell when it needs it. */
+void inst_shell_quote(char *out, size_t cap, const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *c = s; *c && plain; c++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *c) != NULL;
+    size_t k = 0;
+    if (plain) {
+        snprintf(out, cap, "%s", s);
+        return;
+    }
+    out[k++] = '\'';
+    for (; *s && k + 6 < cap; s++) {
+        if (*s == '\'') {
+            memcpy(out + k, "'\\''", 4);
+            k += 4;
+        } else {
+            out[k++] = *s;
+        }
+    }
+    out[k++] = '\'';
+    out[k] = '\0';
+}
+
+/* The first two words of a shell command line (quotes and backslashes
+ * undone): 1 if they are a keel and "hook". */
+int inst_is_keel_hook(const char *cmd)
+{
+    char word[2][PATH_MAX];
+    const char *p = cmd;
+    for (int w = 0; w < 2; w++) {
+        size_t k = 0;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            return 0;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n' && k + 1 < sizeof word[w]) {
+            if (*p == '\'') {
+                for (p++; *p && *p != '\'' && k + 1 < sizeof word[w]; p++)
+                    word[w][k++] = *p;
+                if (*p)
+                    p++;
+            } else if (*p == '"') {
+                for (p++; *p && *p != '"' && k + 1 < sizeof word[w]; p++) {
+                    if (*p == '\\' && p[1])
+                        p++;
+                    word[w][k++] = *p;
+                }
+                if (*p)
+                    p++;
+            } else {
+                if (*p == '\\' && p[1])
+                    p++;
+                word[w][k++] = *p++;
+            }
+        }
+        word[w][k] = '\0';
+    }
+    const char *base = strrchr(word[0], '/');
+    base = base ? base + 1 : word[0];
+    return !strcmp(base, "keel") && !strcmp(word[1], "hook");
+}
+
+int inst_is_keel_path(const struct ctx *c, const char *s)
+{
+    if (!s)
+        return 0;
+    const char *base = strrchr(s, '/');
+    base = base ? base + 1 : s;
+    return !strcmp(s, c->keel) || !strcmp(base, "keel");
+}
+
+/* A JSON pointer (RFC 6901) member name, escaped, appended. */
+void inst_ptr_add(char *ptr, size_t cap, const char *name)
+{
+    size_t k = strlen(ptr);
+    if (k + 1 < cap)
+        ptr[k++] = '/';
+    for (; *name && k + 2 < cap; name++) {
+        if (*name == '~' || *name == '/') {
+            ptr[k++] = '~';
+            ptr[k++] = *name == '~' ? '0' : '1';
+        } else {
+            ptr[k++] = *name;
+        }
+    }
+    ptr[k] = '\0';
+}
+
+/* --- a plan: the splices for one file, and the tree they must give ------------ */
+
+void inst_plan_free(struct plan *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free((char *)p->ed[i].text);
+    free(p->ed);
+    free(p->notes.p);
+    cJSON_Delete(p->want);
+    cJSON_Delete(p->added);
+    free(p->out);
+    memset(p, 0, sizeof *p);
+}
+
+/* A splice: del bytes at `at` become the text of b (taken). */
+void inst_splice(struct plan *p, size_t at, size_t del, struct sb *b)
+{
+    if (b->oom || p->oom) {
+        free(b->p);
+        p->oom = 1;
+        return;
+    }
+    if (p->n == p->cap) {
+        int cap = p->cap ? p->cap * 2 : 16;
+        struct cfg_edit *e = realloc(p->ed, (size_t)cap * sizeof *e);
+        if (!e) {
+            free(b->p);
+            p->oom = 1;
+            return;
+        }
+        p->ed = e;
+        p->cap = cap;
+    }
+    p->ed[p->n++] = (struct cfg_edit){at, del, b->p ? b->p : calloc(1, 1), b->n};
+    memset(b, 0, sizeof *b);
+}
+
+void inst_cut(struct plan *p, size_t from, size_t to)
+{
+    struct sb none = {0};
+    inst_splice(p, from, to - from, &none);
+}
+
+void inst_note(struct plan *p, const char *fmt, const char *a, const char *b)
+{
+    char line[600];
+    snprintf(line, sizeof line, fmt, a ? a : "", b ? b : "");
+    inst_sb_str(&p->notes, "  ");
+    inst_sb_str(&p->notes, line);
+    inst_sb_str(&p->notes, "\n");
+}
+
+void inst_manifest_add(struct plan *p, const char *ptr)
+{
+    if (!p->added)
+        p->added = cJSON_CreateArray();
+    const cJSON *e;
+    cJSON_ArrayForEach(e, p->added)
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
+            return;
+    cJSON_AddItemToArray(p->added, cJSON_CreateString(ptr));
+}
+
+int inst_manifest_has(const cJSON *m, const char *ptr)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, m)
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
+            return 1;
+    return 0;
+}
+
+/* Removes the items marked in del[] from the container whose opening
+ * bracket is at `open`: items[i] spans key (or value) start to value end.
+ * Runs are cut so the text left is what it was before keel added them:
+ * a run not at the start from the end of the item before it, a run at the
+ * start from its first item to the item after it, everything from the
+ * opening bracket to the last item's end when all go. */
+
+void inst_cut_items(struct plan *p, size_t open, const struct item *it, int k,
+                      const int *del)
+{
+    int all = k > 0;
+    for (int i = 0; i < k; i++)
+        all &= del[i];
+    if (all) {
+        inst_cut(p, open + 1, it[k - 1].end);
+        return;
+    }
+    for (int i = 0; i < k;) {
+        if (!del[i]) {
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j + 1 < k && del[j + 1])
+            j++;
+        if (i > 0)
+            inst_cut(p, it[i - 1].end, it[j].end);
+        else
+            inst_cut(p, it[0].at, it[j + 1].at);
+        i = j + 1;
+    }
+}
+
+int inst_blank_between(const char *s, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (!strchr(" \t\r\n", s[i]))
+            return 0;
+    return 1;
+}
+
+/* --- one text: parse, edit, check ---------------------------------------------- */
+
+/* The plan for text (which must end in a NUL). 0 with p->out (NULL: nothing
+ * to change), or -1 with why. */
+int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text, size_t n, const cJSON *manifest,
+                     struct plan *p, char *why, size_t whyn)
+{
+    memset(p, 0, sizeof *p);
+    struct cfgjson d = {0};
+    struct toml_node *tn = NULL;
+    struct toml_error te;
+    int rc = -1;
+    if (t->fmt == FMT_TOML) {
+        if (!(tn = toml_parse(text, n, &te))) {
+            snprintf(why, whyn, "line %d, column %d: %s", te.line, te.column, te.message);
+            return -1;
+        }
+        p->want = toml_to_json(tn, 0);
+    } else {
+        if (cfgjson_read(&d, text, n, t->fmt == FMT_JSONC, why, whyn) < 0)
+            return -1;
+        p->want = cJSON_Duplicate(d.tree, 1);
+    }
+    if (!p->want) {
+        snprintf(why, whyn, "out of memory");
+        goto out;
+    }
+    const char *scan = t->fmt == FMT_TOML ? text : d.scan;
+    size_t root = 0;
+    while (t->fmt != FMT_TOML && root < n && strchr(" \t\r\n", scan[root]))
+        root++;
+    if (t->servers && t->fmt == FMT_TOML) {
+        inst_toml_servers(c, p, text, n, tn, manifest);
+        if (!c->uninstall)
+            inst_toml_hooks_switch(p, tn);
+    } else if (t->servers) {
+        struct cfgjson_member sm;
+        cJSON *servers = cJSON_GetObjectItemCaseSensitive(p->want, "mcpServers");
+        if (cfgjson_member(&d, root, "mcpServers", &sm) && scan[sm.at] == '{' && cJSON_IsObject(servers)) {
+            char ptr[32] = "";
+            inst_ptr_add(ptr, sizeof ptr, "mcpServers");
+            inst_json_servers(c, p, &d, sm.at, servers, ptr, manifest);
+        }
+        if (t->scopes)
+            inst_json_local_scopes(c, p, &d, root, manifest);
+    }
+    if (t->hooks && t->fmt != FMT_TOML) {
+        if (c->uninstall)
+            inst_hooks_remove(p, &d, root, manifest);
+        else
+            inst_hooks_add(c, p, &d, root, t->host);
+    }
+    if (p->oom || p->notes.oom) {
+        snprintf(why, whyn, "out of memory");
+        goto out;
+    }
+    if (!p->n) {
+        rc = 0;
+        goto out;
+    }
+    /* Splices in order; none may overlap (that would be keel's own bug). */
+    for (int i = 1; i < p->n; i++)
+        for (int j = i; j > 0 && p->ed[j].at < p->ed[j - 1].at; j--) {
+            struct cfg_edit e = p->ed[j];
+            p->ed[j] = p->ed[j - 1];
+            p->ed[j - 1] = e;
+        }
+    for (int i = 1; i < p->n; i++)
+        if (p->ed[i - 1].at + p->ed[i - 1].del > p->ed[i].at) {
+            snprintf(why, whyn, "keel's own edits overlap (a keel bug); nothing was written");
+            goto out;
+        }
+    if (!(p->out = cfgdiff_apply(text, n, p->ed, p->n, &p->out_n))) {
+        snprintf(why, whyn, "out of memory");
+        goto out;
+    }
+    /* The check: the new text parses to exactly the intended tree. */
+    cJSON *got = NULL;
+    if (t->fmt == FMT_TOML) {
+        struct toml_node *nt = toml_parse(p->out, p->out_n, &te);
+        got = nt ? toml_to_json(nt, 0) : NULL;
+        toml_free(nt);
+    } else {
+        struct cfgjson nd;
+        char w2[256];
+        if (cfgjson_read(&nd, p->out, p->out_n, t->fmt == FMT_JSONC, w2, sizeof w2) == 0) {
+            got = nd.tree;
+            nd.tree = NULL;
+            cfgjson_free(&nd);
+        }
+    }
+    int same = got && cJSON_Compare(got, p->want, 1);
+    cJSON_Delete(got);
+    if (!same) {
+        snprintf(why, whyn, "keel's change did not come out as intended (a keel bug), so nothing was written");
+        goto out;
+    }
+    rc = 0;
+out:
+    cfgjson_free(&d);
+    toml_free(tn);
+    if (rc == 0 && !p->n) {
+        free(p->out);
+        p->out = NULL;
+    }
+    return rc;
+}
+
+char *install_edit_text(const char *text, size_t n, int fmt, int hooks, int uninstall, const char *keel_path,
+                        char *why, size_t whyn)
+{
+    static cJSON *manifest;             /* what the last install added: the next uninstall reads it */
+    struct ctx c = {.keel = keel_path, .uninstall = uninstall};
+    inst_shell_quote(c.hook_prefix, sizeof c.hook_prefix, keel_path);
+    struct target_spec t = {(enum fmt)fmt, 1, hooks, fmt == FMT_JSON, fmt == FMT_JSONC ? &host_gemini : &host_claude};
+    struct plan p;
+    why[0] = '\0';
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, text, n);
+    copy[n] = '\0';
+    char *out = NULL;
+    if (inst_plan_text(&c, &t, copy, n, uninstall ? manifest : NULL, &p, why, whyn) == 0) {
+        out = p.out;
+        p.out = NULL;
+        if (!uninstall) {
+            cJSON_Delete(manifest);
+            manifest = p.added;
+            p.added = NULL;
+        }
+    }
+    inst_plan_free(&p);
+    free(copy);
+    return out;
+}
+
+/* --- secrets in TOML, for the printed diff ------------------------------------- */
+
+static void toml_secrets(const struct toml_node *x, int inside, struct cfg_span *out, int max, int *k)
+{
+    if (x->type == TOML_STRING) {
+        if (inside && *k < max)
+            out[(*k)++] = (struct cfg_span){x->at, x->end};
+        return;
+    }
+    int after_flag = 0;
+    for (const struct toml_node *c = x->first; c; c = c->next) {
+        int in = inside || (c->key && cfg_secret_name(c->key, c->key_n)) || after_flag;
+        toml_secrets(c, in, out, max, k);
+        after_flag = x->type == TOML_ARRAY && c->type == TOML_STRING && c->text && c->text[0] == '-' &&
+                     cfg_secret_name(c->text, c->text_n);
+    }
+}
+
+int inst_secrets_of(enum fmt fmt, const char *text, size_t n, struct cfg_span *out)
+{
+    int k = 0;
+    if (fmt == FMT_TOML) {
+        struct toml_error e;
+        struct toml_node *t = toml_parse(text, n, &e);
+        if (t)
+            toml_secrets(t, 0, out, SECRETS_MAX, &k);
+        toml_free(t);
+    } else {
+        struct cfgjson d;
+        char why[256];
+        if (cfgjson_read(&d, text, n, fmt == FMT_JSONC, why, sizeof why) == 0)
+            k = cfgjson_secrets(&d, out, SECRETS_MAX);
+        cfgjson_free(&d);
+    }
+    return k;
+}
