@@ -17,9 +17,9 @@
  *                the count, and so does a wait of poll_ms or more with no
  *                other call in it (a job polled now and then is waited on,
  *                not looped on);
- *   same_error   the same tool failing with the same error text (its first
- *                100 characters), whatever the arguments, with no success of
- *                that tool in between;
+ *   same_error   the same tool failing with the same error text (all of it,
+ *                numbers and ids made one), whatever the arguments, with no
+ *                success of that tool in between;
  *   reasked      the same tool giving the same non-empty result to calls that
  *                differ only in free text (a question reworded, the answer
  *                the same), every path, id, number and one-word value equal;
@@ -35,7 +35,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOOP_ERROR_CHARS 100         /* characters of an error's text compared */
 
 enum { LOOP_NONE, LOOP_REPEAT, LOOP_SAME_ERROR, LOOP_REASKED, LOOP_ALTERNATION };
 extern const char *const loop_kind_names[];   /* "none", "repeat", "same_error", "reasked", "alternation" */
@@ -53,7 +52,7 @@ struct loop_call {
     uint64_t id;                     /* tool + canonical arguments */
     uint64_t shape;                  /* the same with free-text strings blanked */
     uint64_t result;                 /* the outcome: result or JSON-RPC error */
-    uint64_t error;                  /* hash of the error's first 100 characters; 0: it did not fail */
+    uint64_t error;                  /* hash of the error's text; 0: it did not fail */
     unsigned flags;                  /* LOOP_* */
 };
 

@@ -18,6 +18,7 @@
 #include "submit.h"
 #include "text.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,18 +150,32 @@ void relay_call_data_free(void *p)
     free(p);
 }
 
-/* A hash of an error's text: its first LOOP_ERROR_CHARS characters (never 0). */
+/* A hash of an error's whole text (never 0), numbers and ids made one: a
+ * run of digits, or a hexadecimal id of 8 or more characters (a UUID, a
+ * commit), counts as one '#', so "after 3021 ms" and "after 3044 ms" are the
+ * same error and two paths that differ only at their end are not. */
 static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
 {
-    char *t = raw && raw->p && raw->p[0] == '"' ? jscan_string_prefix(raw->p, raw->n, LOOP_ERROR_CHARS * 4) : NULL;
-    size_t k = 0, chars = 0, l = t ? strlen(t) : 0;
-    while (k < l && chars < LOOP_ERROR_CHARS) {
-        k++;
-        while (k < l && ((unsigned char)t[k] & 0xC0) == 0x80)
-            k++;
-        chars++;
+    char *t = raw && raw->p && raw->p[0] == '"' ? jscan_string_prefix(raw->p, raw->n, raw->n) : NULL;
+    size_t l = t ? strlen(t) : 0, w = 0;
+    for (size_t i = 0; i < l;) {
+        size_t j = i, digits = 0;
+        while (j < l && (isxdigit((unsigned char)t[j]) || (t[j] == '-' && j > i)))
+            digits += isdigit((unsigned char)t[j++]) != 0;
+        int id = j - i >= 8 && digits && (i == 0 || !isalnum((unsigned char)t[i - 1])) &&
+                 (j == l || !isalnum((unsigned char)t[j]));
+        if (id) {
+            t[w++] = '#';
+            i = j;
+        } else if (isdigit((unsigned char)t[i])) {
+            while (i < l && isdigit((unsigned char)t[i]))
+                i++;
+            t[w++] = '#';
+        } else {
+            t[w++] = t[i++];
+        }
     }
-    uint64_t h = loop_hash(t ? t : "", k, seed) | 1;
+    uint64_t h = loop_hash(t ? t : "", w, seed) | 1;
     free(t);
     return h;
 }

@@ -82,6 +82,20 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(!of(fails[0], 'loop') && !of(fails[1], 'loop') && of(fails[2], 'loop') && of(fails[2], 'loop').pattern === 'same_error'
     && /fail failed 3 times/.test(of(fails[2], 'loop').reason), 'the same error from one tool 3 times, arguments varied: same_error on the 3rd', fails.map(advisories));
 
+  // The whole error counts, numbers and ids aside: three long paths that
+  // differ only at their end are three errors; one timeout with its
+  // milliseconds, address and request id varying is one.
+  const deep = '/home/ana/src/github.com/acme/platform/services/billing-gateway/packages/web-client/config/';
+  const paths = [];
+  for (const f of ['tsconfig.json', '.eslintrc.json', 'package.json'])
+    paths.push(await k.ask(call('fail', { command: 'lint', error: `Error: ENOENT: no such file or directory, open '${deep}${f}'` })));
+  ok(paths.every((x) => !of(x, 'loop')), 'three errors that differ only past their 100th character are three errors: no same_error', paths.map(advisories));
+  const tmo = [];
+  for (const [ms, ip, rid] of [[3021, '10.0.4.17', 'a3f9c2e1-77b0-4c1e-9a51-2f4d6b8e0c13'], [3044, '10.0.4.18', '0b6e1d2c-1f3a-4a9e-8c7d-5e2f9a1b3c4d'], [2999, '10.0.4.19', 'fe12ab34-cd56-4ef7-8a9b-0c1d2e3f4a5b']])
+    tmo.push(await k.ask(call('fail', { command: 'migrate', error: `connect ETIMEDOUT ${ip}:5432 after ${ms} ms (request ${rid})` })));
+  ok(!of(tmo[1], 'loop') && of(tmo[2], 'loop') && of(tmo[2], 'loop').pattern === 'same_error',
+    'the same timeout with its numbers, address and request id varying: one error, same_error on the 3rd', tmo.map(advisories));
+
   // Reworded free text, the same answer.
   const qs = ['how do I configure retries', 'retry configuration for the client', 'where is the retry policy set', 'configure retry policy please'];
   const asks = [];
