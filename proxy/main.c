@@ -204,11 +204,14 @@ static int global_opt(int argc, char **argv, int *i, int *rc)
 
 static const char rules_help[] =
     "usage: keel rules lint|test|prompt [--rules DIR]...\n"
+    "       keel rules check [--as message|tool_result|sampling] FILE... [--rules DIR]...\n"
     "\n"
     "  lint    list every problem of the rule files as file:line: message (exit 1 if any)\n"
     "  test    run every rule's examples and the corpus in rules/evals (and DIR/evals),\n"
     "          print true and false positives and negatives per rule (exit 1 on a mismatch)\n"
     "  prompt  print the text to append to an agent's system prompt\n"
+    "  check   run the rules over each FILE as a tool result (or --as a message) and\n"
+    "          name the rules that fire on it; a count at the end\n"
     "\n"
     "The shipped rules are built in; --rules DIR (repeatable) and the profile's\n"
     "rules.dirs add every .yml file in those directories.\n";
@@ -219,8 +222,10 @@ static int cmd_rules(int argc, char **argv)
         fputs(rules_help, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;
     }
-    if (argc > 1)
+    if (argc > 1 && strcmp(argv[0], "check"))
         return usage_error("unexpected argument to rules: %s", argv[1]);
+    if (argc < 2 && !strcmp(argv[0], "check"))
+        return usage_error("rules check needs a FILE to check%s", "");
     profile_load(&profile, profile_path);
     ruleset_load(&rules, &profile, rule_dirs, nrule_dirs);
     int rc;
@@ -230,8 +235,10 @@ static int cmd_rules(int argc, char **argv)
         rc = rules_test(&rules, rule_dirs, nrule_dirs);
     else if (!strcmp(argv[0], "prompt"))
         rc = rules_prompt(&rules);
+    else if (!strcmp(argv[0], "check"))
+        rc = rules_check(&rules, argc - 1, argv + 1);
     else
-        rc = usage_error("rules takes lint, test or prompt, not %s", argv[0]);
+        rc = usage_error("rules takes lint, test, prompt or check, not %s", argv[0]);
     ruleset_free(&rules);
     return rc;
 }

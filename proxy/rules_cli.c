@@ -4,7 +4,8 @@
  * runs each rule's own examples (fires / passes) and the corpus of rules/evals
  * (one YAML file per example: id, text, expected_violations, expected_clean,
  * rationale) and prints, per rule, true and false positives and negatives.
- * prompt prints the text a host appends to its agent's system prompt. */
+ * prompt prints the text a host appends to its agent's system prompt. check
+ * runs the rules over files, as tool results (or messages), and names what fires. */
 #include "rules_cli.h"
 
 #include "embed.h"
@@ -12,6 +13,7 @@
 #include "submit.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,4 +222,48 @@ int rules_prompt(const struct ruleset *rs)
                where_names[RA_MESSAGE], r->guidance ? r->guidance : r->description ? r->description : "");
     }
     return 0;
+}
+
+int rules_check(const struct ruleset *rs, int argc, char **argv)
+{
+    int where = RA_TOOL_RESULT, files = 0, hit_files = 0, rc = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--as") && i + 1 < argc) {
+            const char *w = argv[++i];
+            where = !strcmp(w, "message") ? RA_MESSAGE : !strcmp(w, "tool_result") ? RA_TOOL_RESULT
+                  : !strcmp(w, "sampling") ? RA_SAMPLING : 0;
+            if (!where) {
+                fprintf(stderr, "keel: --as takes message, tool_result or sampling\n");
+                return 64;
+            }
+            continue;
+        }
+        size_t n;
+        char *text = read_regular(argv[i], 16u << 20, &n);
+        if (!text) {
+            fprintf(stderr, "keel: %s: %s\n", argv[i], read_regular_why(errno));
+            rc = 1;
+            continue;
+        }
+        char *c = rule_copy(text, n);
+        files++;
+        int any = 0;
+        for (int r = 0; c && r < rs->n; r++) {
+            struct rule_span sp[1];
+            if (!(rs->v[r].applies_to & where) || rule_match(&rs->v[r], c, n, sp, 1) <= 0)
+                continue;
+            printf("%s%s%s", any ? ", " : "", any ? "" : argv[i], any ? rs->v[r].name : ": ");
+            if (!any)
+                printf("%s", rs->v[r].name);
+            any = 1;
+        }
+        if (any)
+            printf("\n");
+        hit_files += any;
+        free(c);
+        free(text);
+    }
+    printf("%d file%s, %d with a rule firing (as %s)\n", files, files == 1 ? "" : "s", hit_files,
+           where == RA_MESSAGE ? "messages" : where == RA_SAMPLING ? "sampling answers" : "tool results");
+    return rc;
 }

@@ -28,7 +28,7 @@ const textOf = (r) => r.content.filter((b) => b.type === 'text' && !b.text.start
 const advisories = (r) => (r._meta && r._meta['keel/advisories']) || [];
 
 const envFile = join(dir, '.env');
-const secretText = 'AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nREGION=eu-west-1\n\u001b[1mbold\u001b[0m\n';
+const secretText = 'AWS_ACCESS_KEY_ID=AKIA2E0A8F3B244C9986\nREGION=eu-west-1\n\u001b[1mbold\u001b[0m\n';
 writeFileSync(envFile, secretText);
 const direct = await connect(process.execPath, [FS, dir]);
 const wrapped = await connect(keel, ['wrap', '--', process.execPath, FS, dir]);
