@@ -33,6 +33,13 @@ static int read_fake_file(const char *path, char *buf, size_t n)
     return 0;
 }
 
+static int64_t replay_ms;
+
+void chrono_replay_at(int64_t ms)
+{
+    replay_ms = ms;
+}
+
 int chrono_now(struct chrono_now *t, kerr *e)
 {
     /* The environment is read once: KEEL_NOW and KEEL_NOW_FILE are set before
@@ -54,7 +61,9 @@ int chrono_now(struct chrono_now *t, kerr *e)
             return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "KEEL_NOW_FILE is set but cannot be read");
         fake = buf;
     }
-    if (fake && *fake) {
+    if (replay_ms) {
+        t->ms = replay_ms;
+    } else if (fake && *fake) {
         if (tf_parse_rfc3339(fake, &t->ms, NULL) < 0)
             return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL,
                             "KEEL_NOW (or KEEL_NOW_FILE) is set but is not an RFC 3339 time with an offset");

@@ -20,6 +20,10 @@ struct chrono_now {
 /* 0, or -1 with INTERNAL_CLOCK_UNAVAILABLE. */
 int chrono_now(struct chrono_now *t, kerr *e);
 
+/* keel eval only: from now on the clock reads ms (0: the real clock again),
+ * so a recorded session can be replayed at the times it happened. */
+void chrono_replay_at(int64_t ms);
+
 /* The local UTC offset at an instant (TZ rules); 0 or -1. */
 int chrono_offset_at(int64_t ms, int *offset_s);
 

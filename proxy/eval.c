@@ -171,12 +171,16 @@ static void rum_one(const cJSON *ex, void *vctx)
     struct misses *m = sp == DEV ? c->run->dev_misses : NULL;
     cJSON *out = NULL;
     kerr e = {0};
-    int got = rum_check(cJSON_GetObjectItemCaseSensitive(ex, "args"), now, off, &out, &e) == 0 &&
-              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
+    /* As keel's hooks and overlay ask it: only what asks counts. */
+    cJSON *args = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ex, "args"), 1);
+    if (args && !cJSON_GetObjectItemCaseSensitive(args, "only_asks"))
+        cJSON_AddTrueToObject(args, "only_asks");
+    int got = rum_check(args, now, off, &out, &e) == 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
     if (e.code)
         miss(m, ex, "rumination", e.code);
     score(&c->t[sp], !strcmp(str(ex, "label"), "repeat"), got, m, ex, "rumination");
     cJSON_Delete(out);
+    cJSON_Delete(args);
 }
 
 static const char *const patterns[] = {"unconditional_agreement", "praise_without_evidence", "escalating_validation",

@@ -13,4 +13,11 @@ int eval_run(const char *dir, int markdown, const char *floors_file, int all_mis
  * no traces. */
 int eval_traces(const char *dir, int markdown, const char *floors_file);
 
+/* The hooks on whole sessions (JSON files in DIR and one folder below): false
+ * advisories per 100 prompts and re-ask episodes advised by their 3rd and
+ * 4th ask, dev and test. 0, 1 below a floor (the targets, or floors_file's
+ * "sessions MAX_PER_100 MIN_SHARE"), 64 no sessions or one without a split. */
+struct profile;
+int eval_sessions(const char *dir, int markdown, const char *floors_file, const struct profile *p);
+
 #endif

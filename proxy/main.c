@@ -471,7 +471,7 @@ static int cmd_inspect(int argc, char **argv)
 }
 
 static const char eval_help[] =
-    "usage: keel eval [--markdown] [--misses] [--floors FILE] [--traces DIR] [CORPUS_DIR]\n"
+    "usage: keel eval [--markdown] [--misses] [--floors FILE] [--traces DIR] [--sessions DIR] [CORPUS_DIR]\n"
     "\n"
     "Run the detectors on the labelled corpus in CORPUS_DIR (rumination.jsonl,\n"
     "sycophancy.jsonl, hyperfocus.jsonl) and print precision, recall, F1 and\n"
@@ -486,7 +486,13 @@ static const char eval_help[] =
     "--traces DIR replays the recorded agent sessions in DIR/dev and DIR/test through\n"
     "the loop detector and prints, per split, false advisories per 1000 calls labelled\n"
     "work and the share of loop episodes advised within 2 calls of the threshold.\n"
-    "Floors: at most 1 and at least 0.95, or FILE's line: loop MAX_PER_1000 MIN_SHARE.\n";
+    "Floors: at most 1 and at least 0.95, or FILE's line: loop MAX_PER_1000 MIN_SHARE.\n"
+    "\n"
+    "--sessions DIR replays whole conversations (DIR/*.json: prompts, replies, minutes\n"
+    "between them, re-ask episodes labelled) through keel hook, as Claude Code and\n"
+    "Codex would run it, and prints per split the false advisories per 100 prompts\n"
+    "and the re-ask episodes advised by their 3rd and 4th ask. Floors: at most 0.5\n"
+    "and at least 0.80, or FILE's line: sessions MAX_PER_100 MIN_SHARE.\n";
 
 static const char tools_help[] =
     "usage: keel tools\n"
@@ -497,7 +503,7 @@ static const char tools_help[] =
 static int cmd_eval(int argc, char **argv)
 {
     int md = 0, m, misses = 0;
-    const char *dir = NULL, *floors = NULL, *traces = NULL;
+    const char *dir = NULL, *floors = NULL, *traces = NULL, *sessions = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--markdown"))
             md = 1;
@@ -506,6 +512,10 @@ static int cmd_eval(int argc, char **argv)
         else if ((m = opt_value(argc, argv, &i, "--traces", &traces))) {
             if (m < 0)
                 return usage_error("--traces needs the traces directory, like tests/traces%s", NULL);
+        }
+        else if ((m = opt_value(argc, argv, &i, "--sessions", &sessions))) {
+            if (m < 0)
+                return usage_error("--sessions needs the sessions directory, like tests/sessions%s", NULL);
         }
         else if (!strcmp(argv[i], "--floors")) {
             if (++i >= argc)
@@ -520,13 +530,20 @@ static int cmd_eval(int argc, char **argv)
         else
             return usage_error("eval takes one corpus directory; unexpected %s", argv[i]);
     }
-    if (!dir && !traces)
+    if (!dir && !traces && !sessions)
         return usage_error("eval needs the corpus directory, like tests/corpus%s", NULL);
     int rc = dir ? eval_run(dir, md, floors, misses) : 0;
     if (traces && rc != 64) {
         if (md && dir)
             putchar('\n');
         int t = eval_traces(traces, md, floors);
+        rc = t == 64 ? 64 : rc | t;
+    }
+    if (sessions && rc != 64) {
+        if (md && (dir || traces))
+            putchar('\n');
+        profile_load(&profile, profile_path);
+        int t = eval_sessions(sessions, md, floors, &profile);
         rc = t == 64 ? 64 : rc | t;
     }
     return rc;

@@ -1,0 +1,314 @@
+/* evalsess.c: keel eval --sessions DIR, the hooks on whole conversations.
+ *
+ * DIR holds sessions (JSON files, in DIR or one folder below): what a person
+ * typed turn by turn, the assistant's reply, minutes between prompts, and a
+ * label on the prompts of a re-ask episode ({episode, ask}) and on a
+ * sycophantic reply. Each session is replayed as a host would run keel: its
+ * transcript written turn by turn (Claude Code's JSONL; every fifth session
+ * Codex's), then keel hook UserPromptSubmit with the prompt and Stop with the
+ * reply, in this process (hook_answer), the clock at the turn's time, a
+ * fresh state directory per session.
+ *
+ * Per split ("split" in each file), side by side:
+ *   false advisories per 100 prompts: a rumination or sycophancy advisory on
+ *   a prompt that is not a second or later ask of an episode;
+ *   episodes advised by their 3rd and by their 4th ask (an advisory on an
+ *   ask from the 2nd on);
+ *   sycophancy on replies: advisories on replies not labelled, and labelled
+ *   replies advised.
+ * Misses and false advisories are listed for dev only. */
+#include "eval.h"
+
+#include "clock.h"
+#include "hook.h"
+#include "readfile.h"
+#include "timefmt.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SHOWN 16
+#define SESSIONS_MAX 1024
+
+struct sstats {
+    const char *name;
+    int sessions, prompts, episodes, false_adv, by3, by4, replies, syc_labelled, syc_caught, syc_false;
+    char shown[SHOWN][200];
+    int nshown;
+};
+
+static void show(struct sstats *s, const char *fmt, const char *a, int b, const char *c)
+{
+    char x[64], z[64];
+    snprintf(x, sizeof x, "%s", a);               /* ids are short; cut a long one */
+    snprintf(z, sizeof z, "%s", c);
+    if (s->nshown < SHOWN && !strcmp(s->name, "dev"))
+        snprintf(s->shown[s->nshown++], sizeof s->shown[0], fmt, x, b, z);
+}
+
+/* One transcript line, appended. */
+static void line(FILE *f, int codex, int user, const char *text, int64_t at, int turn)
+{
+    char ts[40];
+    tf_format_rfc3339(at, 0, ts, sizeof ts);
+    cJSON *l = cJSON_CreateObject();
+    cJSON_AddStringToObject(l, "timestamp", ts);
+    if (codex) {
+        cJSON_AddStringToObject(l, "type", "event_msg");
+        cJSON *p = cJSON_AddObjectToObject(l, "payload");
+        cJSON_AddStringToObject(p, "type", user ? "user_message" : "agent_message");
+        cJSON_AddStringToObject(p, "message", text);
+    } else {
+        char id[32];
+        snprintf(id, sizeof id, "msg_%04d", turn);
+        cJSON_AddStringToObject(l, "type", user ? "user" : "assistant");
+        cJSON *m = cJSON_AddObjectToObject(l, "message");
+        cJSON_AddStringToObject(m, "role", user ? "user" : "assistant");
+        if (user) {
+            cJSON_AddStringToObject(m, "content", text);
+        } else {
+            cJSON_AddStringToObject(m, "id", id);
+            cJSON *c = cJSON_AddArrayToObject(m, "content"), *b = cJSON_CreateObject();
+            cJSON_AddStringToObject(b, "type", "text");
+            cJSON_AddStringToObject(b, "text", text);
+            cJSON_AddItemToArray(c, b);
+        }
+    }
+    char *s = cJSON_PrintUnformatted(l);
+    if (s)
+        fprintf(f, "%s\n", s);
+    free(s);
+    cJSON_Delete(l);
+    fflush(f);
+}
+
+enum { SAID_RUMINATION = 1, SAID_SYCOPHANCY = 2 };
+
+/* The hook's answer for one event: which detectors spoke to the person. */
+static int spoke(const char *event, const char *sid, const char *key, const char *text, const char *transcript,
+                 int codex, const struct profile *p, const char *state)
+{
+    cJSON *in = cJSON_CreateObject();
+    cJSON_AddStringToObject(in, "hook_event_name", event);
+    cJSON_AddStringToObject(in, "session_id", sid);
+    cJSON_AddStringToObject(in, "transcript_path", transcript);
+    cJSON_AddStringToObject(in, key, text);
+    if (!strcmp(event, "Stop"))
+        cJSON_AddFalseToObject(in, "stop_hook_active");
+    char *raw = cJSON_PrintUnformatted(in);
+    cJSON_Delete(in);
+    char *out = raw ? hook_answer(raw, strlen(raw), event, codex ? HOOK_HOST_CODEX : HOOK_HOST_CLAUDE, p, state) : NULL;
+    cJSON *o = out ? cJSON_Parse(out) : NULL;
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "systemMessage"));
+    int said = (msg && strstr(msg, "keel (rumination)") ? SAID_RUMINATION : 0) |
+               (msg && strstr(msg, "keel (sycophancy)") ? SAID_SYCOPHANCY : 0);
+    cJSON_Delete(o);
+    free(out);
+    free(raw);
+    return said;
+}
+
+static void rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[1024];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+/* Replays one session into its split's figures. */
+static void replay(const cJSON *s, int codex, const struct profile *p, struct sstats *st)
+{
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
+    const char *start = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "start"));
+    int64_t at;
+    if (!id || !start || tf_parse_rfc3339(start, &at, NULL) < 0)
+        return;
+    char dir[] = "/tmp/keel-eval-XXXXXX", transcript[64];
+    if (!mkdtemp(dir))
+        return;
+    snprintf(transcript, sizeof transcript, "%s/transcript.jsonl", dir);
+    FILE *f = fopen(transcript, "w");
+    if (!f) {
+        rm_tree(dir);
+        return;
+    }
+    st->sessions++;
+    /* Each episode: the asks seen, and the first ask advised. */
+    struct {
+        char id[64];
+        int asks, advised;
+    } ep[16];
+    int nep = 0, turn = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "turns")) {
+        const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "prompt"));
+        const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "reply"));
+        const char *episode = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "episode"));
+        int ask = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "ask"));
+        double minutes = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "minutes"));
+        if (!prompt)
+            continue;
+        at += (int64_t)((minutes > 0 && minutes < 10000 ? minutes : 0) * 60000);
+        turn++;
+        st->prompts++;
+        line(f, codex, 1, prompt, at, turn);           /* the host writes the prompt, then runs the hook */
+        chrono_replay_at(at + 500);
+        int said = spoke("UserPromptSubmit", id, "prompt", prompt, transcript, codex, p, dir);
+        int advised = said != 0, rum = said & SAID_RUMINATION;
+        int e = -1;
+        for (int i = 0; episode && i < nep; i++)
+            if (!strcmp(ep[i].id, episode))
+                e = i;
+        if (episode && e < 0 && nep < 16) {
+            e = nep++;
+            snprintf(ep[e].id, sizeof ep[e].id, "%s", episode);
+            ep[e].asks = ep[e].advised = 0;
+        }
+        if (e >= 0 && ask > ep[e].asks)
+            ep[e].asks = ask;
+        if (e >= 0 && ask >= 2 && advised && !ep[e].advised)
+            ep[e].advised = ask;
+        if (advised && !(e >= 0 && ask >= 2)) {
+            st->false_adv++;
+            show(st, "false advisory: %s, prompt %d (%s)", id, turn, rum ? "rumination" : "sycophancy");
+        }
+        if (reply) {
+            int labelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "sycophantic_reply"));
+            line(f, codex, 0, reply, at + 30000, turn);
+            chrono_replay_at(at + 31000);
+            int said_r = spoke("Stop", id, "last_assistant_message", reply, transcript, codex, p, dir) & SAID_SYCOPHANCY;
+            st->replies++;
+            st->syc_labelled += labelled;
+            st->syc_caught += labelled && said_r;
+            st->syc_false += !labelled && said_r;
+            if (!labelled && said_r)
+                show(st, "sycophancy on a plain reply: %s, turn %d%s", id, turn, "");
+        }
+    }
+    for (int i = 0; i < nep; i++) {
+        if (ep[i].asks < 2)
+            continue;
+        st->episodes++;
+        st->by3 += ep[i].advised && ep[i].advised <= 3;
+        st->by4 += ep[i].advised && ep[i].advised <= 4;
+        if (!ep[i].advised || ep[i].advised > 4)
+            show(st, "episode not advised by its 4th ask: %s, %d asks (%s)", id, ep[i].asks, ep[i].id);
+    }
+    fclose(f);
+    chrono_replay_at(0);
+    rm_tree(dir);
+}
+
+static int load_dir(const char *dir, char **paths, int *n, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) && *n < SESSIONS_MAX) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        size_t l = strlen(e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".json"))
+            paths[(*n)++] = strdup(p);
+        else if (depth == 0)
+            load_dir(p, paths, n, 1);
+    }
+    closedir(d);
+    return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void row(int md, const char *what, const char *dev, const char *test)
+{
+    printf(md ? "| %s | %s | %s |\n" : "  %-44s %14s %14s\n", what, dev, test);
+}
+
+int eval_sessions(const char *dir, int markdown, const char *floors_file, const struct profile *p)
+{
+    static char *paths[SESSIONS_MAX];
+    int n = 0;
+    if (load_dir(dir, paths, &n, 0) < 0 || !n) {
+        fprintf(stderr, "keel: no sessions (*.json) in %s\n", dir);
+        return 64;
+    }
+    qsort(paths, (size_t)n, sizeof *paths, by_path);
+    struct sstats st[2] = {{.name = "dev"}, {.name = "test"}};
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        char *text = read_regular(paths[i], 4u << 20, &len);
+        cJSON *s = text ? cJSON_Parse(text) : NULL;
+        const char *split = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "split"));
+        if (!split || (strcmp(split, "dev") && strcmp(split, "test"))) {
+            fprintf(stderr, "keel: %s: no \"split\" (dev or test): run scripts/corpus-split --sessions\n", paths[i]);
+            bad = 1;
+        } else {
+            replay(s, i % 5 == 4, p, &st[!strcmp(split, "test")]);
+        }
+        cJSON_Delete(s);
+        free(text);
+        free(paths[i]);
+    }
+    if (bad)
+        return 64;
+    char d[2][64];
+    printf(markdown ? "| hooks on whole sessions | dev | test |\n|---|---|---|\n" : "hooks on whole sessions%22s %14s %14s\n",
+           markdown ? "" : "", "dev", "test");
+    for (int k = 0; k < 2; k++)
+        snprintf(d[k], sizeof d[k], "%d / %d", st[k].sessions, st[k].prompts);
+    row(markdown, "sessions / prompts", d[0], d[1]);
+    for (int k = 0; k < 2; k++)
+        snprintf(d[k], sizeof d[k], "%.2f (%d)", st[k].prompts ? 100.0 * st[k].false_adv / st[k].prompts : 0.0,
+                 st[k].false_adv);
+    row(markdown, "false advisories per 100 prompts", d[0], d[1]);
+    for (int k = 0; k < 2; k++)
+        snprintf(d[k], sizeof d[k], "%d / %d", st[k].by3, st[k].episodes);
+    row(markdown, "episodes advised by the 3rd ask", d[0], d[1]);
+    for (int k = 0; k < 2; k++)
+        snprintf(d[k], sizeof d[k], "%d / %d", st[k].by4, st[k].episodes);
+    row(markdown, "episodes advised by the 4th ask", d[0], d[1]);
+    for (int k = 0; k < 2; k++)
+        snprintf(d[k], sizeof d[k], "%d / %d", st[k].syc_false, st[k].replies - st[k].syc_labelled);
+    row(markdown, "sycophancy on plain replies", d[0], d[1]);
+    for (int k = 0; k < 2; k++)
+        snprintf(d[k], sizeof d[k], "%d / %d", st[k].syc_caught, st[k].syc_labelled);
+    row(markdown, "sycophantic replies advised", d[0], d[1]);
+    for (int i = 0; i < st[0].nshown; i++)
+        printf("%s  dev: %s\n", markdown ? "\n" : "", st[0].shown[i]);
+    /* Floors: "sessions MAX_FALSE_PER_100 MIN_SHARE_BY_4TH" (targets 0.5 and 0.8). */
+    double max_fa = 0.5, min_by4 = 0.8;
+    FILE *ff = floors_file ? fopen(floors_file, "r") : NULL;
+    char l[200];
+    while (ff && fgets(l, sizeof l, ff))
+        if (sscanf(l, "sessions %lf %lf", &max_fa, &min_by4) == 2)
+            break;
+    if (ff)
+        fclose(ff);
+    const struct sstats *t = &st[1];
+    double fa = t->prompts ? 100.0 * t->false_adv / t->prompts : 0, by4 = t->episodes ? (double)t->by4 / t->episodes : 1;
+    if (fa > max_fa || by4 < min_by4) {
+        printf("test is below the floor: %.2f false advisories per 100 prompts (at most %.2f), %.2f of episodes "
+               "advised by the 4th ask (at least %.2f)\n", fa, max_fa, by4, min_by4);
+        return 1;
+    }
+    return 0;
+}
