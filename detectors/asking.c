@@ -2,8 +2,14 @@
 #include "asking.h"
 
 #include "phrases.h"
+#include "text.h"
+
+#include <stdlib.h>
 
 static struct phrases table;
+
+#define QUESTION_OPENS 4             /* a question's word stands among the first four */
+#define QUESTION_CLOSES 2            /* or a closing particle among the last two */
 
 static void ask_init(void)
 {
@@ -13,9 +19,9 @@ static void ask_init(void)
     done = 1;
     /* class k is ASK_* bit k; "still" or "again" alone say too little to
      * be a re-ask, so a [reask] phrase has two words at least */
-    static const char *const names[] = {"reassurance", "reask", "command"};
-    static const unsigned char min_words[] = {1, 2, 1};
-    phrases_load(&table, "detectors/data/asking.txt", names, 3, min_words);
+    static const char *const names[] = {"reassurance", "reask", "command", "question", "followup"};
+    static const unsigned char min_words[] = {1, 2, 1, 1, 1};
+    phrases_load(&table, "detectors/data/asking.txt", names, 5, min_words);
 }
 
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark)
@@ -48,4 +54,43 @@ int ask_question_mark(const char *s, size_t n)
         if (ask_question_mark_at(s, n, i))
             return 1;
     return 0;
+}
+
+int ask_is_question(const char *s, size_t n)
+{
+    if (ask_question_mark(s, n))
+        return 1;
+    ask_init();
+    struct text_words w = {0};
+    if (text_words(s, n, &w) < 0) {
+        free(w.v);
+        return -1;
+    }
+    int yes = 0;
+    for (size_t a = 0; a < w.n && !yes;) {
+        size_t b = a;                   /* one sentence: words a..b-1 */
+        while (b < w.n && w.v[b].sentence == w.v[a].sentence)
+            b++;
+        for (size_t i = a; i < b && !yes; i++) {
+            const struct phrase *p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, ASK_QUESTION);
+            /* a question word where a question has it, not mid-sentence ("write what changed") */
+            yes = p && (i - a < QUESTION_OPENS || i + p->len + QUESTION_CLOSES > b);
+        }
+        a = b;
+    }
+    free(w.v);
+    return yes;
+}
+
+int ask_is_followup(const char *s, size_t n)
+{
+    ask_init();
+    struct text_words w = {0};
+    if (text_words(s, n, &w) < 0) {
+        free(w.v);
+        return -1;
+    }
+    int yes = w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP) != NULL;
+    free(w.v);
+    return yes;
 }

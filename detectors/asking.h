@@ -4,7 +4,10 @@
  * a request to be told that something is fine (reassurance: "is it safe",
  * "did I make a mistake"), a sign that the person asks again ("sorry to ask
  * again", "I know you said"), and a short instruction to go on with the task
- * ("continue", "do the same for the rest"). Phrases are whole-word sequences
+ * ("continue", "do the same for the rest"); and the words a question opens
+ * with (among a sentence's first four words: "why", "is it", "warum", "por
+ * qué") or, in languages that end a question with a particle, closes with
+ * (its last two: "吗", "か"). Phrases are whole-word sequences
  * over text.h's normalised words (every ideograph and kana a word of its
  * own), so one list serves every script. */
 #ifndef KEEL_ASKING_H
@@ -13,13 +16,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u };
+enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u, ASK_QUESTION = 8u, ASK_FOLLOWUP = 16u };
 
 /* The kinds of phrase a text's n words hold, as ASK_* flags; their text.h
  * hashes are at h, h + stride bytes, ... (the hash member of the caller's
  * own words). When mark is given, mark[i] |= the kind of each phrase word i
  * is part of. */
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark);
+
+/* 1 when s[0..n) is a question: a question mark, or in one of its sentences
+ * a question word among the first four words or a closing particle among
+ * the last two; 0 not; -1 out of memory. */
+int ask_is_question(const char *s, size_t n);
+
+/* 1 when s[0..n) opens by taking up the next thing ("and the second one?",
+ * "what about staging", "e a luz?"): a new question in the same frame; 0
+ * not; -1 out of memory. */
+int ask_is_followup(const char *s, size_t n);
 
 /* 1 when s[0..n) holds a question mark: ? ？ or ؟. */
 int ask_question_mark(const char *s, size_t n);

@@ -1970,6 +1970,22 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
 }
 
+/* 1 when an earlier prompt asks something: a question (a question mark, or a
+ * question word where a question has it), a plea for reassurance or a sign
+ * of asking again; 0 an instruction or a statement;
+ * -1 out of memory. */
+static int item_asks(const char *s, size_t n, struct text_words *tw)
+{
+    int q = ask_is_question(s, n);
+    if (q != 0)
+        return q;
+    tw->n = 0;
+    if (text_words(s, n, tw) < 0)
+        return -1;
+    unsigned k = tw->n ? ask_kinds(&tw->v[0].hash, sizeof *tw->v, tw->n, NULL) : 0;
+    return (k & (ASK_REASSURE | ASK_REASK)) != 0;
+}
+
 /* A history item as validated: its text and time, kept so that comparing
  * does not look them up and parse them again. */
 struct hitem {
@@ -2030,7 +2046,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
 {
     (void)offset_s;
     static const char *const keys[] = {"current_prompt", "history", "window_minutes", "threshold_count",
-                                       "similarity_threshold", NULL};
+                                       "similarity_threshold", "only_asks", NULL};
     const char *cur;
     size_t cur_n;
     long window, threshold;
@@ -2041,6 +2057,10 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         det_int(args, "threshold_count", "threshold_count", 2, 50, 3, NULL, &threshold, e) < 0 ||
         det_number(args, "similarity_threshold", "similarity_threshold", 0, 1, RUM_SIM_DEFAULT, &sim_thr, e) < 0)
         return -1;
+    const cJSON *oa = cJSON_GetObjectItemCaseSensitive(args, "only_asks");
+    if (oa && !cJSON_IsBool(oa))
+        return kerr_set(e, "INPUT_INVALID", "only_asks", "only_asks must be true or false");
+    int only_asks = cJSON_IsTrue(oa);
     const cJSON *hist = cJSON_GetObjectItemCaseSensitive(args, "history");
     if (!hist)
         return kerr_set(e, "INPUT_INVALID", "history", "history is required (an empty array is fine)");
@@ -2094,9 +2114,23 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     /* A short instruction to go on ("continue", "weiter", "do the same for
      * the rest") asks nothing: sent again and again, it is work going on. */
     int command = !oom && (c.asks & ASK_COMMAND) && c.nw <= COMMAND_WORDS && !ask_question_mark(cur, cur_n);
+    /* With only_asks (keel's hooks and overlay, keel eval), only an ask can
+     * be asked again: a prompt that is no question (no
+     * question mark, no question word where a question has it) and no plea
+     * for reassurance ("write the migration", "Tests für die Filter") is an
+     * instruction, the work going on. */
+    int q = oom || command || !only_asks ? 0 : ask_is_question(cur, cur_n);
+    oom |= q < 0;
+    int statement = only_asks && !oom && !command && !q && !(c.asks & (ASK_REASSURE | ASK_REASK));
+    /* "and the second one?", "e a luz?": the next thing in the same frame. */
+    int next_thing = only_asks && !oom && !command && !statement && !(c.asks & (ASK_REASSURE | ASK_REASK))
+                         ? ask_is_followup(cur, cur_n)
+                         : 0;
+    oom |= next_thing < 0;
+    statement |= next_thing > 0;
     size_t count = 0;
     double best = 0, sum = 0;
-    for (i = 0; i < hn && !oom && !command; i++) {
+    for (i = 0; i < hn && !oom && !command && !statement; i++) {
         if (items[i].at < window_start)
             continue;
         double j;
@@ -2134,6 +2168,15 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
             if (!c.o.any_run && !all_numbers(ho))
                 ho->n = 0;
             if (objects_differ(po, ho))
+                j = 0;
+        }
+        if (only_asks && j >= sim_thr && j > 0) {   /* an earlier instruction is not an earlier ask */
+            int a = item_asks(items[i].t, items[i].n, &w);
+            if (a < 0) {
+                oom = 1;
+                break;
+            }
+            if (!a)
                 j = 0;
         }
         if (j > best)
@@ -2191,6 +2234,10 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     } else if (command) {
         confidence = 0.9;
         snprintf(reason, sizeof reason, "This prompt is a short instruction to go on, not a question asked again.");
+    } else if (statement) {
+        confidence = 0.9;
+        snprintf(reason, sizeof reason, "This prompt asks nothing (no question, no plea for reassurance): an instruction "
+                 "is the work going on, not a question asked again.");
     } else {
         confidence = 0.9;
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);

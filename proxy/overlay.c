@@ -299,6 +299,7 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     cJSON_AddNumberToObject(args, "window_minutes", p->rum_window);
     cJSON_AddNumberToObject(args, "threshold_count", (double)(thr > 50 ? 50 : thr));
     cJSON_AddNumberToObject(args, "similarity_threshold", sim);
+    cJSON_AddTrueToObject(args, "only_asks");         /* the person's prompts: only an ask is asked again */
     cJSON *out = NULL, *a = NULL;
     kerr e = {0};
     if (rum_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0 &&
@@ -359,6 +360,33 @@ static void content_text(const cJSON *content, char *buf, size_t cap, size_t *n)
     }
 }
 
+/* check_sycophancy's count of reassurance requests on one decision among
+ * the person's first n recent messages. */
+static int reassurance_requests(const struct overlay *ov, const struct chrono_env *env, size_t n)
+{
+    cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages"), *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
+        cJSON_AddItemToArray(arr, o);
+    }
+    kerr e = {0};
+    int k = syc_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0
+                ? (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "reassurance_requests"))
+                : 0;
+    cJSON_Delete(out);
+    cJSON_Delete(args);
+    return k;
+}
+
+/* The person's newest message is itself one more request for reassurance:
+ * only then is "the same reassurance sought again" about this message (the
+ * messages after a worry, "now translate it", are the work going on). */
+static int reassurance_grew(const struct overlay *ov, const struct chrono_env *env)
+{
+    return ov->nasks && reassurance_requests(ov, env, ov->nasks) > reassurance_requests(ov, env, ov->nasks - 1);
+}
+
 /* A message of the person's (text owned, valid UTF-8) joins the recent ones
  * within the rumination window; then it is checked against them: rumination,
  * and repeated requests for reassurance. Advisories wait in ov->queued. */
@@ -380,7 +408,7 @@ static void person_said(struct overlay *ov, const struct chrono_env *env, char *
     cJSON *a = ov->parts & OV_RUMINATION ? rumination(ov, env, buf) : NULL;
     if (a)
         cJSON_AddItemToArray(ov->queued, a);
-    if (ov->parts & OV_SYCOPHANCY) {
+    if (ov->parts & OV_SYCOPHANCY && reassurance_grew(ov, env)) {
         cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
         for (size_t i = 0; i < ov->nasks; i++) {
             cJSON *o = cJSON_CreateObject();
