@@ -74,22 +74,40 @@ static void tokens_of(const cJSON *adv, char *buf, size_t cap)
         append(buf, cap, "%s%s", buf[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
 }
 
-/* Each advisory once for the model (as facts) and once for the person. */
-static void say(struct out *o, const cJSON *advs)
+/* The advisories of one event as one message: for the model as facts, for
+ * the person in words, with one list of the words they may answer with
+ * (each word once, whichever detectors offer it). */
+static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
 {
-    const cJSON *a;
+    const cJSON *a, *t;
+    char names[120] = "", tok[400] = "";
+    dets[0] = '\0';
+    cJSON_ArrayForEach(a, advs) {
+        const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
+        append(names, sizeof names, "%s%s", names[0] ? ", " : "", det);
+        append(dets, dets_cap, "%s%s", dets[0] ? "," : "", det);
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
+            const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "token"));
+            char seek[48];
+            snprintf(seek, sizeof seek, ", %s,", w ? w : "");
+            char have[420];
+            snprintf(have, sizeof have, ", %s,", tok);
+            if (w && !strstr(have, seek))
+                append(tok, sizeof tok, "%s%s", tok[0] ? ", " : "", w);
+        }
+    }
+    if (!names[0])
+        return;
+    append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
+    append(o->msg, sizeof o->msg, "%skeel (%s):", o->msg[0] ? "\n" : "", names);
     cJSON_ArrayForEach(a, advs) {
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
-        char tok[200];
-        tokens_of(a, tok, sizeof tok);
-        if (!o->ctx[0])
-            append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
         append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
-        append(o->ctx, sizeof o->ctx, " The person may answer with one of: %s.%s", tok, "");
-        append(o->msg, sizeof o->msg, "%skeel (%s): ", o->msg[0] ? "\n" : "", det);
-        append(o->msg, sizeof o->msg, "%s To change this, start your next prompt with one of: %s.", reason, tok);
+        append(o->msg, sizeof o->msg, " %s%s", reason, "");
     }
+    append(o->ctx, sizeof o->ctx, " The person may answer with one of: %s.%s", tok, "");
+    append(o->msg, sizeof o->msg, " To change this, start your next prompt with one of: %s.%s", tok, "");
 }
 
 /* --- per-session state: blocked stops in this turn, a note for the next ------ */
@@ -102,8 +120,8 @@ struct hook_state {
     int64_t now;
     int blocks;                     /* out: blocked stops so far in this turn */
     char note[512];                 /* in (ST_NOTE) or out (ST_NEW_TURN) */
-    char set_last[16];              /* in: the detector of the advisory just given */
-    char last[16];                  /* out: the detector of the last advisory given */
+    char set_last[64];              /* in: the detectors of the advisories just given, a,b */
+    char last[64];                  /* out: the detectors of the last advisories given */
 };
 
 static int hooks_fn(cJSON *state, void *ctx, kerr *e)
@@ -249,37 +267,49 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
             s += l;
         }
     }
-    if (!det[0] && owners == 1)
-        snprintf(det, sizeof det, "%s", guard_detector_names[owner]);
-    else if (!det[0] && last && last[0])
-        snprintf(det, sizeof det, "%s", last);
-    if (!det[0]) {
+    /* Which detectors: the one named, the one the word belongs to, or those
+     * of the last advisories given in this host session that take it. */
+    char list[64];
+    if (det[0])
+        snprintf(list, sizeof list, "%s", det);
+    else if (owners == 1)
+        snprintf(list, sizeof list, "%s", guard_detector_names[owner]);
+    else
+        snprintf(list, sizeof list, "%s", last ? last : "");
+    int applied = 0;
+    for (char *save = NULL, *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+        int takes = 0;
+        for (int k = 0; k < DET_COUNT; k++)
+            for (int i = 0; guard_tokens[k][i] && !strcmp(guard_detector_names[k], d); i++)
+                takes |= !strcmp(guard_tokens[k][i], token);
+        if (!takes)
+            continue;
+        cJSON *args = cJSON_CreateObject(), *res = NULL;
+        cJSON_AddStringToObject(args, "token", token);
+        cJSON_AddStringToObject(args, "detector", d);
+        kerr e = {0};
+        if (overlay_apply_override(args, env, &res, &e) == 0) {
+            const char *effect = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "effect"));
+            const char *until = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "until"));
+            char line[400];
+            snprintf(line, sizeof line, "keel (%s): %s applied: %s%s%s.", d, token, effect ? effect : "",
+                     until ? ", until " : "", until ? until : "");
+            append(o->msg, sizeof o->msg, "%s%s", o->msg[0] ? "\n" : "", line);
+            append(o->ctx, sizeof o->ctx, "%s The person used keel's override word; %s", TRANSCRIPT_KEEL_MARK, line);
+            log_event(LOG_INFO, "hook_override", "token=%s detector=%s", token, d);
+            applied++;
+        } else {
+            append(o->msg, sizeof o->msg, "%skeel: %s was not applied: ", o->msg[0] ? "\n" : "", token);
+            append(o->msg, sizeof o->msg, "%s%s", e.message, "");
+            log_event(LOG_INFO, "hook_override_refused", "code=%s", e.code ? e.code : "");
+        }
+        cJSON_Delete(res);
+        cJSON_Delete(args);
+    }
+    if (!applied && !o->msg[0])
         append(o->msg, sizeof o->msg, "keel: %s belongs to several detectors and no advisory was given here yet: "
                "start the prompt with %s and the detector's name (rumination, hyperfocus, sycophancy, rules, loop).",
                token, token);
-        return 0;
-    }
-    cJSON *args = cJSON_CreateObject(), *res = NULL;
-    cJSON_AddStringToObject(args, "token", token);
-    if (det[0])
-        cJSON_AddStringToObject(args, "detector", det);
-    kerr e = {0};
-    if (overlay_apply_override(args, env, &res, &e) == 0) {
-        const char *effect = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "effect"));
-        const char *until = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "until"));
-        const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "detector"));
-        char line[400];
-        snprintf(line, sizeof line, "keel (%s): %s applied: %s%s%s.", d ? d : "", token, effect ? effect : "",
-                 until ? ", until " : "", until ? until : "");
-        append(o->msg, sizeof o->msg, "%s%s", line, "");
-        append(o->ctx, sizeof o->ctx, "%s The person used keel's override word; %s", TRANSCRIPT_KEEL_MARK, line);
-        log_event(LOG_INFO, "hook_override", "token=%s detector=%s", token, d ? d : "");
-    } else {
-        append(o->msg, sizeof o->msg, "keel: %s was not applied: %s", token, e.message);
-        log_event(LOG_INFO, "hook_override_refused", "code=%s", e.code ? e.code : "");
-    }
-    cJSON_Delete(res);
-    cJSON_Delete(args);
     while (*s && strchr(" \t\n.,;:!", *s))
         s++;
     return *s == '\0';
@@ -321,11 +351,10 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     free(x.last);
     overlay_on_prompt(&ov, prompt, n);
     cJSON *advs = overlay_for_result(&ov, "", NULL, NULL);
-    say(o, advs);
-    if (cJSON_GetArraySize(advs)) {
-        const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(advs->child, "detector"));
-        session_state(state_dir, sid, ST_LAST, 0, env.now.ms, det ? det : "", &h);
-    }
+    char dets[64];
+    say(o, advs, dets, sizeof dets);
+    if (dets[0])
+        session_state(state_dir, sid, ST_LAST, 0, env.now.ms, dets, &h);
     log_event(LOG_INFO, "hook_prompt", "earlier=%d advisories=%d", got > 0 ? got : 0, cJSON_GetArraySize(advs));
     cJSON_Delete(advs);
     overlay_free(&ov);

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define OV_VIEW_MS 2000
 #define OV_HARD_REPEAT_MS (15 * 60000LL)
@@ -274,6 +275,72 @@ static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const 
 
 /* --- rumination: the person's own messages -------------------------------- */
 
+/* by_time: similar_prompts in the order they were asked. */
+static int by_at(const void *a, const void *b)
+{
+    const char *x = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "at"));
+    const char *y = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "at"));
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+/* What the person sees: when they asked it before, local times, and the
+ * first words of the first ask ("you asked about this at 10:24 ("is it safe
+ * to merge..."), 10:31 and 10:38"). Their own words, for them and the model
+ * only: an advisory's reason is never logged. */
+static void asked_before(const cJSON *similar, int offset_s, char *out, size_t cap)
+{
+    cJSON *v[32];
+    int k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, similar)
+        if (k < 32)
+            v[k++] = (cJSON *)it;
+    qsort(v, (size_t)k, sizeof *v, by_at);
+    size_t n = (size_t)snprintf(out, cap, "You asked about this %d time%s before in this stretch of work: at", k,
+                                k == 1 ? "" : "s");
+    for (int i = 0; i < k && n < cap; i++) {
+        int64_t ms;
+        const char *at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v[i], "at"));
+        char hm[8] = "?";
+        if (at && tf_parse_rfc3339(at, &ms, NULL) == 0) {
+            time_t t = (time_t)(ms / 1000 + offset_s);
+            struct tm tm;
+            if (gmtime_r(&t, &tm))
+                strftime(hm, sizeof hm, "%H:%M", &tm);
+        }
+        n += (size_t)snprintf(out + n, cap - n, "%s %s", i == 0 ? "" : i + 1 == k ? " and" : ",", hm);
+        if (i == 0) {                             /* the first ask, its first words */
+            const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v[i], "text"));
+            char q[80];
+            size_t l = 0, words = 0;
+            for (const char *c = t ? t : ""; *c && words < 8;) {
+                unsigned char u = (unsigned char)*c;
+                size_t len = u < 0x80 ? 1 : u >= 0xF0 ? 4 : u >= 0xE0 ? 3 : 2;   /* the text is valid UTF-8 */
+                if (l + len + 1 >= sizeof q)
+                    break;
+                if (*c == '\n' || *c == '\r' || *c == '\t' || *c == ' ') {
+                    words += l && q[l - 1] != ' ';
+                    if (l && q[l - 1] != ' ' && words < 8)
+                        q[l++] = ' ';
+                    c++;
+                    continue;
+                }
+                memcpy(q + l, c, len);
+                l += len;
+                c += len;
+            }
+            while (l && q[l - 1] == ' ')
+                l--;
+            q[l] = '\0';
+            int cut = t && words >= 8;
+            if (n < cap)
+                n += (size_t)snprintf(out + n, cap - n, " (\"%s%s\")", q, cut ? "..." : "");
+        }
+    }
+    if (n < cap)
+        snprintf(out + n, cap - n, ". Asking again may not bring a new answer; a different angle, or a decision, might.");
+}
+
 /* check_rumination on the person's message text against the earlier ones. */
 static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const char *text)
 {
@@ -304,9 +371,11 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     kerr e = {0};
     if (rum_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0 &&
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"))) {
+        char reason[600];
+        asked_before(cJSON_GetObjectItemCaseSensitive(out, "similar_prompts"), env->now.offset_s, reason, sizeof reason);
         a = advisory(DET_RUMINATION, NULL, NULL, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "confidence")),
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "reason")),
-                     guard_tokens[DET_RUMINATION], 4, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "heuristic"), 1));
+                     reason, guard_tokens[DET_RUMINATION], 4,
+                     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "heuristic"), 1));
         cJSON_Delete(ov->last[DET_RUMINATION]);
         ov->last[DET_RUMINATION] = cJSON_Duplicate(a, 1);
         cJSON_AddItemToObject(ov->last[DET_RUMINATION], "matched",

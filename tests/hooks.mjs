@@ -152,4 +152,30 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     `a state file held by another process: exit 0 within the host's 30 s (${r.ms} ms)`, r);
 }
 
+
+// A person who asks the same worry again: the message names when they asked
+// (local times) with the first words of the first ask; when two detectors
+// speak, one message and one list of words; the word then applies to both.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'worry.jsonl');
+  const asks = [['10:24', 'is it safe to merge the reviewed rate limit change now?'], ['10:31', 'are you sure merging the rate limit change is safe?'],
+    ['10:38', 'honestly, is the rate limit change safe to merge?']];
+  writeFileSync(tr, asks.map(([t, text]) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+  const hook = (prompt, now) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: now, TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'worry', prompt, transcript_path: tr }) });
+    try { return JSON.parse(r.stdout); } catch { return {}; }
+  };
+  const o = hook('sorry to ask again, but is merging the rate limit change really safe?', '2026-11-26T10:45:00Z');
+  const m = o.systemMessage || '';
+  const words = (/start your next prompt with one of: ([^.]*)\./.exec(m) || [])[1] || '';
+  ok(/^keel \(rumination, sycophancy\): You asked about this 3 times before in this stretch of work: at 10:24 \("is it safe to merge the reviewed rate\.\.\."\), 10:31 and 10:38\./.test(m) &&
+     (m.match(/To change this/g) || []).length === 1 && words.split(', ').length === new Set(words.split(', ')).size && /override-once/.test(words),
+    'rumination and sycophancy on one prompt: one message naming when it was asked (and its first words), one list of words, each once', m);
+  const u = hook('override-once', '2026-11-26T10:46:00Z');
+  ok(/keel \(rumination\): override-once applied/.test(u.systemMessage || '') && /keel \(sycophancy\): override-once applied/.test(u.systemMessage || ''),
+    'the word that several detectors offer, said at the start of the next prompt, applies to each that spoke', u.systemMessage);
+}
+
 done();
