@@ -64,6 +64,42 @@ static void set_num(cJSON *o, const char *key, double v)
     cJSON_AddNumberToObject(o, key, v);
 }
 
+/* An override given at `at` (ms; -1 unknown: an older keel's) holds in the
+ * caller's conversation: it was given during it, or the caller knows no
+ * conversation. A new chat starts clean. */
+static int holds_here(const struct chrono_env *env, int64_t at)
+{
+    return !env->conversation_at || at < 0 || at >= env->conversation_at;
+}
+
+/* When the override name[det] was given (ms), or -1. */
+static int64_t given_at(const cJSON *g, const char *name, const char *det)
+{
+    char key[48];
+    snprintf(key, sizeof key, "%s_at", name);
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(g, key);
+    const cJSON *n = det ? cJSON_GetObjectItemCaseSensitive(o, det) : o;
+    return cJSON_IsNumber(n) ? (int64_t)n->valuedouble : -1;
+}
+
+static void mark_given(cJSON *g, const char *name, const char *det, int64_t at)
+{
+    char key[48];
+    snprintf(key, sizeof key, "%s_at", name);
+    if (!det) {
+        cJSON_DeleteItemFromObjectCaseSensitive(g, key);
+        cJSON_AddNumberToObject(g, key, (double)at);
+        return;
+    }
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(g, key);
+    if (!cJSON_IsObject(o)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(g, key);
+        o = cJSON_AddObjectToObject(g, key);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(o, det);
+    cJSON_AddNumberToObject(o, det, (double)at);
+}
+
 static void today(const struct chrono_env *env, char *buf, size_t n)
 {
     struct tf_civil c;
@@ -118,15 +154,18 @@ static int do_read(cJSON *state, void *vctx, kerr *e)
     const cJSON *once = cJSON_GetObjectItemCaseSensitive(g, "override_once");
     const cJSON *dis = cJSON_GetObjectItemCaseSensitive(g, "disabled");
     for (int d = 0; d < DET_COUNT; d++) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[d]);
-        v->once[d] = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
-        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dis, guard_detector_names[d]));
-        v->disabled[d] = k && v->session_key[0] && !strcmp(k, v->session_key);
+        const char *dn = guard_detector_names[d];
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, dn);
+        v->once[d] = cJSON_IsNumber(n) && holds_here(env, given_at(g, "override_once", dn)) ? (int)n->valuedouble : 0;
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dis, dn));
+        v->disabled[d] = k && v->session_key[0] && !strcmp(k, v->session_key) && holds_here(env, given_at(g, "disabled", dn));
     }
     const char *ls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "lower_sensitivity"));
-    v->lower_sensitivity = ls && v->session_key[0] && !strcmp(ls, v->session_key);
+    v->lower_sensitivity = ls && v->session_key[0] && !strcmp(ls, v->session_key) &&
+                           holds_here(env, given_at(g, "lower_sensitivity", NULL));
     const char *vo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "validation_ok"));
-    v->validation_ok = vo && v->session_key[0] && !strcmp(vo, v->session_key);
+    v->validation_ok = vo && v->session_key[0] && !strcmp(vo, v->session_key) &&
+                       holds_here(env, given_at(g, "validation_ok", NULL));
     v->fresh_context_at = time_of(g, "fresh_context_at");
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(g, "hyperfocus");
     v->snooze_until = time_of(h, "snooze_until");
@@ -197,7 +236,7 @@ static int do_claim(cJSON *state, void *vctx, kerr *e)
     }
     cJSON *once = obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, "hyperfocus");
-    if (cJSON_IsNumber(n) && n->valuedouble > 0) {
+    if (cJSON_IsNumber(n) && n->valuedouble > 0 && holds_here(c->env, given_at(g, "override_once", "hyperfocus"))) {
         set_num(once, "hyperfocus", n->valuedouble - 1);               /* override-once: swallowed */
         return 1;
     }
@@ -215,10 +254,10 @@ static int do_take_once(cJSON *state, void *vctx, kerr *e)
 {
     (void)e;
     struct claim_ctx *c = vctx;
-    cJSON *once = obj(obj(state, "guard"), "override_once");
+    cJSON *g = obj(state, "guard"), *once = obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[c->det]);
     *c->result = 0;
-    if (!cJSON_IsNumber(n) || n->valuedouble <= 0)
+    if (!cJSON_IsNumber(n) || n->valuedouble <= 0 || !holds_here(c->env, given_at(g, "override_once", guard_detector_names[c->det])))
         return 0;
     set_num(once, guard_detector_names[c->det], n->valuedouble - 1);
     *c->result = 1;
@@ -250,15 +289,20 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
     if (!strcmp(c->token, "override-once")) {
         cJSON *once = obj(g, "override_once");
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, det);
-        set_num(once, det, (cJSON_IsNumber(n) ? n->valuedouble : 0) + 1);
+        /* One left unused from an earlier conversation is not this one's. */
+        double left = cJSON_IsNumber(n) && holds_here(env, given_at(g, "override_once", det)) ? n->valuedouble : 0;
+        set_num(once, det, left + 1);
+        mark_given(g, "override_once", det, env->now.ms);
         snprintf(c->effect, c->effect_n, "the next %s advisory will not be shown", det);
         snprintf(c->until, c->until_n, "the next %s advisory", det);
     } else if (!strcmp(c->token, "disable-for-session")) {
         set_str(obj(g, "disabled"), det, c->key);
+        mark_given(g, "disabled", det, env->now.ms);
         snprintf(c->effect, c->effect_n, "%s advisories are off for this session", det);
         snprintf(c->until, c->until_n, "the session ends");
     } else if (!strcmp(c->token, "lower-sensitivity")) {
         set_str(g, "lower_sensitivity", c->key);
+        mark_given(g, "lower_sensitivity", NULL, env->now.ms);
         snprintf(c->effect, c->effect_n,
                  "rumination now needs a similarity of at least 0.75 and one more repeat before it speaks");
         snprintf(c->until, c->until_n, "the session ends");
@@ -292,6 +336,7 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         snprintf(c->until, c->until_n, "the end of %s", d);
     } else if (!strcmp(c->token, "i-want-validation")) {
         set_str(g, "validation_ok", c->key);
+        mark_given(g, "validation_ok", NULL, env->now.ms);
         snprintf(c->effect, c->effect_n, "no sycophancy advisories for this session");
         snprintf(c->until, c->until_n, "the session ends");
     } else {

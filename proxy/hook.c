@@ -120,6 +120,7 @@ struct hook_state {
     int64_t now;
     int blocks;                     /* out: blocked stops so far in this turn */
     char note[512];                 /* in (ST_NOTE) or out (ST_NEW_TURN) */
+    int64_t started;                /* out: when keel first saw this host session */
     char set_last[64];              /* in: the detectors of the advisories just given, a,b */
     char last[64];                  /* out: the detectors of the last advisories given */
 };
@@ -145,7 +146,10 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
             cJSON_Delete(cJSON_DetachItemViaPointer(all, old));
         }
         s = cJSON_AddObjectToObject(all, h->key);
+        cJSON_AddNumberToObject(s, "started", (double)h->now);
     }
+    double started = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "started"));
+    h->started = started > 0 ? (int64_t)started : 0;
     double blocks = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "blocks"));
     h->blocks = blocks > 0 && blocks < 1000 ? (int)blocks : 0;
     const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "note"));
@@ -323,7 +327,7 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         log_event(LOG_INFO, "hook_not_the_person", "bytes=%zu", prompt ? strlen(prompt) : 0);
         return;
     }
-    struct chrono_env env = {{now, 0}, p, state_dir};
+    struct chrono_env env = {{now, 0}, p, state_dir, 0};
     kerr e = {0};
     if (chrono_now(&env.now, &e) < 0 || chrono_touch(&env, &e) < 0)
         log_event(LOG_WARN, "hook_activity_not_recorded", "code=%s", e.code ? e.code : "");
@@ -333,11 +337,13 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
+    env.conversation_at = h.started;            /* this host session: a new chat starts clean */
     if (prompt_override(prompt, h.last, &env, o))
         return;
 
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_RUMINATION | OV_HYPERFOCUS | OV_SYCOPHANCY, NULL, 0, NULL, 0);
+    ov.conversation_at = h.started;
     size_t n = strlen(prompt);
     const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "transcript_path"));
     struct earlier x = {&ov, NULL, 0, 0};
@@ -432,9 +438,12 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         append(o->note, sizeof o->note, "%sit matched the rules %s", o->note[0] ? "; " : "", soft);
     }
     cJSON_Delete(j);
-    /* Sycophancy on the reply. */
+    /* Sycophancy on the reply, in this host session's conversation. */
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_SYCOPHANCY, NULL, 0, NULL, 0);
+    struct hook_state seen;
+    if (session_state(state_dir, sid, ST_LAST, 0, now, "", &seen) == 0)
+        ov.conversation_at = seen.started;
     overlay_on_reply(&ov, text, n);
     cJSON *advs = cJSON_GetArraySize(ov.queued) ? cJSON_Duplicate(ov.queued, 1) : NULL;
     const cJSON *a;
@@ -460,7 +469,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
 
 static void on_session_start(const struct profile *p, const char *state_dir, struct out *o)
 {
-    struct chrono_env env = {{0, 0}, p, state_dir};
+    struct chrono_env env = {{0, 0}, p, state_dir, 0};
     kerr e = {0};
     cJSON *args = cJSON_CreateObject(), *t = NULL;
     if (chrono_now(&env.now, &e) == 0 && chrono_get_time_context(args, &env, &t, &e) == 0) {
@@ -556,7 +565,7 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     if (host == HOOK_HOST_AUTO)
         host = name && (!strcmp(name, "BeforeAgent") || !strcmp(name, "AfterAgent")) ? HOOK_HOST_GEMINI
                                                                                       : HOOK_HOST_CLAUDE;
-    struct chrono_env env = {{0, 0}, p, state_dir};
+    struct chrono_env env = {{0, 0}, p, state_dir, 0};
     kerr e = {0};
     static struct out o;
     char block[4000] = "";

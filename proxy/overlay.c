@@ -55,6 +55,9 @@ void overlay_init(struct overlay *ov, const struct profile *p, const char *state
     memset(ov, 0, sizeof *ov);
     ov->profile = p;
     ov->state_dir = state_dir;
+    struct chrono_now now;
+    kerr ke = {0};
+    ov->conversation_at = chrono_now(&now, &ke) == 0 ? now.ms : 0;   /* keel wrap: the client connection */
     ov->parts = parts;
     if (!p->ov_rumination)
         ov->parts &= ~OV_RUMINATION;
@@ -118,6 +121,7 @@ static int clock_env(struct overlay *ov, struct chrono_env *env)
     kerr e = {0};
     env->profile = ov->profile;
     env->state_dir = ov->state_dir;
+    env->conversation_at = ov->conversation_at;
     return chrono_now(&env->now, &e);
 }
 

@@ -61,10 +61,16 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
                             "unknown token; the tokens are fresh-context, override-once, disable-for-session, "
                             "lower-sensitivity, snooze-15m, snooze-once, commit-and-close, extend-end-of-day, "
                             "i-want-validation, explain-the-match");
-        if (found > 1)
-            return kerr_set(e, "INVALID_OVERRIDE", "detector",
-                            "this token applies to several detectors: name one of rumination, hyperfocus, sycophancy, "
-                            "rules, loop in detector");
+        if (found > 1) {                  /* the one detector whose advisory is outstanding here, if only one */
+            int outstanding = 0;
+            for (int d = 0; overlay_current && d < DET_COUNT; d++)
+                if (overlay_current->last[d] && allows(d, token))
+                    det = d, outstanding++;
+            if (outstanding != 1)
+                return kerr_set(e, "INVALID_OVERRIDE", "detector",
+                                "this token applies to several detectors: name one of rumination, hyperfocus, "
+                                "sycophancy, rules, loop in detector");
+        }
     }
     if (!allows(det, token)) {
         char list[300];

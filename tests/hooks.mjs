@@ -178,4 +178,32 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'the word that several detectors offer, said at the start of the next prompt, applies to each that spoke', u.systemMessage);
 }
 
+
+// Overrides hold in the conversation they were given in: disable-for-session
+// said in one chat keeps that chat quiet, and a chat begun after it starts
+// clean; so does an override-once left unused.
+{
+  const box = sandbox();
+  const asks = ['is it safe to run the data migration tonight?', 'are you sure the data migration tonight is safe?',
+    'honestly, will the data migration tonight be safe?'];
+  const chat = (sid, hour) => {
+    const tr = join(box.dir, `${sid}.jsonl`);
+    writeFileSync(tr, asks.map((text, i) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${hour}:0${i}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+    return (prompt, minute) => {
+      const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-26T${hour}:${minute}:00Z`, TZ: 'UTC' },
+        input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: sid, prompt, transcript_path: tr }) });
+      try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+    };
+  };
+  const one = chat('chat-one', '10');
+  const first = one('sorry to ask again, is the data migration tonight really safe?', '05');
+  const off = one('disable-for-session', '06');
+  const quiet = one('and is the data migration tonight definitely safe?', '07');
+  const two = chat('chat-two', '10');                  // minutes later: the same stretch of work
+  two('what time is it in Tokyo?', '10');              // the new chat begins
+  const fresh = two('sorry to ask again, is the data migration tonight really safe?', '12');
+  ok(/keel \(rumination/.test(first) && /disable-for-session applied/.test(off) && !/keel \(rumination/.test(quiet) && /keel \(rumination/.test(fresh),
+    'disable-for-session holds in the chat it was said in; a chat begun after it starts clean', { first, off, quiet, fresh });
+}
+
 done();

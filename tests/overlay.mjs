@@ -63,10 +63,10 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   const ex = r.result.structuredContent.explanation;
   ok(ex && ex.matched.tool === 'echo' && ex.matched.calls === 7 && /arguments and the result/.test(ex.matched.compared),
     'explain-the-match says what repeated and how it was compared', r.result.structuredContent);
-  r = await k.ask(call('apply_override', { token: 'fresh-context', detector: 'loop' }));
+  r = await k.ask(call('apply_override', { token: 'fresh-context' }));
   w.setTime('2026-05-16T09:01:00+01:00');
   for (let i = 0; i < 3; i++) r = await echo('read config.yaml');
-  ok(!of(r, 'loop'), 'fresh-context empties the window: three more calls are not a loop yet');
+  ok(!of(r, 'loop'), 'fresh-context with no detector named, only the loop advisory outstanding: it empties the loop window, three more calls are not a loop yet');
   await k.ask(call('apply_override', { token: 'override-once', detector: 'loop' }));
   r = await echo('read config.yaml');
   ok(!of(r, 'loop'), 'override-once swallows the next loop advisory');
