@@ -87,6 +87,16 @@ static void line(FILE *f, int codex, int user, const char *text, int64_t at, int
 
 enum { SAID_RUMINATION = 1, SAID_SYCOPHANCY = 2 };
 
+/* 1 if s[0..n) holds w. */
+static int memmem_s(const char *s, size_t n, const char *w)
+{
+    size_t l = strlen(w);
+    for (size_t i = 0; i + l <= n; i++)
+        if (!memcmp(s + i, w, l))
+            return 1;
+    return 0;
+}
+
 /* The hook's answer for one event: which detectors spoke to the person. */
 static int spoke(const char *event, const char *sid, const char *key, const char *text, const char *transcript,
                  int codex, const struct profile *p, const char *state)
@@ -103,8 +113,16 @@ static int spoke(const char *event, const char *sid, const char *key, const char
     char *out = raw ? hook_answer(raw, strlen(raw), event, codex ? HOOK_HOST_CODEX : HOOK_HOST_CLAUDE, p, state) : NULL;
     cJSON *o = out ? cJSON_Parse(out) : NULL;
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "systemMessage"));
-    int said = (msg && strstr(msg, "keel (rumination)") ? SAID_RUMINATION : 0) |
-               (msg && strstr(msg, "keel (sycophancy)") ? SAID_SYCOPHANCY : 0);
+    /* "keel (rumination, sycophancy): ..." — the detectors that spoke, each line. */
+    int said = 0;
+    for (const char *m = msg; m && (m = strstr(m, "keel (")); m += 6) {
+        const char *end = strchr(m, ')');
+        size_t n = end ? (size_t)(end - m) : 0;
+        if (n && memmem_s(m, n, "rumination"))
+            said |= SAID_RUMINATION;
+        if (n && memmem_s(m, n, "sycophancy"))
+            said |= SAID_SYCOPHANCY;
+    }
     cJSON_Delete(o);
     free(out);
     free(raw);
