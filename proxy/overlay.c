@@ -433,9 +433,9 @@ static void content_text(const cJSON *content, char *buf, size_t cap, size_t *n)
     }
 }
 
-/* check_sycophancy's count of reassurance requests on one decision among
- * the person's first n recent messages. */
-static int reassurance_requests(const struct overlay *ov, const struct chrono_env *env, size_t n)
+/* check_sycophancy on the person's first n recent messages: whether it
+ * fires, and its count of reassurance requests on one decision. */
+static int reassurance_requests(const struct overlay *ov, const struct chrono_env *env, size_t n, int *detected)
 {
     cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages"), *out = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -444,20 +444,24 @@ static int reassurance_requests(const struct overlay *ov, const struct chrono_en
         cJSON_AddItemToArray(arr, o);
     }
     kerr e = {0};
-    int k = syc_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0
-                ? (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "reassurance_requests"))
-                : 0;
+    int ok = syc_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0;
+    int k = ok ? (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "reassurance_requests")) : 0;
+    if (detected)
+        *detected = ok && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
     cJSON_Delete(out);
     cJSON_Delete(args);
     return k;
 }
 
-/* The person's newest message is itself one more request for reassurance:
- * only then is "the same reassurance sought again" about this message (the
- * messages after a worry, "now translate it", are the work going on). */
+/* The same reassurance sought again, and the person's newest message is
+ * itself one more request for it: only then is the advisory about this
+ * message (the messages after a worry, "now translate it", are the work
+ * going on). One check in the common case; the second only when it fires. */
 static int reassurance_grew(const struct overlay *ov, const struct chrono_env *env)
 {
-    return ov->nasks && reassurance_requests(ov, env, ov->nasks) > reassurance_requests(ov, env, ov->nasks - 1);
+    int fires = 0;
+    int now = ov->nasks ? reassurance_requests(ov, env, ov->nasks, &fires) : 0;
+    return fires && now > reassurance_requests(ov, env, ov->nasks - 1, NULL);
 }
 
 /* A message of the person's (text owned, valid UTF-8) joins the recent ones
