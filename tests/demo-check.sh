@@ -37,7 +37,7 @@ if printf '%s\n' "$out" | sed -n '/snoozed: no reminder/,/get_time_context/p' | 
     failed=$((failed + 1)); n=$((n + 1)); echo "not ok $n - demo: no reminder while snoozed"
 else n=$((n + 1)); echo "ok $n - demo: no reminder while snoozed"; fi
 expect "keel hook UserPromptSubmit: the person asks about the migration a fourth time in 40 minutes"
-expect "** keel (rumination): This prompt closely matches 3 earlier prompts"
+expect "** keel (rumination, sycophancy): You asked about this 3 times before in this stretch of work: at 14:05"
 expect "** keel (sycophancy):"
 expect "This reply breaks the person's rules (no-todo-left): Finish the work"
 # the revised reply passes: nothing after it
