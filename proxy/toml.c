@@ -977,6 +977,7 @@ static int header(struct parser *p, struct toml_node **current)
     if (p->failed)
         return -1;
     if (aot) {                                  /* a new element of the array */
+        t->end = p->pos;                        /* the array's span: its first [[header]] to its last */
         struct toml_node *e = node_new(p, TOML_TABLE);
         if (!e)
             return -1;
