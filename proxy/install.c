@@ -180,7 +180,7 @@ static int has_change(const struct target *t)
 /* Puts t back as it was, if it is still what keel wrote. */
 static void roll_back(struct target *t)
 {
-    char why[512];
+    char why[PATH_MAX + 512];
     struct cfg_file now = {0};
     if (cfg_load(&now, t->path, why, sizeof why) == 0 &&
         (t->remove ? !now.exists : now.exists && now.n == t->p.out_n && !memcmp(now.text, t->p.out, now.n))) {
@@ -192,7 +192,7 @@ static void roll_back(struct target *t)
 
 static int commit(struct ctx *c, struct target *t, int dry)
 {
-    char why[1024];
+    char why[PATH_MAX + 512];
     if (dry || !has_change(t))
         return 0;
     if (t->f.exists && cfg_backup(&t->f, t->backup, sizeof t->backup) < 0) {
@@ -324,7 +324,7 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
         t[nt].spec = (struct target_spec){cl->fmt == FMT_JSONC ? FMT_JSONC : FMT_JSON, 1, 0, 0, NULL};
         nt++;
     }
-    char why[1024];
+    char why[PATH_MAX + 512];
     for (int i = 0; i < nt; i++) {
         t[i].client = cl->name;
         t[i].manifest = manifest_read(t[i].path);
