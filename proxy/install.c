@@ -190,6 +190,8 @@ static void roll_back(struct target *t)
     cfg_release(&now);
 }
 
+#define COMMIT_TRIES 40            /* edits redone on a file rewritten meanwhile, then an error */
+
 static int commit(struct ctx *c, struct target *t, int dry)
 {
     char why[PATH_MAX + 512];
@@ -200,7 +202,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
                 strerror(errno));
         return -1;
     }
-    for (int tries = 0; tries < 25; tries++) {
+    for (int tries = 0; tries < COMMIT_TRIES; tries++) {
         int rc = t->remove ? cfg_remove(&t->f, why, sizeof why)
                            : cfg_commit_as(&t->f, t->p.out, t->p.out_n, tries > 0, why, sizeof why);
         if (rc == 0) {
@@ -217,7 +219,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
             break;
         if (!has_change(t))
             return 0;
-        if (tries == 24)
+        if (tries == COMMIT_TRIES - 1)
             snprintf(why, sizeof why, "%s kept changing while keel wrote it; nothing was lost, try again", t->path);
     }
     fprintf(stderr, "keel: %s\n", why);
