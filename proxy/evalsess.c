@@ -25,6 +25,7 @@
 #include "timefmt.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +134,7 @@ static void rm_tree(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
-    char p[1024];
+    char p[PATH_MAX + 256];
     while (d && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
@@ -153,7 +154,9 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
     int64_t at;
     if (!id || !start || tf_parse_rfc3339(start, &at, NULL) < 0)
         return;
-    char dir[] = "/tmp/keel-eval-XXXXXX", transcript[64];
+    char dir[PATH_MAX], transcript[PATH_MAX + 32];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/keel-eval-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return;
     snprintf(transcript, sizeof transcript, "%s/transcript.jsonl", dir);
