@@ -6,7 +6,7 @@
  * hundred thousand keys costs no more per key than one of ten. Errors carry
  * the offset where they were seen; line and column are worked out once, at
  * the end. */
-#include "toml.h"
+#include "tomlint.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,22 +22,9 @@ struct slot {
     struct toml_node *node;
 };
 
-struct parser {
-    const char *s;
-    size_t n, pos;
-    struct toml_node *root;
-    struct slot *map;               /* open addressing; size a power of two */
-    size_t map_cap, map_used;
-    int depth;                      /* values open inside each other */
-    int base;                       /* parts of the current [table]'s name */
-    size_t err_at;
-    char err[200];
-    int failed;
-};
-
 /* --- errors and positions ------------------------------------------------------ */
 
-__attribute__((format(printf, 3, 4))) static int fail(struct parser *p, size_t at, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) int tl_fail(struct parser *p, size_t at, const char *fmt, ...)
 {
     if (!p->failed) {
         va_list ap;
@@ -127,7 +114,7 @@ static struct toml_node *node_new(struct parser *p, enum toml_type type)
 {
     struct toml_node *x = calloc(1, sizeof *x);
     if (!x)
-        fail(p, p->pos, "out of memory");
+        tl_fail(p, p->pos, "out of memory");
     else
         x->type = type;
     return x;
@@ -152,7 +139,7 @@ static int add_member(struct parser *p, struct toml_node *t, struct toml_node *k
     if (map_put(p, t, kid) < 0) {
         kid->key = NULL;
         free(k);
-        return fail(p, p->pos, "out of memory");
+        return tl_fail(p, p->pos, "out of memory");
     }
     append(t, kid);
     return 0;
@@ -187,509 +174,6 @@ struct toml_node *toml_get(const struct toml_node *t, const char *key)
     return NULL;
 }
 
-/* --- the cursor ---------------------------------------------------------------- */
-
-static int at_end(const struct parser *p)
-{
-    return p->pos >= p->n;
-}
-
-static int peek(const struct parser *p, size_t ahead)
-{
-    return p->pos + ahead < p->n ? (unsigned char)p->s[p->pos + ahead] : -1;
-}
-
-static void skip_ws(struct parser *p)
-{
-    while (!at_end(p) && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t'))
-        p->pos++;
-}
-
-/* A control character TOML forbids in comments and strings (tab allowed). */
-static int bad_control(int c)
-{
-    return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7f;
-}
-
-static int skip_comment(struct parser *p)
-{
-    if (peek(p, 0) != '#')
-        return 0;
-    for (p->pos++; !at_end(p) && p->s[p->pos] != '\n'; p->pos++) {
-        int c = (unsigned char)p->s[p->pos];
-        if (c == '\r' && peek(p, 1) == '\n')
-            continue;
-        if (bad_control(c))
-            return fail(p, p->pos, "a control character (0x%02x) in a comment", c);
-    }
-    return 0;
-}
-
-/* A newline (LF or CR LF) at the cursor: 1 and past it, or 0. */
-static int newline(struct parser *p)
-{
-    if (peek(p, 0) == '\n') {
-        p->pos++;
-        return 1;
-    }
-    if (peek(p, 0) == '\r' && peek(p, 1) == '\n') {
-        p->pos += 2;
-        return 1;
-    }
-    return 0;
-}
-
-/* The end of a statement: blanks, a comment, then a newline or the end. */
-static int end_of_line(struct parser *p)
-{
-    skip_ws(p);
-    if (skip_comment(p) < 0)
-        return -1;
-    if (at_end(p) || newline(p))
-        return 0;
-    if (peek(p, 0) == '\r')
-        return fail(p, p->pos, "a carriage return not followed by a line feed");
-    return fail(p, p->pos, "more on the line after a complete statement (one key = value or [table] a line)");
-}
-
-/* Blanks, comments and newlines, as inside an array. */
-static int skip_ws_nl(struct parser *p)
-{
-    for (;;) {
-        skip_ws(p);
-        if (skip_comment(p) < 0)
-            return -1;
-        if (!newline(p)) {
-            if (peek(p, 0) == '\r')
-                return fail(p, p->pos, "a carriage return not followed by a line feed");
-            return 0;
-        }
-    }
-}
-
-/* --- strings ------------------------------------------------------------------- */
-
-struct buf {
-    char *p;
-    size_t n, cap;
-};
-
-static int buf_add(struct parser *p, struct buf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 32;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q)
-            return fail(p, p->pos, "out of memory");
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-    return 0;
-}
-
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-static int escape(struct parser *p, struct buf *b)
-{
-    size_t at = p->pos;
-    int c = peek(p, 1);
-    static const char from[] = "btnfr\"\\", to[] = "\b\t\n\f\r\"\\";
-    const char *e = c > 0 ? strchr(from, c) : NULL;
-    if (e && c) {
-        p->pos += 2;
-        return buf_add(p, b, &to[e - from], 1);
-    }
-    if (c != 'u' && c != 'U')
-        return fail(p, at, "an unknown escape sequence (\\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX \\UXXXXXXXX are TOML's)");
-    int len = c == 'u' ? 4 : 8;
-    uint32_t cp = 0;
-    for (int i = 0; i < len; i++) {
-        int h = hexval(peek(p, 2 + (size_t)i));
-        if (h < 0)
-            return fail(p, at, "\\%c takes exactly %d hexadecimal digits", c, len);
-        cp = cp * 16 + (uint32_t)h;
-    }
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return fail(p, at, "\\%c names no Unicode scalar value", c);
-    if (cp == 0)
-        return fail(p, at, "a string holds U+0000, which keel does not edit");
-    uint8_t out[4];
-    int w = u8_uctomb(out, cp, 4);
-    p->pos += 2 + (size_t)len;
-    return w > 0 ? buf_add(p, b, (const char *)out, (size_t)w) : fail(p, at, "\\%c: not encodable", c);
-}
-
-/* A string of any of the four kinds at the cursor, decoded into b. */
-static int string(struct parser *p, struct buf *b, int allow_multi)
-{
-    size_t at = p->pos;
-    char q = p->s[p->pos];
-    int multi = peek(p, 1) == q && peek(p, 2) == q;
-    if (multi && !allow_multi)
-        return fail(p, at, "a key cannot be a multi-line string");
-    p->pos += multi ? 3 : 1;
-    if (multi)
-        newline(p);                         /* a newline right after the opening quotes is not content */
-    for (;;) {
-        if (at_end(p))
-            return fail(p, at, "a string that never ends");
-        int c = (unsigned char)p->s[p->pos];
-        if (c == q) {
-            if (!multi) {
-                p->pos++;
-                return 0;
-            }
-            size_t run = 0;
-            while (peek(p, run) == q)
-                run++;
-            if (run >= 3) {
-                if (run > 5)
-                    return fail(p, p->pos, "too many quotes at the end of a multi-line string");
-                if (buf_add(p, b, p->s + p->pos, run - 3) < 0)
-                    return -1;
-                p->pos += run;
-                return 0;
-            }
-            if (buf_add(p, b, p->s + p->pos, run) < 0)
-                return -1;
-            p->pos += run;
-            continue;
-        }
-        if (c == '\\' && q == '"') {
-            if (multi) {                    /* a line-ending backslash: the line break and blanks after it go */
-                size_t k = 1;
-                while (peek(p, k) == ' ' || peek(p, k) == '\t')
-                    k++;
-                if (peek(p, k) == '\n' || (peek(p, k) == '\r' && peek(p, k + 1) == '\n')) {
-                    p->pos += k;
-                    for (;;) {
-                        skip_ws(p);
-                        if (!newline(p))
-                            break;
-                    }
-                    continue;
-                }
-            }
-            if (escape(p, b) < 0)
-                return -1;
-            continue;
-        }
-        if (c == '\n' || (c == '\r' && peek(p, 1) == '\n')) {
-            if (!multi)
-                return fail(p, p->pos, "a line break inside a single-line string");
-            size_t k = c == '\n' ? 1 : 2;
-            if (buf_add(p, b, p->s + p->pos, k) < 0)
-                return -1;
-            p->pos += k;
-            continue;
-        }
-        if (bad_control(c))
-            return fail(p, p->pos, "a control character (0x%02x) in a string", c);
-        if (buf_add(p, b, p->s + p->pos, 1) < 0)
-            return -1;
-        p->pos++;
-    }
-}
-
-/* --- keys ---------------------------------------------------------------------- */
-
-#define KEY_PARTS_MAX TOML_MAX_DEPTH
-
-struct key {
-    char *part[KEY_PARTS_MAX];
-    size_t len[KEY_PARTS_MAX];
-    size_t at[KEY_PARTS_MAX];
-    int n;
-    size_t end;
-};
-
-static void key_free(struct key *k)
-{
-    for (int i = 0; i < k->n; i++)
-        free(k->part[i]);
-    k->n = 0;
-}
-
-static int bare_char(int c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
-static int key_parts(struct parser *p, struct key *k)
-{
-    k->n = 0;
-    for (;;) {
-        skip_ws(p);
-        if (k->n == KEY_PARTS_MAX)
-            return fail(p, p->pos, "a key of more than %d parts", KEY_PARTS_MAX);
-        struct buf b = {0};
-        size_t at = p->pos;
-        int c = peek(p, 0);
-        if (c == '"' || c == '\'') {
-            if (string(p, &b, 0) < 0) {
-                free(b.p);
-                return -1;
-            }
-            if (!b.p && buf_add(p, &b, "", 0) < 0) {
-                free(b.p);
-                return -1;
-            }
-        } else {
-            while (bare_char(peek(p, 0)))
-                p->pos++;
-            if (p->pos == at) {
-                free(b.p);
-                return fail(p, at, "a key was expected here (letters, digits, _ and -, or a quoted string)");
-            }
-            if (buf_add(p, &b, p->s + at, p->pos - at) < 0) {
-                free(b.p);
-                return -1;
-            }
-        }
-        k->part[k->n] = b.p;
-        k->len[k->n] = b.n;
-        k->at[k->n] = at;
-        k->n++;
-        k->end = p->pos;
-        skip_ws(p);
-        if (peek(p, 0) != '.')
-            return 0;
-        p->pos++;
-    }
-}
-
-/* A key; on failure nothing of it is left allocated. */
-static int key(struct parser *p, struct key *k)
-{
-    if (key_parts(p, k) == 0)
-        return 0;
-    key_free(k);
-    return -1;
-}
-
-static char *key_text(const struct key *k, int upto)
-{
-    size_t n = 0;
-    for (int i = 0; i < upto; i++)
-        n += k->len[i] + 1;
-    char *s = malloc(n + 1), *w = s;
-    if (!s)
-        return NULL;
-    for (int i = 0; i < upto; i++) {
-        if (i)
-            *w++ = '.';
-        memcpy(w, k->part[i], k->len[i]);
-        w += k->len[i];
-    }
-    *w = '\0';
-    return s;
-}
-
-/* --- numbers and dates ---------------------------------------------------------- */
-
-static int digits(const char *s, size_t n, int (*ok)(int))
-{
-    /* digit (_? digit)*: underscores only between digits */
-    if (!n || !ok((unsigned char)s[0]) || !ok((unsigned char)s[n - 1]))
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if (s[i] == '_' ? s[i - 1] == '_' : !ok((unsigned char)s[i]))
-            return 0;
-    return 1;
-}
-
-static int is_dec(int c) { return c >= '0' && c <= '9'; }
-static int is_hex(int c) { return hexval(c) >= 0; }
-static int is_oct(int c) { return c >= '0' && c <= '7'; }
-static int is_bin(int c) { return c == '0' || c == '1'; }
-
-static int two(const char *s, int *v)
-{
-    if (!is_dec((unsigned char)s[0]) || !is_dec((unsigned char)s[1]))
-        return 0;
-    *v = (s[0] - '0') * 10 + (s[1] - '0');
-    return 1;
-}
-
-/* HH:MM:SS(.frac)? at s: its length, or 0. */
-static size_t time_part(const char *s, size_t n)
-{
-    int h, m, sec;
-    if (n < 8 || !two(s, &h) || s[2] != ':' || !two(s + 3, &m) || s[5] != ':' || !two(s + 6, &sec) || h > 23 ||
-        m > 59 || sec > 59)
-        return 0;
-    size_t i = 8;
-    if (i < n && s[i] == '.') {
-        size_t d = ++i;
-        while (i < n && is_dec((unsigned char)s[i]))
-            i++;
-        if (i == d)
-            return 0;
-    }
-    return i;
-}
-
-static size_t date_part(const char *s, size_t n)
-{
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int y1, y2, mo, d;
-    if (n < 10 || !two(s, &y1) || !two(s + 2, &y2) || s[4] != '-' || !two(s + 5, &mo) || s[7] != '-' ||
-        !two(s + 8, &d) || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1])
-        return 0;
-    int y = y1 * 100 + y2;
-    if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
-        return 0;
-    return 10;
-}
-
-/* The scalar token s[0..n) as a date or time: its type, or -1. */
-static int datetime(const char *s, size_t n)
-{
-    if (time_part(s, n) == n)
-        return TOML_TIME_LOCAL;
-    size_t d = date_part(s, n);
-    if (!d)
-        return -1;
-    if (d == n)
-        return TOML_DATE_LOCAL;
-    if (s[d] != 'T' && s[d] != 't' && s[d] != ' ')
-        return -1;
-    size_t t = time_part(s + d + 1, n - d - 1);
-    if (!t)
-        return -1;
-    size_t i = d + 1 + t;
-    if (i == n)
-        return TOML_DATETIME_LOCAL;
-    if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == n)
-        return TOML_DATETIME;
-    int oh, om;
-    if ((s[i] == '+' || s[i] == '-') && n - i == 6 && two(s + i + 1, &oh) && s[i + 3] == ':' && two(s + i + 4, &om) &&
-        oh <= 23 && om <= 59)
-        return TOML_DATETIME;
-    return -1;
-}
-
-static int set_text(struct parser *p, struct toml_node *x, const char *s, size_t n)
-{
-    x->text = malloc(n + 1);
-    if (!x->text)
-        return fail(p, p->pos, "out of memory");
-    memcpy(x->text, s, n);
-    x->text[n] = '\0';
-    x->text_n = n;
-    return 0;
-}
-
-/* A number, boolean, date or time token s[0..n) (starting at offset at). */
-static int scalar(struct parser *p, struct toml_node *x, const char *s, size_t n, size_t at)
-{
-    if ((n == 4 && !memcmp(s, "true", 4)) || (n == 5 && !memcmp(s, "false", 5))) {
-        x->type = TOML_BOOL;
-        return set_text(p, x, s, n);
-    }
-    int dt = datetime(s, n);
-    if (dt >= 0) {
-        x->type = dt;
-        if (set_text(p, x, s, n) < 0)
-            return -1;
-        if (n > 10 && (x->text[10] == 't' || x->text[10] == ' '))
-            x->text[10] = 'T';
-        if (x->text[n - 1] == 'z')
-            x->text[n - 1] = 'Z';
-        return 0;
-    }
-    const char *b = s;
-    size_t bn = n;
-    int sign = 0;
-    if (bn && (b[0] == '+' || b[0] == '-')) {
-        sign = b[0];
-        b++, bn--;
-    }
-    if (bn == 3 && (!memcmp(b, "inf", 3) || !memcmp(b, "nan", 3))) {
-        x->type = TOML_FLOAT;
-        char t[8];
-        snprintf(t, sizeof t, "%s%.3s", sign == '-' && b[0] == 'i' ? "-" : "", b);
-        return set_text(p, x, t, strlen(t));
-    }
-    char clean[128];
-    size_t cn = 0;
-    if (n >= sizeof clean)
-        return fail(p, at, "a number of more than %zu characters", sizeof clean - 1);
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != '_')
-            clean[cn++] = s[i];
-    clean[cn] = '\0';
-    if (bn > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'o' || b[1] == 'b')) {
-        int (*ok)(int) = b[1] == 'x' ? is_hex : b[1] == 'o' ? is_oct : is_bin;
-        if (sign || !digits(b + 2, bn - 2, ok))
-            return fail(p, at, "not a valid %s integer", b[1] == 'x' ? "hexadecimal" : b[1] == 'o' ? "octal" : "binary");
-        errno = 0;
-        char *end;
-        unsigned long long v = strtoull(clean + 2, &end, b[1] == 'x' ? 16 : b[1] == 'o' ? 8 : 2);
-        if (errno || *end || v > INT64_MAX)
-            return fail(p, at, "an integer out of the 64-bit range");
-        x->type = TOML_INTEGER;
-        char t[32];
-        snprintf(t, sizeof t, "%llu", v);
-        return set_text(p, x, t, strlen(t));
-    }
-    /* Decimal: an integer part without leading zeros, then an optional
-     * fraction and exponent. */
-    size_t ip = 0;
-    while (ip < bn && (is_dec((unsigned char)b[ip]) || b[ip] == '_'))
-        ip++;
-    if (!digits(b, ip, is_dec) || (ip > 1 && b[0] == '0'))
-        return fail(p, at, "not a valid value (a number, true, false, a date, a string, an array or an inline table)");
-    size_t i = ip;
-    int is_float = 0;
-    if (i < bn && b[i] == '.') {
-        size_t f = ++i;
-        while (i < bn && (is_dec((unsigned char)b[i]) || b[i] == '_'))
-            i++;
-        if (!digits(b + f, i - f, is_dec))
-            return fail(p, at, "a fraction needs digits on both sides of the point");
-        is_float = 1;
-    }
-    if (i < bn && (b[i] == 'e' || b[i] == 'E')) {
-        i++;
-        if (i < bn && (b[i] == '+' || b[i] == '-'))
-            i++;
-        size_t e = i;
-        while (i < bn && (is_dec((unsigned char)b[i]) || b[i] == '_'))
-            i++;
-        if (!digits(b + e, i - e, is_dec))
-            return fail(p, at, "an exponent needs digits");
-        is_float = 1;
-    }
-    if (i != bn)
-        return fail(p, at, "not a valid value (a number, true, false, a date, a string, an array or an inline table)");
-    errno = 0;
-    char *end;
-    char t[40];
-    if (is_float) {
-        double v = strtod(clean, &end);
-        if (*end)
-            return fail(p, at, "not a valid float");
-        snprintf(t, sizeof t, "%.17g", v);
-        x->type = TOML_FLOAT;
-    } else {
-        long long v = strtoll(clean, &end, 10);
-        if (errno || *end)
-            return fail(p, at, "an integer out of the 64-bit range");
-        snprintf(t, sizeof t, "%lld", v);
-        x->type = TOML_INTEGER;
-    }
-    return set_text(p, x, t, strlen(t));
-}
-
 /* --- values -------------------------------------------------------------------- */
 
 static int value(struct parser *p, struct toml_node *x);
@@ -707,9 +191,9 @@ static int array(struct parser *p, struct toml_node *x)
     x->type = TOML_ARRAY;
     p->pos++;
     for (;;) {
-        if (skip_ws_nl(p) < 0)
+        if (tl_skip_ws_nl(p) < 0)
             return -1;
-        if (peek(p, 0) == ']') {
+        if (tl_peek(p, 0) == ']') {
             p->pos++;
             return 0;
         }
@@ -719,17 +203,17 @@ static int array(struct parser *p, struct toml_node *x)
         append(x, e);
         if (value(p, e) < 0)
             return -1;
-        if (skip_ws_nl(p) < 0)
+        if (tl_skip_ws_nl(p) < 0)
             return -1;
-        if (peek(p, 0) == ',') {
+        if (tl_peek(p, 0) == ',') {
             p->pos++;
             continue;
         }
-        if (peek(p, 0) == ']') {
+        if (tl_peek(p, 0) == ']') {
             p->pos++;
             return 0;
         }
-        return fail(p, p->pos, at_end(p) ? "an array that never ends" : "a comma or ] was expected in the array");
+        return tl_fail(p, p->pos, tl_at_end(p) ? "an array that never ends" : "a comma or ] was expected in the array");
     }
 }
 
@@ -738,28 +222,28 @@ static int inline_table(struct parser *p, struct toml_node *x)
     x->type = TOML_TABLE;
     x->how = TOML_DOTTED;               /* its own dotted keys may extend what they make inside it */
     p->pos++;
-    skip_ws(p);
-    if (peek(p, 0) == '}') {
+    tl_skip_ws(p);
+    if (tl_peek(p, 0) == '}') {
         p->pos++;
         return 0;
     }
     for (;;) {
         if (keyval(p, x, 1, NULL) < 0)
             return -1;
-        skip_ws(p);
-        if (peek(p, 0) == ',') {
+        tl_skip_ws(p);
+        if (tl_peek(p, 0) == ',') {
             p->pos++;
-            skip_ws(p);
-            if (peek(p, 0) == '}')
-                return fail(p, p->pos, "a comma before the } of an inline table");
+            tl_skip_ws(p);
+            if (tl_peek(p, 0) == '}')
+                return tl_fail(p, p->pos, "a comma before the } of an inline table");
             continue;
         }
-        if (peek(p, 0) == '}') {
+        if (tl_peek(p, 0) == '}') {
             p->pos++;
             return 0;
         }
-        return fail(p, p->pos,
-                    at_end(p) ? "an inline table that never ends"
+        return tl_fail(p, p->pos,
+                    tl_at_end(p) ? "an inline table that never ends"
                               : "a comma or } was expected (an inline table stays on one line)");
     }
 }
@@ -768,16 +252,16 @@ static int value(struct parser *p, struct toml_node *x)
 {
     if (++p->depth > TOML_MAX_DEPTH) {
         p->depth--;
-        return fail(p, p->pos, "values nested deeper than %d", TOML_MAX_DEPTH);
+        return tl_fail(p, p->pos, "values nested deeper than %d", TOML_MAX_DEPTH);
     }
     x->at = p->pos;
-    int c = peek(p, 0), rc;
+    int c = tl_peek(p, 0), rc;
     if (c == '"' || c == '\'') {
         struct buf b = {0};
         x->type = TOML_STRING;
-        rc = string(p, &b, 1);
+        rc = tl_string(p, &b, 1);
         if (rc == 0 && !b.p)
-            rc = buf_add(p, &b, "", 0);
+            rc = tl_buf_add(p, &b, "", 0);
         x->text = b.p;
         x->text_n = b.n;
     } else if (c == '[') {
@@ -790,19 +274,19 @@ static int value(struct parser *p, struct toml_node *x)
             freeze(x);
     } else {
         size_t at = p->pos;
-        while (!at_end(p) && (bare_char(peek(p, 0)) || peek(p, 0) == '+' || peek(p, 0) == '.' || peek(p, 0) == ':'))
+        while (!tl_at_end(p) && (tl_bare_char(tl_peek(p, 0)) || tl_peek(p, 0) == '+' || tl_peek(p, 0) == '.' || tl_peek(p, 0) == ':'))
             p->pos++;
         /* A date and a time may be split by one space. */
-        if (p->pos - at == 10 && peek(p, 0) == ' ' && date_part(p->s + at, 10) && is_dec(peek(p, 1)) &&
-            is_dec(peek(p, 2)) && peek(p, 3) == ':') {
+        if (p->pos - at == 10 && tl_peek(p, 0) == ' ' && tl_date_part(p->s + at, 10) && tl_is_dec(tl_peek(p, 1)) &&
+            tl_is_dec(tl_peek(p, 2)) && tl_peek(p, 3) == ':') {
             p->pos++;
-            while (!at_end(p) && (bare_char(peek(p, 0)) || peek(p, 0) == '+' || peek(p, 0) == '.' || peek(p, 0) == ':'))
+            while (!tl_at_end(p) && (tl_bare_char(tl_peek(p, 0)) || tl_peek(p, 0) == '+' || tl_peek(p, 0) == '.' || tl_peek(p, 0) == ':'))
                 p->pos++;
         }
-        rc = p->pos == at ? fail(p, at, at_end(p) || peek(p, 0) == '\n' || peek(p, 0) == '\r'
+        rc = p->pos == at ? tl_fail(p, at, tl_at_end(p) || tl_peek(p, 0) == '\n' || tl_peek(p, 0) == '\r'
                                             ? "a value was expected after ="
                                             : "not a valid value (a number, true, false, a date, a string, an array or an inline table)")
-                          : scalar(p, x, p->s + at, p->pos - at, at);
+                          : tl_scalar(p, x, p->s + at, p->pos - at, at);
     }
     x->end = p->pos;
     p->depth--;
@@ -823,16 +307,16 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
 {
     struct key k;
     size_t key_at = p->pos;
-    skip_ws(p);
+    tl_skip_ws(p);
     key_at = p->pos;
-    if (key(p, &k) < 0)
+    if (tl_key(p, &k) < 0)
         return -1;
-    if (peek(p, 0) != '=') {
-        key_free(&k);
-        return fail(p, p->pos, "= was expected after the key");
+    if (tl_peek(p, 0) != '=') {
+        tl_key_free(&k);
+        return tl_fail(p, p->pos, "= was expected after the key");
     }
     p->pos++;
-    skip_ws(p);
+    tl_skip_ws(p);
     struct toml_node *t = table;
     for (int i = 0; i + 1 < k.n; i++) {
         struct toml_node *c = map_find(p, t, k.part[i], k.len[i]);
@@ -848,8 +332,8 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
                 break;
             }
         } else if (c->type != TOML_TABLE || c->how != TOML_DOTTED || c->frozen) {
-            char *name = key_text(&k, i + 1);
-            fail(p, k.at[i], "the key %s is already defined%s", name ? name : "",
+            char *name = tl_key_text(&k, i + 1);
+            tl_fail(p, k.at[i], "the key %s is already defined%s", name ? name : "",
                  c->type == TOML_TABLE ? " as a table (a dotted key cannot add to it here)" : "");
             free(name);
             break;
@@ -857,20 +341,20 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
         t = c;
     }
     if (p->failed) {
-        key_free(&k);
+        tl_key_free(&k);
         return -1;
     }
     int last = k.n - 1;
     if (map_find(p, t, k.part[last], k.len[last])) {
-        char *name = key_text(&k, k.n);
-        fail(p, k.at[last], "the key %s is defined twice", name ? name : "");
+        char *name = tl_key_text(&k, k.n);
+        tl_fail(p, k.at[last], "the key %s is defined twice", name ? name : "");
         free(name);
-        key_free(&k);
+        tl_key_free(&k);
         return -1;
     }
     struct toml_node *x = node_new(p, TOML_STRING);
     if (!x) {
-        key_free(&k);
+        tl_key_free(&k);
         return -1;
     }
     x->in_inline = (unsigned char)in_inline;
@@ -882,7 +366,7 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
     k.part[last] = NULL;
     size_t plen = k.len[last];
     int k_n_parts = k.n - 1;
-    key_free(&k);
+    tl_key_free(&k);
     if (add_member(p, t, x, part, plen) < 0) {
         free(x);
         return -1;
@@ -891,7 +375,7 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
         *made = x;
     int parts = k_n_parts;
     if (p->base + p->depth + parts > TOML_MAX_DEPTH)
-        return fail(p, key_at, "tables nested deeper than %d", TOML_MAX_DEPTH);
+        return tl_fail(p, key_at, "tables nested deeper than %d", TOML_MAX_DEPTH);
     p->depth += parts;
     int rc = value(p, x);
     p->depth -= parts;
@@ -901,20 +385,20 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
 static int header(struct parser *p, struct toml_node **current)
 {
     size_t at = p->pos;
-    int aot = peek(p, 1) == '[';
+    int aot = tl_peek(p, 1) == '[';
     p->pos += aot ? 2 : 1;
     struct key k;
-    if (key(p, &k) < 0)
+    if (tl_key(p, &k) < 0)
         return -1;
-    if (peek(p, 0) != ']' || (aot && peek(p, 1) != ']')) {
-        key_free(&k);
-        return fail(p, p->pos, aot ? "]] was expected to close the [[table]] header" : "] was expected to close the [table] header");
+    if (tl_peek(p, 0) != ']' || (aot && tl_peek(p, 1) != ']')) {
+        tl_key_free(&k);
+        return tl_fail(p, p->pos, aot ? "]] was expected to close the [[table]] header" : "] was expected to close the [table] header");
     }
     p->pos += aot ? 2 : 1;
     int k_parts = k.n + aot;
     if (k.n > TOML_MAX_DEPTH) {
-        key_free(&k);
-        return fail(p, at, "tables nested deeper than %d", TOML_MAX_DEPTH);
+        tl_key_free(&k);
+        return tl_fail(p, at, "tables nested deeper than %d", TOML_MAX_DEPTH);
     }
     struct toml_node *t = p->root;
     for (int i = 0; i < k.n && !p->failed; i++) {
@@ -927,8 +411,8 @@ static int header(struct parser *p, struct toml_node **current)
         }
         if (c && final && aot) {
             if (c->type != TOML_ARRAY || !c->aot) {
-                name = key_text(&k, i + 1);
-                fail(p, at, "[[%s]]: the key is already defined, not as an array of tables", name ? name : "");
+                name = tl_key_text(&k, i + 1);
+                tl_fail(p, at, "[[%s]]: the key is already defined, not as an array of tables", name ? name : "");
                 free(name);
                 break;
             }
@@ -936,8 +420,8 @@ static int header(struct parser *p, struct toml_node **current)
             continue;
         } else if (c && final) {
             if (c->type != TOML_TABLE || c->how != TOML_IMPLICIT || c->frozen) {
-                name = key_text(&k, i + 1);
-                fail(p, at, "the table [%s] is defined twice (or its key is already a value)", name ? name : "");
+                name = tl_key_text(&k, i + 1);
+                tl_fail(p, at, "the table [%s] is defined twice (or its key is already a value)", name ? name : "");
                 free(name);
                 break;
             }
@@ -948,8 +432,8 @@ static int header(struct parser *p, struct toml_node **current)
             continue;
         } else if (c) {
             if (c->type != TOML_TABLE || c->frozen) {
-                name = key_text(&k, i + 1);
-                fail(p, k.at[i], "%s is a value, so a [table] cannot add to it", name ? name : "");
+                name = tl_key_text(&k, i + 1);
+                tl_fail(p, k.at[i], "%s is a value, so a [table] cannot add to it", name ? name : "");
                 free(name);
                 break;
             }
@@ -973,7 +457,7 @@ static int header(struct parser *p, struct toml_node **current)
         }
         t = c;
     }
-    key_free(&k);
+    tl_key_free(&k);
     if (p->failed)
         return -1;
     if (aot) {                                  /* a new element of the array */
@@ -1007,9 +491,9 @@ struct toml_node *toml_parse(const char *s, size_t n, struct toml_error *err)
     struct toml_node *current = p.root;
     if (p.root)
         p.root->how = TOML_HEADER;
-    while (!p.failed && !at_end(&p)) {
-        skip_ws(&p);
-        int c = peek(&p, 0);
+    while (!p.failed && !tl_at_end(&p)) {
+        tl_skip_ws(&p);
+        int c = tl_peek(&p, 0);
         struct toml_node *made = NULL;
         if (c == '[') {
             if (header(&p, &current) < 0)
@@ -1018,7 +502,7 @@ struct toml_node *toml_parse(const char *s, size_t n, struct toml_error *err)
             if (keyval(&p, current, 0, &made) < 0)
                 break;
         }
-        if (end_of_line(&p) < 0)
+        if (tl_end_of_line(&p) < 0)
             break;
         if (made)
             made->line_end = p.pos;     /* deleting the key/value removes its line */
