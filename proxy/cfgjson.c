@@ -353,3 +353,62 @@ int cfgjson_secrets(const struct cfgjson *d, struct cfg_span *out, int max)
         secrets(d, at, 0, out, max, &k);
     return k;
 }
+
+/* --- comparing trees ---------------------------------------------------------- */
+
+static int by_member(const void *x, const void *y)
+{
+    const cJSON *a = *(const cJSON *const *)x, *b = *(const cJSON *const *)y;
+    return strcmp(a->string ? a->string : "", b->string ? b->string : "");
+}
+
+/* The children of an object, sorted by key; NULL when memory runs out. */
+static const cJSON **sorted_members(const cJSON *o, int n)
+{
+    const cJSON **v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    int k = 0;
+    for (const cJSON *c = o->child; c; c = c->next)
+        v[k++] = c;
+    qsort(v, (size_t)n, sizeof *v, by_member);
+    return v;
+}
+
+int cfg_json_equal(const cJSON *a, const cJSON *b)
+{
+    if (!a || !b || (a->type & 0xFF) != (b->type & 0xFF))
+        return 0;
+    switch (a->type & 0xFF) {
+    case cJSON_False:
+    case cJSON_True:
+    case cJSON_NULL:
+        return 1;
+    case cJSON_Number:
+        return a->valuedouble == b->valuedouble;
+    case cJSON_String:
+    case cJSON_Raw:
+        return a->valuestring && b->valuestring && !strcmp(a->valuestring, b->valuestring);
+    case cJSON_Array: {
+        const cJSON *x = a->child, *y = b->child;
+        for (; x && y; x = x->next, y = y->next)
+            if (!cfg_json_equal(x, y))
+                return 0;
+        return !x && !y;
+    }
+    case cJSON_Object: {
+        int n = cJSON_GetArraySize(a);
+        if (n != cJSON_GetArraySize(b))
+            return 0;
+        const cJSON **x = sorted_members(a, n), **y = sorted_members(b, n);
+        int same = x && y;
+        for (int i = 0; same && i < n; i++)
+            same = !by_member(&x[i], &y[i]) && cfg_json_equal(x[i], y[i]);
+        free(x);
+        free(y);
+        return same;
+    }
+    default:
+        return 0;
+    }
+}

@@ -46,6 +46,14 @@ struct cfg_span {
 };
 int cfgjson_secrets(const struct cfgjson *d, struct cfg_span *out, int max);
 
+/* 1 if a and b hold the same data: types, numbers by value, strings (and
+ * raw values) by bytes, arrays element by element, objects member by member
+ * whatever their order (keys are unique: cfgjson_read refuses twice-given
+ * ones). Time is linear in the trees' size times the log of an object's
+ * width; cJSON_Compare compares each object pair twice over, which doubles
+ * at every level of nesting. */
+int cfg_json_equal(const cJSON *a, const cJSON *b);
+
 /* 1 if a member or argument named name holds secrets ("env", "headers",
  * "api_key", "--token"...). Shared with the TOML side. */
 int cfg_secret_name(const char *name, size_t n);

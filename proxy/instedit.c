@@ -352,7 +352,7 @@ int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text,
             cfgjson_free(&nd);
         }
     }
-    int same = got && cJSON_Compare(got, p->want, 1);
+    int same = got && cfg_json_equal(got, p->want);
     cJSON_Delete(got);
     if (!same) {
         snprintf(why, whyn, "keel's change did not come out as intended (a keel bug), so nothing was written");

@@ -282,6 +282,15 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
     const b = run(hb, 'install', '--client', 'cursor');
     ok(b.status === 1 && re.test(b.stderr) && read(hb, '.cursor/mcp.json') === text, `a file with ${what} is refused, its line named, left byte for byte`, b.stderr);
   }
+  // A deeply nested member elsewhere in the file: checking the edit takes time
+  // in proportion to the file (comparing nested objects twice over at each
+  // level, as cJSON_Compare does, would never end at 200 levels).
+  const deep = `${'{"a": '.repeat(200)}1${'}'.repeat(200)}`;
+  const hd = homeWith({ '.cursor/mcp.json': `{"deep": ${deep}, "mcpServers": {"n": {"command": "node"}}}\n` });
+  const t0 = Date.now();
+  const dr = spawnSync(keel, ['install', '--client', 'cursor'], { env: { PATH: process.env.PATH, HOME: hd }, encoding: 'utf8', timeout: 20000 });
+  ok(dr.status === 0 && read(hd, '.cursor/mcp.json').includes('"wrap"') && Date.now() - t0 < 10000,
+    `a file with a member nested 200 levels deep: installed in ${Date.now() - t0} ms`, dr.stderr);
   const ha = homeWith({ '.claude/settings.json': '[{"a": 1}]\n' });
   run(ha, 'install', '--client', 'claude-code');
   run(ha, 'install', '--client', 'claude-code');
