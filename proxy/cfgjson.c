@@ -190,6 +190,9 @@ static int no_duplicates(const struct cfgjson *d, size_t at, char *why, size_t w
 int cfgjson_read(struct cfgjson *d, const char *text, size_t n, int comments, char *why, size_t whyn)
 {
     memset(d, 0, sizeof *d);
+    const char *nul = memchr(text, '\0', n);
+    if (nul)
+        return fail_at(text, (size_t)(nul - text), why, whyn, "a NUL byte, which no client's configuration holds");
     if (n >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
         return fail_at(text, 0, why, whyn, "the file starts with a byte-order mark (U+FEFF), which JSON does not "
                        "allow: save it as UTF-8 without one");
