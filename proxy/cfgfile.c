@@ -78,14 +78,20 @@ out:
 void cfg_release(struct cfg_file *f)
 {
     free(f->text);
-    f->text = NULL;
-    f->n = 0;
+    free(f->late);
+    f->text = f->late = NULL;
+    f->n = f->late_n = 0;
 }
 
 int cfg_load(struct cfg_file *f, const char *path, char *why, size_t whyn)
 {
+    char *late = f->late;                   /* kept for the caller, if it has not taken it */
+    size_t late_n = f->late_n;
+    f->late = NULL;
     cfg_release(f);
     memset(f, 0, sizeof *f);
+    f->late = late;
+    f->late_n = late_n;
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->real, sizeof f->real, "%s", path);
     struct stat lst;
@@ -192,6 +198,47 @@ static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int
     return 0;
 }
 
+/* A writer that opened the file before keel replaced it may still write to
+ * it, and what it writes would reach no name. The file replaced (fd) is
+ * watched for CFG_SETTLE_MS: when its size or mtime moves from what keel
+ * read (st), its whole content is handed back. 1 then, 0 not. */
+static int late_write(int fd, const struct stat *st, char **text, size_t *n)
+{
+    struct stat now;
+    for (int i = 0; i <= CFG_SETTLE_MS * 2; i++) {
+        if (fstat(fd, &now) < 0)
+            return 0;
+        if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
+            break;
+        if (i == CFG_SETTLE_MS * 2)
+            return 0;
+        struct timespec half = {0, 500000};
+        nanosleep(&half, NULL);
+    }
+    struct timespec settle = {0, 1000000};  /* let the writer finish what it writes */
+    nanosleep(&settle, NULL);
+    if (fstat(fd, &now) < 0 || now.st_size > (off_t)CFG_MAX)
+        return 0;
+    char *b = malloc((size_t)now.st_size + 1);
+    size_t got = 0;
+    while (b && got < (size_t)now.st_size) {
+        ssize_t r = pread(fd, b + got, (size_t)now.st_size - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (!b)
+        return 0;
+    b[got] = '\0';
+    free(*text);
+    *text = b;
+    *n = got;
+    return 1;
+}
+
 /* The file now at path, which keel just put there: on disk. */
 static void sync_file(const char *path)
 {
@@ -243,11 +290,15 @@ int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after
         if (lstat(tmp, &old) == 0 && old.st_ino == f->st.st_ino && old.st_dev == f->st.st_dev &&
             old.st_size == f->st.st_size && old.st_mtim.tv_sec == f->st.st_mtim.tv_sec &&
             old.st_mtim.tv_nsec == f->st.st_mtim.tv_nsec) {
+            int fd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
             unlink(tmp);
             if (sync_after)
                 sync_file(f->real);
             sync_dir(f->real);
-            return 0;
+            int late = fd >= 0 && late_write(fd, &f->st, &f->late, &f->late_n);
+            if (fd >= 0)
+                close(fd);
+            return late ? 2 : 0;
         }
         (void)platform_swap(tmp, f->real);   /* written in between: theirs goes back */
         unlink(tmp);

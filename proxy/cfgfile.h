@@ -21,6 +21,7 @@
 
 #define CFG_MAX (16u << 20)     /* the largest configuration keel edits */
 #define CFG_BACKUPS 3           /* timestamped backups kept per file */
+#define CFG_SETTLE_MS 3         /* how long the file replaced is watched for a late write */
 
 struct cfg_file {
     char path[PATH_MAX];        /* as named: ~/.claude.json */
@@ -29,6 +30,8 @@ struct cfg_file {
     struct stat st;             /* of real, as read */
     char *text;                 /* NUL-terminated; "" when it does not exist */
     size_t n;
+    char *late;                 /* cfg_commit's 2: what a late writer wrote to the file replaced */
+    size_t late_n;
 };
 
 /* Reads path. 0 (f->exists says whether it is there), or -1 with a sentence
@@ -44,6 +47,9 @@ void cfg_release(struct cfg_file *f);
  * flushed right after instead, which keeps the check-to-swap window to the
  * time of a read. */
 int cfg_commit(struct cfg_file *f, const char *text, size_t n, char *why, size_t whyn);
+/* The same, and 2: written, but a writer that had opened the file before it
+ * was replaced wrote to it within CFG_SETTLE_MS after: its content is in
+ * f->late (caller frees), to redo the edit on and write over keel's text. */
 int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after, char *why, size_t whyn);
 
 /* Removes f (a file keel created and emptied again) if it is still what

@@ -148,8 +148,9 @@ static int cjson_empty_object(const cJSON *x)
     return cJSON_IsObject(x) && !x->child;
 }
 
-/* Reads t's file and works out its edit. 0, or -1 with why. */
-static int prepare(struct ctx *c, struct target *t, char *why, size_t whyn)
+/* Reads t's file and works out its edit (from the text `from` instead of
+ * the file's, when given: what a late writer wrote). 0, or -1 with why. */
+static int prepare_from(struct ctx *c, struct target *t, const char *from, size_t from_n, char *why, size_t whyn)
 {
     static const char empty_json[] = "{\n}\n";
     inst_plan_free(&t->p);
@@ -158,10 +159,10 @@ static int prepare(struct ctx *c, struct target *t, char *why, size_t whyn)
     t->remove = 0;
     if (cfg_load(&t->f, t->path, why, whyn) < 0)
         return -1;
-    if (!t->f.exists && (c->uninstall || !t->create))
+    if (!from && !t->f.exists && (c->uninstall || !t->create))
         return 0;
-    const char *base = t->f.exists ? t->f.text : empty_json;
-    t->base_n = t->f.exists ? t->f.n : strlen(empty_json);
+    const char *base = from ? from : t->f.exists ? t->f.text : empty_json;
+    t->base_n = from ? from_n : t->f.exists ? t->f.n : strlen(empty_json);
     if (!(t->base = malloc(t->base_n + 1)))
         return -1;
     memcpy(t->base, base, t->base_n + 1);
@@ -169,7 +170,18 @@ static int prepare(struct ctx *c, struct target *t, char *why, size_t whyn)
         return -1;
     if (c->uninstall && t->f.exists && cfg_side_exists(t->path, ".keel-created") && cjson_empty_object(t->p.want))
         t->remove = 1;
+    if (from && !t->p.out && !t->remove) {      /* nothing of keel's to change in it: theirs goes back as written */
+        if (!(t->p.out = malloc(from_n + 1)))
+            return -1;
+        memcpy(t->p.out, from, from_n + 1);
+        t->p.out_n = from_n;
+    }
     return 0;
+}
+
+static int prepare(struct ctx *c, struct target *t, char *why, size_t whyn)
+{
+    return prepare_from(c, t, NULL, 0, why, whyn);
 }
 
 static int has_change(const struct target *t)
@@ -211,6 +223,19 @@ static int commit(struct ctx *c, struct target *t, int dry)
         }
         if (rc < 0)
             break;
+        if (rc == 2) {
+            /* Written, but a writer that had the file open wrote to it just
+             * after: redo the edit on what it wrote, over keel's text. */
+            char *late = t->f.late;
+            size_t late_n = t->f.late_n;
+            t->f.late = NULL;
+            rc = prepare_from(c, t, late, late_n, why, sizeof why);
+            free(late);
+            if (rc < 0)
+                break;
+            t->written = 1;                 /* keel's text is there already */
+            continue;
+        }
         /* Written by something else meanwhile: read it again, edit again,
          * after a short random pause (out of step with a periodic writer). */
         struct timespec pause = {0, (long)(rand() % 2000) * 1000};
