@@ -56,41 +56,30 @@ int ask_question_mark(const char *s, size_t n)
     return 0;
 }
 
-int ask_is_question(const char *s, size_t n)
+int ask_text(const char *s, size_t n, unsigned *kinds)
 {
-    if (ask_question_mark(s, n))
-        return 1;
     ask_init();
     struct text_words w = {0};
     if (text_words(s, n, &w) < 0) {
         free(w.v);
         return -1;
     }
-    int yes = 0;
-    for (size_t a = 0; a < w.n && !yes;) {
+    unsigned k = w.n ? ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) : 0;
+    if (w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP))
+        k |= ASK_FOLLOWUP;
+    int question = ask_question_mark(s, n);
+    for (size_t a = 0; a < w.n && !question;) {
         size_t b = a;                   /* one sentence: words a..b-1 */
         while (b < w.n && w.v[b].sentence == w.v[a].sentence)
             b++;
-        for (size_t i = a; i < b && !yes; i++) {
+        for (size_t i = a; i < b && !question; i++) {
             const struct phrase *p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, ASK_QUESTION);
             /* a question word where a question has it, not mid-sentence ("write what changed") */
-            yes = p && (i - a < QUESTION_OPENS || i + p->len + QUESTION_CLOSES > b);
+            question = p && (i - a < QUESTION_OPENS || i + p->len + QUESTION_CLOSES > b);
         }
         a = b;
     }
     free(w.v);
-    return yes;
-}
-
-int ask_is_followup(const char *s, size_t n)
-{
-    ask_init();
-    struct text_words w = {0};
-    if (text_words(s, n, &w) < 0) {
-        free(w.v);
-        return -1;
-    }
-    int yes = w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP) != NULL;
-    free(w.v);
-    return yes;
+    *kinds = k | (question ? ASK_QUESTION : 0u);
+    return 0;
 }

@@ -24,15 +24,13 @@ enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u, ASK_QUESTION = 8u, A
  * is part of. */
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark);
 
-/* 1 when s[0..n) is a question: a question mark, or in one of its sentences
- * a question word among the first four words or a closing particle among
- * the last two; 0 not; -1 out of memory. */
-int ask_is_question(const char *s, size_t n);
-
-/* 1 when s[0..n) opens by taking up the next thing ("and the second one?",
- * "what about staging", "e a luz?"): a new question in the same frame; 0
- * not; -1 out of memory. */
-int ask_is_followup(const char *s, size_t n);
+/* All of how a text asks, its words read once: the ASK_* kinds of phrase it
+ * holds, and ASK_QUESTION when it is a question (a question mark, or in one
+ * of its sentences a question word among the first four words or a closing
+ * particle among the last two), ASK_FOLLOWUP when it opens by taking up the
+ * next thing ("and the second one?", "what about staging", "e a luz?"). 0,
+ * or -1 out of memory. */
+int ask_text(const char *s, size_t n, unsigned *kinds);
 
 /* 1 when s[0..n) holds a question mark: ? ？ or ؟. */
 int ask_question_mark(const char *s, size_t n);

@@ -1974,16 +1974,12 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
  * question word where a question has it), a plea for reassurance or a sign
  * of asking again; 0 an instruction or a statement;
  * -1 out of memory. */
-static int item_asks(const char *s, size_t n, struct text_words *tw)
+static int item_asks(const char *s, size_t n)
 {
-    int q = ask_is_question(s, n);
-    if (q != 0)
-        return q;
-    tw->n = 0;
-    if (text_words(s, n, tw) < 0)
+    unsigned k;
+    if (ask_text(s, n, &k) < 0)
         return -1;
-    unsigned k = tw->n ? ask_kinds(&tw->v[0].hash, sizeof *tw->v, tw->n, NULL) : 0;
-    return (k & (ASK_REASSURE | ASK_REASK)) != 0;
+    return (k & (ASK_QUESTION | ASK_REASSURE | ASK_REASK)) != 0;
 }
 
 /* A history item as validated: its text and time, kept so that comparing
@@ -2115,19 +2111,17 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
      * the rest") asks nothing: sent again and again, it is work going on. */
     int command = !oom && (c.asks & ASK_COMMAND) && c.nw <= COMMAND_WORDS && !ask_question_mark(cur, cur_n);
     /* With only_asks (keel's hooks and overlay, keel eval), only an ask can
-     * be asked again: a prompt that is no question (no
-     * question mark, no question word where a question has it) and no plea
-     * for reassurance ("write the migration", "Tests für die Filter") is an
-     * instruction, the work going on. */
-    int q = oom || command || !only_asks ? 0 : ask_is_question(cur, cur_n);
-    oom |= q < 0;
-    int statement = only_asks && !oom && !command && !q && !(c.asks & (ASK_REASSURE | ASK_REASK));
-    /* "and the second one?", "e a luz?": the next thing in the same frame. */
-    int next_thing = only_asks && !oom && !command && !statement && !(c.asks & (ASK_REASSURE | ASK_REASK))
-                         ? ask_is_followup(cur, cur_n)
-                         : 0;
-    oom |= next_thing < 0;
-    statement |= next_thing > 0;
+     * be asked again: a prompt that is no question (no question mark, no
+     * question word where a question has it) and no plea for reassurance
+     * ("write the migration", "Tests für die Filter") is an instruction, the
+     * work going on; and "and the second one?", "e a luz?" is the next thing
+     * in the same frame, unless it pleads or says it asks again. */
+    unsigned how = 0;
+    if (only_asks && !oom && !command && ask_text(cur, cur_n, &how) < 0)
+        oom = 1;
+    int statement = only_asks && !oom && !command &&
+                    (!(how & (ASK_QUESTION | ASK_REASSURE | ASK_REASK)) ||
+                     ((how & ASK_FOLLOWUP) && !(how & (ASK_REASSURE | ASK_REASK))));
     size_t count = 0;
     double best = 0, sum = 0;
     for (i = 0; i < hn && !oom && !command && !statement; i++) {
@@ -2171,7 +2165,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
                 j = 0;
         }
         if (only_asks && j >= sim_thr && j > 0) {   /* an earlier instruction is not an earlier ask */
-            int a = item_asks(items[i].t, items[i].n, &w);
+            int a = item_asks(items[i].t, items[i].n);
             if (a < 0) {
                 oom = 1;
                 break;

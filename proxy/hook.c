@@ -234,6 +234,15 @@ static void add_earlier(const struct transcript_prompt *p, void *ctx)
     x->last_at = p->at;
 }
 
+/* 1 if detector det offers token. */
+static int takes_token(int det, const char *token)
+{
+    for (int i = 0; guard_tokens[det][i]; i++)
+        if (!strcmp(guard_tokens[det][i], token))
+            return 1;
+    return 0;
+}
+
 /* An override word at the start of the person's prompt ("snooze-15m",
  * "keel override-once rumination"), applied as apply_override applies it, so
  * the words an advisory offers work with hooks alone. 1 if the prompt held
@@ -255,12 +264,11 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
     token[k] = '\0';
     if (!k || (*s && !strchr(" \t\n.,;:!", *s)))
         return 0;
-    int known = 0, owners = 0, owner = -1;
+    int owners = 0, owner = -1;
     for (int d = 0; d < DET_COUNT; d++)
-        for (int i = 0; guard_tokens[d][i]; i++)
-            if (!strcmp(guard_tokens[d][i], token))
-                known = 1, owners++, owner = d;
-    if (!known)
+        if (takes_token(d, token))
+            owners++, owner = d;
+    if (!owners)
         return 0;
     while (*s == ' ' || *s == '\t')
         s++;
@@ -282,11 +290,10 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         snprintf(list, sizeof list, "%s", last ? last : "");
     int applied = 0;
     for (char *save = NULL, *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
-        int takes = 0;
-        for (int k = 0; k < DET_COUNT; k++)
-            for (int i = 0; guard_tokens[k][i] && !strcmp(guard_detector_names[k], d); i++)
-                takes |= !strcmp(guard_tokens[k][i], token);
-        if (!takes)
+        int k = 0;
+        while (k < DET_COUNT && strcmp(guard_detector_names[k], d))
+            k++;
+        if (k == DET_COUNT || !takes_token(k, token))
             continue;
         cJSON *args = cJSON_CreateObject(), *res = NULL;
         cJSON_AddStringToObject(args, "token", token);

@@ -433,16 +433,24 @@ static void content_text(const cJSON *content, char *buf, size_t cap, size_t *n)
     }
 }
 
-/* check_sycophancy on the person's first n recent messages: whether it
- * fires, and its count of reassurance requests on one decision. */
-static int reassurance_requests(const struct overlay *ov, const struct chrono_env *env, size_t n, int *detected)
+/* check_sycophancy's arguments for the person's first n recent messages
+ * (their text by reference). */
+static cJSON *messages_args(const struct overlay *ov, size_t n)
 {
-    cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages"), *out = NULL;
+    cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
     for (size_t i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
         cJSON_AddItemToArray(arr, o);
     }
+    return args;
+}
+
+/* check_sycophancy on the person's first n recent messages: whether it
+ * fires, and its count of reassurance requests on one decision. */
+static int reassurance_requests(const struct overlay *ov, const struct chrono_env *env, size_t n, int *detected)
+{
+    cJSON *args = messages_args(ov, n), *out = NULL;
     kerr e = {0};
     int ok = syc_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0;
     int k = ok ? (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "reassurance_requests")) : 0;
@@ -486,12 +494,7 @@ static void person_said(struct overlay *ov, const struct chrono_env *env, char *
     if (a)
         cJSON_AddItemToArray(ov->queued, a);
     if (ov->parts & OV_SYCOPHANCY && reassurance_grew(ov, env)) {
-        cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
-        for (size_t i = 0; i < ov->nasks; i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
-            cJSON_AddItemToArray(arr, o);
-        }
+        cJSON *args = messages_args(ov, ov->nasks);
         cJSON *syc = sycophancy(ov, env, args);
         if (syc)
             cJSON_AddItemToArray(ov->queued, syc);
