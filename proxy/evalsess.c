@@ -44,8 +44,8 @@ struct sstats {
 static void show(struct sstats *s, const char *fmt, const char *a, int b, const char *c)
 {
     char x[64], z[64];
-    snprintf(x, sizeof x, "%s", a);               /* ids are short; cut a long one */
-    snprintf(z, sizeof z, "%s", c);
+    snprintf(x, sizeof x, "%.63s", a);            /* ids are short; cut a long one */
+    snprintf(z, sizeof z, "%.63s", c);
     if (s->nshown < SHOWN && !strcmp(s->name, "dev"))
         snprintf(s->shown[s->nshown++], sizeof s->shown[0], fmt, x, b, z);
 }

@@ -91,7 +91,7 @@ static int each(const char *sub, int (*check)(const char *path, const char *name
 
 static int valid_one(const char *path, const char *name)
 {
-    size_t n, jn;
+    size_t n = 0, jn = 0;
     char *s = slurp(path, &n), jpath[1100];
     snprintf(jpath, sizeof jpath, "%.*s.json", (int)(strlen(path) - 5), path);
     char *js = slurp(jpath, &jn);
@@ -114,7 +114,7 @@ static int valid_one(const char *path, const char *name)
 
 static int invalid_one(const char *path, const char *name)
 {
-    size_t n;
+    size_t n = 0;
     char *s = slurp(path, &n);
     struct toml_error err;
     struct toml_node *t = toml_parse(s, n, &err);
