@@ -1,6 +1,7 @@
 /* transcript.c: the person's prompts from a host's transcript (see transcript.h).
  *
- * Lines are read from the end back; only a line holding a "user" token
+ * Lines are read from the end back, from a tail of the file that grows
+ * until it holds what is wanted; only a line holding a "user" token
  * (Claude Code's user lines, Codex's user_message events) is parsed, and a
  * user line holding a tool_result (often megabytes of tool output) is
  * skipped before any parse. */
@@ -31,19 +32,13 @@ static const char *find(const char *s, size_t n, const char *lit, size_t ln)
     return NULL;
 }
 
-/* The last TRANSCRIPT_TAIL bytes of a regular file, from a line's start. */
-static char *tail(const char *path, size_t *len)
+/* The last `size` bytes of the open regular file fd, st_size bytes long,
+ * from a line's start; *whole when they reach back to the file's start. */
+static char *tail(int fd, off_t st_size, size_t size, size_t *len, int *whole)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return NULL;
-    }
-    off_t from = st.st_size > (off_t)TRANSCRIPT_TAIL ? st.st_size - (off_t)TRANSCRIPT_TAIL : 0;
-    size_t want = (size_t)(st.st_size - from), got = 0;
+    off_t from = st_size > (off_t)size ? st_size - (off_t)size : 0;
+    size_t want = (size_t)(st_size - from), got = 0;
+    *whole = from == 0;
     char *buf = malloc(want + 1);
     while (buf && got < want) {
         ssize_t r = pread(fd, buf + got, want - got, from + (off_t)got);
@@ -51,7 +46,6 @@ static char *tail(const char *path, size_t *len)
             break;
         got += (size_t)r;
     }
-    close(fd);
     if (!buf)
         return NULL;
     buf[got] = '\0';
@@ -123,32 +117,18 @@ struct found {
     int64_t at;
 };
 
-int transcript_prompts(const char *path, int64_t from_ms, int max,
-                       void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx)
-{
-    size_t n;
-    char *buf = path && *path ? tail(path, &n) : NULL;
-    if (!buf)
-        return -1;
-    int kept = transcript_prompts_in(buf, n, from_ms, max, fn, ctx);
-    free(buf);
-    return kept;
-}
-
-int transcript_prompts_in(const char *buf, size_t n, int64_t from_ms, int max,
-                          void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx)
+/* The prompts of buf[0..n), newest first into got, until max or one older
+ * than from_ms (then 1: nothing before it is wanted) or the buffer's start
+ * (then 0). */
+static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct found *got, int *kept)
 {
     /* An unescaped "user" can only be a JSON string token (quotes inside
      * strings are escaped): Claude Code's type or role, Codex's
-     * "user_message". Other lines are never parsed. Lines are read from the
-     * newest back, until max prompts or one older than from_ms. */
+     * "user_message". Other lines are never parsed. */
     static const char key[] = "\"user";
-    struct found got[PROMPTS_MAX];
-    int kept = 0;
-    if (max > PROMPTS_MAX)
-        max = PROMPTS_MAX;
+    *kept = 0;
     const char *e = buf + n;
-    while (kept < max && e > buf) {
+    while (*kept < max && e > buf) {
         const char *b = e;
         while (b > buf && b[-1] != '\n')
             b--;
@@ -168,18 +148,75 @@ int transcript_prompts_in(const char *buf, size_t n, int64_t from_ms, int max,
         const char *t = m ? prompt_of(m, &at) : NULL;
         if (t && at < from_ms) {
             cJSON_Delete(m);
-            break;                           /* older than the window: so is everything before it */
+            return 1;                        /* older than the window: so is everything before it */
         }
         if (!t || !typed(t, strlen(t))) {
             cJSON_Delete(m);
             continue;
         }
-        got[kept++] = (struct found){m, t, at};
+        got[(*kept)++] = (struct found){m, t, at};
     }
-    for (int i = kept; i-- > 0;) {           /* oldest first */
+    return *kept == max;
+}
+
+/* Hands the prompts found to fn, oldest first, and lets them go. */
+static int deliver(struct found *got, int kept, void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx)
+{
+    for (int i = kept; i-- > 0;) {
         struct transcript_prompt p = {got[i].text, strlen(got[i].text), got[i].at};
-        fn(&p, ctx);
+        if (fn)
+            fn(&p, ctx);
         cJSON_Delete(got[i].line);
     }
+    return kept;
+}
+
+int transcript_prompts_in(const char *buf, size_t n, int64_t from_ms, int max,
+                          void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx)
+{
+    struct found got[PROMPTS_MAX];
+    int kept;
+    collect(buf, n, from_ms, max > PROMPTS_MAX ? PROMPTS_MAX : max, got, &kept);
+    return deliver(got, kept, fn, ctx);
+}
+
+/* The file is read from its end in a tail that grows fourfold, from
+ * TRANSCRIPT_FIRST bytes, until the prompts wanted are in it: a long
+ * session's few recent prompts cost a read of kilobytes, not of the
+ * TRANSCRIPT_TAIL megabytes. */
+int transcript_prompts(const char *path, int64_t from_ms, int max,
+                       void (*fn)(const struct transcript_prompt *p, void *ctx), void *ctx)
+{
+    int fd = path && *path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    if (max > PROMPTS_MAX)
+        max = PROMPTS_MAX;
+    struct found got[PROMPTS_MAX];
+    int kept = -1;
+    for (size_t size = TRANSCRIPT_FIRST;; size *= 4) {
+        if (size > TRANSCRIPT_TAIL)
+            size = TRANSCRIPT_TAIL;
+        size_t n;
+        int whole;
+        char *buf = tail(fd, st.st_size, size, &n, &whole);
+        if (!buf)
+            break;
+        int done = collect(buf, n, from_ms, max, got, &kept);
+        if (done || whole || size == TRANSCRIPT_TAIL) {
+            deliver(got, kept, fn, ctx);
+            free(buf);
+            break;
+        }
+        deliver(got, kept, NULL, NULL);
+        free(buf);
+        kept = -1;
+    }
+    close(fd);
     return kept;
 }

@@ -9,8 +9,9 @@
  * slash-command records, task notifications, hook output, and anything
  * keel injected (its context starts with TRANSCRIPT_KEEL_MARK).
  *
- * Only the file's last TRANSCRIPT_TAIL bytes are read, so a long session
- * costs the same as a short one. */
+ * Only the file's last TRANSCRIPT_TAIL bytes are read, and of those only as
+ * many as hold the prompts wanted (from a TRANSCRIPT_FIRST tail, growing
+ * fourfold), so a long session costs the same as a short one. */
 #ifndef KEEL_TRANSCRIPT_H
 #define KEEL_TRANSCRIPT_H
 
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #define TRANSCRIPT_TAIL (8u << 20)
+#define TRANSCRIPT_FIRST (64u << 10)    /* the first tail read; it grows fourfold up to TRANSCRIPT_TAIL */
 #define TRANSCRIPT_KEEL_MARK "[keel]"
 
 struct transcript_prompt {
