@@ -88,6 +88,18 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(r.status === 0 && r.stdout === '', 'a turn the host started itself (source: system) gets nothing', r.stdout);
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl') }, { box: sandbox(), env: { KEEL_NOW: '2026-05-15T17:40:00Z' } });
   ok(r.status === 0 && !/rumination/.test(r.stdout), 'the same three earlier askings, three hours later (outside the window): none', r.out);
+  // keel reads the transcript from its end in a tail that grows (64 KiB, then
+  // fourfold): earlier askings behind megabytes of tool output are still found.
+  const box = sandbox();
+  const lines = readFileSync(transcript('claude-reask.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const big = (i, ts) => JSON.stringify({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: 'x'.repeat(300000) }] }, timestamp: ts });
+  const out = [];
+  lines.forEach((l, i) => { out.push(l); const ts = JSON.parse(l).timestamp; if (ts) for (let k = 0; k < 2; k++) out.push(big(`${i}-${k}`, ts)); });
+  const far = join(box.dir, 'far.jsonl');
+  writeFileSync(far, out.join('\n') + '\n');
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: far }, { box });
+  ok(r.status === 0 && /rumination/.test(r.out?.systemMessage || ''),
+    'the earlier askings, up to 4.2 MB back behind tool output, are read: the fourth asking gets its advisory', r.out);
 }
 
 // --- a reply breaking the person's reject rule -------------------------------------
