@@ -51,8 +51,6 @@ void hyp_reason(const struct hyp_eval *ev, long gentle, long nudge, long hard, c
 size_t hyp_tokens(const struct hyp_eval *ev, const char **tok);   /* tok holds 6 */
 const char *hyp_level_name(int level);
 
-/* Shared by check_rumination and the overlay. */
-extern const char rum_description[];
 /* Confidence of a detection whose matches average mean_sim against threshold. */
 double rum_confidence(double mean_sim, double threshold);
 

@@ -1,11 +1,13 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.5.0.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.0.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? Each prompt becomes its words (text.h); its content words
- * (stoplist removed: English, German, French and Spanish function words,
- * apostrophe-less contractions, the light verbs make and get; light English
- * suffix stripping: -s -es -ies -ed -ing -ly -ation -e; Chinese and Japanese
- * characters also as pairs of neighbours) say what it is about. Words and
+ * (stoplist removed: English, German, French, Spanish, Portuguese, Italian,
+ * Dutch and Russian function words, apostrophe-less contractions, the light
+ * verbs make and get; stemmed by Snowball in the language the prompt's
+ * function words say, stem.h; Han characters alone and as pairs of
+ * neighbours, kana only in pairs that are not both hiragana) say what it is
+ * about. Words and
  * short phrases of one group in detectors/data/concepts.txt (general English
  * synonyms: decline, turn down, say no) count as one concept; a stem of four or
  * more letters matches a longer stem it begins (auth, authentication); a stem
@@ -30,15 +32,20 @@
  * prompt below the bar that holds a content word of it outside those phrases
  * counts as similar if it asks for reassurance too (or, when the prompt
  * says it asks again, is a question). A short instruction to go on
- * ("continue", "weiter") never fires. A prompt sent again word for word
+ * ("continue", "weiter") never fires; a prompt of one or two content words
+ * is not matched by an item that says more about other things than they
+ * share. An earlier ask that reaches HOP_SIM with one the prompt matched is
+ * the same thing asked again in words that drift ("did I make a mistake
+ * turning down the offer", "was saying no to that job a bad call"), unless
+ * the prompt itself said it asks about another thing. A prompt sent again word for word
  * (nothing left outside the frame) matches fully. A prior prompt is
  * "similar" when this reaches similarity_threshold (default 0.25); only
  * prompts inside the window (default 90 min back from now) count, and the
  * check fires when at least threshold_count (default 3) are similar.
  *
- * How it is fast (make bench: 500 items of 8000 characters in about 14 ms,
+ * How it is fast (make bench: 500 items of 8000 characters in about 15 ms,
  * with results identical to the plain way of doing it): text that is all
- * ASCII is cut into words from bitmaps built 16 bytes at a time (the same
+ * ASCII is cut into words from bitmaps, with no branch per byte (the same
  * words as the libunistring path; tests/unit/test_rumination.c compares
  * them). Each distinct word of the history is analysed once per call (its
  * stem, lexicon entry and the prompt's keys it holds, in a memo), and an
@@ -53,6 +60,7 @@
 
 #include "asking.h"
 #include "embed.h"
+#include "stem.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -60,10 +68,6 @@
 #include <unicase.h>
 #include <uninorm.h>
 
-#if defined(__SSE2__) && !defined(KEEL_SCALAR)
-#define RUM_SSE2 1
-#include <emmintrin.h>
-#endif
 
 #define RUM_MAX_PROMPT 8000
 #define RUM_MAX_HISTORY 500
@@ -83,21 +87,17 @@ static int by_sim(const void *a, const void *b)
     return x->index < y->index ? 1 : -1;   /* then the most recent first */
 }
 
-/* The word check_rumination's overlay twin (proxy/overlay.c) still compares
- * by Jaccard index; this description is that one. */
-const char rum_description[] = "Content words (NFKC, case-folded, stoplist removed) of this prompt compared with "
-                               "each prompt in the window by Jaccard index; fires when threshold_count or more "
-                               "reach similarity_threshold.";
-
 static const char rum_check_description[] =
-    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, light suffix stripping, words and "
-    "phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it begins, a stem of "
-    "5+ matching one edit away) found in each prompt in the window; shared runs of 3 words with at most 1 content "
-    "word, and shared passages of 6+ words, are the question's frame and are left out; the same question about "
-    "another named thing, about other things named (numbers, identifiers, paths, quoted text), or with a word or "
-    "two swapped for others does not count; a prompt asking for reassurance or saying it asks again also counts "
-    "an earlier reassurance request or question on its subject; a short instruction to go on never fires. Fires "
-    "when threshold_count or more reach similarity_threshold.";
+    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, Snowball stems in the prompt's "
+    "language, words and phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it "
+    "begins, a stem of 5+ matching one edit away; Han characters alone and kana only with a neighbour) found in each "
+    "prompt in the window; shared runs of 3 words with at most 1 content word, and shared passages of 6+ words, are "
+    "the question's frame and are left out; the same question about another named thing, about other things named "
+    "(numbers, identifiers, paths, quoted text), or with a word or two swapped for others does not count, nor does "
+    "an item saying more about other things than a prompt of one or two content words; a prompt asking for "
+    "reassurance or saying it asks again also counts an earlier such ask on its subject; an earlier ask found "
+    "through another that matched counts too; a short instruction to go on never fires. Fires when threshold_count "
+    "or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
 {
@@ -281,74 +281,34 @@ struct word {
     uint64_t ph[STEM_MAX];   /* ph[i]: hash of the stem's first i+1 bytes */
 };
 
-/* The stem of a lower-case ASCII word: one common English suffix stripped
- * when at least three letters stay (-ations -ation -ings -ing -edly -ed
- * -ies(->y) -es -s -ly -e, longest first), then hashed. */
-static int ends(const char *b, size_t n, const char *suf, size_t l)
-{
-    return n >= l + 3 && memcmp(b + n - l, suf, l) == 0;
-}
+/* The language of the call's prompt (stem.h), in which every word of the
+ * call is stemmed; the lexicon is built in English. */
+static enum stem_lang rum_lang = STEM_EN;
 
+/* The stem of a lower-case word b[0..n): Snowball's in rum_lang, hashed; a
+ * stem that is ASCII keeps its bytes and their prefix hashes, for prefix and
+ * typo matching. */
 static uint64_t stem_ascii(const char *b, size_t n, struct word *w)
 {
-    if (n > STEM_MAX)
-        n = STEM_MAX;
-    int y = 0;
-    switch (n > 3 ? b[n - 1] : 0) {
-    case 's':
-        if (ends(b, n, "ations", 6))
-            n -= 6;
-        else if (ends(b, n, "ings", 4))
-            n -= 4;
-        else if (ends(b, n, "ies", 3))
-            n -= 3, y = 1;
-        else if (ends(b, n, "es", 2))
-            n -= 2;
-        else if (ends(b, n, "s", 1))
-            n -= 1;
-        break;
-    case 'n':
-        if (ends(b, n, "ation", 5))
-            n -= 5;
-        break;
-    case 'g':
-        if (ends(b, n, "ing", 3))
-            n -= 3;
-        break;
-    case 'y':
-        if (ends(b, n, "edly", 4))
-            n -= 4;
-        else if (ends(b, n, "ly", 2))
-            n -= 2;
-        break;
-    case 'd':
-        if (ends(b, n, "ed", 2))
-            n -= 2;
-        break;
-    case 'e':
-        if (ends(b, n, "e", 1))
-            n -= 1;
-        break;
-    default:
-        break;
-    }
+    size_t l;
+    const char *t = stem_word(rum_lang, b, n, &l);
+    if (l > STEM_MAX)
+        l = STEM_MAX;
     uint64_t h = FNV_OFFSET;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)b[i];
+    int ascii = 1;
+    for (size_t i = 0; i < l; i++) {
+        h ^= (unsigned char)t[i];
         h *= FNV_PRIME;
         w->ph[i] = h;
+        ascii &= (unsigned char)t[i] < 0x80;
     }
-    memcpy(w->sb, b, n);
-    w->slen = (unsigned)n;
-    if (y) {
-        h ^= 'y';
-        h *= FNV_PRIME;
-    }
+    if (ascii)
+        memcpy(w->sb, t, l);
+    w->slen = ascii ? (unsigned)l : 0;
     return h ? h : 1;
 }
 
-/* The stem of a word that is not ASCII: its NFKC case fold, stemmed like an
- * ASCII word when the fold is ASCII (fullwidth letters), else its hash. */
+/* The stem of a word that is not ASCII: its NFKC case fold, stemmed. */
 static uint64_t stem_folded(const char *s, size_t n, uint64_t raw, struct word *w)
 {
     uint8_t buf[64];
@@ -358,24 +318,25 @@ static uint64_t stem_folded(const char *s, size_t n, uint64_t raw, struct word *
     w->slen = 0;
     if (!f)
         return k;
-    size_t j = 0;
-    while (j < len && f[j] < 0x80)
-        j++;
-    if (j == len)
-        k = stem_ascii((const char *)f, len, w);
+    k = stem_ascii((const char *)f, len, w);
     if (f != buf)
         free(f);
     return k;
 }
 
-/* A Han, Hiragana or Katakana character standing alone as a word. */
+/* A Han, Hiragana or Katakana character standing alone as a word: IDEO_HAN,
+ * IDEO_HIRA or IDEO_KATA; 0 for any other word. */
+enum { IDEO_HIRA = 1, IDEO_KATA = 2, IDEO_HAN = 3 };
 static int ideograph(const char *s, size_t n)
 {
-    if (n != 3)
+    if (n != 3 || ((unsigned char)s[0] & 0xF0) != 0xE0)
         return 0;
     unsigned c = ((unsigned)(s[0] & 0x0F) << 12) | ((unsigned)(s[1] & 0x3F) << 6) | (unsigned)(s[2] & 0x3F);
-    return ((unsigned char)s[0] & 0xF0) == 0xE0 &&
-           ((c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF));
+    if (c >= 0x3040 && c <= 0x309F)
+        return IDEO_HIRA;
+    if (c >= 0x30A0 && c <= 0x30FF)
+        return IDEO_KATA;
+    return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ? IDEO_HAN : 0;
 }
 
 /* The lexicon: stopwords (by word hash), concept words (by stem) and concept
@@ -499,6 +460,7 @@ static void lex_init(void)
         text_each_line(b->data, lex_stop, NULL);
     unsigned id = 0;
     b = embed_find("detectors/data/concepts.txt");
+    rum_lang = STEM_EN;                   /* concepts.txt is English */
     if (b)
         text_each_line(b->data, lex_concept, &id);
     done = 1;
@@ -666,11 +628,16 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
         int ideo = ideograph(a, l);
         w.slot = NULL;
         if (ideo) {
-            w.stem = w.key = mix(x->hash, 7);
+            /* A Han character says something on its own; a kana says it
+             * only with its neighbour (a katakana word, a verb's ending on
+             * its Han stem), and two hiragana together are grammar ("のと",
+             * "とき"). */
+            w.stem = mix(x->hash, 7);
+            w.key = ideo == IDEO_HAN ? w.stem : 0;
             w.vs = 0;
             w.p3 = 0;
             w.concept = 0;
-            if (prev_ideo && tw->v[i - 1].end == x->start)
+            if (prev_ideo && tw->v[i - 1].end == x->start && !(prev_ideo == IDEO_HIRA && ideo == IDEO_HIRA))
                 w.key2 = mix(tw->v[i - 1].hash, x->hash);
             ph.s1 = w.stem;
             ph.s2 = ph.s3 = 0;
@@ -688,15 +655,17 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
     return 0;
 }
 
-/* Where the words of ASCII text are. A bitmap with a bit per byte (bit i of
- * word i / 64) marks the bytes of words: word characters, and ' . : between
- * letters or , ; ' . between digits, which join. It is built 16 bytes at a
- * time where SSE2 is there; the bits where runs start and end are then
- * written out as positions, 12 a block with no branch per word (a loop only
- * for a block of more, very short, words). Cutting text into words costs no
- * branch per byte. */
+/* Where the words of ASCII text are: runs of word characters (letters,
+ * digits, _), joined across ' . : between letters and , ; ' . between
+ * digits, as text.c's ASCII path cuts them. Masks with a bit per byte (bit i
+ * of word i / 64) of letters, digits and word characters are built 8 bytes at
+ * a time in plain 64-bit arithmetic (SWAR); the few bytes that could join
+ * (one byte, not a word character or a space, between two letters or two
+ * digits) are then looked up, and the bits where runs start and end written
+ * out as positions, 12 a block with no branch per word. Cutting text into
+ * words costs no branch per byte or per word. */
 struct wcut {
-    uint64_t *m;              /* per 64 bytes: letters, digits, joiners of each, and word bytes */
+    uint64_t *m;              /* per 64 bytes: letters, digits, word bytes, spaces */
     uint32_t *a, *z;          /* per run: its first byte, and the byte after its last */
     uint64_t *key;            /* per word: its memo key (item_ascii) */
     size_t cap;               /* bytes of text the buffers are sized for */
@@ -708,51 +677,46 @@ static int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
     if (c->m && n <= c->cap)
         return 0;
     size_t nb = n / 64 + 2, nr = n / 2 + 2 + 12;    /* runs, and room for 12 written past the last */
-    c->m = ar_alloc(ar, (5 * nb + nr) * sizeof *c->m);
+    c->m = ar_alloc(ar, (4 * nb + nr) * sizeof *c->m);
     c->a = ar_alloc(ar, 2 * nr * sizeof *c->a);
     if (!c->m || !c->a) {
         c->m = NULL;
         return -1;
     }
     c->z = c->a + nr;
-    c->key = c->m + 5 * nb;
+    c->key = c->m + 4 * nb;
     c->cap = n;
     return 0;
 }
 
-#ifdef RUM_SSE2
-/* Masks of 16 bytes: letters, digits, word characters, ' . : and , ; ' . */
-static inline void bits16(const unsigned char *p, unsigned out[5])
-{
-    __m128i v = _mm_loadu_si128((const __m128i *)p), low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-#define EQ(c) _mm_cmpeq_epi8(v, _mm_set1_epi8(c))
-#define IN(x, lo, hi) _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8((lo) - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8((hi) + 1)))
-    __m128i l = IN(low, 'a', 'z'), d = IN(v, '0', '9'), ad = _mm_or_si128(EQ('\''), EQ('.'));
-    out[0] = (unsigned)_mm_movemask_epi8(l);
-    out[1] = (unsigned)_mm_movemask_epi8(d);
-    out[2] = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(l, d), EQ('_')));
-    out[3] = (unsigned)_mm_movemask_epi8(_mm_or_si128(ad, EQ(':')));
-    out[4] = (unsigned)_mm_movemask_epi8(_mm_or_si128(ad, _mm_or_si128(EQ(','), EQ(';'))));
-#undef EQ
-#undef IN
-}
-#else
-/* Per byte: letter, digit, word character, joins letters, joins digits. */
-static unsigned char bcls[128];
+/* Byte classes for the bytes that may join: joins letters, joins digits. */
+enum { BC_JL = 1, BC_JD = 2 };
+static const unsigned char bjoin[128] = {
+    ['\''] = BC_JL | BC_JD, ['.'] = BC_JL | BC_JD, [':'] = BC_JL, [','] = BC_JD, [';'] = BC_JD,
+};
 
-static void bcls_init(void)
+/* Eight ASCII bytes at a time: bit 7 of each byte of the result is set when
+ * that byte of x is in [lo, hi], or equal to c. Every byte of x is below
+ * 0x80, so setting bit 7 first keeps each byte's subtraction from borrowing
+ * from the next. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
 {
-    static int done;
-    if (done)
-        return;
-    for (int c = 0; c < 128; c++) {
-        int l = (c | 0x20) >= 'a' && (c | 0x20) <= 'z', d = c >= '0' && c <= '9';
-        bcls[c] = (unsigned char)(l | d << 1 | (l || d || c == '_') << 2 | (c == '\'' || c == '.' || c == ':') << 3 |
-                                  (c == ',' || c == ';' || c == '\'' || c == '.') << 4);
-    }
-    done = 1;
+    return ((x | HIGHS) - ONES * lo) & ~((x | HIGHS) - ONES * (hi + 1)) & HIGHS;
 }
-#endif
+
+static inline uint64_t equal(uint64_t x, unsigned c)
+{
+    uint64_t t = x ^ (ONES * c);                          /* 0 where the byte is c */
+    return ~(((t & ~HIGHS) + ~HIGHS) | t) & HIGHS;
+}
+
+/* Bit 7 of each of the 8 bytes, as 8 bits (byte 0 the lowest). */
+static inline uint64_t high_bits(uint64_t m)
+{
+    return (((m >> 7) & ONES) * 0x0102040810204080ULL) >> 56;
+}
 
 /* Writes the positions of the set bits of x (each + base) at out; returns how many. */
 static inline size_t flatten(uint32_t *out, uint32_t base, uint64_t x)
@@ -772,39 +736,34 @@ static inline size_t flatten(uint32_t *out, uint32_t base, uint64_t x)
 }
 
 /* The runs of word bytes of ASCII s[0..n) into c->a and c->z; returns how
- * many. A run may be only underscores, which is no word (see ascii_words). */
+ * many. A run may be only underscores, which is no word (see wscan_next). */
 static size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
 {
     size_t nb = n / 64 + 1;
-    uint64_t *L = c->m, *D = L + nb + 1, *JL = D + nb + 1, *JD = JL + nb + 1, *W = JD + nb;
+    uint64_t *L = c->m, *D = L + nb + 1, *W = D + nb + 1, *S = W + nb;
     unsigned char pad[64];
     for (size_t k = 0; k < nb; k++) {
         const unsigned char *p = s + k * 64;
         size_t r = n - k * 64;
         if (r < 64) {
-            memset(pad, 0, sizeof pad);
+            memset(pad, ' ', sizeof pad);
             memcpy(pad, p, r);
             p = pad;
         }
-        uint64_t v[5] = {0, 0, 0, 0, 0};
-#ifdef RUM_SSE2
-        for (unsigned o = 0; o < 64; o += 16) {
-            unsigned g[5];
-            bits16(p + o, g);
-            v[0] |= (uint64_t)g[0] << o;
-            v[1] |= (uint64_t)g[1] << o;
-            v[2] |= (uint64_t)g[2] << o;
-            v[3] |= (uint64_t)g[3] << o;
-            v[4] |= (uint64_t)g[4] << o;
-        }
-#else
-        for (unsigned o = 0; o < 64; o++) {
-            unsigned t = bcls[p[o] & 0x7F];
-            for (int q = 0; q < 5; q++)
-                v[q] |= (uint64_t)(t >> q & 1) << o;
-        }
+        uint64_t l = 0, d = 0, w = 0, sp = 0;
+        for (unsigned o = 0; o < 64; o += 8) {
+            uint64_t x;
+            memcpy(&x, p + o, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            x = __builtin_bswap64(x);
 #endif
-        L[k] = v[0], D[k] = v[1], W[k] = v[2], JL[k] = v[3], JD[k] = v[4];
+            uint64_t lx = in_range(x | ONES * 0x20, 'a', 'z'), dx = in_range(x, '0', '9');
+            l |= high_bits(lx) << o;
+            d |= high_bits(dx) << o;
+            w |= high_bits(lx | dx | equal(x, '_')) << o;
+            sp |= high_bits(equal(x, ' ')) << o;
+        }
+        L[k] = l, D[k] = d, W[k] = w, S[k] = sp;
     }
     L[nb] = D[nb] = 0;
     size_t nr = 0, ne = 0;
@@ -812,7 +771,15 @@ static size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
     for (size_t k = 0; k < nb; k++) {
         uint64_t pl = L[k] << 1 | (k ? L[k - 1] >> 63 : 0), nl = L[k] >> 1 | L[k + 1] << 63;
         uint64_t pd = D[k] << 1 | (k ? D[k - 1] >> 63 : 0), nd = D[k] >> 1 | D[k + 1] << 63;
-        uint64_t w = W[k] | (JL[k] & pl & nl) | (JD[k] & pd & nd), before = w << 1 | prev;
+        uint64_t w = W[k], jl = pl & nl, jd = pd & nd;
+        /* a byte between two letters or two digits that is no word byte and
+         * no space (nor padding, which is spaces): maybe a joiner */
+        for (uint64_t cand = ~w & ~S[k] & (jl | jd); cand; cand &= cand - 1) {
+            unsigned b = (unsigned)__builtin_ctzll(cand);
+            unsigned j = bjoin[s[k * 64 + b] & 0x7F];
+            w |= (uint64_t)(((j & BC_JL) && (jl >> b & 1)) || ((j & BC_JD) && (jd >> b & 1))) << b;
+        }
+        uint64_t before = w << 1 | prev;
         nr += flatten(c->a + nr, (uint32_t)(k * 64), w & ~before);
         ne += flatten(c->z + ne, (uint32_t)(k * 64), ~w & before);
         prev = w >> 63;
@@ -1077,6 +1044,8 @@ struct pre {
 #define SWAP_COVER 0.75        /* of the prompt's words in runs it shares: the same sentence */
 #define SWAP_MAX 2             /* words swapped for others: the same question about another thing */
 #define COMMAND_WORDS 8        /* a prompt this short holding an instruction to go on is one */
+#define THIN_KEYS 2            /* a prompt with this few content keys is matched only by an item saying no more */
+#define HOP_SIM 0.35           /* an ask found through another reaches this similarity with it */
 #define OBJ_TEXT_MAX 2048      /* a longer text is pasted material: its names are not compared */
 #define OBJ_MAX 64             /* things a prompt names, compared; more is a pasted text */
 
@@ -1165,6 +1134,7 @@ struct cur {
     unsigned asks;            /* ASK_* kinds of phrase it holds */
     long *subj;               /* its content keys outside those phrases: what it asks about */
     size_t nsubj;
+    int other;                /* the item compared last asks the same way about another thing */
 };
 
 static void cur_collect(void *ctx, struct word *w)
@@ -1622,6 +1592,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     if (c->keys.n == 0)
         return 0;
     c->stamp = stamp;
+    c->other = 0;
     c->shared = c->nfk = 0;
     c->nrl = c->nkl = 0;
     c->o = (struct occ){0};
@@ -1700,8 +1671,10 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         size_t held = 0;
         for (size_t q = 0; q < c->nnames; q++)
             held += c->hit[c->names[q]] == stamp;
-        if (held < c->nnames && (double)(c->shared - held) >= TEMPLATE_SHARE * (double)(c->keys.n - c->nnames))
+        if (held < c->nnames && (double)(c->shared - held) >= TEMPLATE_SHARE * (double)(c->keys.n - c->nnames)) {
+            c->other = 1;
             return 0;
+        }
     }
     /* The same sentence with a word or two swapped for others ("configure
      * retries in the payments client", "configure logging in ..."): another
@@ -1965,7 +1938,7 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
     if (text_words(s, n, tw) < 0)
         return -1;
     unsigned k = tw->n ? ask_kinds(&tw->v[0].hash, sizeof *tw->v, tw->n, NULL) : 0;
-    if ((c->asks & ASK_REASSURE) && (k & ASK_REASSURE))
+    if ((c->asks & (ASK_REASSURE | ASK_REASK)) && (k & (ASK_REASSURE | ASK_REASK)))
         return 1;
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
 }
@@ -2038,6 +2011,67 @@ static int item_ok(const cJSON *it, struct hitem *h)
     return 0;
 }
 
+/* How far history item h asks about what the text c was made of (pt) asks
+ * about: similarity, less the ways of asking about something else (another
+ * thing in the same frame, a word or two swapped, an earlier instruction
+ * with only_asks). po holds the text's things once *po_known; ho is scratch.
+ * 0, or -1 out of memory. */
+static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, int *po_known, const struct hitem *h,
+                   struct objs *ho, struct text_words *w, uint32_t stamp, int only_asks, double sim_thr, double *out,
+                   int *other)
+{
+    double j;
+    *out = 0;
+    if (similarity(c, h->t, h->n, w, stamp, &j) < 0)
+        return -1;
+    *other = c->other;
+    /* A prompt that names its subject in a word or two ("why is that one
+     * failing?") says too little to be matched by an item that says more
+     * about other things than they share ("and the upsides of failing
+     * hard?"). */
+    if (c->keys.n <= THIN_KEYS && c->o.only > c->shared)
+        j = 0;
+    if (j < sim_thr && j > 0 && (c->asks & (ASK_REASSURE | ASK_REASK))) {
+        int r = same_worry(c, h->t, h->n, w, stamp);
+        if (r < 0)
+            return -1;
+        if (r)
+            j = sim_thr;
+    }
+    if (j >= sim_thr && j > 0 && !*po_known) {
+        objects_of(pt, pn, po);
+        *po_known = 1;
+    }
+    if (j >= sim_thr && j > 0 && c->o.swap) {
+        /* a word or two swapped: another thing asked about, unless they
+         * name the same things (5k for 5,000; the same file, another
+         * line) */
+        objects_of(h->t, h->n, ho);
+        if (!objects_same(po, ho))
+            j = 0, *other = 1;
+    } else if (j >= sim_thr && j > 0 && po->n && !po->many &&
+               (c->o.any_run || (all_numbers(po) && !(c->asks & (ASK_REASSURE | ASK_REASK))))) {
+        /* the same frame of words about other things; or, without a
+         * frame, numbers only ("outline chapter 4" after chapter 3),
+         * unless the prompt asks again for reassurance (a worry's
+         * figures change as it is asked again) */
+        objects_of(h->t, h->n, ho);
+        if (!c->o.any_run && !all_numbers(ho))
+            ho->n = 0;
+        if (objects_differ(po, ho))
+            j = 0, *other = 1;
+    }
+    if (only_asks && j >= sim_thr && j > 0) {   /* an earlier instruction is not an earlier ask */
+        int a = item_asks(h->t, h->n);
+        if (a < 0)
+            return -1;
+        if (!a)
+            j = 0, *other = 1;
+    }
+    *out = j;
+    return 0;
+}
+
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
 {
     (void)offset_s;
@@ -2099,9 +2133,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     struct cur c;
     memset(&c, 0, sizeof c);
     lex_init();
-#ifndef RUM_SSE2
-    bcls_init();
-#endif
+    rum_lang = stem_lang_of(cur, cur_n);
     struct match *m = ar_alloc(&ar, sizeof *m * (size_t)(hn ? hn : 1));
     int oom = !m || cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
     struct objs *po = ar_alloc(&ar, sizeof *po), *ho = ar_alloc(&ar, sizeof *ho);
@@ -2124,60 +2156,60 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
                      ((how & ASK_FOLLOWUP) && !(how & (ASK_REASSURE | ASK_REASK))));
     size_t count = 0;
     double best = 0, sum = 0;
+    unsigned char *away = ar_zalloc(&ar, (size_t)hn + 1);   /* items that ask the same way about another thing */
+    oom |= !away;
     for (i = 0; i < hn && !oom && !command && !statement; i++) {
         if (items[i].at < window_start)
             continue;
         double j;
-        if (similarity(&c, items[i].t, items[i].n, &w, (uint32_t)i + 1, &j) < 0) {
+        int other;
+        if (related(&c, cur, cur_n, po, &po_known, &items[i], ho, &w, (uint32_t)i + 1, only_asks, sim_thr, &j, &other) < 0) {
             oom = 1;
             break;
         }
-        if (j < sim_thr && j > 0 && (c.asks & (ASK_REASSURE | ASK_REASK))) {
-            int r = same_worry(&c, items[i].t, items[i].n, &w, (uint32_t)i + 1);
-            if (r < 0) {
-                oom = 1;
-                break;
-            }
-            if (r)
-                j = sim_thr;
-        }
-        if (j >= sim_thr && j > 0 && !po_known) {
-            objects_of(cur, cur_n, po);
-            po_known = 1;
-        }
-        if (j >= sim_thr && j > 0 && c.o.swap) {
-            /* a word or two swapped: another thing asked about, unless they
-             * name the same things (5k for 5,000; the same file, another
-             * line) */
-            objects_of(items[i].t, items[i].n, ho);
-            if (!objects_same(po, ho))
-                j = 0;
-        } else if (j >= sim_thr && j > 0 && po->n && !po->many &&
-                   (c.o.any_run || (all_numbers(po) && !(c.asks & (ASK_REASSURE | ASK_REASK))))) {
-            /* the same frame of words about other things; or, without a
-             * frame, numbers only ("outline chapter 4" after chapter 3),
-             * unless the prompt asks again for reassurance (a worry's
-             * figures change as it is asked again) */
-            objects_of(items[i].t, items[i].n, ho);
-            if (!c.o.any_run && !all_numbers(ho))
-                ho->n = 0;
-            if (objects_differ(po, ho))
-                j = 0;
-        }
-        if (only_asks && j >= sim_thr && j > 0) {   /* an earlier instruction is not an earlier ask */
-            int a = item_asks(items[i].t, items[i].n);
-            if (a < 0) {
-                oom = 1;
-                break;
-            }
-            if (!a)
-                j = 0;
-        }
+        if (other || j <= 0)
+            away[i] = 1;
         if (j > best)
             best = j;
         if (j >= sim_thr && j > 0) {
             m[count++] = (struct match){(size_t)i, j};
             sum += j;
+        }
+    }
+    /* Asked again in words that drift: an earlier ask about the same thing
+     * as one the prompt matched is the same thing asked again, though it
+     * shares too few words with the prompt itself ("did I make a mistake
+     * turning down the offer", "was saying no to that job a bad call"). Each
+     * ask found stands in for the prompt in turn, until threshold_count are
+     * found or none is left. */
+    unsigned char *in = !oom && count > 0 && count < (size_t)threshold ? ar_zalloc(&ar, (size_t)hn + 1) : NULL;
+    if (!oom && count > 0 && count < (size_t)threshold && !in)
+        oom = 1;
+    for (size_t q = 0; q < count && in; q++)
+        in[m[q].index] = 1;
+    for (size_t s = 0; getenv("NOHOP") == NULL && in && !oom && s < count && count < (size_t)threshold; s++) {
+        const struct hitem *hs = &items[m[s].index];
+        struct cur cs;
+        struct objs *so = ar_alloc(&ar, sizeof *so);
+        int so_known = 0;
+        if (!so || cur_init(&cs, hs->t, hs->n, &w, &ar) < 0 || cur_asking(&cs) < 0) {
+            oom = 1;
+            break;
+        }
+        for (i = 0; i < hn && count < (size_t)threshold; i++) {
+            if (items[i].at < window_start || in[i] || away[i])
+                continue;
+            double j;
+            int other;
+            if (related(&cs, hs->t, hs->n, so, &so_known, &items[i], ho, &w, (uint32_t)i + 1, only_asks, sim_thr, &j, &other) < 0) {
+                oom = 1;
+                break;
+            }
+            if (j >= HOP_SIM && j >= sim_thr && j > 0) {
+                in[i] = 1;
+                m[count++] = (struct match){(size_t)i, j * m[s].sim};
+                sum += j * m[s].sim;
+            }
         }
     }
     text_words_free(&w);
@@ -2237,7 +2269,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
     }
     det_common(o, confidence, reason,
-               det_heuristic("concept_containment", "0.5.0", rum_check_description));
+               det_heuristic("concept_containment", "0.6.0", rum_check_description));
     static const char *const tokens[] = {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity"};
     det_overrides(o, tokens, detected ? 4 : 0);
     *out = o;

@@ -1,14 +1,11 @@
 /* test_rumination.c: check_rumination's fast paths give what its plain ones
  * give.
  *
- * Text that is all ASCII is cut into words from bitmaps (16 bytes at a time
- * with SSE2, a byte at a time without) and each history item is compared in
- * passes over those words; any other text goes through libunistring and the
- * word-by-word comparison. This file includes rumination.c to reach both; it
- * is built twice, once as the detector is built and once with KEEL_SCALAR
- * (no SSE2), so that both ways of cutting are checked. */
+ * Text that is all ASCII is cut into words from bitmaps and each history
+ * item is compared in passes over those words; any other text goes through
+ * libunistring and the word-by-word comparison. This file includes
+ * rumination.c to reach both. */
 #define rum_check test_rum_check
-#define rum_description test_rum_description
 #define rum_confidence test_rum_confidence
 #include "../../detectors/rumination.c"
 
@@ -43,9 +40,6 @@ static void ascii_words_are_unicode_words(void **state)
 {
     (void)state;
     static const char alphabet[] = "abcXYZ019_.':,;!? \n\t-\"()/";
-#ifndef RUM_SSE2
-    bcls_init();
-#endif
     struct text_words tw = {0};
     static struct hashes h;
     char buf[400];

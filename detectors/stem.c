@@ -1,0 +1,196 @@
+/* stem.c: see stem.h. */
+#include "stem.h"
+
+#include <libstemmer.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *const algo[STEM_NLANG] = {
+    [STEM_EN] = "english", [STEM_DE] = "german",  [STEM_FR] = "french",  [STEM_ES] = "spanish",
+    [STEM_IT] = "italian", [STEM_PT] = "portuguese", [STEM_NL] = "dutch", [STEM_SV] = "swedish",
+    [STEM_RU] = "russian", [STEM_EL] = "greek",   [STEM_AR] = "arabic",  [STEM_HI] = "hindi",
+};
+
+/* The commonest function words of the Latin-script languages, lower case:
+ * words frequent in one language and rare in the others. */
+static const char *const fwords[][24] = {
+    [STEM_EN] = {"the", "is", "and", "of", "to", "it", "what", "how", "should", "this", "that", "with", "do", "my",
+                 "are", "can", "you", "i", "for", "was", "why", "will", "would", "which"},
+    [STEM_DE] = {"der", "die", "das", "und", "ist", "ich", "nicht", "ein", "eine", "wie", "was", "mit", "auf", "es",
+                 "sich", "auch", "den", "dem", "mein", "kann", "soll", "wenn", "oder", "warum"},
+    [STEM_FR] = {"le", "la", "les", "et", "est", "je", "pas", "un", "une", "des", "que", "pour", "dans", "ce",
+                 "du", "qui", "ne", "sur", "au", "mon", "ma", "est-ce", "c'est", "j'ai"},
+    [STEM_ES] = {"el", "los", "las", "y", "es", "que", "no", "un", "una", "por", "para", "mi", "con", "del",
+                 "lo", "como", "pero", "se", "al", "qué", "cómo", "está", "puedo", "debería"},
+    [STEM_IT] = {"il", "che", "non", "è", "di", "un", "una", "per", "mi", "come", "perché", "sono", "gli",
+                 "della", "nel", "con", "ma", "questo", "ho", "cosa", "anche", "del", "lo", "se"},
+    [STEM_PT] = {"o", "os", "que", "não", "é", "um", "uma", "de", "para", "com", "meu", "minha", "como", "do",
+                 "da", "no", "na", "mas", "tô", "você", "isso", "estou", "posso", "em"},
+    [STEM_NL] = {"de", "het", "een", "en", "is", "niet", "ik", "van", "dat", "wat", "hoe", "met", "op", "zijn",
+                 "voor", "maar", "mijn", "kan", "moet", "ook", "als", "er", "nog", "wel"},
+    [STEM_SV] = {"och", "att", "det", "är", "jag", "inte", "en", "ett", "som", "på", "med", "för", "har", "av",
+                 "till", "den", "vad", "hur", "min", "kan", "ska", "om", "men", "så"},
+};
+
+#define FW_SIZE 512
+static uint64_t fw_k[FW_SIZE];
+static uint32_t fw_v[FW_SIZE];   /* bit per language */
+static int fw_ready;
+
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ? h : 1;
+}
+
+static void fw_init(void)
+{
+    for (int l = 0; l < (int)(sizeof fwords / sizeof fwords[0]); l++)
+        for (int i = 0; i < 24 && fwords[l][i]; i++) {
+            uint64_t h = fnv(fwords[l][i], strlen(fwords[l][i]));
+            size_t j = h & (FW_SIZE - 1);
+            while (fw_k[j] && fw_k[j] != h)
+                j = (j + 1) & (FW_SIZE - 1);
+            fw_k[j] = h;
+            fw_v[j] |= 1u << l;
+        }
+    fw_ready = 1;
+}
+
+static uint32_t fw_get(uint64_t h)
+{
+    for (size_t j = h & (FW_SIZE - 1); fw_k[j]; j = (j + 1) & (FW_SIZE - 1))
+        if (fw_k[j] == h)
+            return fw_v[j];
+    return 0;
+}
+
+/* The code point at s (valid UTF-8), its length in *len. */
+static unsigned cp_at(const unsigned char *s, size_t *len)
+{
+    if (s[0] < 0x80)
+        return *len = 1, s[0];
+    if (s[0] < 0xE0)
+        return *len = 2, (unsigned)(s[0] & 0x1F) << 6 | (s[1] & 0x3F);
+    if (s[0] < 0xF0)
+        return *len = 3, (unsigned)(s[0] & 0x0F) << 12 | (unsigned)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
+    return *len = 4, (unsigned)(s[0] & 0x07) << 18 | (unsigned)(s[1] & 0x3F) << 12 | (unsigned)(s[2] & 0x3F) << 6 |
+                     (s[3] & 0x3F);
+}
+
+enum stem_lang stem_lang_of(const char *text, size_t n)
+{
+    if (!fw_ready)
+        fw_init();
+    const unsigned char *s = (const unsigned char *)text;
+    size_t cyr = 0, grk = 0, arb = 0, dev = 0, cjk = 0, latin = 0, words = 0, wl = 0;
+    unsigned votes[STEM_NLANG] = {0};
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i <= n && words < STEM_LANG_WORDS;) {
+        size_t len = 1;
+        unsigned c = i == n ? ' ' : s[i] < 0x80 ? s[i] : cp_at(s + i, &len);
+        int letter = c < 0x80 ? (c | 0x20) - 'a' < 26 || c == '\'' : c >= 0xC0 && c != 0xD7 && c != 0xF7;
+        if (letter) {
+            if (c < 0x80)
+                latin++;
+            else if (c >= 0x400 && c < 0x530)
+                cyr++;
+            else if (c >= 0x370 && c < 0x400)
+                grk++;
+            else if (c >= 0x600 && c < 0x700)
+                arb++;
+            else if (c >= 0x900 && c < 0x980)
+                dev++;
+            else if (c >= 0x3040)
+                cjk++;
+            else
+                latin++;
+            for (size_t q = 0; q < len; q++) {   /* ASCII lower-cased; accented letters are written lower case */
+                h ^= c < 0x80 && c >= 'A' && c <= 'Z' ? c | 0x20 : s[i + q];
+                h *= 1099511628211ULL;
+            }
+            wl += len;
+        } else if (wl) {
+            if (wl <= 32)
+                for (uint32_t v = fw_get(h ? h : 1), l = 0; v; l++, v >>= 1)
+                    votes[l] += v & 1;
+            words++;
+            wl = 0;
+            h = 1469598103934665603ULL;
+        }
+        i += len;
+    }
+    size_t most = latin;
+    enum stem_lang by_script = STEM_NONE;
+    if (cyr > most)
+        most = cyr, by_script = STEM_RU;
+    if (grk > most)
+        most = grk, by_script = STEM_EL;
+    if (arb > most)
+        most = arb, by_script = STEM_AR;
+    if (dev > most)
+        most = dev, by_script = STEM_HI;
+    if (cjk > most)
+        return STEM_NONE;
+    if (by_script != STEM_NONE)
+        return by_script;
+    enum stem_lang best = STEM_EN;
+    for (int l = STEM_EN + 1; l < STEM_NLANG; l++)
+        if (votes[l] > votes[best])
+            best = (enum stem_lang)l;
+    return best;
+}
+
+/* Stems already made, for the words a process sees again and again (the
+ * overlay and keel serve compare the same history on every call): a
+ * direct-mapped table of STEM_CACHE entries, a word of up to STEM_CACHED
+ * bytes with a stem as long at most, keyed by a 64-bit hash of the word and
+ * its language. */
+#define STEM_CACHE 2048
+#define STEM_CACHED 22
+struct stem_slot {
+    uint64_t key;
+    unsigned char len;
+    char s[STEM_CACHED + 1];
+};
+static struct stem_slot cache[STEM_CACHE];
+
+const char *stem_word(enum stem_lang lang, const char *w, size_t n, size_t *len)
+{
+    static struct sb_stemmer *st[STEM_NLANG];
+    static unsigned char tried[STEM_NLANG];
+    *len = n;
+    if (lang <= STEM_NONE || lang >= STEM_NLANG || n == 0 || n > 256)
+        return w;
+    uint64_t key = 0;
+    struct stem_slot *slot = NULL;
+    if (n <= STEM_CACHED) {
+        key = fnv(w, n) ^ (uint64_t)lang * 0x9E3779B97F4A7C15ULL;
+        key = key ? key : 1;
+        slot = &cache[key % STEM_CACHE];
+        if (slot->key == key) {
+            *len = slot->len;
+            return slot->s;
+        }
+    }
+    if (!tried[lang]) {
+        tried[lang] = 1;
+        st[lang] = sb_stemmer_new(algo[lang], "UTF_8");
+    }
+    if (!st[lang])
+        return w;
+    const sb_symbol *o = sb_stemmer_stem(st[lang], (const sb_symbol *)w, (int)n);
+    if (!o)
+        return w;
+    *len = (size_t)sb_stemmer_length(st[lang]);
+    if (slot && *len <= STEM_CACHED) {
+        slot->key = key;
+        slot->len = (unsigned char)*len;
+        memcpy(slot->s, o, *len);
+    }
+    return (const char *)o;
+}
