@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.4.0.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.0.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -12,8 +12,9 @@
  * in "!"), when a colon follows it in its sentence (a reason comes), when a
  * negator ("not", "if") stands in the three words before it, or when its
  * sentence quotes ('...'); an irony marker ("oh sure") voids the whole
- * response, and a lone compliment closing a longer reasoned answer is a
- * sign-off.
+ * response, a term that holds a word of praise ("perfect hash", "brilliant
+ * cut") is no praise, and a lone compliment closing a longer reasoned answer
+ * is a sign-off.
  * What remains names the pattern:
  *   escalating_validation        3+ unvoided hits spread over 2+ sentences;
  *   unconditional_agreement      an unvoided agreement hit;
@@ -43,11 +44,12 @@
 #define SYC_MAX_CONTEXT 2000
 #define SYC_REASSURANCE_MIN 3
 
-enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, NCLS };
+enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, TERM, NCLS };
 
 #define SYC_OPENER_ANSWER 12   /* words after an opening "Yes" that make the reply an answer */
 static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
-                                            "negator",   "judgement", "opener",    "irony", "tag"};
+                                            "negator",   "judgement", "opener",    "irony", "tag",
+                                            "term"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
@@ -212,7 +214,14 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
     }
     size_t n = 0;
     for (size_t i = 0; i < w->n && n < max; i++) {
-        const struct phrase *m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE | (i == 0 ? 1u << OPENER : 0));
+        /* a term that holds a word of praise praises nobody ("perfect hash",
+         * "brilliant cut", "right join"): its words are skipped */
+        const struct phrase *m = match_at(w, i, 1u << TERM);
+        if (m) {
+            i += m->len - 1;
+            continue;
+        }
+        m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE | (i == 0 ? 1u << OPENER : 0));
         if (!m)
             continue;
         size_t first = i;
@@ -582,9 +591,10 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     if (best >= 0)
         cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[best]);
     det_common(o, conf, reason,
-               det_heuristic("pattern_overlap", "0.4.0",
-                             "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it), voided by a "
-                             "nearby qualifier, evidence marker, negator, quotation or irony; and reassurance requests "
+               det_heuristic("pattern_overlap", "0.5.0",
+                             "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
+                             "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
+                             "irony; and reassurance requests "
                              "on one decision (grouped by shared subject words), counted from 3."));
     static const char *const tokens[] = {"i-want-validation", "explain-the-match", "override-once", "fresh-context",
                                          "disable-for-session"};
