@@ -11,9 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,11 +116,6 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static void on_alarm(int sig)
-{
-    (void)sig;                       /* only to interrupt flock */
-}
-
 static int64_t mono_ms(void)
 {
     struct timespec t;
@@ -130,52 +123,42 @@ static int64_t mono_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* The exclusive lock on fd, waiting at most STATE_LOCK_WAIT_MS: a process
- * that holds it longer (stopped, or stuck) costs the others a bounded wait,
- * and after such a wait, for STATE_STUCK_MS, none (a relay that touches the
- * state on many messages pays the wait once). The wait is the kernel's (a blocking flock, woken
- * when the lock is free, so busy processes take turns), cut by a repeating
- * SIGALRM, whose handler and timer are put back after. -1 with errno
- * EWOULDBLOCK when the lock stayed taken. */
+/* The exclusive lock on fd, waiting at most lock_wait_ms (STATE_LOCK_WAIT_MS
+ * unless state_lock_wait said otherwise): a process that holds it longer
+ * (stopped, or stuck) costs the others a bounded wait, and after such a wait,
+ * for STATE_STUCK_MS, none (a relay that touches the state on many messages
+ * pays the wait once). The wait tries the lock without blocking, sleeping 1,
+ * 2, 4, then 8 ms between tries: no signal, no timer, nothing another thread
+ * of the process could receive. -1 with errno EWOULDBLOCK when the lock
+ * stayed taken. */
 static int64_t stuck_until;          /* after a wait ran out: until then, no waiting */
+static int lock_wait_ms = STATE_LOCK_WAIT_MS;
+
+void state_lock_wait(int ms)
+{
+    lock_wait_ms = ms < 0 ? 0 : ms;
+}
 
 static int lock_within(int fd)
 {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        stuck_until = 0;
-        return 0;
+    int64_t end = mono_ms() + lock_wait_ms;
+    for (long nap_us = 1000;; nap_us = nap_us < 8000 ? nap_us * 2 : 8000) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            stuck_until = 0;
+            return 0;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        int64_t now = mono_ms();
+        if (now >= end || now < stuck_until) {
+            if (lock_wait_ms > 0 && now >= end)
+                stuck_until = now + STATE_STUCK_MS;
+            errno = EWOULDBLOCK;
+            return -1;
+        }
+        struct timespec nap = {0, nap_us * 1000};
+        nanosleep(&nap, NULL);
     }
-    if (errno != EWOULDBLOCK && errno != EINTR)
-        return -1;
-    if (mono_ms() < stuck_until) {
-        errno = EWOULDBLOCK;
-        return -1;
-    }
-    struct sigaction sa, old_sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;        /* no SA_RESTART: flock returns EINTR */
-    sigemptyset(&sa.sa_mask);
-    struct itimerval tick = {{0, 100000}, {0, 100000}}, old_t;
-    if (sigaction(SIGALRM, &sa, &old_sa) < 0)
-        return -1;
-    setitimer(ITIMER_REAL, &tick, &old_t);
-    int64_t end = mono_ms() + STATE_LOCK_WAIT_MS;
-    int rc, err;
-    do {
-        rc = flock(fd, LOCK_EX);
-        err = errno;
-    } while (rc < 0 && err == EINTR && mono_ms() < end);
-    setitimer(ITIMER_REAL, &old_t, NULL);
-    sigaction(SIGALRM, &old_sa, NULL);
-    if (rc < 0 && err == EINTR) {
-        stuck_until = mono_ms() + STATE_STUCK_MS;
-        err = EWOULDBLOCK;
-    }
-    if (rc < 0)
-        errno = err;
-    else
-        stuck_until = 0;
-    return rc;
 }
 
 /* The state directory is the person's alone, as ssh wants ~/.ssh: created

@@ -10,9 +10,10 @@
  * STATE_UNREADABLE; the next access starts afresh. So is one over 8 MiB, and
  * anything at that name that is not a regular file (a symbolic link is not
  * followed, a FIFO is never opened for reading). The lock is waited for at
- * most STATE_LOCK_WAIT_MS (then STATE_BUSY, nothing read or changed; for the
- * next STATE_STUCK_MS the process does not wait again), and a directory
- * that another user owns or may write to is refused. */
+ * most STATE_LOCK_WAIT_MS, or what state_lock_wait set (then STATE_BUSY,
+ * nothing read or changed; for the next STATE_STUCK_MS the process does not
+ * wait again), and a directory that another user owns or may write to is
+ * refused. */
 #ifndef KEEL_STATE_H
 #define KEEL_STATE_H
 
@@ -25,6 +26,12 @@
 #define STATE_VERSION 1
 #define STATE_LOCK_WAIT_MS 5000   /* the longest wait for the lock */
 #define STATE_STUCK_MS 30000      /* after a wait ran out, this long without waiting */
+
+/* The longest wait for the lock in this process from now on, in ms: keel
+ * wrap's relay waits for nothing on its event loop (0: one try), keel's own
+ * tools there a little (STATE_TOOL_WAIT_MS). */
+#define STATE_TOOL_WAIT_MS 50
+void state_lock_wait(int ms);
 
 /* The directory: $KEEL_STATE_DIR, else $XDG_STATE_HOME/keel, else
  * ~/.local/state/keel. 0 or -1 (STATE_UNWRITABLE). */

@@ -17,6 +17,7 @@
  * that when the upstream dies every one the client is waiting on is answered
  * at once. */
 #include "relay.h"
+#include "state.h"
 
 #include "era.h"
 #include "jscan.h"
@@ -113,7 +114,9 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
         return;
     }
     log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, n);
+    state_lock_wait(STATE_TOOL_WAIT_MS);       /* a tool the client asked for waits a little for the state */
     cJSON *res = tools_answer(t, params, line, n, r->o->profile, r->o->state_dir);
+    state_lock_wait(0);                         /* the relay's own state work never waits */
     if (named > 0 && era_modern_supported(want))
         era_complete(res);
     send_line(&r->cout, jr_reply(id, idn, "result", res));

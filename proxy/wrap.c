@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "platform.h"
+#include "state.h"
 #include "relay.h"
 
 #include <errno.h>
@@ -181,6 +182,7 @@ int wrap_run(const struct wrap_opts *o)
     r.o = o;
     relay_expose_init(&r);
     r.pend.free_data = relay_call_data_free;
+    state_lock_wait(0);                       /* the wire never waits on the state file */
     overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
                  o->nloop_exempt);
     if (relay_open(&r) < 0)

@@ -16,6 +16,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "state.h"
 #include "relay.h"
 
 #include <errno.h>
@@ -89,6 +90,7 @@ int wrap_url_run(const struct wrap_opts *o)
         fprintf(stderr, "keel: %s\n", why);
         return 1;
     }
+    state_lock_wait(0);                       /* the wire never waits on the state file */
     overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
                  o->nloop_exempt);
     outq_init(&r.sin, -1);
