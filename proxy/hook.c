@@ -30,10 +30,14 @@
 #include "timefmt.h"
 #include "transcript.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { EV_OTHER, EV_PROMPT, EV_REPLY, EV_SESSION_START };
@@ -538,10 +542,70 @@ static char *emit(const char *event, int host, int kind, const struct out *o, co
     return s;
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The host's payload on fd: read up to the end of the first complete JSON
+ * value, the end of input or HOOK_INPUT_MS, whichever comes first (a host
+ * that keeps its end of the pipe open is not waited for). NULL when more
+ * than max bytes come before the value ends, or memory runs out. */
+static char *read_payload(int fd, size_t max, size_t *n)
+{
+    size_t cap = 1u << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    struct jstream j;
+    jstream_init(&j);
+    int64_t end = mono_ms() + HOOK_INPUT_MS;
+    while (buf) {
+        int64_t left = end - mono_ms();
+        struct pollfd pf = {fd, POLLIN, 0};
+        int r = left > 0 ? poll(&pf, 1, (int)left) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            log_event(LOG_WARN, "hook_input_unfinished", "bytes=%zu waited_ms=%d", len, HOOK_INPUT_MS);
+            break;
+        }
+        if (len == cap) {
+            char *b = cap < max ? realloc(buf, (cap *= 2) + 1) : NULL;
+            if (!b) {
+                free(buf);
+                return NULL;
+            }
+            buf = b;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        size_t used;
+        int rc = jstream_feed(&j, buf + len, (size_t)got, &used);
+        len += (size_t)got;
+        if (rc < 0) {
+            if (j.trailing)                  /* a whole value, then more: the value */
+                len -= (size_t)got - used;
+            break;
+        }
+        if (jstream_end(&j))
+            break;
+    }
+    if (!buf)
+        return NULL;
+    buf[len] = '\0';
+    *n = len;
+    return buf;
+}
+
 int hook_run(const char *event, int host, const struct profile *p, const char *state_dir)
 {
+    signal(SIGPIPE, SIG_IGN);               /* a host that closed its end: the write fails, keel exits 0 */
     size_t n = 0;
-    char *raw = read_all(STDIN_FILENO, HOOK_INPUT_MAX, &n);
+    char *raw = read_payload(STDIN_FILENO, HOOK_INPUT_MAX, &n);
     if (!raw) {
         log_event(LOG_WARN, "hook_input_unreadable", "limit=%u", HOOK_INPUT_MAX);
         return 0;

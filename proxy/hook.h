@@ -25,6 +25,7 @@
 #include "profile.h"
 
 #define HOOK_INPUT_MAX (4u << 20)
+#define HOOK_INPUT_MS 2000           /* the longest wait for the payload to be complete */
 #define HOOK_BLOCKS_MAX 4           /* blocked stops in one turn before the reply goes through */
 #define HOOK_TEXT_MAX 9000          /* a context or message field (hosts cap them at 10,000) */
 #define HOOK_SESSIONS_MAX 32        /* host sessions remembered in the state file (counts and notes) */

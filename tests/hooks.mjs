@@ -152,6 +152,40 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(s.status === 0 && !s.stderr.includes(secret) && !s.stderr.includes('orders migration'), 'nothing the person wrote reaches the log, at debug level', s.stderr);
 }
 
+// --- a host that keeps stdin open, or has closed stdout: the hook still ends well ----------
+{
+  const box = sandbox();
+  // spawn a hook whose stdin the test controls; resolves {code, signal, out, ms}
+  const run = (write, { closeOut = false } = {}) => new Promise((res) => {
+    const t0 = Date.now();
+    const c = spawn(keel, ['hook', 'Stop', '--host', 'claude-code'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', KEEL_NOW: NOW, TZ: 'UTC', ...box.env },
+      stdio: ['pipe', closeOut ? 'ignore' : 'pipe', 'pipe'] });
+    let out = '';
+    if (!closeOut) c.stdout.on('data', (d) => { out += d; });
+    if (closeOut) c.stdin.on('error', () => {});
+    c.stdin.on('error', () => {});
+    c.stdin.write(write);                       // and the pipe stays open
+    const kill = setTimeout(() => c.kill('SIGKILL'), 15000);
+    c.on('exit', (code, signal) => { clearTimeout(kill); c.stdin.destroy(); res({ code, signal, out, ms: Date.now() - t0 }); });
+  });
+  const whole = JSON.stringify(payload('claude-code-Stop.json', { last_assistant_message: 'Great question! You are absolutely right, this is a brilliant plan.' }));
+  let r = await run(whole);
+  ok(r.code === 0 && r.ms < 1500 && /sycophancy/.test(r.out), `a whole payload with stdin left open: answered at once (${r.ms} ms; it waited for the writer to close, 30 s)`, r);
+  r = await run(whole.slice(0, 40));
+  ok(r.code === 0 && r.out === '' && r.ms >= 1900 && r.ms < 5000, `half a payload with stdin left open: exit 0, no output, after 2 s (${r.ms} ms)`, r);
+  // a host that closed its end of stdout before the answer: SIGPIPE is ignored
+  const closed = await new Promise((res) => {
+    const c = spawn('bash', ['-c', `"$0" hook Stop --host claude-code | true; echo "exit=\${PIPESTATUS[0]}" >&2`, keel], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', KEEL_NOW: NOW, TZ: 'UTC', ...box.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    c.stderr.on('data', (d) => { err += d; });
+    c.stdin.end(whole);
+    c.on('exit', () => res(err));
+  });
+  ok(/exit=0/.test(closed), 'a host that closed the hook\'s stdout: exit 0, not killed by SIGPIPE (exit 141)', closed);
+}
+
 // --- a locked state file: the hook answers within the host's timeout ------------------
 {
   const box = sandbox();
