@@ -437,10 +437,9 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     if (!jscan_scan(line, n, &top) || (top.first != '{' && top.first != '[')) {
         if (answer_unusable(r, line, n, "it is not valid JSON"))
             return;
-        /* Not a message: keep it off the client's stream, show it on stderr. */
+        /* Not a message: keep it off the client's stream. Its size is logged,
+         * never its text (a server's stray output may hold what it was sent). */
         log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
-        if (!r->http)                         /* a command's stray output (its own logs); never an HTTP body */
-            fprintf(stderr, "keel: upstream stdout (not JSON, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
         return;
     }
     if (!text_valid_utf8(line, n)) {          /* the client's parser would refuse the whole line */
@@ -462,8 +461,6 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     }
     if (!jscan_is_jsonrpc(&top)) {            /* JSON, but not a message: a JSON logger, say */
         log_event(LOG_WARN, "upstream_not_jsonrpc", "bytes=%zu", n);
-        if (!r->http)
-            fprintf(stderr, "keel: upstream stdout (not JSON-RPC, diverted): %.*s\n", (int)(n > 2000 ? 2000 : n), line);
         return;
     }
     const char *id = top.id.p;
