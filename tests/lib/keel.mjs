@@ -86,8 +86,10 @@ export class Proc {
   next(timeoutMs = 10000) {
     if (this.lines.length) return Promise.resolve(this.lines.shift());
     return new Promise((res, rej) => {
-      const t = setTimeout(() => rej(new Error('timed out waiting for a line')), timeoutMs);
-      this.waiters.push((l) => { clearTimeout(t); res(l); });
+      const w = (l) => { clearTimeout(t); res(l); };
+      // a wait that timed out takes no later line with it
+      const t = setTimeout(() => { this.waiters = this.waiters.filter((x) => x !== w); rej(new Error('timed out waiting for a line')); }, timeoutMs);
+      this.waiters.push(w);
     });
   }
   async ask(obj) { this.send(obj); return JSON.parse(await this.next()); }
@@ -108,4 +110,20 @@ export class Proc {
 
 export class Server extends Proc {
   constructor(args = [], env = {}) { super(['serve', ...args], env); }
+}
+
+// A fault server of the project's own (fixtures/httpfault.mjs by default), on
+// an ephemeral port: {port, url, stats(), stop()}; killed when the test exits.
+const faultChildren = [];
+process.on('exit', () => { for (const c of faultChildren) c.kill('SIGKILL'); });
+export async function httpFault(args = [], script = join(root, 'tests', 'fixtures', 'httpfault.mjs')) {
+  const p = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  faultChildren.push(p);
+  const line = await new Promise((res) => { let b = ''; p.stdout.on('data', (d) => { b += d; if (b.includes('\n')) res(b); }); });
+  const { port } = JSON.parse(line);
+  return {
+    port, url: `http://127.0.0.1:${port}/mcp`,
+    stats: async () => (await fetch(`http://127.0.0.1:${port}/stats`)).json(),
+    stop: () => { p.stdin.end(); p.kill(); },
+  };
 }
