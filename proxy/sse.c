@@ -36,7 +36,7 @@ static int grow(char **buf, size_t *cap, size_t want)
 static void reset_event(struct sse *s)
 {
     s->datan = 0;
-    s->has_data = s->oversize = 0;
+    s->has_data = s->oversize = s->reported = 0;
     s->type[0] = '\0';
 }
 
@@ -45,7 +45,7 @@ static int dispatch(struct sse *s, sse_event_fn fn, void *ctx)
 {
     int rc = 0;
     if (s->oversize) {
-        rc = fn(ctx, s->type, NULL, 0, 1);
+        rc = s->reported ? 0 : fn(ctx, s->type, NULL, 0, 1);
     } else if (s->has_data) {
         if (s->datan && s->data[s->datan - 1] == '\n')
             s->datan--;                        /* the LF after the last data line */
@@ -56,6 +56,17 @@ static int dispatch(struct sse *s, sse_event_fn fn, void *ctx)
     }
     reset_event(s);
     return rc;
+}
+
+/* The event has passed max: said at once, not when it ends (it may never
+ * end), and only once. */
+static int too_large(struct sse *s, sse_event_fn fn, void *ctx)
+{
+    s->oversize = s->has_data = 1;
+    if (s->reported)
+        return 0;
+    s->reported = 1;
+    return fn(ctx, s->type, NULL, 0, 1);
 }
 
 /* One whole line, without its end. */
@@ -75,10 +86,8 @@ static int field(struct sse *s, const char *l, size_t n, sse_event_fn fn, void *
         s->has_data = 1;
         if (s->oversize)
             return 0;
-        if (s->datan + vn + 1 > s->max) {
-            s->oversize = 1;
-            return 0;
-        }
+        if (s->datan + vn + 1 > s->max)
+            return too_large(s, fn, ctx);
         if (grow(&s->data, &s->datacap, s->datan + vn + 2) < 0)
             return -1;
         memcpy(s->data + s->datan, v, vn);
@@ -122,7 +131,9 @@ int sse_feed(struct sse *s, const char *p, size_t n, sse_event_fn fn, void *ctx)
             /* A line longer than an event may be cannot be kept: its event is oversize. */
             if (s->linen + (j - i) > s->max + 16) {
                 s->skipping = 1;
-                s->oversize = s->has_data = 1;
+                s->linen = 0;
+                if (too_large(s, fn, ctx) < 0)
+                    return -1;
             } else if (j > i) {
                 if (grow(&s->line, &s->linecap, s->linen + (j - i)) < 0)
                     return -1;

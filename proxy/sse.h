@@ -7,8 +7,9 @@
  * across pieces), gathers the fields of one event (data, event, id, retry;
  * comments and unknown fields ignored) and hands each finished event to a
  * callback. Nothing is held past one event: an event whose data would pass
- * max bytes is reported once as oversize, without its data, and the rest of
- * it is skipped. The last event id and the retry delay persist across
+ * max bytes is reported once as oversize, without its data, as soon as it
+ * passes (a line that never ends is reported, not waited for), and the rest
+ * of it is skipped. The last event id and the retry delay persist across
  * events, as a reconnecting client needs them. */
 #ifndef KEEL_SSE_H
 #define KEEL_SSE_H
@@ -33,6 +34,7 @@ struct sse {
     char *data;                        /* the data of the event being read */
     size_t datan, datacap;
     int has_data, oversize;
+    int reported;                      /* the oversize event has been reported */
     char type[64];
     char id[SSE_ID_MAX + 1];           /* the last event id ("" none) */
     long retry_ms;                     /* the last retry field (-1 none) */
