@@ -36,7 +36,12 @@
 #define POOL_MAX 16               /* idle easy handles kept */
 #define SESSION_MAX 256
 #define DELETE_MS 2000
-#define CONNECTIONS_MAX 32        /* to the server at once; more requests queue inside libcurl */
+#define CONNECTIONS_MAX 32        /* to the server at once */
+#define RESERVED 4                /* of them kept for ping, notifications, answers, cancels and the GET stream: a
+                                     request beyond CONNECTIONS_MAX - RESERVED waits in keel's queue */
+#define RENEWALS_MAX 5            /* session renewals in RENEW_WINDOW_MS; then the session fails its requests */
+#define RENEW_WINDOW_MS 60000
+#define RETRY_MIN_MS 250          /* a server's retry: below this is raised to it */
 
 /* What keel hands the router is followed by PAD zero bytes: the rules' regex
  * JIT may read a few bytes past a subject, and a result's text can end a
@@ -70,6 +75,9 @@ struct xfer {
     char *buf;                    /* a body read whole */
     size_t bufn, bufcap;
     int too_large, delivered, sent_session, bearer, renew_ok, is_stream;
+    int internal;                 /* keel's own tools/list after a renewal: its answer is keel's */
+    int renewal_of;               /* the client's notifications/initialized, sent again on a renewed session */
+    int paused;                   /* its body callback paused it (the client is behind) */
     char session[SESSION_MAX];    /* Mcp-Session-Id of the answer */
 };
 
@@ -85,6 +93,7 @@ struct hup {
     CURLU *u;                     /* --url, parsed once */
     char origin[300];             /* scheme://host:port, for messages to the client */
     struct xfer *live, *later, *held;
+    struct xfer *queued;          /* requests waiting for a connection (CONNECTIONS_MAX - RESERVED in use) */
     CURL *pool[POOL_MAX];
     int npool;
     struct sock *socks;
@@ -100,6 +109,14 @@ struct hup {
     int get_live, get_refused, get_fails;
     char get_last_id[SSE_ID_MAX + 1];
     int busy;                     /* transfers carrying messages */
+    unsigned long misrouted;      /* responses dropped: on a stream not their request's */
+    int64_t renewed_at[RENEWALS_MAX];   /* when the last renewals started (a ring) */
+    int nrenewed;
+    int renew_refused;            /* the last renewal was refused: RENEWALS_MAX in the window */
+    uint64_t tools_hash;          /* of the tools the client was last given (tools_known) */
+    int tools_known;
+    int paused;                   /* the client is behind: no more is read from the server */
+    unsigned seed;                /* for jitter */
 };
 
 static int64_t now_ms(void)
@@ -107,6 +124,22 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* d ms, give or take a quarter at random: retries from many keels do not
+ * arrive together. */
+static int64_t jitter(struct hup *h, int64_t d)
+{
+    h->seed = h->seed * 1103515245u + 12345u;
+    return d * 3 / 4 + (int64_t)((h->seed >> 16) % (unsigned)(d / 2 + 1));
+}
+
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t v = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        v = (v ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return v;
 }
 
 static char *memdup(const char *s, size_t n)
@@ -234,6 +267,21 @@ int hup_busy(const struct hup *h)
     return h->busy;
 }
 
+void hup_pause(struct hup *h, int paused)
+{
+    if (h->paused == !!paused)
+        return;
+    h->paused = !!paused;
+    log_event(LOG_INFO, paused ? "upstream_http_paused" : "upstream_http_resumed", NULL);
+    if (paused)
+        return;                               /* each transfer pauses itself at its next bytes (on_body) */
+    for (struct xfer *x = h->live; x; x = x->next)
+        if (x->paused && x->e) {
+            x->paused = 0;
+            cx.easy_pause(x->e, CURLPAUSE_CONT);
+        }
+}
+
 /* ---- what the server sends ---- */
 
 static void fail(struct xfer *x, const char *code, const char *cause, const char *fmt, ...)
@@ -292,6 +340,16 @@ static int took_initialize(struct xfer *x, const char *p, size_t n)
     return 1;
 }
 
+int hup_accepts(const char *id, size_t idn, const char *msg, size_t n)
+{
+    struct jscan_top top;
+    if (!jscan_scan(msg, n, &top) || top.first != '{' || top.method.p || (!top.result.p && !top.error.p))
+        return 1;                             /* not a response: requests and notifications go anywhere */
+    return id && top.id.p && top.id.n == idn && !memcmp(top.id.p, id, idn);
+}
+
+static int method_is(const struct xfer *x, const char *m);
+
 static void deliver(struct xfer *x, char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)            /* JSON allows line breaks only between tokens */
@@ -302,8 +360,34 @@ static void deliver(struct xfer *x, char *p, size_t n)
             x->renew_ok = 1;
         return;                               /* keel's own request: the client never asked */
     }
+    /* A response is taken only on the stream of the request it answers: one
+     * carrying another request's id (or any on the GET stream, where the
+     * specification allows none) would be delivered as that request's answer
+     * and the real one dropped. */
+    struct jscan_top top;
+    int scanned = jscan_scan(p, n, &top);
+    if (!hup_accepts(x->kind == XK_GET ? NULL : x->id, x->idn, p, n)) {
+        x->h->misrouted++;
+        log_event(LOG_WARN, "upstream_http_misrouted", "stream=%s bytes=%zu", x->kind == XK_GET ? "get" : "post", n);
+        return;
+    }
     if (x->is_init && x->status >= 200 && x->status < 300)
         took_initialize(x, p, n);
+    /* The tools the client is given, by a hash: after a renewal the client
+     * hears tools/list_changed only when the new session's list differs. */
+    const char *tv;
+    size_t tvn;
+    if (scanned && (x->internal || method_is(x, "tools/list")) && top.result.p &&
+        jscan_member(top.result.p, top.result.n, "tools", &tv, &tvn) == 1) {
+        uint64_t hv = fnv(tv, tvn);
+        int changed = x->internal && x->h->tools_known && hv != x->h->tools_hash;
+        x->h->tools_hash = hv;
+        x->h->tools_known = 1;
+        if (changed)
+            x->h->cb.renewed(x->h->cb.ctx);
+    }
+    if (x->internal)
+        return;                               /* keel's own request: the client never asked */
     x->delivered = 1;
     x->h->cb.message(x->h->cb.ctx, p, n);
 }
@@ -329,6 +413,10 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
 {
     struct xfer *x = ud;
     size_t n = size * count;
+    if (x->h->paused && x->e) {               /* the client is behind: this waits in the socket */
+        x->paused = 1;
+        return CURL_WRITEFUNC_PAUSE;
+    }
     x->heard_at = now_ms();
     if (!x->mode) {
         char *ct = NULL;
@@ -533,13 +621,42 @@ static void start(struct xfer *x)
     push(&h->live, x);
 }
 
+/* A request that may take long to answer (a tool call, a resumed stream):
+ * at most CONNECTIONS_MAX - RESERVED of them at once, so that ping, a
+ * cancel, a notification or an answer to the server never waits behind
+ * requests the server does not answer. */
+static int ordinary(const struct xfer *x)
+{
+    return x->kind == XK_RESUME || (x->kind == XK_POST && x->id && !x->is_init && !method_is(x, "ping"));
+}
+
+static int ordinary_live(const struct hup *h)
+{
+    int k = 0;
+    for (const struct xfer *x = h->live; x; x = x->next)
+        k += ordinary(x);
+    return k;
+}
+
 /* Starts every transfer that is due; 1 if any was. While a session is
  * being opened (the client's initialize, or a renewal), the client's other
  * messages wait for it: they need its Mcp-Session-Id. */
 static int start_due(struct hup *h)
 {
     int64_t now = now_ms();
-    int any = 0;
+    int any = 0, slots = CONNECTIONS_MAX - RESERVED - ordinary_live(h);
+    while (h->queued && slots > 0) {          /* the queue first, in order */
+        struct xfer *x = h->queued;
+        h->queued = x->next;
+        x->next = NULL;
+        if ((h->renewing || h->initializing) && x->kind == XK_POST) {
+            append(&h->held, x);
+            continue;
+        }
+        start(x);
+        slots--;
+        any = 1;
+    }
     struct xfer **p = &h->later;
     while (*p) {
         struct xfer *x = *p;
@@ -548,7 +665,10 @@ static int start_due(struct hup *h)
             x->next = NULL;
             if ((h->renewing || h->initializing) && x->kind == XK_POST && !x->is_init) {
                 append(&h->held, x);
+            } else if (ordinary(x) && (slots <= 0 || h->queued)) {
+                append(&h->queued, x);
             } else {
+                slots -= ordinary(x);
                 if (x->is_init)
                     h->initializing = 1;
                 start(x);
@@ -637,21 +757,32 @@ static int method_is(const struct xfer *x, const char *m)
 }
 
 /* The modern era cancels a request by closing its stream. */
+/* The client cancelled a request: its transfer ends now, and its
+ * connection is free (the client wants no answer). 1 when the transfer was
+ * one of the 2026-07-28 era, where ending the stream is the cancellation
+ * and the notification is not sent; 0 otherwise (sent on, as the earlier
+ * eras want). A request still in keel's queue never leaves. */
 static int cancel_stream(struct hup *h, const struct jscan_top *top)
 {
     const char *rid;
     size_t ridn;
     if (!top->params.p || jscan_member(top->params.p, top->params.n, "requestId", &rid, &ridn) != 1)
         return 0;
-    for (struct xfer *x = h->live; x; x = x->next)
-        if (x->proto[0] && era_modern_supported(x->proto) && x->id && x->idn == ridn && !memcmp(x->id, rid, ridn)) {
-            cx.multi_remove_handle(h->m, x->e);
-            cx.easy_cleanup(x->e);
-            unlink_x(&h->live, x);
-            log_event(LOG_INFO, "upstream_http_cancelled", "bytes=%zu", x->bodyn);
-            xfer_free(x);
-            return 1;
-        }
+    struct xfer **lists[3] = {&h->live, &h->queued, &h->later};
+    for (int l = 0; l < 3; l++)
+        for (struct xfer *x = *lists[l]; x; x = x->next)
+            if (x->kind != XK_GET && x->id && x->idn == ridn && !memcmp(x->id, rid, ridn)) {
+                int modern = x->proto[0] && era_modern_supported(x->proto);
+                if (x->e) {
+                    cx.multi_remove_handle(h->m, x->e);
+                    cx.easy_cleanup(x->e);
+                    x->e = NULL;
+                }
+                unlink_x(lists[l], x);
+                log_event(LOG_INFO, "upstream_http_cancelled", "bytes=%zu", x->bodyn);
+                xfer_free(x);
+                return modern || l > 0;
+            }
     return 0;
 }
 
@@ -710,10 +841,36 @@ void hup_send(struct hup *h, const char *line, size_t n)
 
 /* ---- a renewed session ---- */
 
+/* A new session for an expired one, the client's initialize sent again.
+ * At most RENEWALS_MAX in RENEW_WINDOW_MS (a server whose every replica
+ * forgets the session would otherwise be asked thousands of times a
+ * second), each later than the one before (250 ms, doubling, with jitter);
+ * past the budget, renew_refused is set and nothing is sent. */
 static void renew(struct hup *h)
 {
     if (h->renewing)
         return;
+    int64_t now = now_ms();
+    int recent = 0;
+    for (int i = 0; i < h->nrenewed; i++)
+        recent += now - h->renewed_at[i] < RENEW_WINDOW_MS;
+    h->renew_refused = recent >= RENEWALS_MAX;
+    if (h->renew_refused) {
+        if (recent == RENEWALS_MAX && h->nrenewed == RENEWALS_MAX) {
+            log_event(LOG_WARN, "upstream_http_renewals_exhausted", "renewals=%d window_s=%d", RENEWALS_MAX,
+                      RENEW_WINDOW_MS / 1000);
+            h->nrenewed++;                    /* said once, until the window has room again */
+        }
+        return;
+    }
+    int slot = 0;                             /* the oldest, or a free one */
+    for (int i = 1; i < RENEWALS_MAX; i++)
+        if (i >= h->nrenewed || h->renewed_at[i] < h->renewed_at[slot])
+            slot = i;
+    if (h->nrenewed < RENEWALS_MAX)
+        slot = h->nrenewed;
+    h->renewed_at[slot] = now;
+    h->nrenewed = h->nrenewed < RENEWALS_MAX ? h->nrenewed + 1 : RENEWALS_MAX;
     h->session[0] = '\0';
     if (!h->init_body)
         return;
@@ -734,7 +891,7 @@ static void renew(struct hup *h)
     snprintf(x->method, sizeof x->method, "initialize");
     h->renewing = 1;
     log_event(LOG_INFO, "upstream_http_session_expired", "renewal=%u", h->renew_seq);
-    later(x, 0);
+    later(x, recent ? jitter(h, (int64_t)BACKOFF_MS << (recent - 1)) : 0);
 }
 
 static void renewed(struct hup *h, int ok, long status)
@@ -748,6 +905,7 @@ static void renewed(struct hup *h, int ok, long status)
         if (n && (n->body = memdup(h->initialized_body, h->initialized_n))) {
             n->bodyn = h->initialized_n;
             n->is_initialized = 1;
+            n->renewal_of = 1;
             snprintf(n->method, sizeof n->method, "notifications/initialized");
             later(n, 0);
         } else if (n) {
@@ -764,15 +922,42 @@ static void renewed(struct hup *h, int ok, long status)
             later(x, 0);
         } else {
             x->status = status;
-            fail(x, "UPSTREAM_HTTP", "session_expired",
-                 "the server at %s ended the session and did not start a new one (HTTP %ld)", h->origin, status);
+            if (h->renew_refused)
+                fail(x, "UPSTREAM_HTTP", "session_expired",
+                     "the server at %s keeps ending the session: keel opened a new one %d times in the last minute "
+                     "and stops (does every replica behind it know the session?)", h->origin, RENEWALS_MAX);
+            else
+                fail(x, "UPSTREAM_HTTP", "session_expired",
+                     "the server at %s ended the session and did not start a new one (HTTP %ld)", h->origin, status);
             xfer_free(x);
         }
     }
-    if (ok) {
+    if (ok)
         log_event(LOG_INFO, "upstream_http_session_renewed", "renewal=%u", h->renew_seq);
-        h->cb.renewed(h->cb.ctx);
+    /* The client hears tools/list_changed only when the new session's tools
+     * differ from those it was given: keel asks for them once the session
+     * is initialized (ended, below). */
+}
+
+/* keel's own tools/list on a renewed session, compared with what the
+ * client was given (deliver). */
+static void list_tools(struct hup *h)
+{
+    if (!h->tools_known)
+        return;
+    char id[48], body[128];
+    int idn = snprintf(id, sizeof id, "\"keel-tools-%u\"", h->renew_seq);
+    int k = snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/list\"}", id);
+    struct xfer *x = xfer_new(h, XK_POST);
+    if (!x || !(x->body = memdup(body, (size_t)k)) || !(x->id = memdup(id, (size_t)idn))) {
+        xfer_free(x);
+        return;
     }
+    x->idn = (size_t)idn;
+    x->bodyn = (size_t)k;
+    x->internal = 1;
+    snprintf(x->method, sizeof x->method, "tools/list");
+    later(x, 0);
 }
 
 /* ---- a transfer that ended ---- */
@@ -875,6 +1060,12 @@ static int same_origin(const char *a, const char *b)
     return same;
 }
 
+/* The server's retry: for this stream (raised to RETRY_MIN_MS), else RESUME_MS. */
+static long retry_delay(const struct xfer *x)
+{
+    return x->sse.retry_ms < 0 ? RESUME_MS : x->sse.retry_ms < RETRY_MIN_MS ? RETRY_MIN_MS : x->sse.retry_ms;
+}
+
 static void get_ended(struct hup *h, struct xfer *x, CURLcode rc)
 {
     if (x->mode == 1)
@@ -892,11 +1083,12 @@ static void get_ended(struct hup *h, struct xfer *x, CURLcode rc)
         return;
     }
     h->get_fails = ok ? 0 : h->get_fails + 1;
-    long delay = x->sse.retry_ms >= 0 ? x->sse.retry_ms : RESUME_MS;
+    long delay = retry_delay(x);
     for (int i = 1; i < h->get_fails && delay < GET_RETRY_MAX_MS; i++)
         delay *= 2;
     if (delay > GET_RETRY_MAX_MS)
         delay = GET_RETRY_MAX_MS;
+    delay = (long)jitter(h, delay);
     h->get_live = 1;
     memcpy(x->sse.id, h->get_last_id, sizeof x->sse.id);
     later(x, delay);
@@ -958,7 +1150,7 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
             x->kind = XK_RESUME;              /* the stream named a cursor: pick it up there */
             x->resumes++;
             log_event(LOG_INFO, "upstream_http_resume", "attempt=%d", x->resumes);
-            later(x, x->sse.retry_ms >= 0 ? x->sse.retry_ms : RESUME_MS);
+            later(x, retry_delay(x));
             return;
         }
         if (x->kind == XK_RENEW)
@@ -983,14 +1175,17 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
     }
     if (ok) {
         free(redirect);
-        if (x->is_initialized)
+        if (x->is_initialized) {
             open_get(h);
+            if (x->renewal_of)
+                list_tools(h);
+        }
         if (x->id && h->cb.waiting(h->cb.ctx, x->id, x->idn)) {
             if (x->mode == 1 && x->sse.id[0] && x->resumes < RESUMES_MAX) {
                 x->kind = XK_RESUME;          /* closed early, as a server may: poll it again */
                 x->resumes++;
                 log_event(LOG_INFO, "upstream_http_resume", "attempt=%d", x->resumes);
-                later(x, x->sse.retry_ms >= 0 ? x->sse.retry_ms : RESUME_MS);
+                later(x, retry_delay(x));
                 return;
             }
             fail(x, "UPSTREAM_HTTP", x->delivered ? "bad_body" : "no_answer",
@@ -1181,7 +1376,11 @@ void hup_close(struct hup *h)
 {
     if (!h)
         return;
+    if (h->misrouted)
+        log_event(LOG_WARN, "upstream_http_misrouted_total", "responses=%lu", h->misrouted);
+    h->paused = 0;
     free_list(h, h->live);
+    free_list(h, h->queued);
     free_list(h, h->later);
     free_list(h, h->held);
     if (h->session[0]) {                      /* the session is no longer needed: say so */

@@ -74,6 +74,18 @@ void hup_run(struct hup *h, const struct pollfd *pf, int n);
 void hup_client_busy(struct hup *h);
 /* Messages on their way or waiting for an answer (the GET stream not counted). */
 int hup_busy(const struct hup *h);
+
+/* The client is behind (paused): no more is read from the server until it
+ * is not (transfers pause at their next bytes, which wait in the socket and
+ * then at the server); resumed transfers go on where they stopped. */
+/* 1 when the message msg[0..n), arriving on the stream of the request
+ * whose raw id is id[0..idn) (NULL: the GET stream), may be taken: it is
+ * not a response, or it answers that very request (its id the same JSON
+ * text). A response on another request's stream, or on the GET stream
+ * (where the specification allows none), is not. */
+int hup_accepts(const char *id, size_t idn, const char *msg, size_t n);
+
+void hup_pause(struct hup *h, int paused);
 /* Ends the session (DELETE, at most 2 s) and frees everything. */
 void hup_close(struct hup *h);
 

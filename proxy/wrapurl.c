@@ -5,7 +5,8 @@
  * One thread and one poll(2): the signal pipe, the client's stdin and stdout,
  * and whatever sockets libcurl has open, with libcurl's timers as the poll
  * timeout. The client side is read only while its queue is under HIGH_WATER,
- * as in wrap.c.
+ * as in wrap.c, and the server's side likewise: while more than HIGH_WATER
+ * waits for the client, the transfers are paused.
  *
  * There is no process to lose: a server that cannot be reached fails each
  * request with the cause, and keel goes on. When the client leaves (stdin
@@ -114,6 +115,13 @@ int wrap_url_run(const struct wrap_opts *o)
             icin = np, pf[np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
         if (r.cout.bytes && !r.cout.failed)
             pf[np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
+        /* Back-pressure: while more than HIGH_WATER waits for the client,
+         * nothing more is read from the server; below half of it, reading
+         * goes on. */
+        if (r.cout.bytes >= HIGH_WATER)
+            hup_pause(r.http, 1);
+        else if (r.cout.bytes <= HIGH_WATER / 2)
+            hup_pause(r.http, 0);
         int first_sock = np;
         np += hup_pollfds(r.http, pf + np, MAX_SOCKS);
         long timeout = hup_timeout_ms(r.http);

@@ -20,11 +20,10 @@ import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextpr
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Stdio2 } from '@modelcontextprotocol/client/stdio';
 import { ok, done } from './lib/tap.mjs';
-import { keel, root, sandbox, Proc } from './lib/keel.mjs';
+import { keel, httpFault, root, sandbox, Proc } from './lib/keel.mjs';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-const FAULT = join(root, 'tests', 'fixtures', 'httpfault.mjs');
 const MODERN = join(root, 'tests', 'fixtures', 'modern.mjs');
 const KEEL_TOOLS = ['apply_override', 'get_time_context', 'mark_session_end', 'mark_session_start'];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -49,17 +48,7 @@ async function everything() {
   return { url: `http://127.0.0.1:${port}/mcp`, stop: () => p.kill() };
 }
 
-async function fault(args = [], script = FAULT) {
-  const p = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
-  children.push(p);
-  const line = await new Promise((res) => { let b = ''; p.stdout.on('data', (d) => { b += d; if (b.includes('\n')) res(b); }); });
-  const { port } = JSON.parse(line);
-  return {
-    port, url: `http://127.0.0.1:${port}/mcp`,
-    stats: async () => (await fetch(`http://127.0.0.1:${port}/stats`)).json(),
-    stop: () => { p.stdin.end(); p.kill(); },
-  };
-}
+const fault = httpFault;
 
 async function session(transport, isKeel) {
   const out = { wire: [] };
@@ -234,14 +223,25 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
   ok(r.result?.content?.[0]?.text === 'sampled: hi back', "a server request on the GET stream is answered by the client, through keel's POST", r);
 
   // The session ends (404): keel opens a new one and sends the call again.
+  // The client is told tools/list_changed only when the new session's tools
+  // differ from those it was given.
+  k.send({ jsonrpc: '2.0', id: 'tl-1', method: 'tools/list' });
+  const listed = await answer(k, 'tl-1');
   const before = (await f.stats()).initializes;
   c = call('expire', { once: true });
   k.send(c);
   r = await answer(k, c.id);
-  const changed = await k.until((m) => m.method === 'notifications/tools/list_changed', 3000).catch(() => null);
+  let changed = await k.until((m) => m.method === 'notifications/tools/list_changed', 1500).catch(() => null);
   s = await f.stats();
-  ok(r.result?.content?.[0]?.text?.startsWith('expire: answered on s-') && s.initializes === before + 1 && changed,
-    'a 404 on the session: a new session (initialize replayed), the call sent again, the client told list_changed', { r, s: s.initializes, before });
+  ok(listed.result?.tools && r.result?.content?.[0]?.text?.startsWith('expire: answered on s-') && s.initializes === before + 1 && !changed,
+    'a 404 on the session: a new session (initialize replayed), the call sent again; the same tools: no list_changed (it was sent on every renewal)', { r, s: s.initializes, before, changed });
+  c = call('expire_new');
+  k.send(c);
+  r = await answer(k, c.id);
+  changed = await k.until((m) => m.method === 'notifications/tools/list_changed', 3000).catch(() => null);
+  const again = await k.until((m) => m.method === 'notifications/tools/list_changed', 800).catch(() => null);
+  ok(r.result?.content?.[0]?.text?.startsWith('expire_new: answered on s-') && changed && !again,
+    'a renewed session whose tools differ: the client is told list_changed, once', { r, changed, again });
   r = await k.ask(call('echo', { text: 'after renewal' }));
   s = await f.stats();
   ok(r.result?.content?.[0]?.text === 'echo: after renewal' && s.lastPost.headers['mcp-session-id'] === s.sessions.at(-1),

@@ -10,8 +10,14 @@
  * (notifications/cancelled: no answer is due then); no id is answered more
  * often than the client sent lines carrying it (requests, and lines keel
  * refuses with an error naming their id); every line keel writes to either
- * side is one valid JSON value, ended by a newline. */
+ * side is one valid JSON value, ended by a newline.
+ * A server line whose first byte also has bit 1 set comes as over Streamable
+ * HTTP: its next byte names the stream it arrives on (0 the GET stream, else
+ * one of the client's request ids so far), and only what hup_accepts takes
+ * goes on. Oracle: a response is taken only on the stream of the request with
+ * the same id (compared as JSON values, with cJSON), never on the GET stream. */
 #include "fuzzdir.h"
+#include "hup.h"
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "relay.h"
@@ -163,7 +169,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t n = (size_t)(stop - p - 1);
             char *line = calloc(1, n + 64);
             memcpy(line, p + 1, n);
-            if (from_server) {
+            if (from_server && ((unsigned char)p[0] & 2) && n >= 1) {
+                unsigned pick = (unsigned char)line[0];
+                const char *sid = pick && t.n ? t.id[(pick - 1) % (unsigned)t.n] : NULL;
+                size_t sidn = sid ? t.idn[(pick - 1) % (unsigned)t.n] : 0;
+                memmove(line, line + 1, n);
+                n--;
+                if (hup_accepts(sid, sidn, line, n)) {
+                    /* the whole line one JSON value (RFC 8259: cJSON alone also takes
+                     * control characters as white space, which keel's reader does not) */
+                    cJSON *m = strlen(line) == n && jscan_valid(line, n) ? cJSON_ParseWithOpts(line, NULL, 1) : NULL;
+                    cJSON *want = sid ? cJSON_ParseWithLength(sid, sidn) : NULL;
+                    const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+                    int response = cJSON_IsObject(m) && !cJSON_GetObjectItemCaseSensitive(m, "method") &&
+                                   (cJSON_GetObjectItemCaseSensitive(m, "result") || cJSON_GetObjectItemCaseSensitive(m, "error"));
+                    if (response && (!want || !id || !cJSON_Compare(id, want, 1))) {
+                        if (getenv("FUZZ_ROUTER_DEBUG"))
+                            fprintf(stderr, "taken on %.*s: %.*s\n", (int)sidn, sid ? sid : "the GET stream", (int)n, line);
+                        abort();                      /* a response taken on another request's stream */
+                    }
+                    cJSON_Delete(m);
+                    cJSON_Delete(want);
+                    relay_server_line(&r, line, n);
+                }
+            } else if (from_server) {
                 relay_server_line(&r, line, n);
             } else {
                 client_sent(&t, line, n);
