@@ -1142,7 +1142,7 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
         if (rc == CURLE_COULDNT_CONNECT && x->tries < CONNECT_TRIES) {
             x->tries++;                       /* nothing reached the server: safe to send again */
             log_event(LOG_INFO, "upstream_http_retry", "attempt=%d", x->tries);
-            later(x, (int64_t)BACKOFF_MS << (x->tries - 1));
+            later(x, jitter(h, (int64_t)BACKOFF_MS << (x->tries - 1)));
             return;
         }
         if (!strcmp(cause, "stream_cut") && x->mode == 1 && x->sse.id[0] && x->id && x->resumes < RESUMES_MAX &&
@@ -1150,7 +1150,7 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
             x->kind = XK_RESUME;              /* the stream named a cursor: pick it up there */
             x->resumes++;
             log_event(LOG_INFO, "upstream_http_resume", "attempt=%d", x->resumes);
-            later(x, retry_delay(x));
+            later(x, jitter(h, retry_delay(x)));
             return;
         }
         if (x->kind == XK_RENEW)
@@ -1185,7 +1185,7 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
                 x->kind = XK_RESUME;          /* closed early, as a server may: poll it again */
                 x->resumes++;
                 log_event(LOG_INFO, "upstream_http_resume", "attempt=%d", x->resumes);
-                later(x, retry_delay(x));
+                later(x, jitter(h, retry_delay(x)));
                 return;
             }
             fail(x, "UPSTREAM_HTTP", x->delivered ? "bad_body" : "no_answer",
