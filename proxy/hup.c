@@ -113,6 +113,7 @@ struct hup {
     int64_t renewed_at[RENEWALS_MAX];   /* when the last renewals started (a ring) */
     int nrenewed;
     int renew_refused;            /* the last renewal was refused: RENEWALS_MAX in the window */
+    int renew_said;               /* and the log has said so */
     uint64_t tools_hash;          /* of the tools the client was last given (tools_known) */
     int tools_known;
     int paused;                   /* the client is behind: no more is read from the server */
@@ -856,13 +857,13 @@ static void renew(struct hup *h)
         recent += now - h->renewed_at[i] < RENEW_WINDOW_MS;
     h->renew_refused = recent >= RENEWALS_MAX;
     if (h->renew_refused) {
-        if (recent == RENEWALS_MAX && h->nrenewed == RENEWALS_MAX) {
+        if (!h->renew_said)                   /* said once, until the window has room again */
             log_event(LOG_WARN, "upstream_http_renewals_exhausted", "renewals=%d window_s=%d", RENEWALS_MAX,
                       RENEW_WINDOW_MS / 1000);
-            h->nrenewed++;                    /* said once, until the window has room again */
-        }
+        h->renew_said = 1;
         return;
     }
+    h->renew_said = 0;
     int slot = 0;                             /* the oldest, or a free one */
     for (int i = 1; i < RENEWALS_MAX; i++)
         if (i >= h->nrenewed || h->renewed_at[i] < h->renewed_at[slot])
