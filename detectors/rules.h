@@ -6,7 +6,7 @@
  * it fires is the action: annotate (say so), rewrite (apply the
  * replacement), or reject (refuse the text, with guidance). The engine is
  * pure: rules come in compiled, text goes in, spans and rewritten text come
- * out. Loading rule files is the caller's business (proxy/rulefile.c). */
+ * out. Loading rule files is the caller's business (proxy/judge/rulefile.c). */
 #ifndef KEEL_RULES_H
 #define KEEL_RULES_H
 

@@ -1,4 +1,4 @@
-/* fuzz_frame.c: the line reader (proxy/frame.c) on any bytes arriving in any
+/* fuzz_frame.c: the line reader (proxy/wire/frame.c) on any bytes arriving in any
  * pieces, with a small line limit so oversize lines are common. The input's
  * first byte sets the limit and the piece size. Oracles: no crash, no leak;
  * no line handed out whole is over the limit; every byte is accounted for:

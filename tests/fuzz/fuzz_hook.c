@@ -1,4 +1,4 @@
-/* fuzz_hook.c: keel hook's input handling (proxy/hook.c) on any bytes, for
+/* fuzz_hook.c: keel hook's input handling (proxy/hosts/hook.c) on any bytes, for
  * every event keel knows and one it does not. The oracle: no crash, no leak
  * (ASan), and whatever comes out is one JSON object (a host parses it). The
  * input's first byte picks the event and the host. The state goes to a

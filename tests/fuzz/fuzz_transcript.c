@@ -1,4 +1,4 @@
-/* fuzz_transcript.c: the host transcript reader (proxy/transcript.c) on any
+/* fuzz_transcript.c: the host transcript reader (proxy/hosts/transcript.c) on any
  * bytes. The oracle: no crash, no leak (ASan), every prompt handed out lies in
  * the input, is not empty, and is not older than the window's start. */
 #include "transcript.h"
