@@ -205,16 +205,19 @@ static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int
 static int late_write(int fd, const struct stat *st, char **text, size_t *n)
 {
     struct stat now;
-    for (int i = 0; i <= CFG_SETTLE_MS * 2; i++) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
         if (fstat(fd, &now) < 0)
             return 0;
         if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
             now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
             break;
-        if (i == CFG_SETTLE_MS * 2)
-            return 0;
-        struct timespec half = {0, 500000};
-        nanosleep(&half, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= CFG_SETTLE_MS)
+            return 0;                   /* by the clock: a process held off the CPU still gets the whole watch */
+        struct timespec nap = {0, 500000};
+        nanosleep(&nap, NULL);
     }
     struct timespec settle = {0, 1000000};  /* let the writer finish what it writes */
     nanosleep(&settle, NULL);
