@@ -72,26 +72,29 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   const timed = async (env) => {
     const k = new Proc(['--log-level', 'info', 'wrap', '--', process.execPath, UP, 'normal'], env);
     const t0 = Date.now();
-    let init = null, ping = null;
+    let init = null, ping = null, t1 = 0;
     try {
       k.send(INIT);
       init = JSON.parse(await k.next(PATIENCE));
+      t1 = Date.now();
       ping = await k.ask({ jsonrpc: '2.0', id: 1, method: 'ping' });
     } catch { /* left null */ }
-    return { k, init, ping, ms: Date.now() - t0 };
+    return { k, init, ping, ms: t1 - t0, pingMs: Date.now() - t1 };
   };
   const free = await timed(sandbox().env);
   await free.k.close();
   const holder = spawn('flock', ['-x', join(b.stateDir, 'state.lock'), 'sleep', '120'], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 300));
-  const { k, init, ping, ms } = await timed(b.env);
+  const { k, init, ping, ms, pingMs } = await timed(b.env);
   let busy = null;
   try {
     k.send(call(2, 'mark_session_start', { intent: 'write the report' }));
     busy = JSON.parse(await k.next(PATIENCE));
   } catch { /* left null */ }
-  ok(init && init.result && ping && ping.id === 1 && ms < free.ms + 100,
-    `2: another process holding state.lock: keel wrap answers initialize and ping as fast as with the lock free (${ms} ms against ${free.ms} ms; it took 5 s)`);
+  // (initialize includes starting the server's node process: compared with the
+  // lock free, with room for a loaded machine; ping is keel's alone)
+  ok(init && init.result && ping && ping.id === 1 && ms < free.ms + 1000 && pingMs < 100,
+    `2: another process holding state.lock: keel wrap answers initialize as with the lock free (${ms} ms against ${free.ms} ms) and ping in ${pingMs} ms (initialize took 5 s)`);
   ok(busy && busy.result && busy.result.isError && busy.result.structuredContent.error.code === 'STATE_BUSY',
     '2: and a state call gets STATE_BUSY instead of waiting', busy && busy.result);
   holder.kill('SIGKILL');
