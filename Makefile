@@ -4,7 +4,7 @@
 #   make demo     a scripted session through keel wrap around a small notes server
 #   make test     every test, plain and under ASan+UBSan, plus valgrind
 #   make bench    throughput, latency, CPU and memory of keel wrap vs a plain relay (and --url vs mcp-remote)
-#   make eval     detector precision and recall on tests/corpus (updates the README table)
+#   make eval     detector precision and recall on tests/corpus (updates the table in docs/quality.md)
 #   make fuzz     each libFuzzer harness for FUZZ_SECONDS (default 60), clang
 #   make soak     keel wrap relays SOAK_MESSAGES (default 1,000,000) mixed messages; memory stays flat
 #   make clean

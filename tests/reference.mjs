@@ -7,7 +7,7 @@
 // sometimes absent, at the edges of its bounds. Each must be valid against
 // keel's own input schema and be answered by keel serve with a result, not
 // an error. The fields and bounds below are the reference's, written out
-// here by hand from its schemas (README: "Reference contract").
+// here by hand from its schemas (docs/tools.md: "Reference contract").
 import { ok, done } from './lib/tap.mjs';
 import { Server, invalid } from './lib/keel.mjs';
 
