@@ -188,10 +188,8 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
     int64_t started = 0;
     long given_elapsed = -1;
     int has_session = 0;
-    if (!sess)
-        return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session",
-                        "chronometric_snapshot.open_session is required (null when no session is open)");
-    if (!cJSON_IsNull(sess)) {
+    /* No open_session member is no session, as null is (the reference contract). */
+    if (sess && !cJSON_IsNull(sess)) {
         if (!cJSON_IsObject(sess))
             return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session",
                             "open_session must be null or an object {session_id?, started_at, intent?}");

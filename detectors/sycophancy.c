@@ -551,15 +551,15 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     switch (best) {
     case 0:
         snprintf(reason, sizeof reason,
-                 "The draft agrees without a reason or a trade-off; agreement that weighs nothing can steer a decision.");
+                 "The reply agrees without a reason or a trade-off; agreement that weighs nothing can steer a decision.");
         break;
     case 1:
         snprintf(reason, sizeof reason,
-                 "The draft praises without saying what the praise rests on; praise without evidence is flattery.");
+                 "The reply praises without saying what the praise rests on; praise without evidence is flattery.");
         break;
     case 2:
         snprintf(reason, sizeof reason,
-                 "The draft validates %zu times across several sentences with no reason or downside given; "
+                 "The reply validates %zu times across several sentences with no reason or downside given; "
                  "it may be telling the person what they want to hear.", nhits);
         break;
     case 3:
@@ -570,10 +570,10 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     default:
         if (resp && msgs)
             snprintf(reason, sizeof reason,
-                     "No unqualified agreement or praise in the draft, and fewer than %d reassurance requests on one decision.",
+                     "No unqualified agreement or praise in the reply, and fewer than %d reassurance requests on one decision.",
                      SYC_REASSURANCE_MIN);
         else if (resp)
-            snprintf(reason, sizeof reason, "No unqualified agreement or praise in the draft.");
+            snprintf(reason, sizeof reason, "No unqualified agreement or praise in the reply.");
         else
             snprintf(reason, sizeof reason, "Fewer than %d reassurance requests on one decision.", SYC_REASSURANCE_MIN);
         conf = 0.8;

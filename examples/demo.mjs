@@ -54,7 +54,7 @@ async function step(title, name, args) {
   show(await call(name, args));
 }
 
-say('keel wrap -- node examples/notes-server.mjs   (the clock is keel\'s, moved by the demo)');
+say('keel wrap --expose all -- node examples/notes-server.mjs   (the clock is keel\'s, moved by the demo)');
 const init = await ask('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'demo', version: '1' } });
 child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
 say(`\n> initialize\n  protocol ${init.result.protocolVersion}, server ${init.result.serverInfo.name} ${init.result.serverInfo.version}`);

@@ -86,4 +86,19 @@ ok(/os_idle_consent must be true or false/.test(r.stderr) && !r.stderr.includes(
   'problems never quote values from the profile', r.stderr);
 r = run(['profile']);
 ok(r.status === 64, 'profile without a subcommand: 64');
+{
+  const box = sandbox();
+  r = run(['hook'], '{}', box.env);
+  ok(r.status === 64 && /which event\? e\.g\. keel hook UserPromptSubmit/.test(r.stderr), 'keel hook with no EVENT: a usage error that names one', r.stderr);
+  r = run(['hook', 'UserPromptSubmitted'], '{"prompt":"hi"}', box.env);
+  ok(r.status === 0 && r.stdout === '' && /hook_event_unknown event=UserPromptSubmitted: keel hook knows UserPromptSubmit/.test(r.stderr),
+    'a misspelled hook event: exit 0 (the host is never broken), and stderr names the events keel knows', r.stderr);
+  r = run(['hook', 'PreCompact'], '{"trigger":"auto"}', box.env);
+  ok(r.status === 0 && r.stdout === '' && r.stderr === '', 'an event a host has and keel does nothing on: quietly nothing', r.stderr);
+  r = run(['install', '--client'], '', box.env);
+  ok(r.status === 64 && /--client needs a name: claude-code/.test(r.stderr), 'keel install --client with no value says what it takes', r.stderr);
+  r = run(['wrap', '--cwd', '/nonexistent-dir', '--', 'node', '-e', '0'], '', box.env);
+  ok(r.status === 64 && /--cwd \/nonexistent-dir: no such directory/.test(r.stderr) && !/cannot start the upstream/.test(r.stderr),
+    'keel wrap --cwd with a directory that does not exist: said as such, before any command is tried', r.stderr);
+}
 done();

@@ -152,6 +152,19 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(s.status === 0 && !s.stderr.includes(secret) && !s.stderr.includes('orders migration'), 'nothing the person wrote reaches the log, at debug level', s.stderr);
 }
 
+// --- what the hook says reads as sentences --------------------------------------------------
+{
+  const box = sandbox();
+  const start = hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });
+  const ctx = start.out?.hookSpecificOutput?.additionalContext || '';
+  ok(/It is|it is/.test(ctx) && !/\bPT\d|\bP\dD|%s|\(null\)/.test(ctx) && /\.$/.test(ctx.trim()),
+    'SessionStart on a fresh state file: the time in words, no ISO duration ("PT0S") and no placeholder', ctx);
+  const long = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'word '.repeat(320) }), { box });
+  const msg = long.out?.systemMessage || '';
+  ok(/message-length-cap \(A message longer than a person reads in one go\)\./.test(msg) && /the reply/.test(msg) && !/draft/.test(msg),
+    'a reply matching a shipped rule: the person is told the rule in its own words, and the reply is called a reply', msg);
+}
+
 // --- a host that keeps stdin open, or has closed stdout: the hook still ends well ----------
 {
   const box = sandbox();

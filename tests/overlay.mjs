@@ -28,8 +28,18 @@ async function open(k) {
   await k.ask(init);
   k.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 }
-const advisories = (r) => (r.result && r.result._meta && r.result._meta['keel/advisories']) || [];
-const textBlock = (r) => (r.result.content.length > 1 ? r.result.content[r.result.content.length - 1].text : null);
+// Every advisory and text block seen in this file, read at the end as a person would.
+const seenAdvisories = [], seenBlocks = [];
+const advisories = (r) => {
+  const a = (r.result && r.result._meta && r.result._meta['keel/advisories']) || [];
+  for (const x of a) if (!seenAdvisories.includes(x)) seenAdvisories.push(x);
+  return a;
+};
+const textBlock = (r) => {
+  const t = r.result.content.length > 1 ? r.result.content[r.result.content.length - 1].text : null;
+  if (t) seenBlocks.push(t);
+  return t;
+};
 const of = (r, det) => advisories(r).find((a) => a.detector === det);
 
 // Loop: tool calls are the agent's work, compared by identity and result.
@@ -268,7 +278,8 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
     if (m < 60 && of(r, 'hyperfocus')) early = true;
   }
   const h = of(r, 'hyperfocus');
-  ok(!early && h && h.level === 'gentle' && /no intent was stated/.test(h.reason), 'an hour of traffic with no session: gentle at 60 minutes, from the activity session', r);
+  ok(!early && h && h.level === 'gentle' && /60 minutes/.test(h.reason) && !/You set out to|no intent was stated/.test(h.reason),
+    'an hour of traffic with no session: gentle at 60 minutes, from the activity session (no intent was stated, so none is quoted)', r);
   w.setTime('2026-05-16T15:45:00+01:00');
   r = await k.ask(call('echo', { message: 'after a 45-minute pause' }));
   ok(!of(r, 'hyperfocus'), 'a pause of 30 minutes or more starts a new activity session');
@@ -339,5 +350,14 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   const leaked = files.filter((f) => readFileSync(f, 'utf8').includes(CANARY));
   ok(!k.stderr.includes(CANARY) && k.stderr.includes('advisory_attached'), 'the canary is in no log line (debug level, advisories given)', k.stderr.slice(0, 400));
   ok(files.length > 0 && leaked.length === 0, `the canary is in no file under the state and config dirs (${files.length} files)`, leaked);
+}
+// What keel says reads as sentences: no placeholder of its own, no ISO
+// duration, no raw JSON, and every reason ends its sentence.
+{
+  const kinds = new Set(seenAdvisories.map((a) => a.detector));
+  const bad = [...seenAdvisories.map((a) => a.reason), ...seenBlocks].filter((t) =>
+    /no intent was stated|\bPT\d|\bP\dD|[{}]|%s|\(null\)|undefined/.test(t) || !/[.!?)]$/.test(t.trim()));
+  ok(kinds.size >= 4 && bad.length === 0,
+    `every advisory reason and text block seen (${seenAdvisories.length} advisories of ${[...kinds].join(', ')}) reads as whole sentences`, bad.slice(0, 5));
 }
 done();

@@ -37,7 +37,9 @@ const hhmm = () => `${String(int(0, 23)).padStart(2, '0')}:${String(int(0, 59)).
 function hyperfocus() {
   const off = pick([0, 60, -300, 330, 540]);
   const a = { chronometric_snapshot: { now: stamp(NOW, off) } };
-  if (maybe(0.15)) {
+  if (maybe(0.1)) {
+    // no open_session member: no session, as null is
+  } else if (maybe(0.15)) {
     a.chronometric_snapshot.open_session = null;
   } else {
     const elapsed = edge(0, 30000);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef KEEL_VERSION
@@ -56,7 +57,8 @@ static const char usage_text[] =
     "  --profile PATH      the profile (default $KEEL_PROFILE, else\n"
     "                      $XDG_CONFIG_HOME/keel/profile.yaml)\n"
     "  --rules DIR         more rule files (every .yml in DIR); repeatable\n"
-    "  --log-level LEVEL   error, warn, info (default) or debug; logs go to stderr\n"
+    "  --log-level LEVEL   error, warn, info or debug (default: info for serve and\n"
+    "                      wrap, warn for the others); logs go to stderr\n"
     "                      and never contain prompts, arguments or results\n"
     "  -h, --help          show help\n"
     "  -V, --version       print the version\n"
@@ -348,8 +350,10 @@ static const char hook_help[] =
     "final reply with the message rules (a reject rule blocks the stop, at most 4\n"
     "times in a turn) and for sycophancy; SessionStart tells the model the time.\n"
     "The host defaults to claude-code (codex speaks the same), gemini for Gemini's\n"
-    "event names. keel hook always exits 0: a hook never breaks its host; what went\n"
-    "wrong is one event name on stderr.\n";
+    "event names. Once it has its EVENT, keel hook always exits 0: a hook never\n"
+    "breaks its host; what went wrong is one event name on stderr (an event name\n"
+    "keel does not know is named there with the ones it does). Without an EVENT\n"
+    "it is a usage error (exit 64): the hook's settings need fixing.\n";
 
 static int cmd_hook(int argc, char **argv)
 {
@@ -379,10 +383,14 @@ static int cmd_hook(int argc, char **argv)
             return 0;
         }
     }
+    if (!event) {
+        fputs("keel hook: which event? e.g. keel hook UserPromptSubmit (see keel help hook)\n", stderr);
+        return 64;
+    }
     profile_load(&profile, profile_path);
     /* Rules judge replies only: a prompt hook (run before every prompt) does
      * not compile them. */
-    if (!event || (strcmp(event, "UserPromptSubmit") && strcmp(event, "BeforeAgent") && strcmp(event, "SessionStart")))
+    if (strcmp(event, "UserPromptSubmit") && strcmp(event, "BeforeAgent") && strcmp(event, "SessionStart"))
         load_rules();
     int rc = hook_run(event, host, &profile, NULL);
     ruleset_free(&rules);
@@ -748,6 +756,11 @@ static int cmd_wrap(int argc, char **argv)
         } else if ((m = opt_value(argc, argv, &i, "--cwd", &v))) {
             if (m < 0 || !v[0]) {
                 rc = usage_error("--cwd needs a directory%s", NULL);
+                goto out;
+            }
+            struct stat cs;
+            if (stat(v, &cs) < 0 || !S_ISDIR(cs.st_mode)) {      /* said before the server's command is tried */
+                rc = usage_error("--cwd %s: no such directory (the server's command would run there)", v);
                 goto out;
             }
             o.cwd = v;

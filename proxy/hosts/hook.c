@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,29 @@ static int event_kind(const char *ev)
     return EV_OTHER;
 }
 
+/* An event keel does nothing on: one a host has (PreToolUse, PreCompact...)
+ * is ignored quietly; any other name is a mistake in the hook's
+ * configuration (UserPromptSubmitted), said on stderr with the names keel
+ * knows. The name is the host's or the configuration's, never the person's
+ * words, and only a short plain one is shown. */
+static void log_unknown_event(const char *name, size_t n)
+{
+    static const char *const hosts_have[] = {
+        "PreToolUse", "PostToolUse", "Notification", "PreCompact", "SessionEnd", "PermissionRequest",
+        "BeforeTool", "AfterTool", "BeforeModel", "AfterModel", "BeforeToolSelection", "PreCompress", NULL};
+    for (int i = 0; name && hosts_have[i]; i++)
+        if (!strcmp(name, hosts_have[i])) {
+            log_event(LOG_INFO, "hook_event_ignored", "bytes=%zu", n);
+            return;
+        }
+    int plain = name && strlen(name) <= 40;
+    for (const char *c = name; plain && *c; c++)
+        plain = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+    fprintf(stderr, "keel: warn hook_event_unknown event=%s: keel hook knows UserPromptSubmit, Stop, SubagentStop, "
+            "SessionStart (Claude Code, Codex) and BeforeAgent, AfterAgent, SessionStart (Gemini CLI); check the "
+            "event name in the host's hook settings\n", !name ? "(none)" : plain ? name : "(not shown)");
+}
+
 /* --- text for the model and for the person ----------------------------------- */
 
 struct out {
@@ -63,11 +87,17 @@ struct out {
     char note[512];                 /* for the next prompt: names only */
 };
 
-static void append(char *buf, size_t cap, const char *fmt, const char *a, const char *b)
+/* fmt appended to the text in buf[cap], cut to fit. */
+static void append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t cap, const char *fmt, ...)
 {
     size_t l = strlen(buf);
-    if (l + 1 < cap)
-        snprintf(buf + l, cap - l, fmt, a ? a : "", b ? b : "");
+    if (l + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + l, cap - l, fmt, ap);
+    va_end(ap);
 }
 
 static void tokens_of(const cJSON *adv, char *buf, size_t cap)
@@ -108,10 +138,10 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
         append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
-        append(o->msg, sizeof o->msg, " %s%s", reason, "");
+        append(o->msg, sizeof o->msg, " %s", reason);
     }
-    append(o->ctx, sizeof o->ctx, " The person may answer with one of: %s.%s", tok, "");
-    append(o->msg, sizeof o->msg, " To change this, start your next prompt with one of: %s.%s", tok, "");
+    append(o->ctx, sizeof o->ctx, " The person may answer with one of: %s.", tok);
+    append(o->msg, sizeof o->msg, " To change this, start your next prompt with one of: %s.", tok);
 }
 
 /* --- per-session state: blocked stops in this turn, a note for the next ------ */
@@ -315,7 +345,7 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
             applied++;
         } else {
             append(o->msg, sizeof o->msg, "%skeel: %s was not applied: ", o->msg[0] ? "\n" : "", token);
-            append(o->msg, sizeof o->msg, "%s%s", e.message, "");
+            append(o->msg, sizeof o->msg, "%s", e.message);
             log_event(LOG_INFO, "hook_override_refused", "code=%s", e.code ? e.code : "");
         }
         cJSON_Delete(res);
@@ -445,8 +475,27 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
         }
     if (soft[0]) {
-        append(o->msg, sizeof o->msg, "%skeel: the reply matched the rules %s.", o->msg[0] ? "\n" : "", soft);
-        append(o->note, sizeof o->note, "%sit matched the rules %s", o->note[0] ? "; " : "", soft);
+        /* Each rule in its own words: its description, else its guidance. */
+        append(o->msg, sizeof o->msg, "%skeel: the reply matched %s", o->msg[0] ? "\n" : "",
+               strchr(soft, ',') ? "these rules:" : "the rule");
+        for (char *r = soft, *next; r && *r; r = next) {
+            next = strstr(r, ", ");
+            if (next)
+                *next = '\0', next += 2;
+            const char *words = NULL;
+            for (int i = 0; ruleset_current && i < ruleset_current->n && !words; i++)
+                if (!strcmp(ruleset_current->v[i].name, r))
+                    words = ruleset_current->v[i].description ? ruleset_current->v[i].description
+                                                              : ruleset_current->v[i].guidance;
+            size_t wl = words ? strlen(words) : 0;
+            while (wl && strchr(". \n", words[wl - 1]))
+                wl--;                                   /* the sentence ends below */
+            if (wl)
+                append(o->msg, sizeof o->msg, " %s (%.*s)%s", r, (int)wl, words, next ? ";" : ".");
+            else
+                append(o->msg, sizeof o->msg, " %s%s", r, next ? ";" : ".");
+            append(o->note, sizeof o->note, "%sit matched the rule %s", o->note[0] ? "; " : "", r);
+        }
     }
     cJSON_Delete(j);
     /* Sycophancy on the reply, in this host session's conversation. */
@@ -464,7 +513,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, start your next prompt with one of: %s.",
                  o->msg[0] ? "\n" : "",
                  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tok);
-        append(o->msg, sizeof o->msg, "%s%s", line, "");
+        append(o->msg, sizeof o->msg, "%s", line);
         append(o->note, sizeof o->note, "%sit showed %s (sycophancy)", o->note[0] ? "; " : "",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
     }
@@ -476,6 +525,51 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     if (o->note[0])
         session_state(state_dir, sid, ST_NOTE, 0, now, o->note, &h);
     log_event(LOG_INFO, "hook_reply", "bytes=%zu", n);
+}
+
+/* An ISO 8601 duration as get_time_context gives it (PT1H5M3S, P2DT3H) in
+ * words for a person ("1 h 5 min", "2 days 3 h", "40 s"); 0 when it is zero
+ * or not one. */
+static int human_duration(const char *iso, char *out, size_t cap)
+{
+    long d = 0, h = 0, m = 0, sec = 0, v = 0;
+    int t = 0, any = 0;
+    if (*iso++ != 'P')
+        return 0;
+    for (; *iso; iso++) {
+        if (*iso >= '0' && *iso <= '9') {
+            v = v * 10 + (*iso - '0');
+            any = 1;
+            if (v > 100000000)
+                return 0;
+            continue;
+        }
+        switch (*iso) {
+        case 'T': t = 1; break;
+        case 'D': d = v; break;
+        case 'H': h = v; break;
+        case 'M': if (t) m = v; break;
+        case 'S': sec = v; break;
+        case '.':                          /* a fraction of a second: dropped */
+            while (iso[1] >= '0' && iso[1] <= '9')
+                iso++;
+            continue;
+        default: return 0;
+        }
+        v = 0;
+    }
+    out[0] = '\0';
+    if (!any || (!d && !h && !m && !sec))
+        return 0;
+    if (d)
+        append(out, cap, "%ld day%s", d, d == 1 ? "" : "s");
+    if (h)
+        append(out, cap, "%s%ld h", out[0] ? " " : "", h);
+    if (m && !d)
+        append(out, cap, "%s%ld min", out[0] ? " " : "", m);
+    if (!d && !h && !m)
+        append(out, cap, "%ld s", sec);
+    return 1;
 }
 
 static void on_session_start(const struct profile *p, const char *state_dir, struct out *o)
@@ -492,19 +586,24 @@ static void on_session_start(const struct profile *p, const char *state_dir, str
         snprintf(o->ctx, sizeof o->ctx, "%s The time, from keel: it is %s, a %s", TRANSCRIPT_KEEL_MARK, now ? now : "?",
                  day ? day : "?");
         if (zone)
-            append(o->ctx, sizeof o->ctx, " (energy zone: %s)%s", zone, "");
-        append(o->ctx, sizeof o->ctx, ".%s%s", "", "");
-        if (since)
-            append(o->ctx, sizeof o->ctx, " Time since the person's last prompt: %s.%s", since, "");
+            append(o->ctx, sizeof o->ctx, " (energy zone: %s)", zone);
+        append(o->ctx, sizeof o->ctx, ".");
+        char words[48];
+        if (since && human_duration(since, words, sizeof words))   /* none on a fresh state file */
+            append(o->ctx, sizeof o->ctx, " The person's last prompt was %s ago.", words);
         if (cJSON_IsTrue(open)) {
             const char *intent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "session_intent"));
             const char *len = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "current_session_length"));
-            append(o->ctx, sizeof o->ctx, " A work session is open (%s so far)", len ? len : "?", "");
+            if (!len || !human_duration(len, words, sizeof words))
+                snprintf(words, sizeof words, "just begun");
+            else
+                append(words, sizeof words, " so far");
+            append(o->ctx, sizeof o->ctx, " A work session is open (%s)", words);
             if (intent)
-                append(o->ctx, sizeof o->ctx, "; its stated intent: %s", intent, "");
-            append(o->ctx, sizeof o->ctx, ".%s%s", "", "");
+                append(o->ctx, sizeof o->ctx, "; its stated intent: %s", intent);
+            append(o->ctx, sizeof o->ctx, ".");
         } else {
-            append(o->ctx, sizeof o->ctx, " No work session is open.%s%s", "", "");
+            append(o->ctx, sizeof o->ctx, " No work session is open.");
         }
     } else {
         log_event(LOG_WARN, "hook_time_unavailable", "code=%s", e.code ? e.code : "");
@@ -650,7 +749,7 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     } else if (kind == EV_SESSION_START) {
         on_session_start(p, state_dir, &o);
     } else {
-        log_event(LOG_INFO, "hook_event_ignored", "bytes=%zu", n);
+        log_unknown_event(name, n);
     }
     char *out = emit(name ? name : "", host, kind, &o, block);
     cJSON_Delete(in);

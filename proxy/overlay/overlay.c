@@ -671,8 +671,19 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
         return NULL;
     char reason[280], base[200];
     hyp_reason(&ev, g, nu, h, base, sizeof base);
-    const char *intent = ov->view.session_open && ov->view.intent[0] ? ov->view.intent : p->activity_intent;
-    snprintf(reason, sizeof reason, "%s You set out to: %.*s", base, (int)(sizeof reason - strlen(base) - 20), intent);
+    /* The person's own intent, when they stated one, as a sentence; the
+     * activity session's placeholder is no intent and is not shown. */
+    const char *intent = ov->view.session_open && ov->view.intent[0] ? ov->view.intent : NULL;
+    size_t il = intent ? strlen(intent) : 0;
+    while (il && (intent[il - 1] == ' ' || intent[il - 1] == '\n'))
+        il--;
+    int stop = il && !strchr(".!?", intent[il - 1]);
+    int room = (int)(sizeof reason - strlen(base) - 24);
+    if (intent && il)
+        snprintf(reason, sizeof reason, "%s You set out to: %.*s%s", base, (int)il < room ? (int)il : room, intent,
+                 stop || (int)il >= room ? "." : "");
+    else
+        snprintf(reason, sizeof reason, "%s", base);
     const char *tok[6];
     size_t nt = hyp_tokens(&ev, tok);
     cJSON *a = advisory(DET_HYPERFOCUS, "level", hyp_level_name(ev.level), 0.75, reason, tok, nt,
