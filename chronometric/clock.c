@@ -84,3 +84,10 @@ int chrono_now(struct chrono_now *t, kerr *e)
     t->offset_s = cached_off;
     return 0;
 }
+
+int64_t chrono_mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}

@@ -4,7 +4,8 @@
  * or the contents of the file KEEL_NOW_FILE names (read at every look, so a
  * test can move time while keel runs), replaces the system clock for tests
  * and demos; the local UTC offset for that instant still comes from the TZ
- * database, so DST rules stay real. */
+ * database, so DST rules stay real. The monotonic clock, for waits, is read
+ * here too (chrono_mono_ms). */
 #ifndef KEEL_CLOCK_H
 #define KEEL_CLOCK_H
 
@@ -23,6 +24,10 @@ int chrono_now(struct chrono_now *t, kerr *e);
 /* keel eval only: from now on the clock reads ms (0: the real clock again),
  * so a recorded session can be replayed at the times it happened. */
 void chrono_replay_at(int64_t ms);
+
+/* Monotonic milliseconds, for waits, deadlines and backoff only: never a
+ * time anyone is shown (that is chrono_now's, which tests may move). */
+int64_t chrono_mono_ms(void);
 
 /* The local UTC offset at an instant (TZ rules); 0 or -1. */
 int chrono_offset_at(int64_t ms, int *offset_s);

@@ -38,13 +38,6 @@ extern char **environ;
 #define OS_AWAY_S 300
 #define PROBE_TIMEOUT_MS 1000
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 long long chrono_probe_idle_ms(const char *command, int timeout_ms)
 {
     int p[2];
@@ -73,10 +66,10 @@ long long chrono_probe_idle_ms(const char *command, int timeout_ms)
     }
     char buf[64];
     size_t n = 0;
-    int64_t deadline = mono_ms() + timeout_ms;
+    int64_t deadline = chrono_mono_ms() + timeout_ms;
     int timed_out = 0;
     for (;;) {
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - chrono_mono_ms();
         if (left <= 0) {
             timed_out = 1;
             break;
@@ -111,7 +104,7 @@ long long chrono_probe_idle_ms(const char *command, int timeout_ms)
             status = -1;
             break;
         }
-        if (mono_ms() > deadline) {
+        if (chrono_mono_ms() > deadline) {
             kill(-pid, SIGKILL);
             timed_out = 1;
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -1,5 +1,6 @@
 /* state.c: locked, atomic read-modify-write of state.json (see state.h). */
 #include "state.h"
+#include "clock.h"
 
 #include "timefmt.h"
 
@@ -116,13 +117,6 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* The exclusive lock on fd, waiting at most lock_wait_ms (STATE_LOCK_WAIT_MS
  * unless state_lock_wait said otherwise): a process that holds it longer
  * (stopped, or stuck) costs the others a bounded wait, and after such a wait,
@@ -141,7 +135,7 @@ void state_lock_wait(int ms)
 
 static int lock_within(int fd)
 {
-    int64_t end = mono_ms() + lock_wait_ms;
+    int64_t end = chrono_mono_ms() + lock_wait_ms;
     for (long nap_us = 1000;; nap_us = nap_us < 8000 ? nap_us * 2 : 8000) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
             stuck_until = 0;
@@ -149,7 +143,7 @@ static int lock_within(int fd)
         }
         if (errno != EWOULDBLOCK && errno != EINTR)
             return -1;
-        int64_t now = mono_ms();
+        int64_t now = chrono_mono_ms();
         if (now >= end || now < stuck_until) {
             if (lock_wait_ms > 0 && now >= end)
                 stuck_until = now + STATE_STUCK_MS;

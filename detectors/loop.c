@@ -4,6 +4,7 @@
  * pattern is counted backwards from the newest call, in one pass over at most
  * window_calls entries. */
 #include "loop.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,42 +26,6 @@ void loop_default_params(struct loop_params *p)
     p->poll_ms = 60000;
     p->window_ms = 30 * 60000LL;
     p->window_calls = 50;
-}
-
-/* --- hashing ------------------------------------------------------------ */
-
-static inline uint64_t mix(uint64_t a, uint64_t b)
-{
-    __uint128_t r = (__uint128_t)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static inline uint64_t read8(const unsigned char *s)
-{
-    uint64_t v;
-    memcpy(&v, s, 8);
-    return v;
-}
-
-uint64_t loop_hash(const void *p, size_t n, uint64_t seed)
-{
-    static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
-    const unsigned char *s = p;
-    uint64_t h = seed ^ mix(seed ^ k0, (uint64_t)n ^ k1);
-    while (n >= 16) {
-        h = mix(read8(s) ^ k1 ^ h, read8(s + 8) ^ k2);
-        s += 16;
-        n -= 16;
-    }
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        a = read8(s);
-        b = read8(s + n - 8);
-    } else if (n) {
-        for (size_t i = 0; i < n; i++)
-            a |= (uint64_t)s[i] << (8 * i);
-    }
-    return mix(k1 ^ (uint64_t)n, mix(a ^ k1 ^ h, b ^ k2));
 }
 
 /* --- identity ------------------------------------------------------------ */

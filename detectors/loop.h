@@ -110,9 +110,6 @@ void loop_window_free(struct loop_window *w);
  * _meta and progressToken left out. */
 int loop_free_text(const char *s, size_t n);
 
-/* A 64-bit hash of n bytes, eight at a time (results of megabytes are hashed whole). */
-uint64_t loop_hash(const void *p, size_t n, uint64_t seed);
-
 /* The plain-language reason for a finding: tool (and other_tool for an
  * alternation) named, the count and how long it took. */
 void loop_reason(const struct loop_finding *f, const char *tool, const char *other_tool, int64_t now_ms, char *buf,

@@ -91,7 +91,7 @@ static const char rum_check_description[] =
     "Share of this prompt's content words (NFKC, case-folded, stoplist removed, Snowball stems in the prompt's "
     "language, words and phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it "
     "begins, a stem of 5+ matching one edit away; Han characters alone and kana only with a neighbour) found in each "
-    "prompt in the window; shared runs of 3 words with at most 1 content word, and shared passages of 6+ words, are "
+    "prompt in the window; shared runs of 3 words with at most 1 content word, and shared passages of 8+ words, are "
     "the question's frame and are left out; the same question about another named thing, about other things named "
     "(numbers, identifiers, paths, quoted text), or with a word or two swapped for others does not count, nor does "
     "an item saying more about other things than a prompt of one or two content words; a prompt asking for "

@@ -490,3 +490,39 @@ size_t text_each_line(const char *data, void (*fn)(const char *line, size_t n, v
     }
     return count;
 }
+
+/* --- a general hash of bytes ------------------------------------------------ */
+
+static inline uint64_t hmix(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t read8(const unsigned char *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return v;
+}
+
+uint64_t text_hash(const void *p, size_t n, uint64_t seed)
+{
+    static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
+    const unsigned char *s = p;
+    uint64_t h = seed ^ hmix(seed ^ k0, (uint64_t)n ^ k1);
+    while (n >= 16) {
+        h = hmix(read8(s) ^ k1 ^ h, read8(s + 8) ^ k2);
+        s += 16;
+        n -= 16;
+    }
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        a = read8(s);
+        b = read8(s + n - 8);
+    } else if (n) {
+        for (size_t i = 0; i < n; i++)
+            a |= (uint64_t)s[i] << (8 * i);
+    }
+    return hmix(k1 ^ (uint64_t)n, hmix(a ^ k1 ^ h, b ^ k2));
+}

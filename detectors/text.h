@@ -69,6 +69,12 @@ int text_jaccard_at_least(const struct text_set *a, const struct text_set *b, do
 
 int text_is_stopword(uint64_t hash);
 
+/* keel's one general hash of bytes (64 bits, seeded; a multiply-mix of 16
+ * bytes at a time): the loop detector's identities, a host session's key in
+ * the state file, the tools a client was given. Not for anything an
+ * adversary must not collide. */
+uint64_t text_hash(const void *p, size_t n, uint64_t seed);
+
 /* Calls fn for each non-empty, non-comment line of an embedded list file;
  * lines are trimmed. Returns the number of lines seen. */
 size_t text_each_line(const char *data, void (*fn)(const char *line, size_t n, void *ctx), void *ctx);

@@ -1,7 +1,17 @@
-/* main.c: the keel command line.
+/* main.c: the keel command line: every command's options parsed and
+ * checked here, its work done in its room (see keel help, and man/keel.1).
  *
- *   keel serve [options]           MCP server on stdio with keel's tools
- *   keel check TOOL [--json ARGS]  run one tool once, print its result
+ *   keel wrap [options] [--] CMD ...   relay an MCP server, with the overlay (relay/)
+ *   keel wrap [options] --url URL      the same for a remote server (relay/hup.c)
+ *   keel serve                         keel's tools as an MCP server (tools/)
+ *   keel check TOOL [--json ARGS]      run one tool once, print its result (tools/)
+ *   keel hook EVENT                    an agent host's hook (hosts/hook.c)
+ *   keel install | uninstall           set keel up in each client, or take it out (hosts/)
+ *   keel inspect [THOUGHT]             self_inspect from the shell
+ *   keel tools                         list the tools
+ *   keel profile check                 the effective profile and its problems
+ *   keel rules lint|test|prompt|check  the output rules (cli/rules_cli.c)
+ *   keel eval CORPUS                   the detectors on a labelled corpus (cli/eval*.c)
  *
  * Exit status: 0 success; 1 an I/O or internal failure; 2 a tool answered
  * with an error (keel check); 64 a usage error. */

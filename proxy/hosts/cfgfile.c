@@ -1,5 +1,6 @@
 /* cfgfile.c: compare-and-swap edits of a person's configuration files (see cfgfile.h). */
 #include "cfgfile.h"
+#include "clock.h"
 
 #include "platform.h"
 
@@ -205,16 +206,14 @@ static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int
 static int late_write(int fd, const struct stat *st, char **text, size_t *n)
 {
     struct stat now;
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = chrono_mono_ms();
     for (;;) {
         if (fstat(fd, &now) < 0)
             return 0;
         if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
             now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= CFG_SETTLE_MS)
+        if (chrono_mono_ms() - t0 >= CFG_SETTLE_MS)
             return 0;                   /* by the clock: a process held off the CPU still gets the whole watch */
         struct timespec nap = {0, 500000};
         nanosleep(&nap, NULL);

@@ -15,6 +15,7 @@
  * keeps the turn's count of blocked stops and a note for the next prompt: the
  * detectors and rules that spoke about the last reply, never its text. */
 #include "hook.h"
+#include "text.h"
 
 #include "chrono.h"
 #include "guard.h"
@@ -231,7 +232,7 @@ static int session_state(const char *state_dir, const char *sid, int op, int con
     if (note)
         snprintf(h->note, sizeof h->note, "%s", note);
     snprintf(h->key, sizeof h->key, "%016llx",
-             (unsigned long long)loop_hash(sid ? sid : "", sid ? strlen(sid) : 0, 0x686f6f6b));
+             (unsigned long long)text_hash(sid ? sid : "", sid ? strlen(sid) : 0, 0x686f6f6b));
     h->op = op;
     h->continuing = continuing;
     h->now = now;
@@ -641,13 +642,6 @@ static char *emit(const char *event, int host, int kind, const struct out *o, co
     return s;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* The host's payload on fd: read up to the end of the first complete JSON
  * value, the end of input or HOOK_INPUT_MS, whichever comes first (a host
  * that keeps its end of the pipe open is not waited for). NULL when more
@@ -658,9 +652,9 @@ static char *read_payload(int fd, size_t max, size_t *n)
     char *buf = malloc(cap + 1);
     struct jstream j;
     jstream_init(&j);
-    int64_t end = mono_ms() + HOOK_INPUT_MS;
+    int64_t end = chrono_mono_ms() + HOOK_INPUT_MS;
     while (buf) {
-        int64_t left = end - mono_ms();
+        int64_t left = end - chrono_mono_ms();
         struct pollfd pf = {fd, POLLIN, 0};
         int r = left > 0 ? poll(&pf, 1, (int)left) : 0;
         if (r < 0 && errno == EINTR)

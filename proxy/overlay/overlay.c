@@ -1,4 +1,5 @@
-/* overlay.c: detectors on live traffic, and apply_override (see overlay.h).
+/* overlay.c: detectors on live traffic (see overlay.h); the overrides they
+ * honour are applied in override.c.
  *
  * Loop (the agent): each tools/call to the server is known by its identity
  * (tool + canonical arguments, hashed) and, when its result comes back, by

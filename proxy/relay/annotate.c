@@ -58,7 +58,7 @@ static struct ident ident_value(const char *v, size_t n, int depth)
         r.id = r.shape = 0x44656570;
     } else if (v[0] == '"') {
         const char *s = string_of(v, n, &dec, &len);
-        r.id = loop_hash(s, len, 0x73);
+        r.id = text_hash(s, len, 0x73);
         r.free = loop_free_text(s, len);
         r.shape = r.free ? 0x54657874 : r.id;
         free(dec);
@@ -69,33 +69,33 @@ static struct ident ident_value(const char *v, size_t n, int depth)
         while (jscan_object_next(v, n, &pos, &key, &val)) {
             const char *k = string_of(key.p, key.n, &dec, &len);
             int dropped = (len == 5 && !memcmp(k, "_meta", 5)) || (len == 13 && !memcmp(k, "progressToken", 13));
-            uint64_t kh = loop_hash(k, len, 0x6b6579);
+            uint64_t kh = text_hash(k, len, 0x6b6579);
             free(dec);
             if (dropped)
                 continue;
             struct ident m = ident_value(val.p, val.n, depth + 1);
-            sum[0] += loop_hash(&m.id, sizeof m.id, kh);
-            sum[1] += loop_hash(&m.shape, sizeof m.shape, kh);
+            sum[0] += text_hash(&m.id, sizeof m.id, kh);
+            sum[1] += text_hash(&m.shape, sizeof m.shape, kh);
             sum[2]++;
             r.free |= m.free;
         }
-        r.id = loop_hash(sum, sizeof sum, 0x7b);
+        r.id = text_hash(sum, sizeof sum, 0x7b);
         sum[0] = sum[1];
-        r.shape = loop_hash(sum, sizeof sum, 0x7b);
+        r.shape = text_hash(sum, sizeof sum, 0x7b);
     } else if (v[0] == '[') {
         uint64_t id = 0x5b, shape = 0x5b;
         size_t pos = 0;
         const char *e;
         while (jscan_array_next(v, n, &pos, &e)) {
             struct ident m = ident_value(e, jscan_value_end(v, n, pos) - pos, depth + 1);
-            id = loop_hash(&m.id, sizeof m.id, id);
-            shape = loop_hash(&m.shape, sizeof m.shape, shape);
+            id = text_hash(&m.id, sizeof m.id, id);
+            shape = text_hash(&m.shape, sizeof m.shape, shape);
             r.free |= m.free;
         }
         r.id = id;
         r.shape = shape;
     } else if (v[0] == 't' || v[0] == 'f' || v[0] == 'n') {
-        r.id = r.shape = loop_hash(v, 1, 0x6c6974);
+        r.id = r.shape = text_hash(v, 1, 0x6c6974);
     } else {
         char b[64];
         if (n < sizeof b) {
@@ -104,9 +104,9 @@ static struct ident ident_value(const char *v, size_t n, int depth)
             double d = strtod(b, NULL);
             if (d == 0)
                 d = 0;                   /* -0 is 0 */
-            r.id = loop_hash(&d, sizeof d, 0x6e);
+            r.id = text_hash(&d, sizeof d, 0x6e);
         } else {
-            r.id = loop_hash(v, n, 0x4e);  /* a number too long to be read exactly: its digits */
+            r.id = text_hash(v, n, 0x4e);  /* a number too long to be read exactly: its digits */
         }
         r.shape = r.id;
     }
@@ -115,10 +115,10 @@ static struct ident ident_value(const char *v, size_t n, int depth)
 
 void relay_identify(const char *tool, size_t tl, const char *args, size_t an, struct loop_call *c)
 {
-    c->tool = loop_hash(tool, tl, 0x746f6f6c);
+    c->tool = text_hash(tool, tl, 0x746f6f6c);
     struct ident a = args && an ? ident_value(args, an, 0) : (struct ident){0x6e6f6e65, 0x6e6f6e65, 0};
-    c->id = loop_hash(&a.id, sizeof a.id, c->tool);
-    c->shape = loop_hash(&a.shape, sizeof a.shape, c->tool);
+    c->id = text_hash(&a.id, sizeof a.id, c->tool);
+    c->shape = text_hash(&a.shape, sizeof a.shape, c->tool);
     if (a.free)
         c->flags |= LOOP_FREE_TEXT;
     else
@@ -175,7 +175,7 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
             t[w++] = t[i++];
         }
     }
-    uint64_t h = loop_hash(t ? t : "", w, seed) | 1;
+    uint64_t h = text_hash(t ? t : "", w, seed) | 1;
     free(t);
     return h;
 }
@@ -205,7 +205,7 @@ static void outcome(const struct jscan_top *top, const struct jscan_span *sp, st
         uint64_t h = 0x726573756c74;
         for (int k = 0; k < 3; k++)
             if (sp[k].p)
-                h = loop_hash(sp[k].p, sp[k].n, loop_hash(result_keys[k], strlen(result_keys[k]), h));
+                h = text_hash(sp[k].p, sp[k].n, text_hash(result_keys[k], strlen(result_keys[k]), h));
         c->result = h;
         size_t pos = 0;
         const char *first = NULL;
@@ -221,8 +221,8 @@ static void outcome(const struct jscan_top *top, const struct jscan_span *sp, st
     } else if (top->error.p && top->error.p[0] == '{') {
         struct jscan_span sp[2];
         jscan_members(top->error.p, top->error.n, err_keys, sp, 2, 0);
-        c->result = loop_hash(top->error.p, top->error.n, 0x6572726f72);
-        c->error = error_hash(&sp[1], sp[0].p ? loop_hash(sp[0].p, sp[0].n, 0x636f6465) : 0x636f6465);
+        c->result = text_hash(top->error.p, top->error.n, 0x6572726f72);
+        c->error = error_hash(&sp[1], sp[0].p ? text_hash(sp[0].p, sp[0].n, 0x636f6465) : 0x636f6465);
     } else {
         c->result = 0;
         c->flags |= LOOP_EMPTY;

@@ -9,6 +9,8 @@
  * callbacks, since a message handed to the client may make the router send
  * one (a callback must not add handles). */
 #include "hup.h"
+#include "text.h"
+#include "clock.h"
 
 #include "curlx.h"
 #include "era.h"
@@ -120,27 +122,12 @@ struct hup {
     unsigned seed;                /* for jitter */
 };
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* d ms, give or take a quarter at random: retries from many keels do not
  * arrive together. */
 static int64_t jitter(struct hup *h, int64_t d)
 {
     h->seed = h->seed * 1103515245u + 12345u;
     return d * 3 / 4 + (int64_t)((h->seed >> 16) % (unsigned)(d / 2 + 1));
-}
-
-static uint64_t fnv(const char *s, size_t n)
-{
-    uint64_t v = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        v = (v ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return v;
 }
 
 static char *memdup(const char *s, size_t n)
@@ -229,7 +216,7 @@ static int on_timer(CURLM *m, long timeout_ms, void *userp)
 {
     (void)m;
     struct hup *h = userp;
-    h->timer_at = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    h->timer_at = timeout_ms < 0 ? -1 : chrono_mono_ms() + timeout_ms;
     return 0;
 }
 
@@ -252,13 +239,13 @@ long hup_timeout_ms(const struct hup *h)
             next = x->heard_at + h->o.idle_ms;
     if (next < 0)
         return -1;
-    int64_t left = next - now_ms();
+    int64_t left = next - chrono_mono_ms();
     return left < 0 ? 0 : (long)left;
 }
 
 void hup_client_busy(struct hup *h)
 {
-    int64_t now = now_ms();
+    int64_t now = chrono_mono_ms();
     for (struct xfer *x = h->live; x; x = x->next)
         x->heard_at = now;
 }
@@ -380,7 +367,7 @@ static void deliver(struct xfer *x, char *p, size_t n)
     size_t tvn;
     if (scanned && (x->internal || method_is(x, "tools/list")) && top.result.p &&
         jscan_member(top.result.p, top.result.n, "tools", &tv, &tvn) == 1) {
-        uint64_t hv = fnv(tv, tvn);
+        uint64_t hv = text_hash(tv, tvn, 0x746f6f6c73);
         int changed = x->internal && x->h->tools_known && hv != x->h->tools_hash;
         x->h->tools_hash = hv;
         x->h->tools_known = 1;
@@ -418,7 +405,7 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
         x->paused = 1;
         return CURL_WRITEFUNC_PAUSE;
     }
-    x->heard_at = now_ms();
+    x->heard_at = chrono_mono_ms();
     if (!x->mode) {
         char *ct = NULL;
         cx.easy_getinfo(x->e, CURLINFO_RESPONSE_CODE, &x->status);
@@ -478,7 +465,7 @@ static size_t on_header(char *p, size_t size, size_t count, void *ud)
 {
     struct xfer *x = ud;
     size_t n = size * count;
-    x->heard_at = now_ms();
+    x->heard_at = chrono_mono_ms();
     if (n >= 5 && !strncmp(p, "HTTP/", 5)) {   /* a new answer (after a 100 Continue) */
         x->session[0] = '\0';
         x->bearer = 0;
@@ -597,7 +584,7 @@ static void start(struct xfer *x)
     cx.easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
     cx.easy_setopt(e, CURLOPT_WRITEDATA, x);
     cx.easy_setopt(e, CURLOPT_HEADERDATA, x);
-    x->heard_at = now_ms();
+    x->heard_at = chrono_mono_ms();
     if (x->kind == XK_POST || x->kind == XK_RENEW) {
         cx.easy_setopt(e, CURLOPT_POSTFIELDS, x->body);
         cx.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->bodyn);
@@ -644,7 +631,7 @@ static int ordinary_live(const struct hup *h)
  * messages wait for it: they need its Mcp-Session-Id. */
 static int start_due(struct hup *h)
 {
-    int64_t now = now_ms();
+    int64_t now = chrono_mono_ms();
     int any = 0, slots = CONNECTIONS_MAX - RESERVED - ordinary_live(h);
     while (h->queued && slots > 0) {          /* the queue first, in order */
         struct xfer *x = h->queued;
@@ -684,7 +671,7 @@ static int start_due(struct hup *h)
 
 static void later(struct xfer *x, int64_t delay_ms)
 {
-    x->start_at = now_ms() + delay_ms;
+    x->start_at = chrono_mono_ms() + delay_ms;
     append(&x->h->later, x);
 }
 
@@ -851,7 +838,7 @@ static void renew(struct hup *h)
 {
     if (h->renewing)
         return;
-    int64_t now = now_ms();
+    int64_t now = chrono_mono_ms();
     int recent = 0;
     for (int i = 0; i < h->nrenewed; i++)
         recent += now - h->renewed_at[i] < RENEW_WINDOW_MS;
@@ -1248,7 +1235,7 @@ static void idle_check(struct hup *h)
 {
     if (h->o.idle_ms <= 0)
         return;
-    int64_t now = now_ms();
+    int64_t now = chrono_mono_ms();
     struct xfer **p = &h->live;
     while (*p) {
         struct xfer *x = *p;
@@ -1285,7 +1272,7 @@ void hup_run(struct hup *h, const struct pollfd *pf, int n)
     }
     for (int round = 0; round < 4; round++) {
         int kick = start_due(h);
-        if (kick || (h->timer_at >= 0 && now_ms() >= h->timer_at)) {
+        if (kick || (h->timer_at >= 0 && chrono_mono_ms() >= h->timer_at)) {
             h->timer_at = -1;
             cx.multi_socket_action(h->m, CURL_SOCKET_TIMEOUT, 0, &running);
         }

@@ -20,6 +20,7 @@
  * SIGTERM to its process group, waits 2 s more, sends SIGKILL, reaps it and
  * exits. */
 #include "wrap.h"
+#include "clock.h"
 
 #include "log.h"
 #include "platform.h"
@@ -56,13 +57,6 @@ static void on_signal(int signo)
         /* the pipe is full: a wakeup is already pending */
     }
     errno = saved;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void nonblock(int fd)
@@ -140,10 +134,10 @@ int relay_read_client(struct relay *r)
 void relay_close(struct relay *r, int status)
 {
     /* Last words to the client, if it still reads, for at most GRACE_MS. */
-    int64_t until = mono_ms() + GRACE_MS;
-    while (r->cout.bytes && !r->cout.failed && mono_ms() < until) {
+    int64_t until = chrono_mono_ms() + GRACE_MS;
+    while (r->cout.bytes && !r->cout.failed && chrono_mono_ms() < until) {
         struct pollfd w = {STDOUT_FILENO, POLLOUT, 0};
-        if (poll(&w, 1, (int)(until - mono_ms())) <= 0 || outq_flush(&r->cout) < 0)
+        if (poll(&w, 1, (int)(until - chrono_mono_ms())) <= 0 || outq_flush(&r->cout) < 0)
             break;
     }
     fcntl(STDOUT_FILENO, F_SETFL, r->stdout_flags);
@@ -196,7 +190,7 @@ int wrap_run(const struct wrap_opts *o)
     enum phase phase = RUNNING;
     int client_eof = 0, sout_open = r.up == UP, status = 0, restarts = 0, stop_signal = 0;
     int64_t reap_at = -1, restart_at = -1, phase_at = -1, replay_at = -1;   /* deadlines, monotonic ms */
-    int64_t started_at = mono_ms();           /* when the upstream last started */
+    int64_t started_at = chrono_mono_ms();           /* when the upstream last started */
 
     for (;;) {
         /* Decide what to wait for. */
@@ -225,7 +219,7 @@ int wrap_run(const struct wrap_opts *o)
             next = replay_at;
         int timeout = -1;
         if (next >= 0) {
-            int64_t left = next - mono_ms();
+            int64_t left = next - chrono_mono_ms();
             timeout = left < 0 ? 0 : (int)left;
         }
         if (poll(pf, (nfds_t)np, timeout) < 0 && errno != EINTR) {
@@ -285,7 +279,7 @@ int wrap_run(const struct wrap_opts *o)
         if (r.sin.bytes && !r.sin.failed && r.child.in_fd >= 0 && outq_flush(&r.sin) < 0)
             log_event(LOG_WARN, "upstream_stdin_closed", "errno=%d", errno);
 
-        int64_t now = mono_ms();
+        int64_t now = chrono_mono_ms();
         /* The upstream ended: once its stdout is drained, reap it (and if it
          * lingers with its stdout closed, it cannot talk anyway: kill it). */
         if (r.child.pid && !sout_open) {

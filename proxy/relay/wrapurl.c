@@ -14,6 +14,7 @@
  * GRACE_MS to be answered, then the session is ended (DELETE) and keel
  * exits 0. */
 #include "wrap.h"
+#include "clock.h"
 
 #include "jsonrpc.h"
 #include "log.h"
@@ -31,13 +32,6 @@
 #define HIGH_WATER (1u << 20)
 #define GRACE_MS 2000
 #define MAX_SOCKS 256
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void on_message(void *ctx, char *line, size_t n)
 {
@@ -126,7 +120,7 @@ int wrap_url_run(const struct wrap_opts *o)
         np += hup_pollfds(r.http, pf + np, MAX_SOCKS);
         long timeout = hup_timeout_ms(r.http);
         if (closing_at >= 0) {
-            long left = (long)(closing_at - mono_ms());
+            long left = (long)(closing_at - chrono_mono_ms());
             if (left < 0)
                 left = 0;
             if (timeout < 0 || left < timeout)
@@ -157,8 +151,8 @@ int wrap_url_run(const struct wrap_opts *o)
             client_eof = 1;
         }
         if (client_eof && closing_at < 0)
-            closing_at = mono_ms() + GRACE_MS;
-        if (closing_at >= 0 && (!hup_busy(r.http) || mono_ms() >= closing_at || r.cout.failed))
+            closing_at = chrono_mono_ms() + GRACE_MS;
+        if (closing_at >= 0 && (!hup_busy(r.http) || chrono_mono_ms() >= closing_at || r.cout.failed))
             break;
     }
     hup_close(r.http);
