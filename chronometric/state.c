@@ -1,5 +1,7 @@
 /* state.c: locked, atomic read-modify-write of state.json (see state.h). */
 #include "state.h"
+
+#include "readfile.h"
 #include "clock.h"
 
 #include "timefmt.h"
@@ -71,46 +73,13 @@ static int open_regular(const char *path, int flags, off_t max)
     return fd;
 }
 
-/* Reads the whole file; NULL with errno as open_regular's when it cannot. */
+/* Reads the whole file (read_all); NULL with errno as open_regular's when it cannot. */
 static char *slurp(const char *path, size_t *len)
 {
     int fd = open_regular(path, O_RDONLY, STATE_MAX_BYTES);
     if (fd < 0)
         return NULL;
-    size_t cap = 8192, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            if (cap >= STATE_MAX_BYTES) {
-                free(buf);
-                buf = NULL;
-                errno = EFBIG;
-                break;
-            }
-            char *b = realloc(buf, cap * 2 + 1);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        if (got == 0) {
-            buf[n] = '\0';
-            *len = n;
-            break;
-        }
-        n += (size_t)got;
-    }
+    char *buf = read_all(fd, STATE_MAX_BYTES, len);
     int saved = errno;
     close(fd);
     errno = saved;
