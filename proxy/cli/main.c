@@ -884,6 +884,53 @@ static int cmd_serve(int argc, char **argv)
     return rc;
 }
 
+/* --- the commands ------------------------------------------------------------ */
+
+static const char *self_path;          /* argv[0]: keel install writes where keel is */
+
+static int cmd_install(int argc, char **argv)
+{
+    return install_main(argc, argv, self_path, 0);
+}
+
+static int cmd_uninstall(int argc, char **argv)
+{
+    return install_main(argc, argv, self_path, 1);
+}
+
+static int cmd_tools_args(int argc, char **argv)
+{
+    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        fputs(tools_help, stdout);
+        return 0;
+    }
+    return argc > 0 ? usage_error("tools takes no argument; unexpected %s", argv[0]) : cmd_tools();
+}
+
+/* Every command: its name, its help, what runs it, and whether it is a relay
+ * (serve, wrap: logs at info; the rest at warn, for a person reading). */
+struct command {
+    const char *name, *help;
+    int (*run)(int argc, char **argv);
+    int relay;
+};
+static const struct command commands[] = {
+    {"wrap", wrap_help, cmd_wrap, 1},          {"serve", serve_help, cmd_serve, 1},
+    {"check", check_help, cmd_check, 0},       {"hook", hook_help, cmd_hook, 0},
+    {"install", install_help, cmd_install, 0}, {"uninstall", install_help, cmd_uninstall, 0},
+    {"inspect", inspect_help, cmd_inspect, 0}, {"eval", eval_help, cmd_eval, 0},
+    {"tools", tools_help, cmd_tools_args, 0},  {"profile", profile_help, cmd_profile, 0},
+    {"rules", rules_help, cmd_rules, 0},       {"help", usage_text, NULL, 0},
+};
+
+static const struct command *command_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     /* Global options may come before or after the command; take them out
@@ -920,49 +967,28 @@ int main(int argc, char **argv)
         printf("keel %s\n", KEEL_VERSION);
         return 0;
     }
+    const struct command *c = command_named(cmd);
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) {
             fputs(usage_text, stdout);
             return 0;
         }
-        static const struct {
-            const char *name, *text;
-        } helps[] = {{"serve", serve_help},     {"wrap", wrap_help},   {"check", check_help},
-                     {"profile", profile_help}, {"rules", rules_help}, {"inspect", inspect_help},
-                     {"eval", eval_help},       {"tools", tools_help}, {"hook", hook_help},
-                     {"install", install_help}, {"uninstall", install_help}, {"help", usage_text}};
-        for (size_t i = 0; i < sizeof helps / sizeof *helps; i++)
-            if (!strcmp(argv[2], helps[i].name)) {
-                fputs(helps[i].text, stdout);
-                return 0;
-            }
-        return usage_error("no help for %s: the commands are wrap, serve, check, hook, install, uninstall, "
-                           "inspect, eval, tools, profile, rules", argv[2]);
+        const struct command *h = command_named(argv[2]);
+        if (h) {
+            fputs(h->help, stdout);
+            return 0;
+        }
+        char msg[400];
+        int k = snprintf(msg, sizeof msg, "no help for %.80s: the commands are", argv[2]);
+        for (size_t i = 0; i + 1 < sizeof commands / sizeof *commands && k > 0 && (size_t)k < sizeof msg; i++)
+            k += snprintf(msg + k, sizeof msg - (size_t)k, "%s %s", i ? "," : "", commands[i].name);
+        return usage_error("%s", msg);
     }
+    if (!c)
+        return usage_error("unknown command: %s", cmd);
     /* A relay's log is for whoever runs it; a one-shot command's stderr is read
      * by a person, so it says only what went wrong. */
-    log_default_level(strcmp(cmd, "serve") && strcmp(cmd, "wrap") ? LOG_WARN : LOG_INFO);
-    if (strcmp(cmd, "serve") == 0)
-        return cmd_serve(argc - 2, argv + 2);
-    if (strcmp(cmd, "wrap") == 0)
-        return cmd_wrap(argc - 2, argv + 2);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc - 2, argv + 2);
-    if (strcmp(cmd, "hook") == 0)
-        return cmd_hook(argc - 2, argv + 2);
-    if (strcmp(cmd, "install") == 0 || strcmp(cmd, "uninstall") == 0)
-        return install_main(argc - 2, argv + 2, argv[0], cmd[0] == 'u');
-    if (strcmp(cmd, "tools") == 0)
-        return argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) ? (fputs(tools_help, stdout), 0)
-               : argc > 2 ? usage_error("tools takes no argument; unexpected %s", argv[2])
-                          : cmd_tools();
-    if (strcmp(cmd, "profile") == 0)
-        return cmd_profile(argc - 2, argv + 2);
-    if (strcmp(cmd, "rules") == 0)
-        return cmd_rules(argc - 2, argv + 2);
-    if (strcmp(cmd, "inspect") == 0)
-        return cmd_inspect(argc - 2, argv + 2);
-    if (strcmp(cmd, "eval") == 0)
-        return cmd_eval(argc - 2, argv + 2);
-    return usage_error("unknown command: %s", cmd);
+    log_default_level(c->relay ? LOG_INFO : LOG_WARN);
+    self_path = argv[0];
+    return c->run(argc - 2, argv + 2);
 }
