@@ -380,8 +380,8 @@ static int cmd_hook(int argc, char **argv)
         else if (!strcmp(argv[i], "--host") && i + 1 < argc)
             v = argv[++i];
         if (v) {
-            host = !strcmp(v, "claude-code") ? HOOK_HOST_CLAUDE : !strcmp(v, "codex") ? HOOK_HOST_CODEX
-                   : !strcmp(v, "gemini")    ? HOOK_HOST_GEMINI : -1;
+            const struct hook_host *hh = hook_host_named(v);
+            host = hh ? (int)(hh - hook_hosts) : -1;
             if (host < 0) {
                 fprintf(stderr, "keel: hook_usage --host takes claude-code, codex or gemini\n");
                 return 0;

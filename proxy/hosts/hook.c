@@ -57,6 +57,23 @@ static int event_kind(const char *ev)
     return EV_OTHER;
 }
 
+static const char *const claude_events[] = {"UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", NULL};
+static const char *const gemini_events[] = {"BeforeAgent", "AfterAgent", "SessionStart", NULL};
+const struct hook_host hook_hosts[HOOK_NHOSTS] = {
+    [HOOK_HOST_AUTO] = {"claude-code", "", claude_events, 10, "last_assistant_message", "block"},
+    [HOOK_HOST_CLAUDE] = {"claude-code", "", claude_events, 10, "last_assistant_message", "block"},
+    [HOOK_HOST_CODEX] = {"codex", " --host codex", claude_events, 10, "last_assistant_message", "block"},
+    [HOOK_HOST_GEMINI] = {"gemini", " --host gemini", gemini_events, 10000, "prompt_response", "deny"},
+};
+
+const struct hook_host *hook_host_named(const char *name)
+{
+    for (int i = HOOK_HOST_CLAUDE; i < HOOK_NHOSTS; i++)
+        if (!strcmp(hook_hosts[i].name, name))
+            return &hook_hosts[i];
+    return NULL;
+}
+
 /* An event keel does nothing on: one a host has (PreToolUse, PreCompact...)
  * is ignored quietly; any other name is a mistake in the hook's
  * configuration (UserPromptSubmitted), said on stderr with the names keel
@@ -422,7 +439,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                      struct out *o, char *block, size_t block_cap)
 {
     const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        in, host == HOOK_HOST_GEMINI ? "prompt_response" : "last_assistant_message"));
+        in, hook_hosts[host].reply));
     if (!reply)
         reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt_response"));
     if (!reply || !*reply)
@@ -620,7 +637,7 @@ static char *emit(const char *event, int host, int kind, const struct out *o, co
 {
     cJSON *r = cJSON_CreateObject();
     if (block && block[0]) {
-        cJSON_AddStringToObject(r, "decision", host == HOOK_HOST_GEMINI ? "deny" : "block");
+        cJSON_AddStringToObject(r, "decision", hook_hosts[host].block);
         cJSON_AddStringToObject(r, "reason", block);
     }
     if (o->ctx[0] && kind != EV_REPLY) {

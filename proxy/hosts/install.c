@@ -52,14 +52,14 @@ struct client {
     const char *servers;                /* under $HOME (NULL: none) */
     enum fmt fmt;
     const char *hooks;                  /* under $HOME (NULL: none); may be the servers file */
-    const struct host *host;
+    const struct hook_host *host;
     const char *mark;                   /* under $HOME: there when the client is */
     const char *project;                /* under --project DIR: the project's servers */
     const char *closing;                /* what the person still has to do */
 };
 
 static const struct client clients[] = {
-    {"claude-code", ".claude.json", FMT_JSON, ".claude/settings.json", &host_claude, ".claude", ".mcp.json",
+    {"claude-code", ".claude.json", FMT_JSON, ".claude/settings.json", &hook_hosts[HOOK_HOST_CLAUDE], ".claude", ".mcp.json",
      "Claude Code: start a new session (or run /mcp) to reach the servers through keel; keel's hooks run from the "
      "next prompt."},
 #ifdef __APPLE__
@@ -71,9 +71,9 @@ static const struct client clients[] = {
 #endif
     {"cursor", ".cursor/mcp.json", FMT_JSON, NULL, NULL, ".cursor", ".cursor/mcp.json",
      "Cursor: reload its MCP servers (Settings, MCP) or restart it."},
-    {"codex", ".codex/config.toml", FMT_TOML, ".codex/hooks.json", &host_codex, ".codex", NULL,
+    {"codex", ".codex/config.toml", FMT_TOML, ".codex/hooks.json", &hook_hosts[HOOK_HOST_CODEX], ".codex", NULL,
      "Codex: run /hooks in Codex and trust keel's hooks; Codex runs no hook the person has not reviewed."},
-    {"gemini", ".gemini/settings.json", FMT_JSONC, ".gemini/settings.json", &host_gemini, ".gemini",
+    {"gemini", ".gemini/settings.json", FMT_JSONC, ".gemini/settings.json", &hook_hosts[HOOK_HOST_GEMINI], ".gemini",
      ".gemini/settings.json",
      "Gemini CLI: servers and hooks run only in folders you trust (Gemini asks in a new folder; /permissions "
      "changes it)."},

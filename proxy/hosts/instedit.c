@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const claude_events[] = {"UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", NULL};
-static const char *const gemini_events[] = {"BeforeAgent", "AfterAgent", "SessionStart", NULL};
-const struct host host_claude = {"", claude_events, 10};
-const struct host host_codex = {" --host codex", claude_events, 10};
-const struct host host_gemini = {" --host gemini", gemini_events, 10000};
 
 /* --- text helpers --------------------------------------------------------------- */
 
@@ -375,7 +370,7 @@ char *install_edit_text(const char *text, size_t n, int fmt, int hooks, int unin
     static cJSON *manifest;             /* what the last install added: the next uninstall reads it */
     struct ctx c = {.keel = keel_path, .uninstall = uninstall};
     inst_shell_quote(c.hook_prefix, sizeof c.hook_prefix, keel_path);
-    struct target_spec t = {(enum fmt)fmt, 1, hooks, fmt == FMT_JSON, fmt == FMT_JSONC ? &host_gemini : &host_claude};
+    struct target_spec t = {(enum fmt)fmt, 1, hooks, fmt == FMT_JSON, fmt == FMT_JSONC ? &hook_hosts[HOOK_HOST_GEMINI] : &hook_hosts[HOOK_HOST_CLAUDE]};
     struct plan p;
     why[0] = '\0';
     char *copy = malloc(n + 1);

@@ -8,6 +8,7 @@
 #define KEEL_INSTEDIT_H
 
 #include "cfgdiff.h"
+#include "hook.h"
 #include "cfgjson.h"
 #include "toml.h"
 
@@ -16,13 +17,6 @@
 
 enum fmt { FMT_JSON, FMT_JSONC, FMT_TOML };
 
-struct host {
-    const char *flag;                   /* after `keel hook EVENT` */
-    const char *const *events;
-    int timeout;                        /* in the host's unit */
-};
-
-extern const struct host host_claude, host_codex, host_gemini;
 
 /* What one run knows. */
 struct ctx {
@@ -85,14 +79,14 @@ void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson 
 void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n, const struct toml_node *root,
                        const cJSON *manifest);
 void inst_toml_hooks_switch(struct plan *p, const struct toml_node *root);
-void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root, const struct host *h);
+void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root, const struct hook_host *h);
 void inst_hooks_remove(struct plan *p, const struct cfgjson *d, size_t root, const cJSON *manifest);
 
 /* One file's kind and what keel does in it. */
 struct target_spec {
     enum fmt fmt;
     int servers, hooks, scopes;
-    const struct host *host;
+    const struct hook_host *host;
 };
 
 /* The plan for text (NUL-terminated): 0 with p->out (NULL: nothing to

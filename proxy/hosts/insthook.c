@@ -7,7 +7,7 @@
 
 /* --- hooks (JSON, every host) -------------------------------------------------- */
 
-static void hook_group(const struct ctx *c, const struct host *h, const char *event, struct sb *b)
+static void hook_group(const struct ctx *c, const struct hook_host *h, const char *event, struct sb *b)
 {
     char cmd[PATH_MAX * 4 + 64];
     snprintf(cmd, sizeof cmd, "%s hook %s%s", c->hook_prefix, event, h->flag);
@@ -20,7 +20,7 @@ static void hook_group(const struct ctx *c, const struct host *h, const char *ev
     inst_sb_str(b, "}]}");
 }
 
-static cJSON *tree_group(const struct ctx *c, const struct host *h, const char *event)
+static cJSON *tree_group(const struct ctx *c, const struct hook_host *h, const char *event)
 {
     char cmd[PATH_MAX * 4 + 64];
     snprintf(cmd, sizeof cmd, "%s hook %s%s", c->hook_prefix, event, h->flag);
@@ -74,7 +74,7 @@ static void insert_first(struct plan *p, const struct cfgjson *d, size_t obj, st
 }
 
 void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root,
-                      const struct host *h)
+                      const struct hook_host *h)
 {
     struct cfgjson_member hm;
     cJSON *th = cJSON_GetObjectItemCaseSensitive(p->want, "hooks");
