@@ -95,6 +95,9 @@ void relay_error(struct outq *q, const char *id, size_t idn, int code, const cha
 void relay_fail_pending(struct relay *r, const char *why);
 /* Sends the captured initialize to a respawned upstream; 0 if none to send. */
 int relay_replay(struct relay *r);
+/* A relay for the options o: keel's tools exposed, the overlay on, the
+ * queues empty, the state lock never waited for (state_lock_wait(0)). */
+void relay_init(struct relay *r, const struct wrap_opts *o);
 void relay_free(struct relay *r);
 /* annotate.c */
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn);

@@ -611,6 +611,19 @@ int relay_replay(struct relay *r)
     return 1;
 }
 
+void relay_init(struct relay *r, const struct wrap_opts *o)
+{
+    memset(r, 0, sizeof *r);
+    r->o = o;
+    relay_expose_init(r);
+    r->pend.free_data = relay_call_data_free;
+    state_lock_wait(0);                       /* the wire never waits on the state file */
+    overlay_init(&r->ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
+                 o->nloop_exempt);
+    outq_init(&r->sin, -1);
+    frame_init(&r->sout, -1, o->max_message_bytes);
+}
+
 void relay_free(struct relay *r)
 {
     overlay_free(&r->ov);

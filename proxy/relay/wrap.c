@@ -24,7 +24,6 @@
 
 #include "log.h"
 #include "platform.h"
-#include "state.h"
 #include "relay.h"
 
 #include <errno.h>
@@ -172,17 +171,11 @@ enum phase { RUNNING, CLOSING, TERMINATING, KILLED };
 int wrap_run(const struct wrap_opts *o)
 {
     struct relay r;
-    memset(&r, 0, sizeof r);
-    r.o = o;
-    relay_expose_init(&r);
-    r.pend.free_data = relay_call_data_free;
-    state_lock_wait(0);                       /* the wire never waits on the state file */
-    overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
-                 o->nloop_exempt);
-    if (relay_open(&r) < 0)
+    relay_init(&r, o);
+    if (relay_open(&r) < 0) {
+        relay_free(&r);
         return 1;
-    outq_init(&r.sin, -1);
-    frame_init(&r.sout, -1, o->max_message_bytes);
+    }
     log_event(LOG_INFO, "wrap_start", "tools=%d overlay=%u max_message_bytes=%zu", r.nexposed, r.ov.parts,
               o->max_message_bytes);
     r.up = start_upstream(&r) == 0 ? UP : FAILED;

@@ -18,7 +18,6 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "state.h"
 #include "relay.h"
 
 #include <errno.h>
@@ -73,23 +72,16 @@ static void on_renewed(void *ctx)
 int wrap_url_run(const struct wrap_opts *o)
 {
     struct relay r;
-    memset(&r, 0, sizeof r);
-    r.o = o;
-    relay_expose_init(&r);
-    r.pend.free_data = relay_call_data_free;
+    relay_init(&r, o);
     struct hup_opts ho = {o->url, o->headers, o->cacert, o->idle_ms, o->max_message_bytes};
     struct hup_cb cb = {&r, on_message, on_waiting, on_fail, on_renewed};
     char why[300];
     r.http = hup_open(&ho, &cb, why, sizeof why);
     if (!r.http) {
         fprintf(stderr, "keel: %s\n", why);
+        relay_free(&r);
         return 1;
     }
-    state_lock_wait(0);                       /* the wire never waits on the state file */
-    overlay_init(&r.ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
-                 o->nloop_exempt);
-    outq_init(&r.sin, -1);
-    frame_init(&r.sout, -1, o->max_message_bytes);
     if (relay_open(&r) < 0) {
         hup_close(r.http);
         relay_free(&r);
