@@ -21,7 +21,7 @@
 
 #define CFG_MAX (16u << 20)     /* the largest configuration keel edits */
 #define CFG_BACKUPS 3           /* timestamped backups kept per file */
-#define CFG_SETTLE_MS 25        /* how long the file replaced is watched for a late write */
+#define CFG_SETTLE_MS 100       /* how long the file replaced is watched for a late write */
 
 struct cfg_file {
     char path[PATH_MAX];        /* as named: ~/.claude.json */
