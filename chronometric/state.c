@@ -327,6 +327,11 @@ const uint64_t *state_generation(const char *dir_in)
     return m == MAP_FAILED ? NULL : (const uint64_t *)m;
 }
 
+uint64_t state_generation_now(const uint64_t *g)
+{
+    return g ? __atomic_load_n(g, __ATOMIC_ACQUIRE) : 0;
+}
+
 void state_generation_release(const uint64_t *g)
 {
     if (g)

@@ -50,6 +50,8 @@ int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *
  * increases, mapped into memory: whether the file changed costs a load, no
  * system call. NULL when it cannot be mapped (then read the file every time). */
 const uint64_t *state_generation(const char *dir);
+/* The counter's value now (0 for a NULL g), read as the writer left it. */
+uint64_t state_generation_now(const uint64_t *g);
 void state_generation_release(const uint64_t *g);
 
 #endif

@@ -62,13 +62,8 @@ static const struct client clients[] = {
     {"claude-code", ".claude.json", FMT_JSON, ".claude/settings.json", &hook_hosts[HOOK_HOST_CLAUDE], ".claude", ".mcp.json",
      "Claude Code: start a new session (or run /mcp) to reach the servers through keel; keel's hooks run from the "
      "next prompt."},
-#ifdef __APPLE__
-    {"claude-desktop", "Library/Application Support/Claude/claude_desktop_config.json", FMT_JSON, NULL, NULL,
-     "Library/Application Support/Claude", NULL, "Claude Desktop: quit it and start it again."},
-#else
-    {"claude-desktop", ".config/Claude/claude_desktop_config.json", FMT_JSON, NULL, NULL, ".config/Claude", NULL,
-     "Claude Desktop: quit it and start it again."},
-#endif
+    {"claude-desktop", PLATFORM_CLAUDE_DESKTOP_DIR "/claude_desktop_config.json", FMT_JSON, NULL, NULL,
+     PLATFORM_CLAUDE_DESKTOP_DIR, NULL, "Claude Desktop: quit it and start it again."},
     {"cursor", ".cursor/mcp.json", FMT_JSON, NULL, NULL, ".cursor", ".cursor/mcp.json",
      "Cursor: reload its MCP servers (Settings, MCP) or restart it."},
     {"codex", ".codex/config.toml", FMT_TOML, ".codex/hooks.json", &hook_hosts[HOOK_HOST_CODEX], ".codex", NULL,

@@ -137,7 +137,7 @@ static void refresh(struct overlay *ov, const struct chrono_env *env)
         ov->gen = state_generation(ov->state_dir);
         ov->gen_tried = 1;
     }
-    uint64_t gen = ov->gen ? __atomic_load_n(ov->gen, __ATOMIC_ACQUIRE) : 0;
+    uint64_t gen = state_generation_now(ov->gen);
     if (ov->view_ok && ov->gen && gen == ov->view_gen && env->now.ms - ov->view_at < OV_VIEW_MS &&
         env->now.ms >= ov->view_at)
         return;

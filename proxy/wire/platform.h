@@ -4,6 +4,13 @@
 
 #include <stddef.h>
 
+/* Where Claude Desktop keeps its configuration, under $HOME. */
+#ifdef __APPLE__
+#define PLATFORM_CLAUDE_DESKTOP_DIR "Library/Application Support/Claude"
+#else
+#define PLATFORM_CLAUDE_DESKTOP_DIR ".config/Claude"
+#endif
+
 /* In a freshly forked child: die when the parent does. On Linux this is
  * PR_SET_PDEATHSIG; elsewhere it does nothing (keel still terminates its
  * child on every exit path it controls). Returns -1 if the parent is
