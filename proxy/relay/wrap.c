@@ -168,6 +168,22 @@ static int start_upstream(struct relay *r)
 
 enum phase { RUNNING, CLOSING, TERMINATING, KILLED };
 
+/* The wait before restart number n + 1: BACKOFF_FIRST_MS doubling, at most BACKOFF_MAX_MS. */
+static int64_t restart_delay(int n)
+{
+    int backoff = BACKOFF_FIRST_MS << (n < 5 ? n : 5);
+    return backoff > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff;
+}
+
+/* keel stops reading the upstream's stdout: what it said is over. */
+static void close_upstream_out(struct relay *r, int *sout_open)
+{
+    relay_server_closed(r);
+    *sout_open = 0;
+    close(r->child.out_fd);
+    r->child.out_fd = -1;
+}
+
 int wrap_run(const struct wrap_opts *o)
 {
     struct relay r;
@@ -188,7 +204,7 @@ int wrap_run(const struct wrap_opts *o)
     for (;;) {
         /* Decide what to wait for. */
         struct pollfd pf[5];
-        int np = 0, icin = -1, isout = -1, icout = -1, isin = -1;
+        int np = 0, icin = -1, isout = -1;
         pf[np++] = (struct pollfd){sig_pipe[0], POLLIN, 0};
         /* Answers held back behind a line passing through count too. */
         int room = r.cout.bytes + r.cout.held_bytes < HIGH_WATER && r.sin.bytes < HIGH_WATER;
@@ -198,9 +214,9 @@ int wrap_run(const struct wrap_opts *o)
         if (sout_open && r.cout.bytes < (r.cut.on ? 1 : HIGH_WATER))
             isout = np, pf[np++] = (struct pollfd){r.child.out_fd, POLLIN, 0};
         if (r.cout.bytes && !r.cout.failed)
-            icout = np, pf[np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
+            pf[np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
         if (r.sin.bytes && r.child.in_fd >= 0 && !r.sin.failed)
-            isin = np, pf[np++] = (struct pollfd){r.child.in_fd, POLLOUT, 0};
+            pf[np++] = (struct pollfd){r.child.in_fd, POLLOUT, 0};
         int64_t next = -1;
         if (reap_at >= 0)
             next = reap_at;
@@ -232,10 +248,7 @@ int wrap_run(const struct wrap_opts *o)
                 while (relay_server_drain(&r) != FRAME_EOF && frame_fill(&r.sout) >= 0)   /* 0: the end, drained next */
                     ;
                 kill(-r.child.pid, SIGKILL);
-                relay_server_closed(&r);
-                sout_open = 0;
-                close(r.child.out_fd);
-                r.child.out_fd = -1;
+                close_upstream_out(&r, &sout_open);
             }
         }
         if (stop_signal && phase == RUNNING) {
@@ -252,17 +265,11 @@ int wrap_run(const struct wrap_opts *o)
             long got = frame_fill(&r.sout);
             if (got < 0 && errno != EAGAIN && errno != EINTR)
                 r.sout.eof = 1;
-            if (relay_server_drain(&r) == FRAME_EOF) {
-                relay_server_closed(&r);
-                sout_open = 0;
-                close(r.child.out_fd);
-                r.child.out_fd = -1;
-            }
+            if (relay_server_drain(&r) == FRAME_EOF)
+                close_upstream_out(&r, &sout_open);
         }
 
         /* Writes: whatever this turn queued goes out in one writev per side. */
-        (void)icout;
-        (void)isin;
         if (r.cout.bytes && !r.cout.failed)
             outq_flush(&r.cout);
         if (r.cout.failed && !client_eof) {
@@ -303,8 +310,7 @@ int wrap_run(const struct wrap_opts *o)
                 if (now - started_at >= STABLE_MS)
                     restarts = 0;             /* it ran well for a while: a fresh budget */
                 if (phase == RUNNING && !client_eof && restarts < o->restart_max) {
-                    int backoff = BACKOFF_FIRST_MS << (restarts < 5 ? restarts : 5);
-                    restart_at = now + (backoff > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff);
+                    restart_at = now + restart_delay(restarts);
                     r.up = WAITING;
                     restarts++;
                     log_event(LOG_INFO, "upstream_restart_scheduled", "attempt=%d", restarts);
@@ -325,8 +331,7 @@ int wrap_run(const struct wrap_opts *o)
                 r.up = relay_replay(&r) ? REPLAYING : UP;
                 replay_at = now + REPLAY_MS;
             } else if (restarts < o->restart_max) {
-                int backoff = BACKOFF_FIRST_MS << (restarts < 5 ? restarts : 5);
-                restart_at = now + (backoff > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff);
+                restart_at = now + restart_delay(restarts);
                 restarts++;
             } else {
                 r.up = FAILED;
@@ -364,12 +369,8 @@ int wrap_run(const struct wrap_opts *o)
             r.child.in_fd = -1;
             outq_free(&r.sin);
         }
-        if (phase == KILLED && r.child.pid && now >= phase_at && sout_open) {
-            relay_server_closed(&r);
-            sout_open = 0;            /* something outside the group holds its stdout */
-            close(r.child.out_fd);
-            r.child.out_fd = -1;
-        }
+        if (phase == KILLED && r.child.pid && now >= phase_at && sout_open)
+            close_upstream_out(&r, &sout_open);   /* something outside the group holds its stdout */
         if (phase != RUNNING && phase != KILLED && r.child.pid && now >= phase_at) {
             int sig = phase == CLOSING ? SIGTERM : SIGKILL;
             log_event(LOG_INFO, sig == SIGTERM ? "upstream_sigterm" : "upstream_sigkill", "pid=%ld", (long)r.child.pid);
