@@ -1,9 +1,32 @@
 /* stem.c: see stem.h. */
 #include "stem.h"
 
+#include <dlfcn.h>
 #include <libstemmer.h>
 #include <stdint.h>
 #include <string.h>
+
+/* libstemmer, loaded the first time a word is stemmed: its relocations
+ * cost about 400 KiB of resident memory, which a keel that only relays
+ * (keel wrap at rest) should not carry. Without it, words stay as they are. */
+static struct {
+    __typeof__(sb_stemmer_new) *make;
+    __typeof__(sb_stemmer_stem) *stem;
+    __typeof__(sb_stemmer_length) *length;
+} sb;
+
+static int sb_load(void)
+{
+    static int state;                  /* 0 not tried, 1 loaded, -1 missing */
+    if (!state) {
+        void *lib = dlopen("libstemmer.so.0d", RTLD_LAZY | RTLD_LOCAL);
+        sb.make = lib ? (__typeof__(sb.make))dlsym(lib, "sb_stemmer_new") : NULL;
+        sb.stem = lib ? (__typeof__(sb.stem))dlsym(lib, "sb_stemmer_stem") : NULL;
+        sb.length = lib ? (__typeof__(sb.length))dlsym(lib, "sb_stemmer_length") : NULL;
+        state = sb.make && sb.stem && sb.length ? 1 : -1;
+    }
+    return state > 0;
+}
 
 static const char *const algo[STEM_NLANG] = {
     [STEM_EN] = "english", [STEM_DE] = "german",  [STEM_FR] = "french",  [STEM_ES] = "spanish",
@@ -179,14 +202,14 @@ const char *stem_word(enum stem_lang lang, const char *w, size_t n, size_t *len)
     }
     if (!tried[lang]) {
         tried[lang] = 1;
-        st[lang] = sb_stemmer_new(algo[lang], "UTF_8");
+        st[lang] = sb_load() ? sb.make(algo[lang], "UTF_8") : NULL;
     }
     if (!st[lang])
         return w;
-    const sb_symbol *o = sb_stemmer_stem(st[lang], (const sb_symbol *)w, (int)n);
+    const sb_symbol *o = sb.stem(st[lang], (const sb_symbol *)w, (int)n);
     if (!o)
         return w;
-    *len = (size_t)sb_stemmer_length(st[lang]);
+    *len = (size_t)sb.length(st[lang]);
     if (slot && *len <= STEM_CACHED) {
         slot->key = key;
         slot->len = (unsigned char)*len;

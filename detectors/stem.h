@@ -8,7 +8,8 @@
  * says otherwise. Words are then stemmed with that language's Snowball
  * stemmer: "rewriting" and "rewrite" are "rewrit", "mudança" and "mudanças"
  * are "mudanc". Text in other scripts (Chinese, Japanese, Korean) is left as
- * it is. The stemmers are made once per process, and the stems of short
+ * it is. libstemmer is loaded on first use (a relaying keel does not carry
+ * it), the stemmers are made once per process, and the stems of short
  * words are kept in a 64 KiB table, so a word seen again costs a lookup;
  * neither is thread-safe: keel's detectors run on one thread. */
 #ifndef KEEL_STEM_H
