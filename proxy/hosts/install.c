@@ -220,12 +220,32 @@ static int commit(struct ctx *c, struct target *t, int dry)
             break;
         if (rc == 2) {
             /* Written, but a writer that had the file open wrote to it just
-             * after: redo the edit on what it wrote, over keel's text. */
-            char *late = t->f.late;
-            size_t late_n = t->f.late_n;
+             * after: redo the edit on what it wrote, over keel's text. The
+             * writer may also have written to keel's new file since (it
+             * opens the name afresh): what it added after keel's text is
+             * added after its late text too, so neither write is lost. */
+            char *late = t->f.late, *mine = t->p.out;
+            size_t late_n = t->f.late_n, mine_n = t->p.out_n;
             t->f.late = NULL;
-            rc = prepare_from(c, t, late, late_n, why, sizeof why);
+            t->p.out = NULL;
+            struct cfg_file now = {0};
+            char *from = late;
+            size_t from_n = late_n;
+            if (cfg_load(&now, t->path, why, sizeof why) == 0 && now.exists && now.n > mine_n &&
+                !memcmp(now.text, mine, mine_n) && (from = malloc(late_n + now.n - mine_n + 1))) {
+                memcpy(from, late, late_n);
+                memcpy(from + late_n, now.text + mine_n, now.n - mine_n);
+                from_n = late_n + now.n - mine_n;
+                from[from_n] = '\0';
+            } else {
+                from = late;
+            }
+            cfg_release(&now);
+            rc = prepare_from(c, t, from, from_n, why, sizeof why);
+            if (from != late)
+                free(from);
             free(late);
+            free(mine);
             if (rc < 0)
                 break;
             t->written = 1;                 /* keel's text is there already */
