@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,10 +92,12 @@ static char *slurp(const char *path, size_t *len)
  * unless state_lock_wait said otherwise): a process that holds it longer
  * (stopped, or stuck) costs the others a bounded wait, and after such a wait,
  * for STATE_STUCK_MS, none (a relay that touches the state on many messages
- * pays the wait once). The wait tries the lock without blocking, sleeping 1,
- * 2, 4, then 8 ms between tries: no signal, no timer, nothing another thread
- * of the process could receive. -1 with errno EWOULDBLOCK when the lock
- * stayed taken. */
+ * pays the wait once). The wait is the kernel's: a blocking flock, woken
+ * when the lock is free, so busy processes take turns (trying without
+ * blocking now and then starves a process when others hold the lock nearly
+ * all the time). It is cut by a timer whose SIGALRM goes to this thread
+ * alone (SIGEV_THREAD_ID), never to a thread libcurl started. -1 with errno
+ * EWOULDBLOCK when the lock stayed taken. */
 static int64_t stuck_until;          /* after a wait ran out: until then, no waiting */
 static int lock_wait_ms = STATE_LOCK_WAIT_MS;
 
@@ -102,26 +106,59 @@ void state_lock_wait(int ms)
     lock_wait_ms = ms < 0 ? 0 : ms;
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;                       /* only to interrupt flock */
+}
+
 static int lock_within(int fd)
 {
-    int64_t end = chrono_mono_ms() + lock_wait_ms;
-    for (long nap_us = 1000;; nap_us = nap_us < 8000 ? nap_us * 2 : 8000) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-            stuck_until = 0;
-            return 0;
-        }
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            return -1;
-        int64_t now = chrono_mono_ms();
-        if (now >= end || now < stuck_until) {
-            if (lock_wait_ms > 0 && now >= end)
-                stuck_until = now + STATE_STUCK_MS;
-            errno = EWOULDBLOCK;
-            return -1;
-        }
-        struct timespec nap = {0, nap_us * 1000};
-        nanosleep(&nap, NULL);
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        stuck_until = 0;
+        return 0;
     }
+    if (errno != EWOULDBLOCK && errno != EINTR)
+        return -1;
+    int64_t now = chrono_mono_ms();
+    if (lock_wait_ms <= 0 || now < stuck_until) {
+        errno = EWOULDBLOCK;
+        return -1;
+    }
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;        /* no SA_RESTART: flock returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGALRM;
+    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    timer_t tm;
+    if (sigaction(SIGALRM, &sa, &old_sa) < 0)
+        return -1;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &tm) < 0) {
+        sigaction(SIGALRM, &old_sa, NULL);
+        return -1;
+    }
+    struct itimerspec tick = {{0, 100000000}, {0, 100000000}};
+    timer_settime(tm, 0, &tick, NULL);
+    int64_t end = now + lock_wait_ms;
+    int rc, err;
+    do {
+        rc = flock(fd, LOCK_EX);
+        err = errno;
+    } while (rc < 0 && err == EINTR && chrono_mono_ms() < end);
+    timer_delete(tm);
+    sigaction(SIGALRM, &old_sa, NULL);
+    if (rc < 0 && err == EINTR) {
+        stuck_until = chrono_mono_ms() + STATE_STUCK_MS;
+        err = EWOULDBLOCK;
+    }
+    if (rc < 0)
+        errno = err;
+    else
+        stuck_until = 0;
+    return rc;
 }
 
 /* The state directory is the person's alone, as ssh wants ~/.ssh: created
