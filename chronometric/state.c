@@ -140,7 +140,8 @@ static int lock_within(int fd)
         sigaction(SIGALRM, &old_sa, NULL);
         return -1;
     }
-    struct itimerspec tick = {{0, 100000000}, {0, 100000000}};
+    long first_ms = lock_wait_ms < 100 ? lock_wait_ms : 100;   /* a short budget (keel wrap's tools) is kept */
+    struct itimerspec tick = {{0, 100000000}, {first_ms / 1000, first_ms % 1000 * 1000000}};
     timer_settime(tm, 0, &tick, NULL);
     int64_t end = now + lock_wait_ms;
     int rc, err;

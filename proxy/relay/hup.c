@@ -328,12 +328,19 @@ static int took_initialize(struct xfer *x, const char *p, size_t n)
     return 1;
 }
 
+/* hup_accepts on a message already scanned (scanned: jscan_scan's answer). */
+static int accepts(const char *id, size_t idn, const struct jscan_top *top, int scanned)
+{
+    if (!scanned || top->first != '{' || top->method.p || (!top->result.p && !top->error.p))
+        return 1;                             /* not a response: requests and notifications go anywhere */
+    return id && top->id.p && top->id.n == idn && !memcmp(top->id.p, id, idn);
+}
+
 int hup_accepts(const char *id, size_t idn, const char *msg, size_t n)
 {
     struct jscan_top top;
-    if (!jscan_scan(msg, n, &top) || top.first != '{' || top.method.p || (!top.result.p && !top.error.p))
-        return 1;                             /* not a response: requests and notifications go anywhere */
-    return id && top.id.p && top.id.n == idn && !memcmp(top.id.p, id, idn);
+    int scanned = jscan_scan(msg, n, &top);
+    return accepts(id, idn, &top, scanned);
 }
 
 static int method_is(const struct xfer *x, const char *m);
@@ -354,7 +361,7 @@ static void deliver(struct xfer *x, char *p, size_t n)
      * and the real one dropped. */
     struct jscan_top top;
     int scanned = jscan_scan(p, n, &top);
-    if (!hup_accepts(x->kind == XK_GET ? NULL : x->id, x->idn, p, n)) {
+    if (!accepts(x->kind == XK_GET ? NULL : x->id, x->idn, &top, scanned)) {   /* the message scanned once */
         x->h->misrouted++;
         log_event(LOG_WARN, "upstream_http_misrouted", "stream=%s bytes=%zu", x->kind == XK_GET ? "get" : "post", n);
         return;
