@@ -24,6 +24,71 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
 int hyp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
 int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
 int insp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e);
+/* Rumination's core, for callers that hold the prompts as text (the
+ * overlay, the hook): check_rumination (rum_check) checks its JSON arguments
+ * and calls it. */
+struct rum_item {
+    const char *t;          /* valid UTF-8, at most 8,000 code points */
+    size_t n;
+    int64_t at;             /* when it was asked, ms since the epoch; oldest first */
+};
+struct rum_query {
+    const char *prompt;     /* the current prompt, valid UTF-8 */
+    size_t n;
+    const struct rum_item *hist;
+    size_t nhist;
+    long window_min;        /* 1..1440 */
+    long threshold;         /* earlier asks that make a detection, 2..50 */
+    double similarity;      /* 0..1 */
+    int only_asks;          /* only an ask can be asked again (the person's prompts) */
+};
+struct rum_match {
+    size_t index;           /* into hist */
+    double sim;
+};
+enum { RUM_NONE, RUM_SOME, RUM_DETECTED, RUM_COMMAND, RUM_STATEMENT };
+struct rum_result {
+    struct rum_match *match;   /* in: room for nhist; out: the first count, most similar first when detected */
+    size_t count;
+    int detected;
+    int kind;                  /* RUM_*: why it is or is not a detection */
+    double best, confidence;
+};
+cJSON *rum_heuristic(void);     /* its heuristic member, as the tool gives it */
+/* 0, or -1 out of memory. */
+int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r);
+
+/* Sycophancy's core, for callers that hold the texts (the overlay):
+ * check_sycophancy (syc_check) checks its JSON arguments and calls it. */
+struct syc_query {
+    const char *resp;              /* the model's reply, or NULL; valid UTF-8, at most 16,000 code points */
+    size_t resp_n;
+    const char *ctx;               /* the decision, or NULL; at most 2,000 code points */
+    size_t ctx_n;
+    const char *const *msgs;       /* the person's recent messages, oldest first; each at most 8,000 */
+    size_t nmsgs;                  /* at most 200 */
+    int has_msgs;                  /* the messages were given (an empty list is given) */
+};
+enum { SYC_NONE = -1, SYC_AGREEMENT, SYC_PRAISE, SYC_CASCADE, SYC_REASSURANCE };
+struct syc_span {
+    int msg;                       /* -1: the reply; else the message's index */
+    size_t a, b;                   /* bytes */
+    int pattern;                   /* SYC_* */
+};
+struct syc_result {
+    int pattern;                   /* SYC_*: the strongest that fired */
+    double confidence;
+    size_t reassure;               /* reassurance requests counted on one decision */
+    size_t nhits;                  /* agreement and praise phrases in the reply */
+    size_t nspans;                 /* what fired, when something did */
+    struct syc_span span[64 + 200];
+};
+int syc_run(const struct syc_query *q, struct syc_result *r);   /* 0, or -1 out of memory */
+const char *syc_pattern_name(int pattern);                      /* "none" for SYC_NONE */
+void syc_reason(const struct syc_query *q, const struct syc_result *r, char *buf, size_t n);
+cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r);   /* matched_spans */
+cJSON *syc_heuristic(void);
+
 /* The lens table as loaded: lenses, questions, and the data rows seen. */
 int inspect_table(int *nlenses, int *nquestions, int *rows);
 

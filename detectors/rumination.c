@@ -74,14 +74,9 @@
 #define RUM_SKEW_MS 60000   /* history may be this far in the future (clock skew) */
 #define RUM_SIM_DEFAULT 0.25
 
-struct match {
-    size_t index;
-    double sim;
-};
-
 static int by_sim(const void *a, const void *b)
 {
-    const struct match *x = a, *y = b;
+    const struct rum_match *x = a, *y = b;
     if (x->sim != y->sim)
         return x->sim < y->sim ? 1 : -1;
     return x->index < y->index ? 1 : -1;   /* then the most recent first */
@@ -1957,16 +1952,9 @@ static int item_asks(const char *s, size_t n)
 
 /* A history item as validated: its text and time, kept so that comparing
  * does not look them up and parse them again. */
-struct hitem {
-    const cJSON *it;
-    const char *t;
-    size_t n;
-    int64_t at;
-};
-
 /* One history item's shape, {text, at}, with errors that name the field
  * (history[3].at). */
-static int check_item(const cJSON *it, int i, struct hitem *h, kerr *e)
+static int check_item(const cJSON *it, int i, struct rum_item *h, kerr *e)
 {
     static const char *const item_keys[] = {"text", "at", NULL};
     char f[48], pre[48], ft[48], fa[48];
@@ -1985,7 +1973,7 @@ static int check_item(const cJSON *it, int i, struct hitem *h, kerr *e)
 /* check_item's checks in one walk over the item's members, for the item
  * that passes them (nearly all): -1 where check_item would fail, or might,
  * and then check_item names the fault. */
-static int item_ok(const cJSON *it, struct hitem *h)
+static int item_ok(const cJSON *it, struct rum_item *h)
 {
     const cJSON *t = NULL, *at = NULL;
     if (!cJSON_IsObject(it))
@@ -2016,7 +2004,7 @@ static int item_ok(const cJSON *it, struct hitem *h)
  * thing in the same frame, a word or two swapped, an earlier instruction
  * with only_asks). po holds the text's things once *po_known; ho is scratch.
  * 0, or -1 out of memory. */
-static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, int *po_known, const struct hitem *h,
+static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, int *po_known, const struct rum_item *h,
                    struct objs *ho, struct text_words *w, uint32_t stamp, int only_asks, double sim_thr, double *out,
                    int *other)
 {
@@ -2072,70 +2060,24 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
     return 0;
 }
 
-int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
+int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 {
-    (void)offset_s;
-    static const char *const keys[] = {"current_prompt", "history", "window_minutes", "threshold_count",
-                                       "similarity_threshold", "only_asks", NULL};
-    const char *cur;
-    size_t cur_n;
-    long window, threshold;
-    double sim_thr;
-    if (det_known_keys(args, keys, "", e) < 0 ||
-        det_string(args, "current_prompt", "current_prompt", 1, NULL, RUM_MAX_PROMPT, &cur, &cur_n, e) < 0 ||
-        det_int(args, "window_minutes", "window_minutes", 1, 1440, 90, "WINDOW_OUT_OF_RANGE", &window, e) < 0 ||
-        det_int(args, "threshold_count", "threshold_count", 2, 50, 3, NULL, &threshold, e) < 0 ||
-        det_number(args, "similarity_threshold", "similarity_threshold", 0, 1, RUM_SIM_DEFAULT, &sim_thr, e) < 0)
-        return -1;
-    const cJSON *oa = cJSON_GetObjectItemCaseSensitive(args, "only_asks");
-    if (oa && !cJSON_IsBool(oa))
-        return kerr_set(e, "INPUT_INVALID", "only_asks", "only_asks must be true or false");
-    int only_asks = cJSON_IsTrue(oa);
-    const cJSON *hist = cJSON_GetObjectItemCaseSensitive(args, "history");
-    if (!hist)
-        return kerr_set(e, "INPUT_INVALID", "history", "history is required (an empty array is fine)");
-    if (!cJSON_IsArray(hist))
-        return kerr_set(e, "INPUT_INVALID", "history", "history must be an array of {text, at}");
-    int hn = cJSON_GetArraySize(hist);
-    if (hn > RUM_MAX_HISTORY)
-        return kerr_set(e, "INPUT_TOO_LARGE", "history", "history has more than %d items; keep the most recent",
-                        RUM_MAX_HISTORY);
-
-    /* Validate every item before doing any work. */
-    int64_t prev = INT64_MIN, window_start = now_ms - (int64_t)window * 60000;
-    int i = 0;
+    const struct rum_item *items = q->hist;
+    const char *cur = q->prompt;
+    size_t cur_n = q->n, hn = q->nhist, threshold = (size_t)q->threshold;
+    double sim_thr = q->similarity;
+    int only_asks = q->only_asks;
+    int64_t window_start = now_ms - (int64_t)q->window_min * 60000;
+    struct rum_match *m = r->match;
     _Alignas(16) char stack[32768];
     struct arena ar;
     ar_init(&ar, stack, sizeof stack);
-    struct hitem *items = ar_alloc(&ar, sizeof *items * (size_t)(hn ? hn : 1));
-    if (!items)
-        return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
-    for (const cJSON *it = hist->child; it; it = it->next, i++) {
-        struct hitem *h = &items[i];
-        h->it = it;
-        /* Field names are written out only for an item that is at fault. */
-        int bad = item_ok(it, h) < 0 ? check_item(it, i, h, e) : 0;
-        char fa[48];
-        if (!bad && (h->at < prev || h->at > now_ms + RUM_SKEW_MS))
-            snprintf(fa, sizeof fa, "history[%d].at", i);
-        if (!bad && h->at < prev)
-            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "history must be oldest first; %s is earlier than the item before it", fa);
-        else if (!bad && h->at > now_ms + RUM_SKEW_MS)
-            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
-        if (bad) {
-            ar_release(&ar);
-            return bad;
-        }
-        prev = h->at;
-    }
-
     struct text_words w = {0};
     struct cur c;
     memset(&c, 0, sizeof c);
     lex_init();
     rum_lang = stem_lang_of(cur, cur_n);
-    struct match *m = ar_alloc(&ar, sizeof *m * (size_t)(hn ? hn : 1));
-    int oom = !m || cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
+    int oom = cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
     struct objs *po = ar_alloc(&ar, sizeof *po), *ho = ar_alloc(&ar, sizeof *ho);
     oom |= !po || !ho;
     int po_known = 0;            /* the prompt's things, worked out when an item first reaches the bar */
@@ -2154,9 +2096,9 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     int statement = only_asks && !oom && !command &&
                     (!(how & (ASK_QUESTION | ASK_REASSURE | ASK_REASK)) ||
                      ((how & ASK_FOLLOWUP) && !(how & (ASK_REASSURE | ASK_REASK))));
-    size_t count = 0;
+    size_t count = 0, i;
     double best = 0, sum = 0;
-    unsigned char *away = ar_zalloc(&ar, (size_t)hn + 1);   /* items that ask the same way about another thing */
+    unsigned char *away = ar_zalloc(&ar, hn + 1);   /* items that ask the same way about another thing */
     oom |= !away;
     for (i = 0; i < hn && !oom && !command && !statement; i++) {
         if (items[i].at < window_start)
@@ -2172,7 +2114,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         if (j > best)
             best = j;
         if (j >= sim_thr && j > 0) {
-            m[count++] = (struct match){(size_t)i, j};
+            m[count++] = (struct rum_match){i, j};
             sum += j;
         }
     }
@@ -2180,15 +2122,15 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
      * as one the prompt matched is the same thing asked again, though it
      * shares too few words with the prompt itself ("did I make a mistake
      * turning down the offer", "was saying no to that job a bad call"). Each
-     * ask found stands in for the prompt in turn, until threshold_count are
-     * found or none is left. */
-    unsigned char *in = !oom && count > 0 && count < (size_t)threshold ? ar_zalloc(&ar, (size_t)hn + 1) : NULL;
-    if (!oom && count > 0 && count < (size_t)threshold && !in)
+     * ask found stands in for the prompt in turn, until threshold are found
+     * or none is left. */
+    unsigned char *in = !oom && count > 0 && count < threshold ? ar_zalloc(&ar, hn + 1) : NULL;
+    if (!oom && count > 0 && count < threshold && !in)
         oom = 1;
-    for (size_t q = 0; q < count && in; q++)
-        in[m[q].index] = 1;
-    for (size_t s = 0; getenv("NOHOP") == NULL && in && !oom && s < count && count < (size_t)threshold; s++) {
-        const struct hitem *hs = &items[m[s].index];
+    for (size_t k = 0; k < count && in; k++)
+        in[m[k].index] = 1;
+    for (size_t s = 0; in && !oom && s < count && count < threshold; s++) {
+        const struct rum_item *hs = &items[m[s].index];
         struct cur cs;
         struct objs *so = ar_alloc(&ar, sizeof *so);
         int so_known = 0;
@@ -2196,7 +2138,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
             oom = 1;
             break;
         }
-        for (i = 0; i < hn && count < (size_t)threshold; i++) {
+        for (i = 0; i < hn && count < threshold; i++) {
             if (items[i].at < window_start || in[i] || away[i])
                 continue;
             double j;
@@ -2207,71 +2149,146 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
             }
             if (j >= HOP_SIM && j >= sim_thr && j > 0) {
                 in[i] = 1;
-                m[count++] = (struct match){(size_t)i, j * m[s].sim};
+                m[count++] = (struct rum_match){i, j * m[s].sim};
                 sum += j * m[s].sim;
             }
         }
     }
     text_words_free(&w);
-    if (oom) {
-        ar_release(&ar);
+    ar_release(&ar);
+    if (oom)
+        return -1;
+    r->count = count;
+    r->best = best;
+    r->detected = count >= threshold;
+    r->kind = r->detected ? RUM_DETECTED : count ? RUM_SOME : command ? RUM_COMMAND : statement ? RUM_STATEMENT : RUM_NONE;
+    if (r->detected) {
+        qsort(m, count, sizeof *m, by_sim);
+        r->confidence = rum_confidence(sum / (double)count, sim_thr);
+    } else
+        r->confidence = count ? 0.9 - 0.3 * (double)count / (double)threshold : 0.9;
+    return 0;
+}
+
+cJSON *rum_heuristic(void)
+{
+    return det_heuristic("concept_containment", "0.6.0", rum_check_description);
+}
+
+/* check_rumination: the contract's arguments, checked, to rum_run, and its
+ * result as the contract's JSON. */
+int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
+{
+    (void)offset_s;
+    static const char *const keys[] = {"current_prompt", "history", "window_minutes", "threshold_count",
+                                       "similarity_threshold", "only_asks", NULL};
+    struct rum_query q = {0};
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "current_prompt", "current_prompt", 1, NULL, RUM_MAX_PROMPT, &q.prompt, &q.n, e) < 0 ||
+        det_int(args, "window_minutes", "window_minutes", 1, 1440, 90, "WINDOW_OUT_OF_RANGE", &q.window_min, e) < 0 ||
+        det_int(args, "threshold_count", "threshold_count", 2, 50, 3, NULL, &q.threshold, e) < 0 ||
+        det_number(args, "similarity_threshold", "similarity_threshold", 0, 1, RUM_SIM_DEFAULT, &q.similarity, e) < 0)
+        return -1;
+    const cJSON *oa = cJSON_GetObjectItemCaseSensitive(args, "only_asks");
+    if (oa && !cJSON_IsBool(oa))
+        return kerr_set(e, "INPUT_INVALID", "only_asks", "only_asks must be true or false");
+    q.only_asks = cJSON_IsTrue(oa);
+    const cJSON *hist = cJSON_GetObjectItemCaseSensitive(args, "history");
+    if (!hist)
+        return kerr_set(e, "INPUT_INVALID", "history", "history is required (an empty array is fine)");
+    if (!cJSON_IsArray(hist))
+        return kerr_set(e, "INPUT_INVALID", "history", "history must be an array of {text, at}");
+    int hn = cJSON_GetArraySize(hist);
+    if (hn > RUM_MAX_HISTORY)
+        return kerr_set(e, "INPUT_TOO_LARGE", "history", "history has more than %d items; keep the most recent",
+                        RUM_MAX_HISTORY);
+
+    /* Every item is checked before any work is done. */
+    size_t cap = (size_t)(hn ? hn : 1);
+    struct rum_item *items = malloc(cap * sizeof *items);
+    const cJSON **its = malloc(cap * sizeof *its);
+    struct rum_match *m = malloc(cap * sizeof *m);
+    if (!items || !its || !m) {
+        free(items), free(its), free(m);
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     }
+    int64_t prev = INT64_MIN;
+    int i = 0, bad = 0;
+    for (const cJSON *it = hist->child; it && !bad; it = it->next, i++) {
+        struct rum_item *h = &items[i];
+        its[i] = it;
+        /* Field names are written out only for an item that is at fault. */
+        bad = item_ok(it, h) < 0 ? check_item(it, i, h, e) : 0;
+        char fa[48];
+        if (!bad && (h->at < prev || h->at > now_ms + RUM_SKEW_MS))
+            snprintf(fa, sizeof fa, "history[%d].at", i);
+        if (!bad && h->at < prev)
+            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "history must be oldest first; %s is earlier than the item before it", fa);
+        else if (!bad && h->at > now_ms + RUM_SKEW_MS)
+            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
+        prev = h->at;
+    }
+    q.hist = items;
+    q.nhist = (size_t)hn;
+    struct rum_result r = {.match = m};
+    if (!bad && rum_run(&q, now_ms, &r) < 0)
+        bad = kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+    if (bad) {
+        free(items), free(its), free(m);
+        return bad;
+    }
 
-    int detected = count >= (size_t)threshold;
     /* Keys are literals: added by reference (CS), not copied. */
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObjectCS(o, "detected", cJSON_CreateBool(detected));
-    cJSON_AddItemToObjectCS(o, "count", cJSON_CreateNumber((double)count));
-    cJSON_AddItemToObjectCS(o, "threshold", cJSON_CreateNumber((double)threshold));
-    cJSON_AddItemToObjectCS(o, "window_seconds", cJSON_CreateNumber((double)(window * 60)));
-    cJSON_AddItemToObjectCS(o, "similarity_threshold", cJSON_CreateNumber(det_round(sim_thr)));
-    cJSON_AddItemToObjectCS(o, "best_similarity", cJSON_CreateNumber(det_round(best)));
-    if (detected) {
-        qsort(m, count, sizeof *m, by_sim);
+    cJSON_AddItemToObjectCS(o, "detected", cJSON_CreateBool(r.detected));
+    cJSON_AddItemToObjectCS(o, "count", cJSON_CreateNumber((double)r.count));
+    cJSON_AddItemToObjectCS(o, "threshold", cJSON_CreateNumber((double)q.threshold));
+    cJSON_AddItemToObjectCS(o, "window_seconds", cJSON_CreateNumber((double)(q.window_min * 60)));
+    cJSON_AddItemToObjectCS(o, "similarity_threshold", cJSON_CreateNumber(det_round(q.similarity)));
+    cJSON_AddItemToObjectCS(o, "best_similarity", cJSON_CreateNumber(det_round(r.best)));
+    if (r.detected) {
         cJSON *arr = cJSON_CreateArray();
         cJSON_AddItemToObjectCS(o, "similar_prompts", arr);
-        for (size_t k = 0; k < count; k++) {
+        for (size_t k = 0; k < r.count; k++) {
             /* The prompts are quoted by reference: a long history is not
              * copied again (detect.h: the result is deleted before args). */
-            const cJSON *it = items[m[k].index].it;
+            size_t x = m[k].index;
             cJSON *p = cJSON_CreateObject();
-            cJSON_AddItemToObjectCS(p, "text", cJSON_CreateStringReference(items[m[k].index].t));
-            cJSON_AddItemToObjectCS(p, "at", cJSON_CreateStringReference(cJSON_GetObjectItemCaseSensitive(it, "at")->valuestring));
+            cJSON_AddItemToObjectCS(p, "text", cJSON_CreateStringReference(items[x].t));
+            cJSON_AddItemToObjectCS(p, "at", cJSON_CreateStringReference(cJSON_GetObjectItemCaseSensitive(its[x], "at")->valuestring));
             cJSON_AddItemToObjectCS(p, "similarity", cJSON_CreateNumber(det_round(m[k].sim)));
             cJSON_AddItemToArray(arr, p);
         }
     }
-    ar_release(&ar);
+    free(items), free(its), free(m);
 
     char reason[280];
-    double confidence;
-    if (detected) {
-        confidence = rum_confidence(sum / (double)count, sim_thr);
+    long window = q.window_min;
+    switch (r.kind) {
+    case RUM_DETECTED:
         snprintf(reason, sizeof reason,
                  "This prompt closely matches %zu earlier prompts from the last %ld minutes (best word overlap %d%%). "
                  "Asking again may not bring a new answer; a different angle or a decision might.",
-                 count, window, (int)(best * 100 + 0.5));
-    } else if (count > 0) {
-        confidence = 0.9 - 0.3 * (double)count / (double)threshold;
+                 r.count, window, (int)(r.best * 100 + 0.5));
+        break;
+    case RUM_SOME:
         snprintf(reason, sizeof reason,
                  "%zu earlier prompt%s from the last %ld minutes look%s similar; a loop is flagged at %ld.",
-                 count, count == 1 ? "" : "s", window, count == 1 ? "s" : "", threshold);
-    } else if (command) {
-        confidence = 0.9;
+                 r.count, r.count == 1 ? "" : "s", window, r.count == 1 ? "s" : "", q.threshold);
+        break;
+    case RUM_COMMAND:
         snprintf(reason, sizeof reason, "This prompt is a short instruction to go on, not a question asked again.");
-    } else if (statement) {
-        confidence = 0.9;
+        break;
+    case RUM_STATEMENT:
         snprintf(reason, sizeof reason, "This prompt asks nothing (no question, no plea for reassurance): an instruction "
                  "is the work going on, not a question asked again.");
-    } else {
-        confidence = 0.9;
+        break;
+    default:
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);
     }
-    det_common(o, confidence, reason,
-               det_heuristic("concept_containment", "0.6.0", rum_check_description));
+    det_common(o, r.confidence, reason, rum_heuristic());
     static const char *const tokens[] = {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity"};
-    det_overrides(o, tokens, detected ? 4 : 0);
+    det_overrides(o, tokens, r.detected ? 4 : 0);
     *out = o;
     return 0;
 }

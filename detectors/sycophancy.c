@@ -318,23 +318,6 @@ static int find(int *up, int x)
     return x;
 }
 
-static void add_span(cJSON *arr, const char *source, const char *text, size_t a, size_t b, const char *pattern)
-{
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddStringToObject(s, "source", source);
-    cJSON_AddNumberToObject(s, "start", (double)a);
-    cJSON_AddNumberToObject(s, "end", (double)b);
-    char *t = malloc(b - a + 1);
-    if (t) {
-        memcpy(t, text + a, b - a);
-        t[b - a] = '\0';
-        cJSON_AddStringToObject(s, "text", t);
-        free(t);
-    }
-    cJSON_AddStringToObject(s, "pattern", pattern);
-    cJSON_AddItemToArray(arr, s);
-}
-
 static const char *const counter_prompts[] = {
     /* unconditional_agreement */
     "Before agreeing, state the strongest reason this could be wrong and one trade-off the person should weigh; "
@@ -350,59 +333,18 @@ static const char *const counter_prompts[] = {
 static const char *const pattern_names[] = {"unconditional_agreement", "praise_without_evidence",
                                             "escalating_validation", "repeated_reassurance_request"};
 
-int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
+int syc_run(const struct syc_query *q, struct syc_result *r)
 {
-    (void)now_ms;
-    (void)offset_s;
-    static const char *const keys[] = {"candidate_response", "recent_user_messages", "decision_context", NULL};
-    static const char *const item_keys[] = {"text", "at", NULL};
-    const char *resp = NULL, *ctx = NULL;
-    size_t resp_n = 0, ctx_n = 0;
-    if (det_known_keys(args, keys, "", e) < 0 ||
-        det_string(args, "candidate_response", "candidate_response", 0, NULL, SYC_MAX_RESPONSE, &resp, &resp_n, e) < 0 ||
-        det_string(args, "decision_context", "decision_context", 0, NULL, SYC_MAX_CONTEXT, &ctx, &ctx_n, e) < 0)
-        return -1;
-    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(args, "recent_user_messages");
-    if (msgs && cJSON_IsNull(msgs))
-        msgs = NULL;
-    if (!resp && !msgs)
-        return kerr_set(e, "INPUT_MISSING", NULL, "give candidate_response, recent_user_messages, or both");
-    if (msgs) {
-        if (!cJSON_IsArray(msgs))
-            return kerr_set(e, "INPUT_INVALID", "recent_user_messages",
-                            "recent_user_messages must be an array of {text, at?}");
-        if (cJSON_GetArraySize(msgs) > SYC_MAX_MESSAGES)
-            return kerr_set(e, "INPUT_TOO_LARGE", "recent_user_messages",
-                            "recent_user_messages has more than %d items; keep the most recent", SYC_MAX_MESSAGES);
-        int i = 0;
-        for (const cJSON *it = msgs->child; it; it = it->next, i++) {
-            char f[40], pre[48], ft[48], fa[48];
-            snprintf(f, sizeof f, "recent_user_messages[%d]", i);
-            snprintf(pre, sizeof pre, "%s.", f);
-            snprintf(ft, sizeof ft, "%s.text", f);
-            snprintf(fa, sizeof fa, "%s.at", f);
-            const char *t;
-            size_t tn;
-            int64_t at;
-            if (!cJSON_IsObject(it))
-                return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at?}", f);
-            if (det_known_keys(it, item_keys, pre, e) < 0 ||
-                det_string(it, "text", ft, 1, NULL, SYC_MAX_MESSAGE, &t, &tn, e) < 0)
-                return -1;
-            const cJSON *atv = cJSON_GetObjectItemCaseSensitive(it, "at");
-            if (atv && !cJSON_IsNull(atv) && det_time(it, "at", fa, &at, NULL, e) < 0)
-                return -1;
-        }
-    }
-    if (msgs)
+    const char *resp = q->resp, *ctx = q->ctx;
+    size_t resp_n = q->resp_n, ctx_n = q->ctx_n;
+    r->nspans = 0;
+    if (q->has_msgs)
         table_for(ASKING_CLASSES);   /* its words are left out of a message's subject */
 
     struct text_words w = {0};
     int best = -1;           /* index into pattern_names */
     double conf = 0;
-    cJSON *spans = cJSON_CreateArray();
     int *counted = NULL;
-    char reason[280] = "";
 
     /* The draft response. */
     size_t nhits = 0;
@@ -448,8 +390,8 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
 
     /* The person's messages. */
     size_t reassure = 0;
-    if (msgs) {
-        int mn = cJSON_GetArraySize(msgs);
+    if (q->has_msgs) {
+        int mn = (int)q->nmsgs;
         struct text_set *sets = calloc((size_t)(mn ? mn : 1), sizeof *sets);
         int *seeking = calloc((size_t)(mn ? mn : 1), sizeof *seeking);
         int *vg = calloc((size_t)(mn ? mn : 1), sizeof *vg);
@@ -462,9 +404,9 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
             free(vg);
             goto oom;
         }
-        int i = 0;
-        for (const cJSON *it = msgs->child; it; it = it->next, i++) {
-            const char *t = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
+        int i;
+        for (i = 0; i < mn; i++) {
+            const char *t = q->msgs[i];
             w.n = 0;
             if (text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, &sets[i]) < 0)
                 break;
@@ -529,82 +471,171 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         }
     }
 
-    /* Spans of everything that fired, and the reason. */
+    /* Spans of everything that fired. */
     if (resp_pat >= 0)
         for (size_t k = 0; k < nhits; k++)
-            add_span(spans, "candidate_response", resp, hits[k].a, hits[k].b,
-                     resp_pat == 2 ? pattern_names[2] : pattern_names[hits[k].cls == AGREEMENT ? 0 : 1]);
-    if (reassure >= SYC_REASSURANCE_MIN) {
-        int i = 0;
-        for (const cJSON *it = msgs->child; it; it = it->next, i++)
-            if (counted[i]) {
-                char src[48];
-                const char *t = cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring;
-                snprintf(src, sizeof src, "recent_user_messages[%d]", i);
-                add_span(spans, src, t, 0, strlen(t), pattern_names[3]);
-            }
-    }
+            r->span[r->nspans++] = (struct syc_span){-1, hits[k].a, hits[k].b,
+                                                     resp_pat == 2 ? SYC_CASCADE : hits[k].cls == AGREEMENT ? SYC_AGREEMENT : SYC_PRAISE};
+    if (reassure >= SYC_REASSURANCE_MIN)
+        for (size_t i = 0; i < q->nmsgs; i++)
+            if (counted[i])
+                r->span[r->nspans++] = (struct syc_span){(int)i, 0, strlen(q->msgs[i]), SYC_REASSURANCE};
     free(counted);
-    counted = NULL;
     text_words_free(&w);
-
-    switch (best) {
-    case 0:
-        snprintf(reason, sizeof reason,
-                 "The reply agrees without a reason or a trade-off; agreement that weighs nothing can steer a decision.");
-        break;
-    case 1:
-        snprintf(reason, sizeof reason,
-                 "The reply praises without saying what the praise rests on; praise without evidence is flattery.");
-        break;
-    case 2:
-        snprintf(reason, sizeof reason,
-                 "The reply validates %zu times across several sentences with no reason or downside given; "
-                 "it may be telling the person what they want to hear.", nhits);
-        break;
-    case 3:
-        snprintf(reason, sizeof reason,
-                 "You have asked %zu times for reassurance about the same decision. Another yes may not settle it; "
-                 "naming what is still uncertain might.", reassure);
-        break;
-    default:
-        if (resp && msgs)
-            snprintf(reason, sizeof reason,
-                     "No unqualified agreement or praise in the reply, and fewer than %d reassurance requests on one decision.",
-                     SYC_REASSURANCE_MIN);
-        else if (resp)
-            snprintf(reason, sizeof reason, "No unqualified agreement or praise in the reply.");
-        else
-            snprintf(reason, sizeof reason, "Fewer than %d reassurance requests on one decision.", SYC_REASSURANCE_MIN);
-        conf = 0.8;
-    }
-
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddBoolToObject(o, "detected", best >= 0);
-    cJSON_AddStringToObject(o, "pattern", best >= 0 ? pattern_names[best] : "none");
-    if (best < 0) {
-        cJSON_Delete(spans);
-        spans = cJSON_CreateArray();
-    }
-    cJSON_AddItemToObject(o, "matched_spans", spans);
-    cJSON_AddNumberToObject(o, "reassurance_requests", (double)reassure);
-    if (best >= 0)
-        cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[best]);
-    det_common(o, conf, reason,
-               det_heuristic("pattern_overlap", "0.5.0",
-                             "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
-                             "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
-                             "irony; and reassurance requests "
-                             "on one decision (grouped by shared subject words), counted from 3."));
-    static const char *const tokens[] = {"i-want-validation", "explain-the-match", "override-once", "fresh-context",
-                                         "disable-for-session"};
-    det_overrides(o, tokens, best >= 0 ? 5 : 0);
-    *out = o;
+    r->pattern = best;
+    r->confidence = best >= 0 ? conf : 0.8;
+    r->reassure = reassure;
+    r->nhits = nhits;
+    if (best < 0)
+        r->nspans = 0;
     return 0;
 
 oom:
     free(counted);
-    cJSON_Delete(spans);
     text_words_free(&w);
-    return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+    return -1;
+}
+
+const char *syc_pattern_name(int pattern)
+{
+    return pattern >= 0 && pattern < 4 ? pattern_names[pattern] : "none";
+}
+
+cJSON *syc_heuristic(void)
+{
+    return det_heuristic("pattern_overlap", "0.5.0",
+                         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
+                         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
+                         "irony; and reassurance requests on one decision (grouped by shared subject words), counted from 3.");
+}
+
+void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
+{
+    switch (r->pattern) {
+    case SYC_AGREEMENT:
+        snprintf(reason, cap,
+                 "The reply agrees without a reason or a trade-off; agreement that weighs nothing can steer a decision.");
+        break;
+    case SYC_PRAISE:
+        snprintf(reason, cap,
+                 "The reply praises without saying what the praise rests on; praise without evidence is flattery.");
+        break;
+    case SYC_CASCADE:
+        snprintf(reason, cap,
+                 "The reply validates %zu times across several sentences with no reason or downside given; "
+                 "it may be telling the person what they want to hear.", r->nhits);
+        break;
+    case SYC_REASSURANCE:
+        snprintf(reason, cap,
+                 "You have asked %zu times for reassurance about the same decision. Another yes may not settle it; "
+                 "naming what is still uncertain might.", r->reassure);
+        break;
+    default:
+        if (q->resp && q->has_msgs)
+            snprintf(reason, cap,
+                     "No unqualified agreement or praise in the reply, and fewer than %d reassurance requests on one decision.",
+                     SYC_REASSURANCE_MIN);
+        else if (q->resp)
+            snprintf(reason, cap, "No unqualified agreement or praise in the reply.");
+        else
+            snprintf(reason, cap, "Fewer than %d reassurance requests on one decision.", SYC_REASSURANCE_MIN);
+    }
+}
+
+cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t k = 0; k < r->nspans; k++) {
+        const struct syc_span *sp = &r->span[k];
+        const char *text = sp->msg < 0 ? q->resp : q->msgs[sp->msg];
+        char src[48];
+        if (sp->msg < 0)
+            snprintf(src, sizeof src, "candidate_response");
+        else
+            snprintf(src, sizeof src, "recent_user_messages[%d]", sp->msg);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "source", src);
+        cJSON_AddNumberToObject(o, "start", (double)sp->a);
+        cJSON_AddNumberToObject(o, "end", (double)sp->b);
+        char *t = malloc(sp->b - sp->a + 1);
+        if (t) {
+            memcpy(t, text + sp->a, sp->b - sp->a);
+            t[sp->b - sp->a] = '\0';
+            cJSON_AddStringToObject(o, "text", t);
+            free(t);
+        }
+        cJSON_AddStringToObject(o, "pattern", pattern_names[sp->pattern]);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+/* check_sycophancy: the contract's arguments, checked, to syc_run, and its
+ * result as the contract's JSON. */
+int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
+{
+    (void)now_ms;
+    (void)offset_s;
+    static const char *const keys[] = {"candidate_response", "recent_user_messages", "decision_context", NULL};
+    static const char *const item_keys[] = {"text", "at", NULL};
+    const char *resp = NULL, *ctx = NULL;
+    size_t resp_n = 0, ctx_n = 0;
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "candidate_response", "candidate_response", 0, NULL, SYC_MAX_RESPONSE, &resp, &resp_n, e) < 0 ||
+        det_string(args, "decision_context", "decision_context", 0, NULL, SYC_MAX_CONTEXT, &ctx, &ctx_n, e) < 0)
+        return -1;
+    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(args, "recent_user_messages");
+    if (msgs && cJSON_IsNull(msgs))
+        msgs = NULL;
+    if (!resp && !msgs)
+        return kerr_set(e, "INPUT_MISSING", NULL, "give candidate_response, recent_user_messages, or both");
+    const char *texts[SYC_MAX_MESSAGES];
+    size_t nm = 0;
+    if (msgs) {
+        if (!cJSON_IsArray(msgs))
+            return kerr_set(e, "INPUT_INVALID", "recent_user_messages",
+                            "recent_user_messages must be an array of {text, at?}");
+        if (cJSON_GetArraySize(msgs) > SYC_MAX_MESSAGES)
+            return kerr_set(e, "INPUT_TOO_LARGE", "recent_user_messages",
+                            "recent_user_messages has more than %d items; keep the most recent", SYC_MAX_MESSAGES);
+        int i = 0;
+        for (const cJSON *it = msgs->child; it; it = it->next, i++) {
+            char f[40], pre[48], ft[48], fa[48];
+            snprintf(f, sizeof f, "recent_user_messages[%d]", i);
+            snprintf(pre, sizeof pre, "%s.", f);
+            snprintf(ft, sizeof ft, "%s.text", f);
+            snprintf(fa, sizeof fa, "%s.at", f);
+            const char *t;
+            size_t tn;
+            int64_t at;
+            if (!cJSON_IsObject(it))
+                return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at?}", f);
+            if (det_known_keys(it, item_keys, pre, e) < 0 ||
+                det_string(it, "text", ft, 1, NULL, SYC_MAX_MESSAGE, &t, &tn, e) < 0)
+                return -1;
+            const cJSON *atv = cJSON_GetObjectItemCaseSensitive(it, "at");
+            if (atv && !cJSON_IsNull(atv) && det_time(it, "at", fa, &at, NULL, e) < 0)
+                return -1;
+            texts[nm++] = t;
+        }
+    }
+    struct syc_query q = {resp, resp_n, ctx, ctx_n, texts, nm, msgs != NULL};
+    struct syc_result r;
+    if (syc_run(&q, &r) < 0)
+        return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+    char reason[280];
+    syc_reason(&q, &r, reason, sizeof reason);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "detected", r.pattern >= 0);
+    cJSON_AddStringToObject(o, "pattern", syc_pattern_name(r.pattern));
+    cJSON_AddItemToObject(o, "matched_spans", syc_spans(&q, &r));
+    cJSON_AddNumberToObject(o, "reassurance_requests", (double)r.reassure);
+    if (r.pattern >= 0)
+        cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[r.pattern]);
+    det_common(o, r.confidence, reason, syc_heuristic());
+    static const char *const tokens[] = {"i-want-validation", "explain-the-match", "override-once", "fresh-context",
+                                         "disable-for-session"};
+    det_overrides(o, tokens, r.pattern >= 0 ? 5 : 0);
+    *out = o;
+    return 0;
 }

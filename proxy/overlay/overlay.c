@@ -280,42 +280,33 @@ static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const 
 
 /* --- rumination: the person's own messages -------------------------------- */
 
-/* by_time: similar_prompts in the order they were asked. */
-static int by_at(const void *a, const void *b)
+/* Matches in the order they were asked (history is oldest first). */
+static int by_index(const void *a, const void *b)
 {
-    const char *x = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "at"));
-    const char *y = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "at"));
-    return strcmp(x ? x : "", y ? y : "");
+    const struct rum_match *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
 }
 
 /* What the person sees: when they asked it before, local times, and the
  * first words of the first ask ("you asked about this at 10:24 ("is it safe
  * to merge..."), 10:31 and 10:38"). Their own words, for them and the model
  * only: an advisory's reason is never logged. */
-static void asked_before(const cJSON *similar, int offset_s, char *out, size_t cap)
+static void asked_before(const struct rum_item *hist, struct rum_match *m, size_t k, int offset_s, char *out,
+                         size_t cap)
 {
-    cJSON *v[32];
-    int k = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, similar)
-        if (k < 32)
-            v[k++] = (cJSON *)it;
-    qsort(v, (size_t)k, sizeof *v, by_at);
-    size_t n = (size_t)snprintf(out, cap, "You asked about this %d time%s before in this stretch of work: at", k,
+    qsort(m, k, sizeof *m, by_index);
+    size_t n = (size_t)snprintf(out, cap, "You asked about this %zu time%s before in this stretch of work: at", k,
                                 k == 1 ? "" : "s");
-    for (int i = 0; i < k && n < cap; i++) {
-        int64_t ms;
-        const char *at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v[i], "at"));
+    for (size_t i = 0; i < k && n < cap; i++) {
+        const struct rum_item *h = &hist[m[i].index];
         char hm[8] = "?";
-        if (at && tf_parse_rfc3339(at, &ms, NULL) == 0) {
-            time_t t = (time_t)(ms / 1000 + offset_s);
-            struct tm tm;
-            if (gmtime_r(&t, &tm))
-                strftime(hm, sizeof hm, "%H:%M", &tm);
-        }
+        time_t t = (time_t)(h->at / 1000 + offset_s);
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(hm, sizeof hm, "%H:%M", &tm);
         n += (size_t)snprintf(out + n, cap - n, "%s %s", i == 0 ? "" : i + 1 == k ? " and" : ",", hm);
         if (i == 0) {                             /* the first ask, its first words */
-            const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v[i], "text"));
+            const char *t = h->t;
             char q[80];
             size_t l = 0, words = 0;
             for (const char *c = t ? t : ""; *c && words < 8;) {
@@ -358,69 +349,75 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
         sim = sim > 0.75 ? sim : 0.75;
         thr++;
     }
-    cJSON *args = cJSON_CreateObject(), *hist = cJSON_AddArrayToObject(args, "history");
-    cJSON_AddItemToObject(args, "current_prompt", cJSON_CreateStringReference(text));
+    size_t nh = ov->nasks ? ov->nasks - 1 : 0;           /* the last one is text itself */
+    struct rum_item hist[OV_ASKS_MAX];
+    struct rum_match m[OV_ASKS_MAX];
+    for (size_t i = 0; i < nh; i++)
+        hist[i] = (struct rum_item){ov->asks[i].text, strlen(ov->asks[i].text), ov->asks[i].at};
+    struct rum_query q = {text, strlen(text), hist, nh, p->rum_window, thr > 50 ? 50 : thr, sim, 1};
+    struct rum_result r = {.match = m};
+    if (rum_run(&q, env->now.ms, &r) < 0 || !r.detected)
+        return NULL;
+    cJSON *matched = cJSON_CreateArray();   /* for self_inspect: what matched, and when */
     char at[40];
-    for (size_t i = 0; i + 1 < ov->nasks; i++) {       /* the last one is text itself */
+    for (size_t k = 0; k < r.count; k++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
-        tf_format_rfc3339(ov->asks[i].at, env->now.offset_s, at, sizeof at);
+        cJSON_AddItemToObject(o, "text", cJSON_CreateString(hist[m[k].index].t));
+        tf_format_rfc3339(hist[m[k].index].at, env->now.offset_s, at, sizeof at);
         cJSON_AddStringToObject(o, "at", at);
-        cJSON_AddItemToArray(hist, o);
+        cJSON_AddNumberToObject(o, "similarity", det_round(m[k].sim));
+        cJSON_AddItemToArray(matched, o);
     }
-    cJSON_AddNumberToObject(args, "window_minutes", p->rum_window);
-    cJSON_AddNumberToObject(args, "threshold_count", (double)(thr > 50 ? 50 : thr));
-    cJSON_AddNumberToObject(args, "similarity_threshold", sim);
-    cJSON_AddTrueToObject(args, "only_asks");         /* the person's prompts: only an ask is asked again */
-    cJSON *out = NULL, *a = NULL;
-    kerr e = {0};
-    if (rum_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0 &&
-        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"))) {
-        char reason[600];
-        asked_before(cJSON_GetObjectItemCaseSensitive(out, "similar_prompts"), env->now.offset_s, reason, sizeof reason);
-        a = advisory(DET_RUMINATION, NULL, NULL, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "confidence")),
-                     reason, guard_tokens[DET_RUMINATION], 4,
-                     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "heuristic"), 1));
-        cJSON_Delete(ov->last[DET_RUMINATION]);
-        ov->last[DET_RUMINATION] = cJSON_Duplicate(a, 1);
-        cJSON_AddItemToObject(ov->last[DET_RUMINATION], "matched",
-                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "similar_prompts"), 1));
-        if (swallowed(ov, env, DET_RUMINATION)) {
-            cJSON_Delete(a);
-            a = NULL;
-        }
+    char reason[600];
+    asked_before(hist, m, r.count, env->now.offset_s, reason, sizeof reason);
+    cJSON *a = advisory(DET_RUMINATION, NULL, NULL, det_round(r.confidence), reason, guard_tokens[DET_RUMINATION], 4,
+                        rum_heuristic());
+    cJSON_Delete(ov->last[DET_RUMINATION]);
+    ov->last[DET_RUMINATION] = cJSON_Duplicate(a, 1);
+    cJSON_AddItemToObject(ov->last[DET_RUMINATION], "matched", matched);
+    if (swallowed(ov, env, DET_RUMINATION)) {
+        cJSON_Delete(a);
+        a = NULL;
     }
-    cJSON_Delete(out);                   /* before args: it may borrow their strings */
-    cJSON_Delete(args);
     return a;
 }
 
-/* Runs check_sycophancy on args; an advisory when it fires and may speak. */
-static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, cJSON *args)
+/* Sycophancy on q; an advisory when it fires and may speak. */
+static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const struct syc_query *q)
 {
-    cJSON *out = NULL;
-    kerr e = {0};
-    cJSON *a = NULL;
-    if (syc_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0 &&
-        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected")) && !silenced(ov, DET_SYCOPHANCY) &&
-        !(ov->view_ok && ov->view.validation_ok)) {
-        const char *pattern = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "pattern"));
-        a = advisory(DET_SYCOPHANCY, "pattern", pattern,
-                     cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "confidence")),
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "reason")),
-                     guard_tokens[DET_SYCOPHANCY], 5,
-                     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "heuristic"), 1));
-        cJSON_Delete(ov->last[DET_SYCOPHANCY]);
-        ov->last[DET_SYCOPHANCY] = cJSON_Duplicate(a, 1);
-        cJSON_AddItemToObject(ov->last[DET_SYCOPHANCY], "matched",
-                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "matched_spans"), 1));
-        if (swallowed(ov, env, DET_SYCOPHANCY)) {
-            cJSON_Delete(a);
-            a = NULL;
-        }
+    struct syc_result r;
+    if (syc_run(q, &r) < 0 || r.pattern < 0 || silenced(ov, DET_SYCOPHANCY) || (ov->view_ok && ov->view.validation_ok))
+        return NULL;
+    char reason[280];
+    syc_reason(q, &r, reason, sizeof reason);
+    cJSON *a = advisory(DET_SYCOPHANCY, "pattern", syc_pattern_name(r.pattern), det_round(r.confidence), reason,
+                        guard_tokens[DET_SYCOPHANCY], 5, syc_heuristic());
+    cJSON_Delete(ov->last[DET_SYCOPHANCY]);
+    ov->last[DET_SYCOPHANCY] = cJSON_Duplicate(a, 1);
+    cJSON_AddItemToObject(ov->last[DET_SYCOPHANCY], "matched", syc_spans(q, &r));
+    if (swallowed(ov, env, DET_SYCOPHANCY)) {
+        cJSON_Delete(a);
+        a = NULL;
     }
-    cJSON_Delete(out);
     return a;
+}
+
+/* Sycophancy on a reply of the model's, if it is text the detector reads
+ * (valid UTF-8, at most OV_SCAN_MAX characters). */
+static cJSON *reply_sycophancy(struct overlay *ov, const struct chrono_env *env, const char *text, size_t n)
+{
+    if (!n || !text_valid_utf8(text, n) || text_char_count(text, n) > OV_SCAN_MAX || memchr(text, '\0', n))
+        return NULL;
+    struct syc_query q = {.resp = text, .resp_n = n};
+    return sycophancy(ov, env, &q);
+}
+
+/* Sycophancy on the person's first n recent messages (m: room for them). */
+static struct syc_query messages_query(const struct overlay *ov, size_t n, const char **m)
+{
+    for (size_t i = 0; i < n; i++)
+        m[i] = ov->asks[i].text;
+    return (struct syc_query){.msgs = m, .nmsgs = n, .has_msgs = 1};
 }
 
 /* The text of a content value: a block, or an array of blocks. */
@@ -434,43 +431,28 @@ static void content_text(const cJSON *content, char *buf, size_t cap, size_t *n)
     }
 }
 
-/* check_sycophancy's arguments for the person's first n recent messages
- * (their text by reference). */
-static cJSON *messages_args(const struct overlay *ov, size_t n)
+/* Sycophancy on the person's first n recent messages: whether it fires,
+ * and its count of reassurance requests on one decision. */
+static int reassurance_requests(const struct overlay *ov, size_t n, int *detected)
 {
-    cJSON *args = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(args, "recent_user_messages");
-    for (size_t i = 0; i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "text", cJSON_CreateStringReference(ov->asks[i].text));
-        cJSON_AddItemToArray(arr, o);
-    }
-    return args;
-}
-
-/* check_sycophancy on the person's first n recent messages: whether it
- * fires, and its count of reassurance requests on one decision. */
-static int reassurance_requests(const struct overlay *ov, const struct chrono_env *env, size_t n, int *detected)
-{
-    cJSON *args = messages_args(ov, n), *out = NULL;
-    kerr e = {0};
-    int ok = syc_check(args, env->now.ms, env->now.offset_s, &out, &e) == 0;
-    int k = ok ? (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "reassurance_requests")) : 0;
+    const char *m[OV_ASKS_MAX];
+    struct syc_query q = messages_query(ov, n, m);
+    struct syc_result r;
+    int ok = syc_run(&q, &r) == 0;
     if (detected)
-        *detected = ok && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
-    cJSON_Delete(out);
-    cJSON_Delete(args);
-    return k;
+        *detected = ok && r.pattern >= 0;
+    return ok ? (int)r.reassure : 0;
 }
 
 /* The same reassurance sought again, and the person's newest message is
  * itself one more request for it: only then is the advisory about this
  * message (the messages after a worry, "now translate it", are the work
  * going on). One check in the common case; the second only when it fires. */
-static int reassurance_grew(const struct overlay *ov, const struct chrono_env *env)
+static int reassurance_grew(const struct overlay *ov)
 {
     int fires = 0;
-    int now = ov->nasks ? reassurance_requests(ov, env, ov->nasks, &fires) : 0;
-    return fires && now > reassurance_requests(ov, env, ov->nasks - 1, NULL);
+    int now = ov->nasks ? reassurance_requests(ov, ov->nasks, &fires) : 0;
+    return fires && now > reassurance_requests(ov, ov->nasks - 1, NULL);
 }
 
 /* A message of the person's (text owned, valid UTF-8) joins the recent ones
@@ -494,12 +476,12 @@ static void person_said(struct overlay *ov, const struct chrono_env *env, char *
     cJSON *a = ov->parts & OV_RUMINATION ? rumination(ov, env, buf) : NULL;
     if (a)
         cJSON_AddItemToArray(ov->queued, a);
-    if (ov->parts & OV_SYCOPHANCY && reassurance_grew(ov, env)) {
-        cJSON *args = messages_args(ov, ov->nasks);
-        cJSON *syc = sycophancy(ov, env, args);
+    if (ov->parts & OV_SYCOPHANCY && reassurance_grew(ov)) {
+        const char *m[OV_ASKS_MAX];
+        struct syc_query q = messages_query(ov, ov->nasks, m);
+        cJSON *syc = sycophancy(ov, env, &q);
         if (syc)
             cJSON_AddItemToArray(ov->queued, syc);
-        cJSON_Delete(args);
     }
 }
 
@@ -564,16 +546,12 @@ void overlay_on_prompt(struct overlay *ov, const char *text, size_t n)
 void overlay_on_reply(struct overlay *ov, const char *text, size_t n)
 {
     struct chrono_env env;
-    if (!(ov->parts & OV_SYCOPHANCY) || clock_env(ov, &env) < 0 || !n || !text_valid_utf8(text, n) ||
-        text_char_count(text, n) > OV_SCAN_MAX || memchr(text, '\0', n))
+    if (!(ov->parts & OV_SYCOPHANCY) || clock_env(ov, &env) < 0)
         return;
     refresh(ov, &env);
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddItemToObject(args, "candidate_response", cJSON_CreateStringReference(text));
-    cJSON *s = sycophancy(ov, &env, args);
+    cJSON *s = reply_sycophancy(ov, &env, text, n);
     if (s)
         cJSON_AddItemToArray(ov->queued, s);
-    cJSON_Delete(args);
 }
 
 void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
@@ -616,12 +594,9 @@ void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
             }
             cJSON_Delete(j);
         }
-        cJSON *args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "candidate_response", buf);
-        cJSON *s = n && text_valid_utf8(buf, n) && text_char_count(buf, n) <= OV_SCAN_MAX ? sycophancy(ov, &env, args) : NULL;
+        cJSON *s = reply_sycophancy(ov, &env, buf, n);
         if (s)
             cJSON_AddItemToArray(ov->queued, s);
-        cJSON_Delete(args);
     }
     free(buf);
 }
@@ -710,12 +685,9 @@ cJSON *overlay_for_result(struct overlay *ov, const char *tool, const struct loo
         if (h)
             cJSON_AddItemToArray(all, h);
         if (text && *text) {
-            cJSON *args = cJSON_CreateObject();
-            cJSON_AddStringToObject(args, "candidate_response", text);
-            cJSON *s = sycophancy(ov, &env, args);
+            cJSON *s = reply_sycophancy(ov, &env, text, strlen(text));
             if (s)
                 cJSON_AddItemToArray(all, s);
-            cJSON_Delete(args);
         }
     }
     /* One advisory per detector: the most confident. */
