@@ -506,6 +506,16 @@ static inline uint64_t read8(const unsigned char *s)
     return v;
 }
 
+char *text_dup(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
 uint64_t text_hash(const void *p, size_t n, uint64_t seed)
 {
     static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;

@@ -75,6 +75,9 @@ int text_is_stopword(uint64_t hash);
  * adversary must not collide. */
 uint64_t text_hash(const void *p, size_t n, uint64_t seed);
 
+/* A NUL-terminated copy of n bytes (a message, an id), or NULL. */
+char *text_dup(const char *s, size_t n);
+
 /* Calls fn for each non-empty, non-comment line of an embedded list file;
  * lines are trimmed. Returns the number of lines seen. */
 size_t text_each_line(const char *data, void (*fn)(const char *line, size_t n, void *ctx), void *ctx);

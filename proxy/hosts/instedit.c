@@ -2,6 +2,7 @@
 #include "instedit.h"
 
 #include "install.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,11 +374,9 @@ char *install_edit_text(const char *text, size_t n, int fmt, int hooks, int unin
     struct target_spec t = {(enum fmt)fmt, 1, hooks, fmt == FMT_JSON, fmt == FMT_JSONC ? &hook_hosts[HOOK_HOST_GEMINI] : &hook_hosts[HOOK_HOST_CLAUDE]};
     struct plan p;
     why[0] = '\0';
-    char *copy = malloc(n + 1);
+    char *copy = text_dup(text, n);
     if (!copy)
         return NULL;
-    memcpy(copy, text, n);
-    copy[n] = '\0';
     char *out = NULL;
     if (inst_plan_text(&c, &t, copy, n, uninstall ? manifest : NULL, &p, why, whyn) == 0) {
         out = p.out;

@@ -36,6 +36,7 @@
 #include "rules.h"
 #include "state.h"
 #include "submit.h"
+#include "text.h"
 #include "timefmt.h"
 
 #include <fnmatch.h>
@@ -491,12 +492,7 @@ static char *person_text(const char *s, size_t n)
     n = utf8_cut(s, n, OV_TEXT_MAX);
     if (!n || !text_valid_utf8(s, n) || memchr(s, '\0', n))
         return NULL;
-    char *t = malloc(n + 1);
-    if (t) {
-        memcpy(t, s, n);
-        t[n] = '\0';
-    }
-    return t;
+    return text_dup(s, n);
 }
 
 void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)

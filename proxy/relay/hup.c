@@ -130,16 +130,6 @@ static int64_t jitter(struct hup *h, int64_t d)
     return d * 3 / 4 + (int64_t)((h->seed >> 16) % (unsigned)(d / 2 + 1));
 }
 
-static char *memdup(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 static void xfer_free(struct xfer *x)
 {
     if (!x)
@@ -789,7 +779,7 @@ void hup_send(struct hup *h, const char *line, size_t n)
         return;
     }
     struct xfer *x = xfer_new(h, XK_POST);
-    if (!x || !(x->body = memdup(line, n))) {
+    if (!x || !(x->body = text_dup(line, n))) {
         xfer_free(x);
         log_event(LOG_ERROR, "upstream_http_not_sent", "reason=memory bytes=%zu", n);
         return;
@@ -799,7 +789,7 @@ void hup_send(struct hup *h, const char *line, size_t n)
         if (str_value(top.method.p, top.method.n, x->method, sizeof x->method) < 0)
             x->method[0] = '\0';
         if (top.id.p)
-            x->id = memdup(top.id.p, top.id.n), x->idn = top.id.n;
+            x->id = text_dup(top.id.p, top.id.n), x->idn = top.id.n;
         if (top.params.p) {
             char v[sizeof x->proto];
             if (era_requested_raw(top.params.p, top.params.n, v, sizeof v) == 1)
@@ -819,13 +809,13 @@ void hup_send(struct hup *h, const char *line, size_t n)
     if (method_is(x, "initialize") && x->id) {
         x->is_init = 1;
         free(h->init_body);
-        h->init_body = memdup(line, n);
+        h->init_body = text_dup(line, n);
         h->init_n = h->init_body ? n : 0;
         h->session[0] = '\0';                 /* a new handshake starts a new session */
     } else if (method_is(x, "notifications/initialized")) {
         x->is_initialized = 1;
         free(h->initialized_body);
-        h->initialized_body = memdup(line, n);
+        h->initialized_body = text_dup(line, n);
         h->initialized_n = h->initialized_body ? n : 0;
     } else if (method_is(x, "notifications/cancelled") && !top.id.p && cancel_stream(h, &top)) {
         xfer_free(x);
@@ -897,7 +887,7 @@ static void renewed(struct hup *h, int ok, long status)
 
     if (ok && h->initialized_body) {
         struct xfer *n = xfer_new(h, XK_POST);
-        if (n && (n->body = memdup(h->initialized_body, h->initialized_n))) {
+        if (n && (n->body = text_dup(h->initialized_body, h->initialized_n))) {
             n->bodyn = h->initialized_n;
             n->is_initialized = 1;
             n->renewal_of = 1;
@@ -944,7 +934,7 @@ static void list_tools(struct hup *h)
     int idn = snprintf(id, sizeof id, "\"keel-tools-%u\"", h->renew_seq);
     int k = snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/list\"}", id);
     struct xfer *x = xfer_new(h, XK_POST);
-    if (!x || !(x->body = memdup(body, (size_t)k)) || !(x->id = memdup(id, (size_t)idn))) {
+    if (!x || !(x->body = text_dup(body, (size_t)k)) || !(x->id = text_dup(id, (size_t)idn))) {
         xfer_free(x);
         return;
     }

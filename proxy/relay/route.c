@@ -135,116 +135,119 @@ static void touch(struct relay *r)
         log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
 }
 
-static char *dup_line(const char *s, size_t n)
+/* A line that is no message keel can route: answered with the error, 1;
+ * else 0 and *top holds its members. A batch (MCP before 2025-06-18) goes
+ * on as it is. */
+static int client_unroutable(struct relay *r, const char *line, size_t n, struct jscan_top *top)
 {
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-void relay_client_line(struct relay *r, const char *line, size_t n)
-{
-    size_t i = 0;
-    while (i < n && (line[i] == ' ' || line[i] == '\t'))
-        i++;
-    if (i == n)
-        return;
-    struct jscan_top top;
-    if (!jscan_scan(line, n, &top)) {
+    if (!jscan_scan(line, n, top)) {
         const char *pid;
         size_t pidn;
         int known = jscan_member(line, n, "id", &pid, &pidn) == 1 && jr_valid_raw_id(pid, pidn);
         log_event(LOG_WARN, "client_parse_error", "bytes=%zu", n);
         relay_error(&r->cout, known ? pid : NULL, known ? pidn : 0, JR_PARSE_ERROR,
                     "Parse error: the line is not valid JSON (or nests deeper than 1000)", NULL);
-        return;
+        return 1;
     }
-    if (top.first != '{') {                   /* a batch (MCP before 2025-06-18) or a bare value */
-        if (r->up == UP && top.first == '[' && !r->http)   /* over HTTP a POST carries one message */
+    if (top->first != '{') {                  /* a batch or a bare value */
+        if (r->up == UP && top->first == '[' && !r->http)   /* over HTTP a POST carries one message */
             relay_to_upstream(r, line, n);
         else
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
-        return;
+        return 1;
     }
-    const char *method = top.method.p, *id = top.id.p, *params = top.params.p, *name = NULL;
-    size_t mn = top.method.n, idn = top.id.n, pn = top.params.n, nn = 0;
-    int has_method = method != NULL;
+    const char *id = top->id.p;
+    size_t idn = top->id.n;
     int has_id = id && jr_valid_raw_id(id, idn);
-    if (top.dup) {                            /* peers would read it differently (first- or last-wins) */
+    if (top->dup) {                           /* peers would read it differently (first- or last-wins) */
         log_event(LOG_WARN, "client_invalid_request", "reason=duplicate_member bytes=%zu", n);
         relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
                     "Invalid Request: a member (id, method, params...) is given twice", NULL);
-        return;
+        return 1;
     }
     if (id && !has_id) {                      /* an id of null, true, {} or []: not a notification */
         log_event(LOG_WARN, "client_invalid_request", "reason=bad_id bytes=%zu", n);
         relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: an id must be a string or a number", NULL);
-        return;
+        return 1;
     }
-    if (!jscan_is_jsonrpc(&top)) {
+    if (!jscan_is_jsonrpc(top)) {
         log_event(LOG_WARN, "client_invalid_request", "bytes=%zu", n);
         relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
                  "Invalid Request: needs jsonrpc \"2.0\" and a method, or an id with a result or an error", NULL);
-        return;
+        return 1;
     }
-    if (has_method && has_id && idn > JR_ID_MAX) {
+    if (top->method.p && has_id && idn > JR_ID_MAX) {
         log_event(LOG_WARN, "client_invalid_request", "reason=id_too_long bytes=%zu", idn);
         relay_error(&r->cout, id, idn, JR_INVALID_REQUEST, "Invalid Request: the id is longer than 1024 bytes", NULL);
-        return;
+        return 1;
     }
+    return 0;
+}
 
-    if (!has_method) {                        /* a response to a server request */
-        int kind;
-        if (!has_id || !pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL)) {
-            /* Not asked by this upstream (a late answer to one that died): keep it away. */
-            log_event(LOG_INFO, "response_dropped", "reason=unknown_id bytes=%zu", n);
-            return;
-        }
-        if (kind == PK_SAMPLING && top.result.p) {
-            cJSON *res = jscan_parse_valid(top.result.p, top.result.n);
-            overlay_on_sampling_result(&r->ov, res);
-            cJSON_Delete(res);
-        }
-        if (r->up == UP)
-            relay_to_upstream(r, line, n);
+/* The client's answer to a request of the server's. */
+static void client_response(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
+{
+    int kind;
+    if (!top->id.p || !pending_take(&r->pend, FROM_SERVER, top->id.p, top->id.n, &kind, NULL)) {
+        /* Not asked by this upstream (a late answer to one that died): keep it away. */
+        log_event(LOG_INFO, "response_dropped", "reason=unknown_id bytes=%zu", n);
         return;
     }
-    if (!has_id) {                            /* a notification */
-        const char *rid;
-        size_t ridn;
-        int kind;
-        if (str_is(method, mn, "notifications/cancelled") && params &&
-            jscan_member(params, pn, "requestId", &rid, &ridn) == 1)
-            pending_take(&r->pend, FROM_CLIENT, rid, ridn, &kind, NULL);   /* no answer will come */
-        if (str_is(method, mn, "notifications/initialized")) {
-            free(r->initialized_line);
-            r->initialized_line = dup_line(line, n);
-            r->initialized_n = n;
-        }
-        if (r->up == UP)
-            relay_to_upstream(r, line, n);
-        else
-            log_event(LOG_INFO, "notification_dropped", "reason=upstream_down bytes=%zu", n);
-        return;
+    if (kind == PK_SAMPLING && top->result.p) {
+        cJSON *res = jscan_parse_valid(top->result.p, top->result.n);
+        overlay_on_sampling_result(&r->ov, res);
+        cJSON_Delete(res);
     }
-    /* A request: its id must not be one still in flight (the answer could
-     * not be told apart), and only so many may be. */
+    if (r->up == UP)
+        relay_to_upstream(r, line, n);
+}
+
+static void client_notification(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
+{
+    const char *method = top->method.p, *params = top->params.p, *rid;
+    size_t mn = top->method.n, ridn;
+    int kind;
+    if (str_is(method, mn, "notifications/cancelled") && params &&
+        jscan_member(params, top->params.n, "requestId", &rid, &ridn) == 1)
+        pending_take(&r->pend, FROM_CLIENT, rid, ridn, &kind, NULL);   /* no answer will come */
+    if (str_is(method, mn, "notifications/initialized")) {
+        free(r->initialized_line);
+        r->initialized_line = text_dup(line, n);
+        r->initialized_n = n;
+    }
+    if (r->up == UP)
+        relay_to_upstream(r, line, n);
+    else
+        log_event(LOG_INFO, "notification_dropped", "reason=upstream_down bytes=%zu", n);
+}
+
+/* A request keel cannot take: its id is one still in flight (the answer
+ * could not be told apart), or too many are. Answered, 1. */
+static int request_refused(struct relay *r, const char *id, size_t idn, size_t n)
+{
     if (pending_kind(&r->pend, FROM_CLIENT, id, idn) >= 0) {
         log_event(LOG_WARN, "client_invalid_request", "reason=id_in_use bytes=%zu", n);
         relay_error(&r->cout, id, idn, JR_INVALID_REQUEST,
                     "Invalid Request: this id is already used by a request still in flight", NULL);
-        return;
+        return 1;
     }
     if (r->pend.live >= PENDING_MAX) {
         log_event(LOG_WARN, "too_many_pending", "limit=%d", PENDING_MAX);
         relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, "keel has too many requests in flight to this server; "
                     "wait for some answers and send it again", "TOO_MANY_PENDING");
-        return;
+        return 1;
     }
-    /* keel's own tools are answered here. */
+    return 0;
+}
+
+/* A request: refused, answered by keel (its own tools; the upstream down),
+ * or sent on with what its answer will need. */
+static void client_request(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
+{
+    const char *method = top->method.p, *id = top->id.p, *params = top->params.p, *name;
+    size_t mn = top->method.n, idn = top->id.n, pn = top->params.n, nn;
+    if (request_refused(r, id, idn, n))
+        return;
     if (str_is(method, mn, "tools/call") && params && jscan_member(params, pn, "name", &name, &nn) == 1) {
         const struct tool *t = exposed_tool(r, name, nn);
         if (t) {
@@ -273,7 +276,7 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     else if (str_is(method, mn, "initialize")) {
         kind = PK_INITIALIZE;
         free(r->init_line);
-        r->init_line = dup_line(line, n);
+        r->init_line = text_dup(line, n);
         r->init_n = n;
     } else if (str_is(method, mn, "tools/list")) {
         kind = PK_TOOLS_LIST;
@@ -282,6 +285,22 @@ void relay_client_line(struct relay *r, const char *line, size_t n)
     }
     pending_add(&r->pend, FROM_CLIENT, id, idn, kind, data);
     relay_to_upstream(r, line, n);
+}
+
+void relay_client_line(struct relay *r, const char *line, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    struct jscan_top top;
+    if (i == n || client_unroutable(r, line, n, &top))
+        return;
+    if (!top.method.p)
+        client_response(r, line, n, &top);
+    else if (!top.id.p)
+        client_notification(r, line, n, &top);
+    else
+        client_request(r, line, n, &top);
 }
 
 static int span_empty(const char *open_brace, size_t n)

@@ -184,209 +184,251 @@ static void close_upstream_out(struct relay *r, int *sout_open)
     r->child.out_fd = -1;
 }
 
+/* wrap_run's loop: the relay, the phase, and the deadlines it waits for
+ * (monotonic ms, -1: none). */
+struct loop {
+    struct relay r;
+    enum phase phase;
+    int client_eof, sout_open, status, restarts, stop_signal;
+    int64_t reap_at, restart_at, phase_at, replay_at;
+    int64_t started_at;            /* when the upstream last started */
+    struct pollfd pf[5];
+    int np, icin, isout;           /* pf's entries, and which are the client's stdin and the upstream's stdout */
+};
+
+/* What to wait for, and until when: the nearest deadline. -1 when poll fails. */
+static int wait_turn(struct loop *l)
+{
+    struct relay *r = &l->r;
+    l->np = 0, l->icin = -1, l->isout = -1;
+    l->pf[l->np++] = (struct pollfd){sig_pipe[0], POLLIN, 0};
+    /* Answers held back behind a line passing through count too. */
+    int room = r->cout.bytes + r->cout.held_bytes < HIGH_WATER && r->sin.bytes < HIGH_WATER;
+    if (l->phase == RUNNING && !l->client_eof && room)
+        l->icin = l->np, l->pf[l->np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
+    /* A line passing through waits in the pipe, not in keel, while the client is behind. */
+    if (l->sout_open && r->cout.bytes < (r->cut.on ? 1 : HIGH_WATER))
+        l->isout = l->np, l->pf[l->np++] = (struct pollfd){r->child.out_fd, POLLIN, 0};
+    if (r->cout.bytes && !r->cout.failed)
+        l->pf[l->np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
+    if (r->sin.bytes && r->child.in_fd >= 0 && !r->sin.failed)
+        l->pf[l->np++] = (struct pollfd){r->child.in_fd, POLLOUT, 0};
+    int64_t next = -1;
+    if (l->reap_at >= 0)
+        next = l->reap_at;
+    if (l->restart_at >= 0 && (next < 0 || l->restart_at < next))
+        next = l->restart_at;
+    if (l->phase != RUNNING && r->child.pid && (next < 0 || l->phase_at < next))
+        next = l->phase_at;
+    if (r->up == REPLAYING && (next < 0 || l->replay_at < next))
+        next = l->replay_at;
+    int timeout = -1;
+    if (next >= 0) {
+        int64_t left = next - chrono_mono_ms();
+        timeout = left < 0 ? 0 : (int)left;
+    }
+    if (poll(l->pf, (nfds_t)l->np, timeout) < 0 && errno != EINTR) {
+        log_event(LOG_ERROR, "poll_failed", "errno=%d", errno);
+        return -1;
+    }
+    return 0;
+}
+
+/* A stop signal ends the client's side; SIGCHLD with the upstream's stdout
+ * still held by something it left behind ends the upstream's. */
+static void take_signals(struct loop *l)
+{
+    struct relay *r = &l->r;
+    if (l->pf[0].revents & POLLIN) {
+        int chld = relay_signals(&l->stop_signal);
+        if (chld && r->child.pid && l->sout_open && child_poll(&r->child)) {
+            /* It exited while something it left behind holds its stdout:
+             * take what it wrote, then stop listening and end the group. */
+            int fl = fcntl(r->child.out_fd, F_GETFL);
+            fcntl(r->child.out_fd, F_SETFL, fl | O_NONBLOCK);
+            while (relay_server_drain(r) != FRAME_EOF && frame_fill(&r->sout) >= 0)   /* 0: the end, drained next */
+                ;
+            kill(-r->child.pid, SIGKILL);
+            close_upstream_out(r, &l->sout_open);
+        }
+    }
+    if (l->stop_signal && l->phase == RUNNING) {
+        l->client_eof = 1;
+        l->status = 128 + l->stop_signal;
+    }
+}
+
+/* Client → keel, upstream → keel, then whatever this turn queued goes out
+ * in one writev per side. */
+static void move_bytes(struct loop *l)
+{
+    struct relay *r = &l->r;
+    if (l->icin >= 0 && (l->pf[l->icin].revents & (POLLIN | POLLHUP | POLLERR)) && relay_read_client(r))
+        l->client_eof = 1;
+    if (l->isout >= 0 && (l->pf[l->isout].revents & (POLLIN | POLLHUP | POLLERR))) {
+        long got = frame_fill(&r->sout);
+        if (got < 0 && errno != EAGAIN && errno != EINTR)
+            r->sout.eof = 1;
+        if (relay_server_drain(r) == FRAME_EOF)
+            close_upstream_out(r, &l->sout_open);
+    }
+    if (r->cout.bytes && !r->cout.failed)
+        outq_flush(&r->cout);
+    if (r->cout.failed && !l->client_eof) {
+        log_event(LOG_INFO, "client_gone", NULL);
+        l->client_eof = 1;
+    }
+    if (r->sin.bytes && !r->sin.failed && r->child.in_fd >= 0 && outq_flush(&r->sin) < 0)
+        log_event(LOG_WARN, "upstream_stdin_closed", "errno=%d", errno);
+}
+
+/* The upstream ended: once its stdout is drained, reap it (and if it
+ * lingers with its stdout closed, it cannot talk anyway: kill it); then
+ * schedule a restart, or give up. */
+static void reap_upstream(struct loop *l, int64_t now)
+{
+    struct relay *r = &l->r;
+    if (!r->child.pid || l->sout_open)
+        return;
+    if (!child_poll(&r->child)) {
+        if (l->reap_at < 0) {
+            l->reap_at = now + GRACE_MS;
+        } else if (now >= l->reap_at) {
+            kill(-r->child.pid, SIGKILL);
+            kill(r->child.pid, SIGKILL);
+            while (waitpid(r->child.pid, &r->child.status, 0) < 0 && errno == EINTR)
+                ;
+            r->child.reaped = 1;
+        }
+    }
+    if (!r->child.reaped)
+        return;
+    l->reap_at = -1;
+    int code = child_exit_code(&r->child);
+    log_event(LOG_INFO, "upstream_exit", "status=%d", code);
+    if (r->child.in_fd >= 0)
+        close(r->child.in_fd);
+    r->child.in_fd = -1;
+    outq_free(&r->sin);
+    kill(-r->child.pid, SIGKILL);    /* helpers left in its group */
+    r->child.pid = 0;
+    char why[120];
+    snprintf(why, sizeof why, "the upstream server exited with status %d", code);
+    relay_fail_pending(r, why);
+    if (now - l->started_at >= STABLE_MS)
+        l->restarts = 0;             /* it ran well for a while: a fresh budget */
+    if (l->phase == RUNNING && !l->client_eof && l->restarts < r->o->restart_max) {
+        l->restart_at = now + restart_delay(l->restarts);
+        r->up = WAITING;
+        l->restarts++;
+        log_event(LOG_INFO, "upstream_restart_scheduled", "attempt=%d", l->restarts);
+    } else {
+        r->up = GONE;
+        if (l->phase == RUNNING) {
+            l->status = code;
+            l->client_eof = 1;       /* nothing left to relay */
+        }
+    }
+}
+
+/* A restart that is due, and a replayed initialize never answered. */
+static void restart_upstream(struct loop *l, int64_t now)
+{
+    struct relay *r = &l->r;
+    if (r->up == WAITING && l->restart_at >= 0 && now >= l->restart_at) {
+        l->restart_at = -1;
+        if (start_upstream(r) == 0) {
+            l->sout_open = 1;
+            l->started_at = now;
+            r->up = relay_replay(r) ? REPLAYING : UP;
+            l->replay_at = now + REPLAY_MS;
+        } else if (l->restarts < r->o->restart_max) {
+            l->restart_at = now + restart_delay(l->restarts);
+            l->restarts++;
+        } else {
+            r->up = FAILED;
+        }
+    }
+    if (r->up == REPLAYING && now >= l->replay_at && r->child.pid) {
+        /* The new upstream never answered the replayed initialize: end it;
+         * the exit path restarts it again or gives up. */
+        log_event(LOG_WARN, "upstream_replay_timeout", "ms=%d", REPLAY_MS);
+        kill(-r->child.pid, SIGKILL);
+        kill(r->child.pid, SIGKILL);
+        l->replay_at = now + REPLAY_MS;
+    }
+    if (r->exit_after_answer && !r->cout.bytes) {
+        l->status = 1;
+        l->client_eof = 1;
+    }
+}
+
+/* Winding down: stdin closed once what the client sent is delivered, then
+ * SIGTERM and SIGKILL to the group, GRACE_MS apart. */
+static void wind_down(struct loop *l, int64_t now)
+{
+    struct relay *r = &l->r;
+    if (l->client_eof && l->phase == RUNNING) {
+        l->phase = CLOSING;
+        l->restart_at = -1;
+        if (r->up == WAITING)
+            r->up = GONE;
+        /* Answers still owed to a client that reads get the full grace;
+         * with none owed, or nobody left to read them, the upstream has
+         * QUIET_GRACE_MS to leave on its own. */
+        int owed = pending_any(&r->pend, FROM_CLIENT, ~0u) && !r->cout.failed;
+        int young = now - l->started_at < YOUNG_MS;       /* still starting: let it */
+        l->phase_at = now + (owed || young ? GRACE_MS : QUIET_GRACE_MS);
+    }
+    if (l->phase != RUNNING && r->child.in_fd >= 0 && (!r->sin.bytes || r->sin.failed || now >= l->phase_at)) {
+        close(r->child.in_fd);
+        r->child.in_fd = -1;
+        outq_free(&r->sin);
+    }
+    if (l->phase == KILLED && r->child.pid && now >= l->phase_at && l->sout_open)
+        close_upstream_out(r, &l->sout_open);   /* something outside the group holds its stdout */
+    if (l->phase != RUNNING && l->phase != KILLED && r->child.pid && now >= l->phase_at) {
+        int sig = l->phase == CLOSING ? SIGTERM : SIGKILL;
+        log_event(LOG_INFO, sig == SIGTERM ? "upstream_sigterm" : "upstream_sigkill", "pid=%ld", (long)r->child.pid);
+        kill(-r->child.pid, sig);
+        kill(r->child.pid, sig);
+        l->phase = l->phase == CLOSING ? TERMINATING : KILLED;
+        l->phase_at = now + GRACE_MS;
+    }
+}
+
 int wrap_run(const struct wrap_opts *o)
 {
-    struct relay r;
-    relay_init(&r, o);
-    if (relay_open(&r) < 0) {
-        relay_free(&r);
+    struct loop l = {.phase = RUNNING, .reap_at = -1, .restart_at = -1, .phase_at = -1, .replay_at = -1};
+    struct relay *r = &l.r;
+    relay_init(r, o);
+    if (relay_open(r) < 0) {
+        relay_free(r);
         return 1;
     }
-    log_event(LOG_INFO, "wrap_start", "tools=%d overlay=%u max_message_bytes=%zu", r.nexposed, r.ov.parts,
+    log_event(LOG_INFO, "wrap_start", "tools=%d overlay=%u max_message_bytes=%zu", r->nexposed, r->ov.parts,
               o->max_message_bytes);
-    r.up = start_upstream(&r) == 0 ? UP : FAILED;
-
-    enum phase phase = RUNNING;
-    int client_eof = 0, sout_open = r.up == UP, status = 0, restarts = 0, stop_signal = 0;
-    int64_t reap_at = -1, restart_at = -1, phase_at = -1, replay_at = -1;   /* deadlines, monotonic ms */
-    int64_t started_at = chrono_mono_ms();           /* when the upstream last started */
-
+    r->up = start_upstream(r) == 0 ? UP : FAILED;
+    l.sout_open = r->up == UP;
+    l.started_at = chrono_mono_ms();
     for (;;) {
-        /* Decide what to wait for. */
-        struct pollfd pf[5];
-        int np = 0, icin = -1, isout = -1;
-        pf[np++] = (struct pollfd){sig_pipe[0], POLLIN, 0};
-        /* Answers held back behind a line passing through count too. */
-        int room = r.cout.bytes + r.cout.held_bytes < HIGH_WATER && r.sin.bytes < HIGH_WATER;
-        if (phase == RUNNING && !client_eof && room)
-            icin = np, pf[np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
-        /* A line passing through waits in the pipe, not in keel, while the client is behind. */
-        if (sout_open && r.cout.bytes < (r.cut.on ? 1 : HIGH_WATER))
-            isout = np, pf[np++] = (struct pollfd){r.child.out_fd, POLLIN, 0};
-        if (r.cout.bytes && !r.cout.failed)
-            pf[np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
-        if (r.sin.bytes && r.child.in_fd >= 0 && !r.sin.failed)
-            pf[np++] = (struct pollfd){r.child.in_fd, POLLOUT, 0};
-        int64_t next = -1;
-        if (reap_at >= 0)
-            next = reap_at;
-        if (restart_at >= 0 && (next < 0 || restart_at < next))
-            next = restart_at;
-        if (phase != RUNNING && r.child.pid && (next < 0 || phase_at < next))
-            next = phase_at;
-        if (r.up == REPLAYING && (next < 0 || replay_at < next))
-            next = replay_at;
-        int timeout = -1;
-        if (next >= 0) {
-            int64_t left = next - chrono_mono_ms();
-            timeout = left < 0 ? 0 : (int)left;
-        }
-        if (poll(pf, (nfds_t)np, timeout) < 0 && errno != EINTR) {
-            log_event(LOG_ERROR, "poll_failed", "errno=%d", errno);
-            status = 1;
+        if (wait_turn(&l) < 0) {
+            l.status = 1;
             break;
         }
-
-        /* Signals. */
-        if (pf[0].revents & POLLIN) {
-            int chld = relay_signals(&stop_signal);
-            if (chld && r.child.pid && sout_open && child_poll(&r.child)) {
-                /* It exited while something it left behind holds its stdout:
-                 * take what it wrote, then stop listening and end the group. */
-                int fl = fcntl(r.child.out_fd, F_GETFL);
-                fcntl(r.child.out_fd, F_SETFL, fl | O_NONBLOCK);
-                while (relay_server_drain(&r) != FRAME_EOF && frame_fill(&r.sout) >= 0)   /* 0: the end, drained next */
-                    ;
-                kill(-r.child.pid, SIGKILL);
-                close_upstream_out(&r, &sout_open);
-            }
-        }
-        if (stop_signal && phase == RUNNING) {
-            client_eof = 1;
-            status = 128 + stop_signal;
-        }
-
-        /* Client → keel. */
-        if (icin >= 0 && (pf[icin].revents & (POLLIN | POLLHUP | POLLERR)) && relay_read_client(&r))
-            client_eof = 1;
-
-        /* Upstream → keel. */
-        if (isout >= 0 && (pf[isout].revents & (POLLIN | POLLHUP | POLLERR))) {
-            long got = frame_fill(&r.sout);
-            if (got < 0 && errno != EAGAIN && errno != EINTR)
-                r.sout.eof = 1;
-            if (relay_server_drain(&r) == FRAME_EOF)
-                close_upstream_out(&r, &sout_open);
-        }
-
-        /* Writes: whatever this turn queued goes out in one writev per side. */
-        if (r.cout.bytes && !r.cout.failed)
-            outq_flush(&r.cout);
-        if (r.cout.failed && !client_eof) {
-            log_event(LOG_INFO, "client_gone", NULL);
-            client_eof = 1;
-        }
-        if (r.sin.bytes && !r.sin.failed && r.child.in_fd >= 0 && outq_flush(&r.sin) < 0)
-            log_event(LOG_WARN, "upstream_stdin_closed", "errno=%d", errno);
-
+        take_signals(&l);
+        move_bytes(&l);
         int64_t now = chrono_mono_ms();
-        /* The upstream ended: once its stdout is drained, reap it (and if it
-         * lingers with its stdout closed, it cannot talk anyway: kill it). */
-        if (r.child.pid && !sout_open) {
-            if (!child_poll(&r.child)) {
-                if (reap_at < 0) {
-                    reap_at = now + GRACE_MS;
-                } else if (now >= reap_at) {
-                    kill(-r.child.pid, SIGKILL);
-                    kill(r.child.pid, SIGKILL);
-                    while (waitpid(r.child.pid, &r.child.status, 0) < 0 && errno == EINTR)
-                        ;
-                    r.child.reaped = 1;
-                }
-            }
-            if (r.child.reaped) {
-                reap_at = -1;
-                int code = child_exit_code(&r.child);
-                log_event(LOG_INFO, "upstream_exit", "status=%d", code);
-                if (r.child.in_fd >= 0)
-                    close(r.child.in_fd);
-                r.child.in_fd = -1;
-                outq_free(&r.sin);
-                kill(-r.child.pid, SIGKILL);    /* helpers left in its group */
-                r.child.pid = 0;
-                char why[120];
-                snprintf(why, sizeof why, "the upstream server exited with status %d", code);
-                relay_fail_pending(&r, why);
-                if (now - started_at >= STABLE_MS)
-                    restarts = 0;             /* it ran well for a while: a fresh budget */
-                if (phase == RUNNING && !client_eof && restarts < o->restart_max) {
-                    restart_at = now + restart_delay(restarts);
-                    r.up = WAITING;
-                    restarts++;
-                    log_event(LOG_INFO, "upstream_restart_scheduled", "attempt=%d", restarts);
-                } else {
-                    r.up = GONE;
-                    if (phase == RUNNING) {
-                        status = code;
-                        client_eof = 1;       /* nothing left to relay */
-                    }
-                }
-            }
-        }
-        if (r.up == WAITING && restart_at >= 0 && now >= restart_at) {
-            restart_at = -1;
-            if (start_upstream(&r) == 0) {
-                sout_open = 1;
-                started_at = now;
-                r.up = relay_replay(&r) ? REPLAYING : UP;
-                replay_at = now + REPLAY_MS;
-            } else if (restarts < o->restart_max) {
-                restart_at = now + restart_delay(restarts);
-                restarts++;
-            } else {
-                r.up = FAILED;
-            }
-        }
-        if (r.up == REPLAYING && now >= replay_at && r.child.pid) {
-            /* The new upstream never answered the replayed initialize: end it;
-             * the exit path restarts it again or gives up. */
-            log_event(LOG_WARN, "upstream_replay_timeout", "ms=%d", REPLAY_MS);
-            kill(-r.child.pid, SIGKILL);
-            kill(r.child.pid, SIGKILL);
-            replay_at = now + REPLAY_MS;
-        }
-        if (r.exit_after_answer && !r.cout.bytes) {
-            status = 1;
-            client_eof = 1;
-        }
-
-        /* Winding down: stdin closed once what the client sent is delivered,
-         * then SIGTERM and SIGKILL to the group, GRACE_MS apart. */
-        if (client_eof && phase == RUNNING) {
-            phase = CLOSING;
-            restart_at = -1;
-            if (r.up == WAITING)
-                r.up = GONE;
-            /* Answers still owed to a client that reads get the full grace;
-             * with none owed, or nobody left to read them, the upstream has
-             * QUIET_GRACE_MS to leave on its own. */
-            int owed = pending_any(&r.pend, FROM_CLIENT, ~0u) && !r.cout.failed;
-            int young = now - started_at < YOUNG_MS;       /* still starting: let it */
-            phase_at = now + (owed || young ? GRACE_MS : QUIET_GRACE_MS);
-        }
-        if (phase != RUNNING && r.child.in_fd >= 0 && (!r.sin.bytes || r.sin.failed || now >= phase_at)) {
-            close(r.child.in_fd);
-            r.child.in_fd = -1;
-            outq_free(&r.sin);
-        }
-        if (phase == KILLED && r.child.pid && now >= phase_at && sout_open)
-            close_upstream_out(&r, &sout_open);   /* something outside the group holds its stdout */
-        if (phase != RUNNING && phase != KILLED && r.child.pid && now >= phase_at) {
-            int sig = phase == CLOSING ? SIGTERM : SIGKILL;
-            log_event(LOG_INFO, sig == SIGTERM ? "upstream_sigterm" : "upstream_sigkill", "pid=%ld", (long)r.child.pid);
-            kill(-r.child.pid, sig);
-            kill(r.child.pid, sig);
-            phase = phase == CLOSING ? TERMINATING : KILLED;
-            phase_at = now + GRACE_MS;
-        }
-        if (phase != RUNNING && !r.child.pid)
+        reap_upstream(&l, now);
+        restart_upstream(&l, now);
+        wind_down(&l, now);
+        if (l.phase != RUNNING && !r->child.pid)
             break;
     }
-
-    if (r.up == FAILED && !status)
-        status = 1;                   /* the upstream never ran */
-    if (r.child.out_fd >= 0)
-        close(r.child.out_fd);
-    relay_close(&r, status);
-    return status;
+    if (r->up == FAILED && !l.status)
+        l.status = 1;                 /* the upstream never ran */
+    if (r->child.out_fd >= 0)
+        close(r->child.out_fd);
+    relay_close(r, l.status);
+    return l.status;
 }
