@@ -17,8 +17,8 @@
 struct chrono_env {
     struct chrono_now now;
     const struct profile *profile;
-    const char *state_dir;      /* NULL: the default (state.h) */
-    int64_t conversation_at;    /* when the caller's conversation began (a host session, a client
+    const char *state_dir; /* NULL: the default (state.h) */
+    int64_t conversation_at; /* when the caller's conversation began (a host session, a client
                                    connection): overrides given before it do not hold in it; 0 unknown */
 };
 

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 struct chrono_now {
-    int64_t ms;       /* since the epoch, UTC */
-    int offset_s;     /* local UTC offset at that instant */
+    int64_t ms; /* since the epoch, UTC */
+    int offset_s; /* local UTC offset at that instant */
 };
 
 /* 0, or -1 with INTERNAL_CLOCK_UNAVAILABLE. */

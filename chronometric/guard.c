@@ -158,14 +158,15 @@ static int do_read(cJSON *state, void *vctx, kerr *e)
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, dn);
         v->once[d] = cJSON_IsNumber(n) && holds_here(env, given_at(g, "override_once", dn)) ? (int)n->valuedouble : 0;
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dis, dn));
-        v->disabled[d] = k && v->session_key[0] && !strcmp(k, v->session_key) && holds_here(env, given_at(g, "disabled", dn));
+        v->disabled[d] =
+            k && v->session_key[0] && !strcmp(k, v->session_key) && holds_here(env, given_at(g, "disabled", dn));
     }
     const char *ls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "lower_sensitivity"));
     v->lower_sensitivity = ls && v->session_key[0] && !strcmp(ls, v->session_key) &&
-                           holds_here(env, given_at(g, "lower_sensitivity", NULL));
+        holds_here(env, given_at(g, "lower_sensitivity", NULL));
     const char *vo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "validation_ok"));
-    v->validation_ok = vo && v->session_key[0] && !strcmp(vo, v->session_key) &&
-                       holds_here(env, given_at(g, "validation_ok", NULL));
+    v->validation_ok =
+        vo && v->session_key[0] && !strcmp(vo, v->session_key) && holds_here(env, given_at(g, "validation_ok", NULL));
     v->fresh_context_at = time_of(g, "fresh_context_at");
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(g, "hyperfocus");
     v->snooze_until = time_of(h, "snooze_until");
@@ -176,8 +177,8 @@ static int do_read(cJSON *state, void *vctx, kerr *e)
 
 int guard_eod_extension(const struct chrono_env *env, const cJSON *state)
 {
-    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(state, "guard"),
-                                                       "end_of_day_extension");
+    const cJSON *ext =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(state, "guard"), "end_of_day_extension");
     char d[16];
     today(env, d, sizeof d);
     const char *date = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ext, "date"));
@@ -231,13 +232,13 @@ static int do_claim(cJSON *state, void *vctx, kerr *e)
     set_num(adv, "level", c->level);
     set_time(adv, "at", now, c->env->now.offset_s);
     if (rise && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "skip_next"))) {
-        cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next");       /* snooze-once: this rung is skipped */
+        cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next"); /* snooze-once: this rung is skipped */
         return 1;
     }
     cJSON *once = obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, "hyperfocus");
     if (cJSON_IsNumber(n) && n->valuedouble > 0 && holds_here(c->env, given_at(g, "override_once", "hyperfocus"))) {
-        set_num(once, "hyperfocus", n->valuedouble - 1);               /* override-once: swallowed */
+        set_num(once, "hyperfocus", n->valuedouble - 1); /* override-once: swallowed */
         return 1;
     }
     *c->result = GUARD_EMIT;
@@ -257,7 +258,8 @@ static int do_take_once(cJSON *state, void *vctx, kerr *e)
     cJSON *g = obj(state, "guard"), *once = obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[c->det]);
     *c->result = 0;
-    if (!cJSON_IsNumber(n) || n->valuedouble <= 0 || !holds_here(c->env, given_at(g, "override_once", guard_detector_names[c->det])))
+    if (!cJSON_IsNumber(n) || n->valuedouble <= 0 ||
+        !holds_here(c->env, given_at(g, "override_once", guard_detector_names[c->det])))
         return 0;
     set_num(once, guard_detector_names[c->det], n->valuedouble - 1);
     *c->result = 1;
@@ -309,7 +311,10 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
     } else if (!strcmp(c->token, "fresh-context")) {
         set_time(g, "fresh_context_at", env->now.ms, env->now.offset_s);
         snprintf(c->effect, c->effect_n, "earlier %s are forgotten; %s starts from a clean slate",
-                 c->det == DET_SYCOPHANCY ? "reassurance requests" : c->det == DET_LOOP ? "tool calls" : "prompts", det);
+                 c->det == DET_SYCOPHANCY ? "reassurance requests"
+                     : c->det == DET_LOOP ? "tool calls"
+                                          : "prompts",
+                 det);
         tf_format_rfc3339(env->now.ms, env->now.offset_s, b, sizeof b);
         snprintf(c->until, c->until_n, "%s", b);
     } else if (!strcmp(c->token, "snooze-15m")) {

@@ -19,22 +19,22 @@ extern const char *const guard_tokens[DET_COUNT][8];
 
 struct guard_view {
     int64_t now;
-    int session_open;            /* a chronometric session is open */
+    int session_open; /* a chronometric session is open */
     char session_id[48];
-    char session_key[64];        /* session id, or "activity:<ms>", or "" for none */
-    int64_t session_started;     /* -1: no session and no activity */
-    int64_t focus_started;       /* what hyperfocus counts from: the later of the session's start and the
+    char session_key[64]; /* session id, or "activity:<ms>", or "" for none */
+    int64_t session_started; /* -1: no session and no activity */
+    int64_t focus_started; /* what hyperfocus counts from: the later of the session's start and the
                                     end of its last pause of gap_min or more (now, while paused) */
-    char focus_key[96];          /* session_key, and focus_started when it is later: a rung's key */
-    char intent[512];            /* the open session's intent (private: never logged) */
-    int once[DET_COUNT];         /* override-once tokens waiting */
-    int disabled[DET_COUNT];     /* disable-for-session, for the current session */
-    int lower_sensitivity;       /* rumination, current session */
-    int validation_ok;           /* i-want-validation, current session */
-    int64_t fresh_context_at;    /* -1 */
-    int64_t snooze_until;        /* -1 */
-    int skip_next;               /* snooze-once waiting */
-    int eod_extension_min;       /* extend-end-of-day for today */
+    char focus_key[96]; /* session_key, and focus_started when it is later: a rung's key */
+    char intent[512]; /* the open session's intent (private: never logged) */
+    int once[DET_COUNT]; /* override-once tokens waiting */
+    int disabled[DET_COUNT]; /* disable-for-session, for the current session */
+    int lower_sensitivity; /* rumination, current session */
+    int validation_ok; /* i-want-validation, current session */
+    int64_t fresh_context_at; /* -1 */
+    int64_t snooze_until; /* -1 */
+    int skip_next; /* snooze-once waiting */
+    int eod_extension_min; /* extend-end-of-day for today */
 };
 
 /* A snapshot of the session and the guard. gap_min: a pause that ends an

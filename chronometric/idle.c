@@ -33,9 +33,9 @@
 
 extern char **environ;
 
-#define CLIENT_IDLE_S 300
-#define OS_ACTIVE_S 60
-#define OS_AWAY_S 300
+#define CLIENT_IDLE_S    300
+#define OS_ACTIVE_S      60
+#define OS_AWAY_S        300
 #define PROBE_TIMEOUT_MS 1000
 
 long long chrono_probe_idle_ms(const char *command, int timeout_ms)
@@ -159,7 +159,7 @@ int chrono_idle_status(const cJSON *args, const struct chrono_env *env, cJSON **
     }
     const char *signal = "unknown";
     if (!consent)
-        ;   /* without consent keel does not judge presence at all */
+        ; /* without consent keel does not judge presence at all */
     else if (client_s >= 0 && client_s < CLIENT_IDLE_S)
         signal = "active";
     else if (client_s >= CLIENT_IDLE_S && os_s >= 0 && os_s < OS_ACTIVE_S)
@@ -169,7 +169,8 @@ int chrono_idle_status(const cJSON *args, const struct chrono_env *env, cJSON **
     cJSON_AddStringToObject(o, "hyperfocus_signal", signal);
     cJSON *warnings = cJSON_CreateArray();
     if (p->unreadable)
-        cJSON_AddItemToArray(warnings, cJSON_CreateString("PROFILE_UNREADABLE: consent cannot be read, so the OS is not asked"));
+        cJSON_AddItemToArray(warnings,
+                             cJSON_CreateString("PROFILE_UNREADABLE: consent cannot be read, so the OS is not asked"));
     if (se.code) {
         char w[1500];
         snprintf(w, sizeof w, "%s: %s", se.code, se.message);

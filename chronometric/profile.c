@@ -23,8 +23,7 @@
 const char *const profile_zone_names[ZONE_COUNT] = {"morning_peak", "midday", "afternoon_dip", "evening_quiet",
                                                     "night_owl_caution"};
 
-static const char *const day_names[7] = {"sunday", "monday", "tuesday", "wednesday", "thursday", "friday",
-                                         "saturday"};
+static const char *const day_names[7] = {"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"};
 
 static void defaults(struct profile *p)
 {
@@ -38,7 +37,7 @@ static void defaults(struct profile *p)
         p->zones[i] = (struct profile_zone){1, bands[i][0], bands[i][1]};
     p->rum_window = 90;
     p->rum_threshold = 3;
-    p->rum_similarity = 0.25;          /* check_rumination's own default: the overlay calls it */
+    p->rum_similarity = 0.25; /* check_rumination's own default: the overlay calls it */
     p->hyp_gentle = 60;
     p->hyp_nudge = 90;
     p->hyp_hard = 120;
@@ -58,7 +57,8 @@ static void defaults(struct profile *p)
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void problem(struct profile *p, const yaml_node_t *n, const char *fmt, ...)
+static void
+problem(struct profile *p, const yaml_node_t *n, const char *fmt, ...)
 {
     if (p->nproblems >= PROFILE_MAX_PROBLEMS)
         return;
@@ -84,7 +84,7 @@ static int is_null(const yaml_node_t *n)
 {
     const char *s = scalar(n);
     return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-           (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
+        (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
 }
 
 static int get_bool(struct walk *w, const yaml_node_t *n, const char *key, int *out)
@@ -266,8 +266,10 @@ static void thresholds_member(struct walk *w, const char *key, const yaml_node_t
 {
     (void)ctx;
     struct profile *p = w->p;
-    int *slot = !strcmp(key, "gentle") ? &p->hyp_gentle : !strcmp(key, "nudge") ? &p->hyp_nudge
-              : !strcmp(key, "hard")   ? &p->hyp_hard   : NULL;
+    int *slot = !strcmp(key, "gentle") ? &p->hyp_gentle
+        : !strcmp(key, "nudge")        ? &p->hyp_nudge
+        : !strcmp(key, "hard")         ? &p->hyp_hard
+                                       : NULL;
     if (!slot)
         unknown(w, v, "guardrails.hyperfocus.escalation_thresholds", key);
     else
@@ -329,9 +331,12 @@ static void overlay_member(struct walk *w, const char *key, const yaml_node_t *v
 {
     (void)ctx;
     struct profile *p = w->p;
-    int *flag = !strcmp(key, "rumination") ? &p->ov_rumination : !strcmp(key, "hyperfocus") ? &p->ov_hyperfocus
-              : !strcmp(key, "sycophancy") ? &p->ov_sycophancy : !strcmp(key, "rules") ? &p->ov_rules
-              : !strcmp(key, "loop") ? &p->ov_loop : NULL;
+    int *flag = !strcmp(key, "rumination") ? &p->ov_rumination
+        : !strcmp(key, "hyperfocus")       ? &p->ov_hyperfocus
+        : !strcmp(key, "sycophancy")       ? &p->ov_sycophancy
+        : !strcmp(key, "rules")            ? &p->ov_rules
+        : !strcmp(key, "loop")             ? &p->ov_loop
+                                           : NULL;
     char full[64];
     snprintf(full, sizeof full, "overlay.%s", key);
     if (flag) {
@@ -387,9 +392,13 @@ static void evaluator_member(struct walk *w, const char *key, const yaml_node_t 
 {
     (void)ctx;
     struct profile *p = w->p;
-    char *dst = !strcmp(key, "url") ? p->eval_url : !strcmp(key, "model") ? p->eval_model
-              : !strcmp(key, "api_key_env") ? p->eval_key_env : NULL;
-    size_t cap = dst == p->eval_url ? sizeof p->eval_url : dst == p->eval_model ? sizeof p->eval_model : sizeof p->eval_key_env;
+    char *dst = !strcmp(key, "url")   ? p->eval_url
+        : !strcmp(key, "model")       ? p->eval_model
+        : !strcmp(key, "api_key_env") ? p->eval_key_env
+                                      : NULL;
+    size_t cap = dst == p->eval_url ? sizeof p->eval_url
+        : dst == p->eval_model      ? sizeof p->eval_model
+                                    : sizeof p->eval_key_env;
     if (!strcmp(key, "timeout_ms")) {
         get_int(w, v, "rules.evaluator.timeout_ms", 100, 120000, &p->eval_timeout_ms);
     } else if (!dst) {
@@ -473,7 +482,8 @@ void profile_load_text(struct profile *p, const char *yaml, size_t n)
     if (root && !is_null(root)) {
         if (root->type != YAML_MAPPING_NODE) {
             p->unreadable = 1;
-            snprintf(p->error, sizeof p->error, "the profile must be a mapping (keys chronometric, guardrails, privacy)");
+            snprintf(p->error, sizeof p->error,
+                     "the profile must be a mapping (keys chronometric, guardrails, privacy)");
         } else {
             each_member(&w, root, "profile", top_member, NULL);
         }
@@ -546,7 +556,8 @@ static void add_zones(cJSON *o, const struct profile_zone *z)
     for (int i = 0; i < ZONE_COUNT; i++)
         if (z[i].defined) {
             char b[48];
-            snprintf(b, sizeof b, "%02d:%02d-%02d:%02d", z[i].start / 60, z[i].start % 60, z[i].end / 60, z[i].end % 60);
+            snprintf(b, sizeof b, "%02d:%02d-%02d:%02d", z[i].start / 60, z[i].start % 60, z[i].end / 60,
+                     z[i].end % 60);
             cJSON_AddStringToObject(zs, profile_zone_names[i], b);
         }
 }
@@ -617,6 +628,7 @@ cJSON *profile_to_json(const struct profile *p)
     }
     cJSON *pv = cJSON_AddObjectToObject(o, "privacy");
     cJSON_AddBoolToObject(pv, "os_idle_consent", p->idle_consent);
-    cJSON_AddStringToObject(pv, "idle_probe_command", p->idle_probe[0] ? p->idle_probe : "xprintidle (when DISPLAY is set)");
+    cJSON_AddStringToObject(pv, "idle_probe_command",
+                            p->idle_probe[0] ? p->idle_probe : "xprintidle (when DISPLAY is set)");
     return o;
 }

@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#define PROFILE_MAX_ZONES 8
+#define PROFILE_MAX_ZONES    8
 #define PROFILE_MAX_PROBLEMS 32
 
 enum { ZONE_MORNING_PEAK, ZONE_MIDDAY, ZONE_AFTERNOON_DIP, ZONE_EVENING_QUIET, ZONE_NIGHT_OWL, ZONE_COUNT };
@@ -19,28 +19,28 @@ extern const char *const profile_zone_names[ZONE_COUNT];
 
 struct profile_zone {
     int defined;
-    int start, end;            /* minutes after midnight; [start, end), may wrap midnight */
+    int start, end; /* minutes after midnight; [start, end), may wrap midnight */
 };
 
 struct profile_day {
-    int eod_set;               /* 1 when this day overrides the end of day */
-    int eod;                   /* minutes, or -1: no end of day on this day */
+    int eod_set; /* 1 when this day overrides the end of day */
+    int eod; /* minutes, or -1: no end of day on this day */
     int zones_set;
     struct profile_zone zones[ZONE_COUNT];
 };
 
 struct profile {
     char path[1024];
-    int found;                 /* the file exists */
-    int unreadable;            /* the file exists but is not valid YAML */
-    char error[200];           /* why, when unreadable */
+    int found; /* the file exists */
+    int unreadable; /* the file exists but is not valid YAML */
+    char error[200]; /* why, when unreadable */
     /* chronometric */
-    int eod;                   /* end of day, minutes after midnight, or -1 */
-    int zones_custom;          /* zones come from the profile */
+    int eod; /* end of day, minutes after midnight, or -1 */
+    int zones_custom; /* zones come from the profile */
     struct profile_zone zones[ZONE_COUNT];
-    struct profile_day days[7];   /* 0 = Sunday */
-    int overlap_error;         /* session_overlap_policy: 0 auto_close, 1 error */
-    int break_minutes;         /* hyperfocus_break_minutes, 0 when unset */
+    struct profile_day days[7]; /* 0 = Sunday */
+    int overlap_error; /* session_overlap_policy: 0 auto_close, 1 error */
+    int break_minutes; /* hyperfocus_break_minutes, 0 when unset */
     /* guardrails: defaults for the overlay */
     int rum_window, rum_threshold;
     double rum_similarity;
@@ -49,12 +49,12 @@ struct profile {
     int ov_rumination, ov_hyperfocus, ov_sycophancy, ov_rules, ov_loop;
     /* loop: the agent-loop detector on tools/call (detectors/loop.h) */
     int loop_repeat, loop_errors, loop_reask, loop_alternation;
-    int loop_window;           /* minutes */
-    int loop_calls;            /* calls kept */
-    int loop_poll;             /* seconds: a call repeated after this long, nothing between, is a poll */
+    int loop_window; /* minutes */
+    int loop_calls; /* calls kept */
+    int loop_poll; /* seconds: a call repeated after this long, nothing between, is a poll */
     int nloop_exempt;
     char loop_exempt[16][128]; /* tool name globs never counted */
-    int activity_gap;          /* minutes of quiet that end an activity session */
+    int activity_gap; /* minutes of quiet that end an activity session */
     char activity_intent[200]; /* the intent quoted for an activity session */
     /* rules: more rule directories, and the optional model evaluator */
     int nrule_dirs;
@@ -63,7 +63,7 @@ struct profile {
     int eval_timeout_ms;
     /* privacy */
     int idle_consent;
-    char idle_probe[512];      /* empty: default (xprintidle when DISPLAY is set) */
+    char idle_probe[512]; /* empty: default (xprintidle when DISPLAY is set) */
     /* what `keel profile check` reports */
     int nproblems;
     char problems[PROFILE_MAX_PROBLEMS][160];

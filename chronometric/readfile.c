@@ -28,7 +28,7 @@ char *read_regular(const char *path, size_t max, size_t *len)
         else if (got == 0)
             break;
         else if ((n += (size_t)got) > (size_t)sb.st_size)
-            err = EFBIG;                 /* it grew while read: not the file that was sized */
+            err = EFBIG; /* it grew while read: not the file that was sized */
     }
     close(fd);
     if (err) {

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <uuid/uuid.h>
 
-#define INTENT_MAX 500
+#define INTENT_MAX  500
 #define SUMMARY_MAX 1000
 #define RECENT_KEEP 50
 
@@ -149,7 +149,8 @@ int chrono_mark_session_start(const cJSON *args, const struct chrono_env *env, c
     }
     size_t blank = strspn(intent, " \t\r\n");
     if (blank == n)
-        return kerr_set(e, "INTENT_REQUIRED", "intent", "intent must say what this session is for (1 to 500 characters)");
+        return kerr_set(e, "INTENT_REQUIRED", "intent",
+                        "intent must say what this session is for (1 to 500 characters)");
     if (env->profile->unreadable)
         return kerr_set(e, "PROFILE_UNREADABLE", NULL, "the profile %s %s; fix it (keel profile check) and retry",
                         env->profile->path, env->profile->error);
@@ -229,7 +230,8 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
         return -1;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "threshold_minutes");
     if (!t || cJSON_IsNull(t))
-        return kerr_set(e, "INVALID_THRESHOLD", "threshold_minutes", "threshold_minutes is required: whole minutes, 1 to 480");
+        return kerr_set(e, "INVALID_THRESHOLD", "threshold_minutes",
+                        "threshold_minutes is required: whole minutes, 1 to 480");
     if (det_int(args, "threshold_minutes", "threshold_minutes", 1, 480, 0, "INVALID_THRESHOLD", &thr, e) < 0) {
         e->code = "INVALID_THRESHOLD";
         return -1;
@@ -252,9 +254,9 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
         int eod = guard_end_of_day(env, guard_eod_extension(env, state));
         int64_t since;
         const char *action = eod >= 0 && hyp_past_eod(env->now.ms, env->now.offset_s, &started, eod, &since)
-                                 ? "stop_for_today"
-                             : elapsed >= 2 * thr * 60000 ? "long_break"
-                                                          : "short_break";
+            ? "stop_for_today"
+            : elapsed >= 2 * thr * 60000 ? "long_break"
+                                         : "short_break";
         cJSON_AddStringToObject(b, "suggested_action", action);
         cJSON_AddNumberToObject(b, "threshold_minutes", (double)thr);
     }

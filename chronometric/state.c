@@ -98,7 +98,7 @@ static char *slurp(const char *path, size_t *len)
  * all the time). It is cut by a timer whose SIGALRM goes to this thread
  * alone (SIGEV_THREAD_ID), never to a thread libcurl started. -1 with errno
  * EWOULDBLOCK when the lock stayed taken. */
-static int64_t stuck_until;          /* after a wait ran out: until then, no waiting */
+static int64_t stuck_until; /* after a wait ran out: until then, no waiting */
 static int lock_wait_ms = STATE_LOCK_WAIT_MS;
 
 void state_lock_wait(int ms)
@@ -108,7 +108,7 @@ void state_lock_wait(int ms)
 
 static void on_alarm(int sig)
 {
-    (void)sig;                       /* only to interrupt flock */
+    (void)sig; /* only to interrupt flock */
 }
 
 static int lock_within(int fd)
@@ -126,7 +126,7 @@ static int lock_within(int fd)
     }
     struct sigaction sa, old_sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;        /* no SA_RESTART: flock returns EINTR */
+    sa.sa_handler = on_alarm; /* no SA_RESTART: flock returns EINTR */
     sigemptyset(&sa.sa_mask);
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
@@ -140,7 +140,7 @@ static int lock_within(int fd)
         sigaction(SIGALRM, &old_sa, NULL);
         return -1;
     }
-    long first_ms = lock_wait_ms < 100 ? lock_wait_ms : 100;   /* a short budget (keel wrap's tools) is kept */
+    long first_ms = lock_wait_ms < 100 ? lock_wait_ms : 100; /* a short budget (keel wrap's tools) is kept */
     struct itimerspec tick = {{0, 100000000}, {first_ms / 1000, first_ms % 1000 * 1000000}};
     timer_settime(tm, 0, &tick, NULL);
     int64_t end = now + lock_wait_ms;
@@ -218,7 +218,7 @@ static int write_atomic(const char *dir, const char *file, const char *text, ker
         unlink(tmp);
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write the state file in %s: %s", dir, strerror(saved));
     }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);   /* make the rename durable */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* make the rename durable */
     if (dfd >= 0) {
         fsync(dfd);
         close(dfd);
@@ -242,7 +242,7 @@ static void bump_generation(int lfd)
         g = 0;
     g++;
     if (pwrite(lfd, &g, sizeof g, 0) != (ssize_t)sizeof g)
-        return;                      /* readers fall back on reading every time */
+        return; /* readers fall back on reading every time */
 }
 
 /* A state file keel cannot use is moved aside, never deleted, and reported;
@@ -251,7 +251,7 @@ static int move_aside(const char *file, int64_t now_ms, const char *why, kerr *e
 {
     char aside[1200], stamp[40];
     tf_format_rfc3339(now_ms, 0, stamp, sizeof stamp);
-    stamp[19] = '\0';                           /* YYYY-MM-DDTHH:MM:SS */
+    stamp[19] = '\0'; /* YYYY-MM-DDTHH:MM:SS */
     for (char *p = stamp; *p; p++)
         if (*p == ':')
             *p = '-';
@@ -285,8 +285,10 @@ int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, ker
         int busy = errno == EWOULDBLOCK;
         close(lfd);
         if (busy)
-            return kerr_set(e, "STATE_BUSY", NULL, "another keel process has held %s for over %d s; nothing was "
-                            "read or changed: try again", lock, STATE_LOCK_WAIT_MS / 1000);
+            return kerr_set(e, "STATE_BUSY", NULL,
+                            "another keel process has held %s for over %d s; nothing was "
+                            "read or changed: try again",
+                            lock, STATE_LOCK_WAIT_MS / 1000);
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot lock %s: %s", lock, strerror(errno));
     }
     remove_stale_temps(dir);
@@ -359,8 +361,8 @@ const uint64_t *state_generation(const char *dir_in)
             sb.st_size = sizeof zero;
         flock(fd, LOCK_UN);
     }
-    void *m = sb.st_size >= (off_t)sizeof(uint64_t) ? mmap(NULL, sizeof(uint64_t), PROT_READ, MAP_SHARED, fd, 0)
-                                                    : MAP_FAILED;
+    void *m =
+        sb.st_size >= (off_t)sizeof(uint64_t) ? mmap(NULL, sizeof(uint64_t), PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
     close(fd);
     return m == MAP_FAILED ? NULL : (const uint64_t *)m;
 }

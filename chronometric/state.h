@@ -23,9 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STATE_VERSION 1
-#define STATE_LOCK_WAIT_MS 5000   /* the longest wait for the lock */
-#define STATE_STUCK_MS 30000      /* after a wait ran out, this long without waiting */
+#define STATE_VERSION      1
+#define STATE_LOCK_WAIT_MS 5000 /* the longest wait for the lock */
+#define STATE_STUCK_MS     30000 /* after a wait ran out, this long without waiting */
 
 /* The longest wait for the lock in this process from now on, in ms: keel
  * wrap's relay waits for nothing on its event loop (0: one try), keel's own

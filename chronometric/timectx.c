@@ -23,7 +23,7 @@ const char *chrono_zone_at(const struct profile *p, int wday, int minute)
         if (!z[i].defined)
             continue;
         int in = z[i].start < z[i].end ? minute >= z[i].start && minute < z[i].end
-                                       : minute >= z[i].start || minute < z[i].end;   /* crosses midnight */
+                                       : minute >= z[i].start || minute < z[i].end; /* crosses midnight */
         if (in)
             return profile_zone_names[i];
     }
@@ -82,8 +82,8 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
             cJSON_AddStringToObject(o, "effective_end_of_day_local", b);
             int64_t started, since;
             int has = cJSON_IsObject(sess) &&
-                      tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sess, "started_at")),
-                                       &started, NULL) == 0;
+                tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sess, "started_at")), &started,
+                                 NULL) == 0;
             cJSON_AddBoolToObject(o, "past_end_of_day", hyp_past_eod(now, off, has ? &started : NULL, eod, &since));
         }
     }

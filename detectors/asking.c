@@ -8,8 +8,8 @@
 
 static struct phrases table;
 
-#define QUESTION_OPENS 4             /* a question's word stands among the first four */
-#define QUESTION_CLOSES 2            /* or a closing particle among the last two */
+#define QUESTION_OPENS  4 /* a question's word stands among the first four */
+#define QUESTION_CLOSES 2 /* or a closing particle among the last two */
 
 static void ask_init(void)
 {
@@ -45,7 +45,7 @@ int ask_question_mark_at(const char *s, size_t n, size_t i)
 {
     const unsigned char *u = (const unsigned char *)s;
     return u[i] == '?' || (i + 3 <= n && u[i] == 0xEF && u[i + 1] == 0xBC && u[i + 2] == 0x9F) || /* U+FF1F */
-           (i + 2 <= n && u[i] == 0xD8 && u[i + 1] == 0x9F);                                       /* U+061F */
+        (i + 2 <= n && u[i] == 0xD8 && u[i + 1] == 0x9F); /* U+061F */
 }
 
 int ask_question_mark(const char *s, size_t n)
@@ -69,7 +69,7 @@ int ask_text(const char *s, size_t n, unsigned *kinds)
         k |= ASK_FOLLOWUP;
     int question = ask_question_mark(s, n);
     for (size_t a = 0; a < w.n && !question;) {
-        size_t b = a;                   /* one sentence: words a..b-1 */
+        size_t b = a; /* one sentence: words a..b-1 */
         while (b < w.n && w.v[b].sentence == w.v[a].sentence)
             b++;
         for (size_t i = a; i < b && !question; i++) {

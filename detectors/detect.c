@@ -47,14 +47,13 @@ int det_known_keys(const cJSON *obj, const char *const *keys, const char *prefix
     return 0;
 }
 
-int det_string(const cJSON *obj, const char *key, const char *field, int required,
-               const char *missing_code, size_t max_chars, const char **s, size_t *n, kerr *e)
+int det_string(const cJSON *obj, const char *key, const char *field, int required, const char *missing_code,
+               size_t max_chars, const char **s, size_t *n, kerr *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) {
         if (required)
-            return kerr_set(e, missing_code ? missing_code : "INPUT_INVALID", field,
-                            "%s is required", field);
+            return kerr_set(e, missing_code ? missing_code : "INPUT_INVALID", field, "%s is required", field);
         return 0;
     }
     if (!cJSON_IsString(v) || !v->valuestring)
@@ -64,15 +63,15 @@ int det_string(const cJSON *obj, const char *key, const char *field, int require
         return kerr_set(e, "INPUT_INVALID", field, "%s is not valid UTF-8", field);
     /* A code point is at least one byte: only long strings need counting. */
     if (len > max_chars && text_char_count(v->valuestring, len) > max_chars)
-        return kerr_set(e, "INPUT_TOO_LARGE", field, "%s is longer than %zu characters; shorten it and retry",
-                        field, max_chars);
+        return kerr_set(e, "INPUT_TOO_LARGE", field, "%s is longer than %zu characters; shorten it and retry", field,
+                        max_chars);
     *s = v->valuestring;
     *n = len;
     return 1;
 }
 
-int det_int(const cJSON *obj, const char *key, const char *field, long lo, long hi, long def,
-            const char *range_code, long *out, kerr *e)
+int det_int(const cJSON *obj, const char *key, const char *field, long lo, long hi, long def, const char *range_code,
+            long *out, kerr *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) {
@@ -80,18 +79,19 @@ int det_int(const cJSON *obj, const char *key, const char *field, long lo, long 
         return 0;
     }
     if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
-        return kerr_set(e, range_code ? range_code : "INPUT_INVALID", field, "%s must be between %ld and %ld", field, lo, hi);
+        return kerr_set(e, range_code ? range_code : "INPUT_INVALID", field, "%s must be between %ld and %ld", field,
+                        lo, hi);
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
         return kerr_set(e, "INPUT_INVALID", field, "%s must be an integer", field);
     if (v->valuedouble < (double)lo || v->valuedouble > (double)hi)
-        return kerr_set(e, range_code ? range_code : "INPUT_INVALID", field,
-                        "%s must be between %ld and %ld", field, lo, hi);
+        return kerr_set(e, range_code ? range_code : "INPUT_INVALID", field, "%s must be between %ld and %ld", field,
+                        lo, hi);
     *out = (long)v->valuedouble;
     return 0;
 }
 
-int det_number(const cJSON *obj, const char *key, const char *field, double lo, double hi,
-               double def, double *out, kerr *e)
+int det_number(const cJSON *obj, const char *key, const char *field, double lo, double hi, double def, double *out,
+               kerr *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) {
@@ -119,7 +119,7 @@ int det_time(const cJSON *obj, const char *key, const char *field, int64_t *ms, 
 
 cJSON *det_heuristic(const char *name, const char *version, const char *description)
 {
-    cJSON *h = cJSON_CreateObject();   /* static text, keys and values: referenced, not copied */
+    cJSON *h = cJSON_CreateObject(); /* static text, keys and values: referenced, not copied */
     cJSON_AddItemToObjectCS(h, "name", cJSON_CreateStringReference(name));
     cJSON_AddItemToObjectCS(h, "version", cJSON_CreateStringReference(version));
     cJSON_AddItemToObjectCS(h, "description", cJSON_CreateStringReference(description));

@@ -10,12 +10,12 @@
 #include <stddef.h>
 
 struct embed_blob {
-    const char *path;   /* relative to the source root, e.g. "schemas/check_rumination.json" */
+    const char *path; /* relative to the source root, e.g. "schemas/check_rumination.json" */
     const char *data;
     size_t len;
 };
 
-extern const struct embed_blob embed_table[];   /* terminated by path == NULL */
+extern const struct embed_blob embed_table[]; /* terminated by path == NULL */
 
 const struct embed_blob *embed_find(const char *path);
 

@@ -28,8 +28,8 @@
 #include <math.h>
 #include <string.h>
 
-#define HYP_SKEW_MS 60000
-#define HYP_ELAPSED_MAX 9007199254740991L   /* 2^53 - 1: any integer JSON carries exactly */
+#define HYP_SKEW_MS     60000
+#define HYP_ELAPSED_MAX 9007199254740991L /* 2^53 - 1: any integer JSON carries exactly */
 
 enum { NONE = HYP_NONE, GENTLE = HYP_GENTLE, NUDGE = HYP_NUDGE, HARD = HYP_HARD };
 static const char *const level_names[] = {"none", "gentle", "nudge", "hard"};
@@ -44,9 +44,9 @@ int hyp_past_eod(int64_t now, int off, const int64_t *started, int eod_min, int6
 {
     struct tf_civil c;
     tf_civil((started ? *started : now) - DAY_START_MIN * 60000LL, off, &c);
-    int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - off;   /* local midnight, UTC s */
+    int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - off; /* local midnight, UTC s */
     int64_t eod_at = (day0 + eod_min * 60LL + (eod_min < DAY_START_MIN ? 86400 : 0)) * 1000;
-    int64_t from = started && *started >= eod_at ? *started : eod_at;       /* began after it: late from the start */
+    int64_t from = started && *started >= eod_at ? *started : eod_at; /* began after it: late from the start */
     if (now < from)
         return 0;
     *since_s = (now - eod_at) / 1000;
@@ -67,7 +67,10 @@ void hyp_evaluate(int64_t now, int off, const int64_t *started, int64_t elapsed_
 {
     memset(ev, 0, sizeof *ev);
     ev->elapsed_s = elapsed_s >= 0 ? elapsed_s : started && now > *started ? (now - *started) / 1000 : 0;
-    ev->level = ev->elapsed_s >= h * 60 ? HARD : ev->elapsed_s >= nu * 60 ? NUDGE : ev->elapsed_s >= g * 60 ? GENTLE : NONE;
+    ev->level = ev->elapsed_s >= h * 60 ? HARD
+        : ev->elapsed_s >= nu * 60      ? NUDGE
+        : ev->elapsed_s >= g * 60       ? GENTLE
+                                        : NONE;
     ev->past_eod = eod_min >= 0 && hyp_past_eod(now, off, started, eod_min, &ev->since_eod_s);
     if (ev->past_eod && (ev->level == GENTLE || ev->level == NUDGE)) {
         ev->level++;
@@ -84,13 +87,18 @@ void hyp_reason(const struct hyp_eval *ev, long g, long nu, long h, char *buf, s
     long mins = (long)(ev->elapsed_s / 60);
     int rung = ev->level - ev->raised;
     if (ev->stepped_down)
-        snprintf(buf, n, "This session has run %ld minutes, but you seem to have stepped away already, so no "
-                 "reminder is needed.", mins);
+        snprintf(buf, n,
+                 "This session has run %ld minutes, but you seem to have stepped away already, so no "
+                 "reminder is needed.",
+                 mins);
     else if (ev->level == NONE)
         snprintf(buf, n, "This session has run %ld minutes; the first reminder comes at %ld.", mins, g);
     else
         snprintf(buf, n, "This session has run %ld minutes, past the %s mark of %ld minutes%s.", mins,
-                 level_names[rung], rung == GENTLE ? g : rung == NUDGE ? nu : h,
+                 level_names[rung],
+                 rung == GENTLE      ? g
+                     : rung == NUDGE ? nu
+                                     : h,
                  ev->raised ? ", and it is after your end of day, so this reads one step firmer" : "");
 }
 
@@ -115,8 +123,9 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
 {
     (void)now_ms_clock;
     (void)offset_clock;
-    static const char *const keys[] = {"chronometric_snapshot", "session_id", "hyperfocus_break_minutes",
-                                       "end_of_day_local", "escalation_thresholds", NULL};
+    static const char *const keys[] = {"chronometric_snapshot",    "session_id",
+                                       "hyperfocus_break_minutes", "end_of_day_local",
+                                       "escalation_thresholds",    NULL};
     static const char *const snap_keys[] = {"open_session", "now", "idle_signal", NULL};
     static const char *const sess_keys[] = {"session_id", "started_at", "intent", "elapsed_seconds", NULL};
     static const char *const thr_keys[] = {"gentle", "nudge", "hard", NULL};
@@ -170,9 +179,10 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
             det_int(thr, "hard", "escalation_thresholds.hard", 1, 1440, h, NULL, &h, e) < 0)
             return -1;
         if (!(g < nu && nu < h))
-            return kerr_set(e, "THRESHOLDS_NOT_ASCENDING", "escalation_thresholds",
-                            "escalation_thresholds must be strictly ascending: gentle < nudge < hard (got %ld, %ld, %ld)",
-                            g, nu, h);
+            return kerr_set(
+                e, "THRESHOLDS_NOT_ASCENDING", "escalation_thresholds",
+                "escalation_thresholds must be strictly ascending: gentle < nudge < hard (got %ld, %ld, %ld)", g, nu,
+                h);
     }
 
     int eod_min = -1;
@@ -195,12 +205,12 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
                             "open_session must be null or an object {session_id?, started_at, intent?}");
         if (det_known_keys(sess, sess_keys, "chronometric_snapshot.open_session.", e) < 0 ||
             det_time(sess, "started_at", "chronometric_snapshot.open_session.started_at", &started, NULL, e) < 0 ||
-            det_string(sess, "session_id", "chronometric_snapshot.open_session.session_id", 0, NULL, 128,
-                       &snap_sid, &sid_n, e) < 0 ||
-            det_string(sess, "intent", "chronometric_snapshot.open_session.intent", 0, NULL, 500, &intent,
-                       &intent_n, e) < 0 ||
-            det_int(sess, "elapsed_seconds", "chronometric_snapshot.open_session.elapsed_seconds", 0,
-                    HYP_ELAPSED_MAX, -1, NULL, &given_elapsed, e) < 0)
+            det_string(sess, "session_id", "chronometric_snapshot.open_session.session_id", 0, NULL, 128, &snap_sid,
+                       &sid_n, e) < 0 ||
+            det_string(sess, "intent", "chronometric_snapshot.open_session.intent", 0, NULL, 500, &intent, &intent_n,
+                       e) < 0 ||
+            det_int(sess, "elapsed_seconds", "chronometric_snapshot.open_session.elapsed_seconds", 0, HYP_ELAPSED_MAX,
+                    -1, NULL, &given_elapsed, e) < 0)
             return -1;
         if (started > now + HYP_SKEW_MS)
             return kerr_set(e, "INPUT_INVALID", "chronometric_snapshot.open_session.started_at",

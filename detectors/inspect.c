@@ -65,7 +65,7 @@ static void add_row(const char *line, size_t n, void *ctx)
         p = c + 1;
     }
     if (k != 4 || (fl[0] == 4 && !memcmp(f[0], "lens", 4)))
-        return;                                 /* the header, or a malformed row */
+        return; /* the header, or a malformed row */
     rows_seen++;
     int li;
     for (li = 0; li < nlenses; li++)
@@ -157,10 +157,12 @@ int insp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, ker
     static const char *const keys[] = {"thought", NULL};
     const char *t;
     size_t n;
-    if (det_known_keys(args, keys, "", e) < 0 || det_string(args, "thought", "thought", 1, NULL, THOUGHT_MAX, &t, &n, e) < 0)
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "thought", "thought", 1, NULL, THOUGHT_MAX, &t, &n, e) < 0)
         return -1;
     if (!n)
-        return kerr_set(e, "INPUT_INVALID", "thought", "thought must not be empty: describe what you are doing or believe");
+        return kerr_set(e, "INPUT_INVALID", "thought",
+                        "thought must not be empty: describe what you are doing or believe");
     load();
     struct text_words w = {0};
     struct text_set th = {0};
@@ -175,8 +177,9 @@ int insp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, ker
         if (!score)
             continue;
         if (best < 0 || score > best_score ||
-            (score == best_score && (lenses[i].core > lenses[best].core ||
-                                     (lenses[i].core == lenses[best].core && strcmp(lenses[i].name, lenses[best].name) < 0)))) {
+            (score == best_score &&
+             (lenses[i].core > lenses[best].core ||
+              (lenses[i].core == lenses[best].core && strcmp(lenses[i].name, lenses[best].name) < 0)))) {
             best = i;
             best_score = score;
         }

@@ -12,9 +12,9 @@
 #include <stdio.h>
 
 typedef struct kerr {
-    const char *code;      /* static string; NULL when no error */
+    const char *code; /* static string; NULL when no error */
     char message[240];
-    char field[96];        /* empty when not about one argument */
+    char field[96]; /* empty when not about one argument */
 } kerr;
 
 #if defined(__GNUC__)

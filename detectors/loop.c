@@ -74,7 +74,7 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
     int rep = 1, rep_on = 1, err = 1, err_on = cur->error != 0, ask = 1, ask_on = !(cur->flags & LOOP_EMPTY),
         ask_ids = 1, seen = 0, changed = 0;
     int64_t rep_at = cur->at, err_at = cur->at, ask_at = cur->at;
-    size_t rep_i = n;                        /* where the last repeat counted is (n: cur) */
+    size_t rep_i = n; /* where the last repeat counted is (n: cur) */
     uint64_t last_id = cur->id;
     for (size_t i = n; i-- > lo && (rep_on || err_on || ask_on || !seen);) {
         const struct loop_call *h = &hist[i];
@@ -85,15 +85,15 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
             if (rep_on && same && !(rep_i == i + 1 && rep_at - h->at >= p->poll_ms))
                 rep++, rep_at = h->at, rep_i = i;
             else
-                rep_on = 0;                  /* answered differently (progress), or waited for (a poll) */
+                rep_on = 0; /* answered differently (progress), or waited for (a poll) */
         } else if (h->flags & LOOP_CHANGED) {
-            rep_on = 0;                      /* something was seen to change since */
+            rep_on = 0; /* something was seen to change since */
         }
         if (h->tool != cur->tool)
             continue;
         if (err_on) {
             if (!h->error)
-                err_on = 0;                  /* the tool worked before this: the count ends there */
+                err_on = 0; /* the tool worked before this: the count ends there */
             else if (h->error == cur->error)
                 err++, err_at = h->at;
         }
@@ -121,7 +121,8 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
             run++;
         }
         if (run >= p->alternation_calls) {
-            f->kind = LOOP_ALTERNATION, f->count = run, f->advise = due(run, p->alternation_calls, p->alternation_calls);
+            f->kind = LOOP_ALTERNATION, f->count = run,
+            f->advise = due(run, p->alternation_calls, p->alternation_calls);
             f->first_at = hist[n - (size_t)run + 1].at, f->other = n - 1, f->confidence = 0.8;
             return;
         }
@@ -145,7 +146,7 @@ void loop_forget(struct loop_window *w, size_t upto)
     if (upto > w->n)
         upto = w->n;
     if (!upto)
-        return;                              /* an empty window may have no array yet */
+        return; /* an empty window may have no array yet */
     w->v += upto;
     w->tool += upto;
     w->n -= upto;
@@ -218,20 +219,28 @@ void loop_reason(const struct loop_finding *f, const char *tool, const char *oth
     span(now_ms - f->first_at, t, sizeof t);
     switch (f->kind) {
     case LOOP_REPEAT:
-        snprintf(buf, n, "%.60s with the same arguments returned the same result %d times in %s; the answer will not "
-                 "change until something else does.", tool, f->count, t);
+        snprintf(buf, n,
+                 "%.60s with the same arguments returned the same result %d times in %s; the answer will not "
+                 "change until something else does.",
+                 tool, f->count, t);
         break;
     case LOOP_SAME_ERROR:
-        snprintf(buf, n, "%.60s failed %d times in %s with the same error; trying again the same way is unlikely to "
-                 "help.", tool, f->count, t);
+        snprintf(buf, n,
+                 "%.60s failed %d times in %s with the same error; trying again the same way is unlikely to "
+                 "help.",
+                 tool, f->count, t);
         break;
     case LOOP_REASKED:
-        snprintf(buf, n, "%.60s gave the same answer %d times in %s to reworded requests; asking again in other words "
-                 "will likely get it again.", tool, f->count, t);
+        snprintf(buf, n,
+                 "%.60s gave the same answer %d times in %s to reworded requests; asking again in other words "
+                 "will likely get it again.",
+                 tool, f->count, t);
         break;
     case LOOP_ALTERNATION:
-        snprintf(buf, n, "The agent went back and forth between %.60s and %.60s %d times in %s, each returning what it "
-                 "returned before.", tool, other_tool ? other_tool : "another tool", f->count, t);
+        snprintf(buf, n,
+                 "The agent went back and forth between %.60s and %.60s %d times in %s, each returning what it "
+                 "returned before.",
+                 tool, other_tool ? other_tool : "another tool", f->count, t);
         break;
     default:
         snprintf(buf, n, "No loop.");

@@ -35,47 +35,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 enum { LOOP_NONE, LOOP_REPEAT, LOOP_SAME_ERROR, LOOP_REASKED, LOOP_ALTERNATION };
-extern const char *const loop_kind_names[];   /* "none", "repeat", "same_error", "reasked", "alternation" */
+extern const char *const loop_kind_names[]; /* "none", "repeat", "same_error", "reasked", "alternation" */
 
 enum {
-    LOOP_EMPTY = 1u << 0,            /* the result carries nothing (no content, no structuredContent) */
-    LOOP_FREE_TEXT = 1u << 1,        /* the arguments hold free text (shape differs from id) */
-    LOOP_CHANGED = 1u << 2,          /* set by loop_observe: this call's answer differs from the last
+    LOOP_EMPTY = 1u << 0, /* the result carries nothing (no content, no structuredContent) */
+    LOOP_FREE_TEXT = 1u << 1, /* the arguments hold free text (shape differs from id) */
+    LOOP_CHANGED = 1u << 2, /* set by loop_observe: this call's answer differs from the last
                                       * time it was made, so the world it reads has moved */
 };
 
 struct loop_call {
-    int64_t at;                      /* when it was made, ms */
-    uint64_t tool;                   /* hash of the tool's name */
-    uint64_t id;                     /* tool + canonical arguments */
-    uint64_t shape;                  /* the same with free-text strings blanked */
-    uint64_t result;                 /* the outcome: result or JSON-RPC error */
-    uint64_t error;                  /* hash of the error's text; 0: it did not fail */
-    unsigned flags;                  /* LOOP_* */
+    int64_t at; /* when it was made, ms */
+    uint64_t tool; /* hash of the tool's name */
+    uint64_t id; /* tool + canonical arguments */
+    uint64_t shape; /* the same with free-text strings blanked */
+    uint64_t result; /* the outcome: result or JSON-RPC error */
+    uint64_t error; /* hash of the error's text; 0: it did not fail */
+    unsigned flags; /* LOOP_* */
 };
 
 struct loop_params {
-    int repeat_threshold;            /* repeats: the call comes back this many times more (3: the 4th) */
-    int error_threshold;             /* failures with one error (3) */
-    int reask_threshold;             /* same answers to reworded calls (4) */
-    int alternation_calls;           /* A, B, A, B... calls (6) */
-    int64_t poll_ms;                 /* the same call again after this long, nothing else made in
+    int repeat_threshold; /* repeats: the call comes back this many times more (3: the 4th) */
+    int error_threshold; /* failures with one error (3) */
+    int reask_threshold; /* same answers to reworded calls (4) */
+    int alternation_calls; /* A, B, A, B... calls (6) */
+    int64_t poll_ms; /* the same call again after this long, nothing else made in
                                       * between, is a poll, not a repeat (60 s) */
-    int64_t window_ms;               /* only calls this recent count (30 min) */
-    int window_calls;                /* and only this many of the last ones (50) */
+    int64_t window_ms; /* only calls this recent count (30 min) */
+    int window_calls; /* and only this many of the last ones (50) */
 };
 void loop_default_params(struct loop_params *p);
 
 struct loop_finding {
-    int kind;                        /* LOOP_*; LOOP_NONE when nothing is going round */
-    int count;                       /* calls in the pattern, this one included */
-    int advise;                      /* 1 when this call should carry an advisory */
-    int64_t first_at;                /* when the pattern's first call was made */
-    size_t other;                    /* alternation: index in hist of a call of the other tool */
+    int kind; /* LOOP_*; LOOP_NONE when nothing is going round */
+    int count; /* calls in the pattern, this one included */
+    int advise; /* 1 when this call should carry an advisory */
+    int64_t first_at; /* when the pattern's first call was made */
+    size_t other; /* alternation: index in hist of a call of the other tool */
     double confidence;
-    int changed;                     /* the last time this call was made it was answered differently */
+    int changed; /* the last time this call was made it was answered differently */
 };
 
 /* hist: the window before cur, oldest first (entries older than the window
@@ -86,10 +85,10 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
 /* The window a caller keeps: the calls, oldest first, as hashes and times,
  * with their tool names for the reason. No text of any call is kept. */
 struct loop_window {
-    struct loop_call *v;             /* the n calls, oldest first */
+    struct loop_call *v; /* the n calls, oldest first */
     char (*tool)[64];
     size_t n;
-    struct loop_call *base;          /* v points into base[0..cap) */
+    struct loop_call *base; /* v points into base[0..cap) */
     char (*tool_base)[64];
     size_t cap;
 };

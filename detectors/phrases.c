@@ -89,7 +89,7 @@ int phrases_load(struct phrases *p, const char *path, const char *const *names, 
         memset(p, 0, sizeof *p);
         return -1;
     }
-    for (size_t i = 0; i < p->n; i++)        /* the pool has stopped moving */
+    for (size_t i = 0; i < p->n; i++) /* the pool has stopped moving */
         p->v[i].h = p->pool + p->v[i].off;
     qsort(p->v, p->n, sizeof *p->v, by_first);
     for (size_t i = 0; i < p->n; i++) {

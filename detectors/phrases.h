@@ -12,22 +12,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PHRASE_MAX 16          /* words in a phrase */
-#define PHRASE_BITS 65536      /* bits of the first-word filter */
+#define PHRASE_MAX  16 /* words in a phrase */
+#define PHRASE_BITS 65536 /* bits of the first-word filter */
 
 struct phrase {
-    const uint64_t *h;         /* its words' hashes, in the table's pool */
-    uint32_t off;              /* where they are in the pool */
+    const uint64_t *h; /* its words' hashes, in the table's pool */
+    uint32_t off; /* where they are in the pool */
     unsigned char len;
-    unsigned char cls;         /* its section's index in the names given to phrases_load */
+    unsigned char cls; /* its section's index in the names given to phrases_load */
 };
 
 struct phrases {
-    struct phrase *v;          /* sorted by first word, the longest first */
+    struct phrase *v; /* sorted by first word, the longest first */
     size_t n, cap;
-    uint64_t *pool;            /* every phrase's hashes, one after another */
+    uint64_t *pool; /* every phrase's hashes, one after another */
     size_t npool, cappool;
-    uint64_t *first;           /* v[i].h[0], for a search that stays in cache */
+    uint64_t *first; /* v[i].h[0], for a search that stays in cache */
     uint64_t bits[PHRASE_BITS / 64];
 };
 

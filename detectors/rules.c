@@ -34,7 +34,7 @@ size_t rule_words(const char *text, size_t n)
 
 const char rule_skipped_why[] = "matching it on this text would take more than its budget";
 
-static pcre2_match_context *mctx;   /* the limits, made once (keel is one thread) */
+static pcre2_match_context *mctx; /* the limits, made once (keel is one thread) */
 static pcre2_jit_stack *jstack;
 
 pcre2_match_context *rule_limits(void)
@@ -69,7 +69,7 @@ static int scan(const struct rule *r, int p, const char *text, size_t n, size_t 
     int rc = r->jit && r->jit[p] ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, mc)
                                  : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
     if (rc >= 0)
-        return 1;                       /* 0: a match, more groups than md holds */
+        return 1; /* 0: a match, more groups than md holds */
     return rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;
 }
 
@@ -91,7 +91,7 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
 {
     if (r->detector == RD_LENGTH) {
         int over = (r->max_words && rule_words(text, n) > (size_t)r->max_words) ||
-                   (r->max_chars && text_char_count(text, n) > (size_t)r->max_chars);
+            (r->max_chars && text_char_count(text, n) > (size_t)r->max_chars);
         if (over && max > 0)
             spans[0] = (struct rule_span){0, n};
         return over;
@@ -123,7 +123,7 @@ int rule_any_code(const pcre2_code *re, int jit, pcre2_match_data *md, const cha
         return RULE_SKIPPED;
     int rc = jit ? pcre2_jit_match(re, (PCRE2_SPTR)text, n, 0, 0, md, mc)
                  : pcre2_match(re, (PCRE2_SPTR)text, n, 0, PCRE2_NO_UTF_CHECK, md, mc);
-    return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;   /* rc 0: matched, groups past md */
+    return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED; /* rc 0: matched, groups past md */
 }
 
 int rule_any(const struct rule *r, const char *text, size_t n)
@@ -151,12 +151,12 @@ pcre2_code *rule_join(char *const *patterns, int n, int *jit)
                 return NULL;
         for (const char *b = strchr(p, '\\'); b; b = strchr(b + 2, '\\'))
             if (b[1] >= '1' && b[1] <= '9')
-                return NULL;            /* \1: a back-reference, numbered within its own pattern */
+                return NULL; /* \1: a back-reference, numbered within its own pattern */
             else if (!b[1])
                 break;
         for (const char *q = strstr(p, "(?"); q; q = strstr(q + 2, "(?"))
             if ((q[2] >= '0' && q[2] <= '9') || q[2] == '+' || q[2] == '-')
-                return NULL;            /* (?1), (?-1): calls by number */
+                return NULL; /* (?1), (?-1): calls by number */
         len += strlen(p) + 5;
     }
     char *joined = malloc(len + 1), *w = joined;
@@ -227,8 +227,8 @@ static int put_replacement(const struct rule *r, int p, const char *text, size_t
 {
     char small[256], *big = NULL;
     PCRE2_SIZE len = sizeof small;
-    const uint32_t how = PCRE2_SUBSTITUTE_MATCHED | PCRE2_SUBSTITUTE_REPLACEMENT_ONLY |
-                         PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
+    const uint32_t how =
+        PCRE2_SUBSTITUTE_MATCHED | PCRE2_SUBSTITUTE_REPLACEMENT_ONLY | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
     int rc = pcre2_substitute(r->re[p], (PCRE2_SPTR)text, n, 0, how, md, NULL, (PCRE2_SPTR)r->replacement,
                               PCRE2_ZERO_TERMINATED, (PCRE2_UCHAR *)small, &len);
     if (rc == PCRE2_ERROR_NOMEMORY && (big = malloc(len + 1)))
@@ -251,7 +251,7 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
         return NULL;
     }
     int64_t deadline = clock_ns() + (int64_t)RULE_BUDGET_MS * 1000000;
-    char *cur = NULL;                 /* each pattern rewrites what the one before left */
+    char *cur = NULL; /* each pattern rewrites what the one before left */
     size_t cur_n = n;
     int changed = 0;
     for (int p = 0; p < r->npatterns && !*skipped; p++) {

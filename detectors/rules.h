@@ -20,31 +20,31 @@ enum { RX_ANNOTATE, RX_REWRITE, RX_REJECT };
 
 struct rule {
     char *name, *description, *guidance, *rationale, *prompt;
-    char *replacement;              /* NULL: none; "" deletes the match */
-    int applies_to;                 /* RA_* */
-    int detector;                   /* RD_* */
-    int action;                     /* RX_* */
+    char *replacement; /* NULL: none; "" deletes the match */
+    int applies_to; /* RA_* */
+    int detector; /* RD_* */
+    int action; /* RX_* */
     int active;
-    int modify_results;             /* its file says tool_results: modify (else a tool_result rule only advises) */
-    int shipped;                    /* one of keel's own rules/ (not a file of the person's) */
-    char **tools;                   /* globs, for tool results */
+    int modify_results; /* its file says tool_results: modify (else a tool_result rule only advises) */
+    int shipped; /* one of keel's own rules/ (not a file of the person's) */
+    char **tools; /* globs, for tool results */
     int ntools;
     pcre2_code **re;
-    unsigned char *jit;             /* jit[i]: re[i] has JIT code (NULL: none known to) */
-    pcre2_match_data *md;           /* one, reused by every match (keel is one thread) */
-    pcre2_code *any;                /* the patterns as one alternation, to ask "anywhere?" (NULL: not built) */
+    unsigned char *jit; /* jit[i]: re[i] has JIT code (NULL: none known to) */
+    pcre2_match_data *md; /* one, reused by every match (keel is one thread) */
+    pcre2_code *any; /* the patterns as one alternation, to ask "anywhere?" (NULL: not built) */
     int any_jit;
     char **pattern;
     int npatterns;
-    long max_words, max_chars;      /* 0: no limit */
-    char **fires, **passes;         /* examples */
+    long max_words, max_chars; /* 0: no limit */
+    char **fires, **passes; /* examples */
     int nfires, npasses;
-    char file[256];                 /* where it was defined */
+    char file[256]; /* where it was defined */
     int line;
 };
 
 struct rule_span {
-    size_t start, end;              /* byte offsets */
+    size_t start, end; /* byte offsets */
 };
 
 /* The work one rule may do on one text. Each PCRE2 call is bounded by the
@@ -52,20 +52,20 @@ struct rule_span {
  * the calls of one rule on one text (every match, every pattern) together
  * by RULE_BUDGET_MS of the clock. A rule past its budget is skipped for that
  * text, and says so: RULE_SKIPPED, never "no match". */
-#define RULE_MATCH_LIMIT 2000000u
+#define RULE_MATCH_LIMIT    2000000u
 #define RULE_HEAP_LIMIT_KIB 65536u
-#define RULE_JIT_STACK (1u << 20)
-#define RULE_BUDGET_MS 25
-#define RULE_SKIPPED (-1)
+#define RULE_JIT_STACK      (1u << 20)
+#define RULE_BUDGET_MS      25
+#define RULE_SKIPPED        (-1)
 /* Zeroed bytes a subject buffer holds past its end: PCRE2's JIT reads a few
  * bytes ahead (harmless, but valgrind rightly reports it on a buffer cut to
  * size). rule_copy makes such a copy. */
-#define RULE_PAD 16
+#define RULE_PAD            16
 char *rule_copy(const char *text, size_t n);
 extern const char rule_skipped_why[];
 /* The match context with those limits (NULL: out of memory), for any other
  * pattern keel matches on someone's behalf. */
-pcre2_match_context *rule_limits(void);   /* what a skipped rule tells the person */
+pcre2_match_context *rule_limits(void); /* what a skipped rule tells the person */
 
 /* The places rule r fires in text (up to max spans); 0 when it does not,
  * RULE_SKIPPED when it could not tell within its budget. For RD_LENGTH the

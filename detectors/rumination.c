@@ -68,10 +68,9 @@
 #include <unicase.h>
 #include <uninorm.h>
 
-
-#define RUM_MAX_PROMPT 8000
+#define RUM_MAX_PROMPT  8000
 #define RUM_MAX_HISTORY 500
-#define RUM_SKEW_MS 60000   /* history may be this far in the future (clock skew) */
+#define RUM_SKEW_MS     60000 /* history may be this far in the future (clock skew) */
 #define RUM_SIM_DEFAULT 0.25
 
 static int by_sim(const void *a, const void *b)
@@ -79,7 +78,7 @@ static int by_sim(const void *a, const void *b)
     const struct rum_match *x = a, *y = b;
     if (x->sim != y->sim)
         return x->sim < y->sim ? 1 : -1;
-    return x->index < y->index ? 1 : -1;   /* then the most recent first */
+    return x->index < y->index ? 1 : -1; /* then the most recent first */
 }
 
 static const char rum_check_description[] =
@@ -101,9 +100,9 @@ double rum_confidence(double mean, double sim_thr)
 }
 
 #define FNV_OFFSET 1469598103934665603ULL
-#define FNV_PRIME 1099511628211ULL
-#define STEM_MAX 64                /* longer words are stemmed on their first 64 bytes */
-#define RUN_NUMBER 0x6E756D6265720A01ULL   /* every number, as runs of words see it */
+#define FNV_PRIME  1099511628211ULL
+#define STEM_MAX   64 /* longer words are stemmed on their first 64 bytes */
+#define RUN_NUMBER 0x6E756D6265720A01ULL /* every number, as runs of words see it */
 
 /* A number (digits, and , . between them) is one word to runs of words:
  * "crash on line 212" and "crash on line 208" put the question the same
@@ -148,8 +147,8 @@ static inline uint64_t del_hash(const char *s, size_t n, size_t i, const uint64_
 struct arena {
     char *p;
     size_t used, cap;
-    void *heap;               /* heap blocks, linked through their first 16 bytes */
-    size_t next;              /* the size of the next one */
+    void *heap; /* heap blocks, linked through their first 16 bytes */
+    size_t next; /* the size of the next one */
 };
 
 static void ar_init(struct arena *a, void *buf, size_t n)
@@ -170,7 +169,7 @@ static void ar_release(struct arena *a)
 static void *ar_alloc(struct arena *a, size_t n)
 {
 #ifdef __SANITIZE_ADDRESS__
-    char *b = malloc(16 + n);                 /* exactly n: an overrun of even a byte is seen */
+    char *b = malloc(16 + n); /* exactly n: an overrun of even a byte is seen */
     if (!b)
         return NULL;
     *(void **)b = a->heap;
@@ -224,26 +223,26 @@ static void *ar_grow(struct arena *a, const void *old, size_t n, size_t want)
  * occurrence of a word needs (its hash and stem, and its count in the item
  * being compared) is in a dense array by entry number, and the rest (its key
  * and the prompt's keys it holds) further out. */
-#define MS_CONTENT 1u        /* a content word (its key is not 0) */
-#define MS_END 2u            /* the last word of some phrase (LEX_END) */
-#define MS_FOREIGN 4u        /* a content word that holds no key of the prompt and is none of its names */
-#define MS_NH_SHIFT 3        /* bits 3-6: how many keys it holds (at most PENDING_MAX) */
-#define MS_E_SHIFT 8         /* bits 8-31: entry number */
+#define MS_CONTENT  1u /* a content word (its key is not 0) */
+#define MS_END      2u /* the last word of some phrase (LEX_END) */
+#define MS_FOREIGN  4u /* a content word that holds no key of the prompt and is none of its names */
+#define MS_NH_SHIFT 3 /* bits 3-6: how many keys it holds (at most PENDING_MAX) */
+#define MS_E_SHIFT  8 /* bits 8-31: entry number */
 struct mslot {
-    uint64_t key;            /* 0: empty */
-    uint32_t meta;           /* entry number, hit count and MS_* flags */
+    uint64_t key; /* 0: empty */
+    uint32_t meta; /* entry number, hit count and MS_* flags */
     uint32_t pad;
 };
 struct ment {
-    uint64_t raw, stem;      /* the word's hash for runs (struct word's runh) and its stem's */
-    uint64_t seen;           /* the item it was last seen in (bits 0-31), and there how often (32-47) and how
+    uint64_t raw, stem; /* the word's hash for runs (struct word's runh) and its stem's */
+    uint64_t seen; /* the item it was last seen in (bits 0-31), and there how often (32-47) and how
                                 often inside a frame (48-63); an item has fewer than 2^16 words */
 };
-#define SEEN_CNT (1ULL << 32)
+#define SEEN_CNT  (1ULL << 32)
 #define SEEN_FCNT (1ULL << 48)
 struct mcold {
     uint64_t key;
-    uint32_t hoff, nh;       /* the prompt's keys it holds: pool[hoff .. hoff + nh) */
+    uint32_t hoff, nh; /* the prompt's keys it holds: pool[hoff .. hoff + nh) */
 };
 struct memo {
     struct arena *ar;
@@ -258,22 +257,22 @@ struct memo {
 
 /* One word as the comparison sees it. */
 struct word {
-    uint64_t raw;       /* hash of the normalised word (text.h) */
-    uint64_t runh;      /* what runs of words see: raw, or RUN_NUMBER for a number */
-    uint64_t stem;      /* hash of its stem (phrases are matched on stems) */
-    uint64_t key;       /* content key: stem or concept; 0 for a stopword */
-    uint64_t key2;      /* an ideograph pair, else 0 */
-    uint64_t concept;   /* concept key of a phrase ending here, else 0 */
-    unsigned plen;      /* phrase length (words) when concept is set */
-    unsigned slen;      /* stem length in bytes (ASCII stems only), for prefixes */
-    unsigned name;      /* capitalised inside a sentence (ASCII text only): names a thing */
-    char sb[STEM_MAX];  /* the stem's bytes (ASCII stems only), for typos */
-    uint32_t vs;        /* the lexicon's flags for the stem (LEX_*) */
-    uint64_t p3;        /* hash of the stem's first 3 bytes, 0 if shorter */
-    struct mslot *slot;   /* what comparing this word found before, in this call */
-    uint64_t mkey;        /* its key in the memo: its hash, or an ideograph's stem (a word that normalises to an
+    uint64_t raw; /* hash of the normalised word (text.h) */
+    uint64_t runh; /* what runs of words see: raw, or RUN_NUMBER for a number */
+    uint64_t stem; /* hash of its stem (phrases are matched on stems) */
+    uint64_t key; /* content key: stem or concept; 0 for a stopword */
+    uint64_t key2; /* an ideograph pair, else 0 */
+    uint64_t concept; /* concept key of a phrase ending here, else 0 */
+    unsigned plen; /* phrase length (words) when concept is set */
+    unsigned slen; /* stem length in bytes (ASCII stems only), for prefixes */
+    unsigned name; /* capitalised inside a sentence (ASCII text only): names a thing */
+    char sb[STEM_MAX]; /* the stem's bytes (ASCII stems only), for typos */
+    uint32_t vs; /* the lexicon's flags for the stem (LEX_*) */
+    uint64_t p3; /* hash of the stem's first 3 bytes, 0 if shorter */
+    struct mslot *slot; /* what comparing this word found before, in this call */
+    uint64_t mkey; /* its key in the memo: its hash, or an ideograph's stem (a word that normalises to an
                              ideograph has its hash, and is not one) */
-    uint64_t ph[STEM_MAX];   /* ph[i]: hash of the stem's first i+1 bytes */
+    uint64_t ph[STEM_MAX]; /* ph[i]: hash of the stem's first i+1 bytes */
 };
 
 /* The language of the call's prompt (stem.h), in which every word of the
@@ -337,14 +336,14 @@ static int ideograph(const char *s, size_t n)
 /* The lexicon: stopwords (by word hash), concept words (by stem) and concept
  * phrases (by the hash of their stems), in one open-addressing table built
  * once from detectors/data/stopwords.txt and concepts.txt. */
-#define LEX_STOP 1u          /* a stopword */
-#define LEX_END 2u           /* the last word of some phrase */
-#define LEX_LEN_SHIFT 2      /* bits 2-4: a phrase's length in words */
-#define LEX_ID_SHIFT 8       /* concept number + 1 */
-#define LEX_SIZE 8192
-#define PHRASE_SALT 0x50485253ULL
-#define CONCEPT_SALT 0x434F4E43ULL
-#define PHRASE_MAX 4
+#define LEX_STOP      1u /* a stopword */
+#define LEX_END       2u /* the last word of some phrase */
+#define LEX_LEN_SHIFT 2 /* bits 2-4: a phrase's length in words */
+#define LEX_ID_SHIFT  8 /* concept number + 1 */
+#define LEX_SIZE      8192
+#define PHRASE_SALT   0x50485253ULL
+#define CONCEPT_SALT  0x434F4E43ULL
+#define PHRASE_MAX    4
 
 static uint64_t lex_k[LEX_SIZE];
 static uint32_t lex_v[LEX_SIZE];
@@ -455,7 +454,7 @@ static void lex_init(void)
         text_each_line(b->data, lex_stop, NULL);
     unsigned id = 0;
     b = embed_find("detectors/data/concepts.txt");
-    rum_lang = STEM_EN;                   /* concepts.txt is English */
+    rum_lang = STEM_EN; /* concepts.txt is English */
     if (b)
         text_each_line(b->data, lex_concept, &id);
     done = 1;
@@ -463,7 +462,7 @@ static void lex_init(void)
 
 /* Phrase state along one text: the stems of the last words. */
 struct phrase {
-    uint64_t s1, s2, s3;   /* the stems of the last three words, 0 when none */
+    uint64_t s1, s2, s3; /* the stems of the last three words, 0 when none */
 };
 
 /* Fills in w's content key and lexicon flags; raw and stem are set. */
@@ -485,7 +484,7 @@ static uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen
         return 0;
     size_t bit = pair_bit(mix(ph->s1, stem));
     if (!(lex_pair[bit / 64] >> (bit % 64) & 1))
-        return 0;                   /* no phrase ends with these two stems */
+        return 0; /* no phrase ends with these two stems */
     /* hashed as lex_concept hashes a phrase's stems */
     uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
     uint64_t n2 = mix(ph->s1, stem), n3 = p2 ? mix(p2, stem) : 0, n4 = p3 ? mix(p3, stem) : 0;
@@ -510,8 +509,8 @@ static inline void phrase_push(struct phrase *ph, uint64_t stem)
 static inline void word_phrase(struct word *w, struct phrase *ph)
 {
     w->concept = 0;
-    if (w->vs & LEX_END)            /* only where some phrase can end */
-        w->concept = phrase_at(w->stem, ph, &w->plen);
+    if (w->vs & LEX_END) /* only where some phrase can end */
+    w->concept = phrase_at(w->stem, ph, &w->plen);
     phrase_push(ph, w->stem);
 }
 
@@ -575,7 +574,8 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
     size_t e = m->n++;
     m->ent[e] = (struct ment){w->runh, w->stem, 0};
     m->cold[e] = (struct mcold){w->key, 0, 0};
-    *sl = (struct mslot){key, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0), 0};
+    *sl =
+        (struct mslot){key, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0), 0};
     return sl;
 }
 
@@ -584,19 +584,19 @@ static struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w
  * remember it). A seen word's lexicon flags are only LEX_END (all that is
  * asked of them after); its stem length and prefix hashes are not filled in
  * (the keys it holds are known). */
-#define ANALYSE(w, m, stem_expr, stem_is_raw)                                                        \
-    do {                                                                                             \
-        struct mslot *s_ = (m) && (m)->s && (w).raw ? memo_find((m), (w).raw) : NULL;                \
-        if (s_ && s_->key) {                                                                         \
-            size_t e_ = s_->meta >> MS_E_SHIFT;                                                      \
-            (w).stem = (m)->ent[e_].stem, (w).key = (m)->cold[e_].key;                               \
-            (w).vs = s_->meta & MS_END ? LEX_END : 0;                                                \
-        } else {                                                                                     \
-            (w).stem = (stem_expr);                                                                  \
-            word_lex(&(w), (stem_is_raw));                                                           \
-            s_ = NULL;                                                                               \
-        }                                                                                            \
-        (w).slot = s_;                                                                               \
+#define ANALYSE(w, m, stem_expr, stem_is_raw)                                                                          \
+    do {                                                                                                               \
+        struct mslot *s_ = (m) && (m)->s && (w).raw ? memo_find((m), (w).raw) : NULL;                                  \
+        if (s_ && s_->key) {                                                                                           \
+            size_t e_ = s_->meta >> MS_E_SHIFT;                                                                        \
+            (w).stem = (m)->ent[e_].stem, (w).key = (m)->cold[e_].key;                                                 \
+            (w).vs = s_->meta & MS_END ? LEX_END : 0;                                                                  \
+        } else {                                                                                                       \
+            (w).stem = (stem_expr);                                                                                    \
+            word_lex(&(w), (stem_is_raw));                                                                             \
+            s_ = NULL;                                                                                                 \
+        }                                                                                                              \
+        (w).slot = s_;                                                                                                 \
     } while (0)
 
 typedef void (*word_fn)(void *ctx, struct word *w);
@@ -638,7 +638,7 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
             ph.s2 = ph.s3 = 0;
             w.mkey = w.stem;
             if (m && m->s && (w.slot = memo_find(m, w.mkey))->key == 0)
-                w.slot = NULL;            /* not seen before */
+                w.slot = NULL; /* not seen before */
         } else {
             w.mkey = w.raw;
             ANALYSE(w, m, word_stem(a, l, x->hash, &w), 0);
@@ -660,10 +660,10 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
  * out as positions, 12 a block with no branch per word. Cutting text into
  * words costs no branch per byte or per word. */
 struct wcut {
-    uint64_t *m;              /* per 64 bytes: letters, digits, word bytes, spaces */
-    uint32_t *a, *z;          /* per run: its first byte, and the byte after its last */
-    uint64_t *key;            /* per word: its memo key (item_ascii) */
-    size_t cap;               /* bytes of text the buffers are sized for */
+    uint64_t *m; /* per 64 bytes: letters, digits, word bytes, spaces */
+    uint32_t *a, *z; /* per run: its first byte, and the byte after its last */
+    uint64_t *key; /* per word: its memo key (item_ascii) */
+    size_t cap; /* bytes of text the buffers are sized for */
 };
 
 /* Sizes c for n bytes of text; -1 when memory runs out. */
@@ -671,7 +671,7 @@ static int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
 {
     if (c->m && n <= c->cap)
         return 0;
-    size_t nb = n / 64 + 2, nr = n / 2 + 2 + 12;    /* runs, and room for 12 written past the last */
+    size_t nb = n / 64 + 2, nr = n / 2 + 2 + 12; /* runs, and room for 12 written past the last */
     c->m = ar_alloc(ar, (4 * nb + nr) * sizeof *c->m);
     c->a = ar_alloc(ar, 2 * nr * sizeof *c->a);
     if (!c->m || !c->a) {
@@ -694,7 +694,7 @@ static const unsigned char bjoin[128] = {
  * that byte of x is in [lo, hi], or equal to c. Every byte of x is below
  * 0x80, so setting bit 7 first keeps each byte's subtraction from borrowing
  * from the next. */
-#define ONES 0x0101010101010101ULL
+#define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
 {
@@ -703,7 +703,7 @@ static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
 
 static inline uint64_t equal(uint64_t x, unsigned c)
 {
-    uint64_t t = x ^ (ONES * c);                          /* 0 where the byte is c */
+    uint64_t t = x ^ (ONES * c); /* 0 where the byte is c */
     return ~(((t & ~HIGHS) + ~HIGHS) | t) & HIGHS;
 }
 
@@ -716,10 +716,10 @@ static inline uint64_t high_bits(uint64_t m)
 /* Writes the positions of the set bits of x (each + base) at out; returns how many. */
 static inline size_t flatten(uint32_t *out, uint32_t base, uint64_t x)
 {
-    uint64_t y = x - ((x >> 1) & 0x5555555555555555ULL);       /* popcount, without a call where the CPU */
-    y = (y & 0x3333333333333333ULL) + ((y >> 2) & 0x3333333333333333ULL);   /* may lack the instruction */
+    uint64_t y = x - ((x >> 1) & 0x5555555555555555ULL); /* popcount, without a call where the CPU */
+    y = (y & 0x3333333333333333ULL) + ((y >> 2) & 0x3333333333333333ULL); /* may lack the instruction */
     size_t cnt = (size_t)((((y + (y >> 4)) & 0x0F0F0F0F0F0F0F0FULL) * 0x0101010101010101ULL) >> 56);
-    for (int q = 0; q < 12; q++) {       /* set bit 63 so that ctz is defined once x runs out */
+    for (int q = 0; q < 12; q++) { /* set bit 63 so that ctz is defined once x runs out */
         out[q] = base + (uint32_t)__builtin_ctzll(x | 1ULL << 63);
         x &= x - 1;
     }
@@ -762,7 +762,7 @@ static size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
     }
     L[nb] = D[nb] = 0;
     size_t nr = 0, ne = 0;
-    uint64_t prev = 0;                     /* the last bit of the block before */
+    uint64_t prev = 0; /* the last bit of the block before */
     for (size_t k = 0; k < nb; k++) {
         uint64_t pl = L[k] << 1 | (k ? L[k - 1] >> 63 : 0), nl = L[k] >> 1 | L[k + 1] << 63;
         uint64_t pd = D[k] << 1 | (k ? D[k - 1] >> 63 : 0), nd = D[k] >> 1 | D[k + 1] << 63;
@@ -779,7 +779,7 @@ static size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
         ne += flatten(c->z + ne, (uint32_t)(k * 64), ~w & before);
         prev = w >> 63;
     }
-    return nr;                             /* bits past the text are 0: every run ends inside */
+    return nr; /* bits past the text are 0: every run ends inside */
 }
 
 /* The words of a cut ASCII text, in order. */
@@ -803,7 +803,7 @@ static inline __attribute__((always_inline)) int wscan_next(struct wscan *t, con
     while (t->j < t->nr) {
         size_t i = t->a[t->j], e = t->z[t->j];
         t->j++;
-        if (s[i] == '_') {                 /* only underscores is no word */
+        if (s[i] == '_') { /* only underscores is no word */
             size_t q = i;
             while (q < e && s[q] == '_')
                 q++;
@@ -882,10 +882,18 @@ static inline uint64_t lower8(uint64_t x)
 /* keep[r]: a mask of the first r bytes of an 8-byte load. */
 static const uint64_t keep[9] = {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    0, 0xFF00000000000000ULL, 0xFFFF000000000000ULL, 0xFFFFFF0000000000ULL, 0xFFFFFFFF00000000ULL,
-    0xFFFFFFFFFF000000ULL, 0xFFFFFFFFFFFF0000ULL, 0xFFFFFFFFFFFFFF00ULL, ~0ULL
+    0,
+    0xFF00000000000000ULL,
+    0xFFFF000000000000ULL,
+    0xFFFFFF0000000000ULL,
+    0xFFFFFFFF00000000ULL,
+    0xFFFFFFFFFF000000ULL,
+    0xFFFFFFFFFFFF0000ULL,
+    0xFFFFFFFFFFFFFF00ULL,
+    ~0ULL
 #else
-    0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL
+    0,    0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL,
+    ~0ULL
 #endif
 };
 
@@ -953,7 +961,7 @@ struct map {
     uint64_t *k;
     uint32_t *v;
     size_t mask, n;
-    int oom;                  /* an add failed for want of memory */
+    int oom; /* an add failed for want of memory */
 };
 
 static int map_alloc(struct map *m, size_t cap)
@@ -1003,7 +1011,7 @@ static long map_add(struct map *m, uint64_t key)
                 g.v[j] = m->v[i];
             }
         g.n = m->n;
-        g.oom = m->oom;               /* a failed add stays failed */
+        g.oom = m->oom; /* a failed add stays failed */
         *m = g;
     }
     size_t j = key & m->mask;
@@ -1019,117 +1027,118 @@ static long map_add(struct map *m, uint64_t key)
 
 /* A stem of the current prompt, for prefix matching. */
 struct pre {
-    uint32_t key;      /* its content key's index */
-    uint32_t len;      /* stem length */
-    uint32_t next;     /* next stem with the same first 4 bytes, + 1 */
-    uint32_t off;      /* its prefix hashes in cur.ph */
+    uint32_t key; /* its content key's index */
+    uint32_t len; /* stem length */
+    uint32_t next; /* next stem with the same first 4 bytes, + 1 */
+    uint32_t off; /* its prefix hashes in cur.ph */
 };
 
-#define PREFIX_MIN 4
-#define RUN 3                /* a shared run of this many words is a frame */
+#define PREFIX_MIN  4
+#define RUN         3 /* a shared run of this many words is a frame */
 #define PENDING_MAX 8
-#define FRAME_MAXC 1          /* a run with at most this many content words is a frame */
-#define LONG_RUNS 6           /* this many shared runs in a row (8 words) are a frame */
-#define PASTE_RUNS 6          /* this many in a row (8 words) is a passage pasted again */
-#define MARK_BACK 16          /* words a shared run marks back at most (a streak's first words are marked as it
+#define FRAME_MAXC  1 /* a run with at most this many content words is a frame */
+#define LONG_RUNS   6 /* this many shared runs in a row (8 words) are a frame */
+#define PASTE_RUNS  6 /* this many in a row (8 words) is a passage pasted again */
+#define MARK_BACK                                                                                                      \
+    16 /* words a shared run marks back at most (a streak's first words are marked as it
                                  reaches LONG_RUNS, so none further back is ever left unmarked) */
-#define RUN_BITS_MAX 16       /* the runs' bitset: up to 2^16 bits, a probe of the runs map only on a set bit */
-#define TYPO_MIN 5             /* stems this long match one edit away (a typo) */
-#define TEMPLATE_SHARE 0.75    /* of the words other than names: the same question */
-#define SWAP_COVER 0.75        /* of the prompt's words in runs it shares: the same sentence */
-#define SWAP_MAX 2             /* words swapped for others: the same question about another thing */
-#define COMMAND_WORDS 8        /* a prompt this short holding an instruction to go on is one */
-#define THIN_KEYS 2            /* a prompt with this few content keys is matched only by an item saying no more */
-#define HOP_SIM 0.35           /* an ask found through another reaches this similarity with it */
-#define OBJ_TEXT_MAX 2048      /* a longer text is pasted material: its names are not compared */
-#define OBJ_MAX 64             /* things a prompt names, compared; more is a pasted text */
+#define RUN_BITS_MAX   16 /* the runs' bitset: up to 2^16 bits, a probe of the runs map only on a set bit */
+#define TYPO_MIN       5 /* stems this long match one edit away (a typo) */
+#define TEMPLATE_SHARE 0.75 /* of the words other than names: the same question */
+#define SWAP_COVER     0.75 /* of the prompt's words in runs it shares: the same sentence */
+#define SWAP_MAX       2 /* words swapped for others: the same question about another thing */
+#define COMMAND_WORDS  8 /* a prompt this short holding an instruction to go on is one */
+#define THIN_KEYS      2 /* a prompt with this few content keys is matched only by an item saying no more */
+#define HOP_SIM        0.35 /* an ask found through another reaches this similarity with it */
+#define OBJ_TEXT_MAX   2048 /* a longer text is pasted material: its names are not compared */
+#define OBJ_MAX        64 /* things a prompt names, compared; more is a pasted text */
 
 /* The current prompt, prepared once for comparing with every history item. */
 struct cur {
-    struct arena *ar;         /* where all of it lives */
-    struct map keys;          /* content keys -> index */
-    struct map p4;            /* hash of a stem's first 4 bytes -> pre index + 1 */
+    struct arena *ar; /* where all of it lives */
+    struct map keys; /* content keys -> index */
+    struct map p4; /* hash of a stem's first 4 bytes -> pre index + 1 */
     struct pre *pre;
     size_t npre;
-    uint64_t *ph;             /* prefix hashes of the stems in pre */
+    uint64_t *ph; /* prefix hashes of the stems in pre */
     size_t nph, capph;
-    uint32_t *hit;            /* per key: stamp of the last item that held it */
-    uint32_t *nst;            /* per key: stamp of the last item where an occurrence held it */
-    uint32_t *nfree;          /* per key: how many occurrences of the item hold it outside a frame (valid
+    uint32_t *hit; /* per key: stamp of the last item that held it */
+    uint32_t *nst; /* per key: stamp of the last item where an occurrence held it */
+    uint32_t *nfree; /* per key: how many occurrences of the item hold it outside a frame (valid
                                  while nst is this item's stamp) */
-    uint32_t *seen;           /* per key: stamp of the last item whose framed words fcnt counts */
-    uint32_t *fcnt;           /* per key: how many of its places in the prompt are framed in that item */
-    uint32_t *pcount;         /* per key: its places in the prompt (a word's key and pair key) */
-    uint32_t *rlist, nrl;     /* the runs the item shares */
-    uint32_t *klist, nkl;     /* the keys stored by single occurrences in the item (nst) */
-    size_t nfk;               /* keys the item holds outside frames */
+    uint32_t *seen; /* per key: stamp of the last item whose framed words fcnt counts */
+    uint32_t *fcnt; /* per key: how many of its places in the prompt are framed in that item */
+    uint32_t *pcount; /* per key: its places in the prompt (a word's key and pair key) */
+    uint32_t *rlist, nrl; /* the runs the item shares */
+    uint32_t *klist, nkl; /* the keys stored by single occurrences in the item (nst) */
+    size_t nfk; /* keys the item holds outside frames */
     /* Bitmaps over the prompt's words (bit i of word i / 64, nwb words and
      * a zero one after): the runs the item shares (by first word), the runs
      * with at most FRAME_MAXC content words, its content words, its frame,
      * and the first runs of LONG_RUNS shared ones in a row. */
     uint64_t *bh, *blow, *bcont, *bfr, *b6;
     size_t nwb;
-    uint32_t *roff, *rpos;    /* the places of run r: rpos[roff[r] .. roff[r + 1]) */
-    struct map runs;          /* hashes of the prompt's runs of RUN words -> index */
-    uint32_t *run_hit;        /* per run: stamp of the last item that holds it */
-    long *ki, *ki2, *ri;      /* per word: key index, pair-key index, run index */
+    uint32_t *roff, *rpos; /* the places of run r: rpos[roff[r] .. roff[r + 1]) */
+    struct map runs; /* hashes of the prompt's runs of RUN words -> index */
+    uint32_t *run_hit; /* per run: stamp of the last item that holds it */
+    long *ki, *ki2, *ri; /* per word: key index, pair-key index, run index */
     /* while building */
-    struct cword {            /* the prompt's words */
+    struct cword { /* the prompt's words */
         uint64_t raw, stem, key, key2, concept;
-        uint32_t plen, slen, off;   /* off: its prefix hashes in ph */
+        uint32_t plen, slen, off; /* off: its prefix hashes in ph */
         uint32_t name;
-        uint64_t p3;                /* hash of the stem's first 3 bytes, 0 if shorter */
-        uint32_t boff;              /* its stem's bytes in sbytes (typos) */
-        uint64_t runh;              /* what runs of words see (struct word) */
-    } *w;
+        uint64_t p3; /* hash of the stem's first 3 bytes, 0 if shorter */
+        uint32_t boff; /* its stem's bytes in sbytes (typos) */
+        uint64_t runh; /* what runs of words see (struct word) */
+    } * w;
     char *sbytes;
     size_t nsb, capsb;
-    struct memo memo;         /* the history's words, as compared with this prompt */
-    struct map dels;          /* hashes of the stems with one byte deleted -> index into dk */
-    uint32_t *dk;             /* per dels entry: the key index it came from */
-    long *names;              /* key indices of the prompt's names */
-    struct map name3;         /* hashes of their first three letters */
+    struct memo memo; /* the history's words, as compared with this prompt */
+    struct map dels; /* hashes of the stems with one byte deleted -> index into dk */
+    uint32_t *dk; /* per dels entry: the key index it came from */
+    long *names; /* key indices of the prompt's names */
+    struct map name3; /* hashes of their first three letters */
     size_t nnames;
     size_t nw, capw;
     int oom;
     /* while comparing */
     uint32_t stamp;
-    size_t shared;            /* keys held anywhere in the item */
+    size_t shared; /* keys held anywhere in the item */
     /* The item's words as they stream past (kept in registers while an
      * ASCII item is compared). */
     struct occ {
-        size_t nitem;         /* words of the item so far */
-        size_t nel;           /* memo entries it has shown */
-        size_t rest;          /* its content words outside shared runs */
-        uint64_t a1, a2, b1;  /* RUN_A times the hash of its last word and the one before, RUN_B times its last */
-        unsigned streak;      /* shared runs in a row ending at its last word */
-        int any_run;          /* it shares a run with the prompt */
-        int foreign;          /* it names something the prompt does not */
-        size_t covered;       /* the prompt's words inside runs it shares */
-        int passage;          /* it shares a passage of PASTE_RUNS runs in a row (pasted text) */
-        int swap;             /* the prompt's sentence with a word or two swapped */
-        size_t only;          /* its distinct content words that hold none of the prompt's keys */
+        size_t nitem; /* words of the item so far */
+        size_t nel; /* memo entries it has shown */
+        size_t rest; /* its content words outside shared runs */
+        uint64_t a1, a2, b1; /* RUN_A times the hash of its last word and the one before, RUN_B times its last */
+        unsigned streak; /* shared runs in a row ending at its last word */
+        int any_run; /* it shares a run with the prompt */
+        int foreign; /* it names something the prompt does not */
+        size_t covered; /* the prompt's words inside runs it shares */
+        int passage; /* it shares a passage of PASTE_RUNS runs in a row (pasted text) */
+        int swap; /* the prompt's sentence with a word or two swapped */
+        size_t only; /* its distinct content words that hold none of the prompt's keys */
     } o;
-    uint64_t *rbits;          /* a bit per run hash (its top bits): most item words end no run of the prompt */
-    unsigned rshift;          /* 64 - log2 of the bitset's size: about 64 bits a run, up to 2^RUN_BITS_MAX */
+    uint64_t *rbits; /* a bit per run hash (its top bits): most item words end no run of the prompt */
+    unsigned rshift; /* 64 - log2 of the bitset's size: about 64 bits a run, up to 2^RUN_BITS_MAX */
     /* The item's last words, until no shared run can reach back to them:
      * its flags and the keys it holds, taken back out when it is framed. */
     struct rword {
-        uint32_t e;           /* its memo entry */
-        unsigned char flags;  /* LF_CONTENT, LF_FRAMED */
+        uint32_t e; /* its memo entry */
+        unsigned char flags; /* LF_CONTENT, LF_FRAMED */
         unsigned char n;
-        uint32_t k[2];        /* keys held by this occurrence only (nfree) */
+        uint32_t k[2]; /* keys held by this occurrence only (nfree) */
     } ring[MARK_BACK];
-    uint32_t *elist;          /* the memo entries seen in the item */
+    uint32_t *elist; /* the memo entries seen in the item */
     size_t capel;
-    uint32_t *freek;          /* per key: stamp of the last item that holds it outside a frame */
-    struct wcut cut;          /* where an ASCII item's words are */
-    unsigned char *run_c;     /* per run: its content words */
+    uint32_t *freek; /* per key: stamp of the last item that holds it outside a frame */
+    struct wcut cut; /* where an ASCII item's words are */
+    unsigned char *run_c; /* per run: its content words */
     /* How the prompt asks (asking.h) and what about. */
-    unsigned asks;            /* ASK_* kinds of phrase it holds */
-    long *subj;               /* its content keys outside those phrases: what it asks about */
+    unsigned asks; /* ASK_* kinds of phrase it holds */
+    long *subj; /* its content keys outside those phrases: what it asks about */
     size_t nsubj;
-    int other;                /* the item compared last asks the same way about another thing */
+    int other; /* the item compared last asks the same way about another thing */
 };
 
 static void cur_collect(void *ctx, struct word *w)
@@ -1171,8 +1180,10 @@ static void cur_collect(void *ctx, struct word *w)
         c->sbytes = v;
         c->capsb = cap;
     }
-    c->w[c->nw++] = (struct cword){w->raw, w->stem, w->key, w->key2, w->concept, w->plen, (uint32_t)np,
-                                   (uint32_t)c->nph, w->name, w->slen >= 3 ? w->ph[2] : 0, (uint32_t)c->nsb, w->runh};
+    c->w[c->nw++] =
+        (struct cword){w->raw,           w->stem,      w->key,           w->key2, w->concept,
+                       w->plen,          (uint32_t)np, (uint32_t)c->nph, w->name, w->slen >= 3 ? w->ph[2] : 0,
+                       (uint32_t)c->nsb, w->runh};
     if (nb)
         memcpy(c->sbytes + c->nsb, w->sb, nb);
     c->nsb += nb;
@@ -1243,7 +1254,8 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
     c->ki = ar_alloc(ar, c->nw * sizeof *c->ki + 1);
     c->ki2 = ar_alloc(ar, c->nw * sizeof *c->ki2 + 1);
     c->ri = ar_alloc(ar, c->nw * sizeof *c->ri + 1);
-    if (!c->hit || !c->nfree || !c->nst || !c->freek || !c->seen || !c->ki || !c->ki2 || !c->ri || map_init(&c->runs, c->ar) < 0)
+    if (!c->hit || !c->nfree || !c->nst || !c->freek || !c->seen || !c->ki || !c->ki2 || !c->ri ||
+        map_init(&c->runs, c->ar) < 0)
         return -1;
     c->names = ar_alloc(ar, c->nw * sizeof *c->names + 1);
     if (!c->names || map_init(&c->name3, c->ar) < 0)
@@ -1252,13 +1264,15 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         const struct cword *w = c->w;
         c->ki[i] = w[i].key ? map_get(&c->keys, w[i].key) : -1;
         if (w[i].name && w[i].key && w[i].key == w[i].stem && c->seen[c->ki[i]] != 1) {
-            c->seen[c->ki[i]] = 1;           /* each name once; seen is reset below */
+            c->seen[c->ki[i]] = 1; /* each name once; seen is reset below */
             c->names[c->nnames++] = c->ki[i];
             if (w[i].p3)
                 map_add(&c->name3, w[i].p3);
         }
         c->ki2[i] = w[i].key2 ? map_get(&c->keys, w[i].key2) : -1;
-        c->ri[i] = i + RUN <= c->nw ? map_add(&c->runs, run_hash(w[i].runh * RUN_A, w[i + 1].runh * RUN_B, w[i + 2].runh)) : -1;
+        c->ri[i] = i + RUN <= c->nw
+            ? map_add(&c->runs, run_hash(w[i].runh * RUN_A, w[i + 1].runh * RUN_B, w[i + 2].runh))
+            : -1;
     }
     if (c->runs.oom || c->name3.oom)
         return -1;
@@ -1313,7 +1327,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         unsigned char n = 0;
         for (size_t q = i; q < i + RUN; q++)
             n += c->ki[q] >= 0 || c->ki2[q] >= 0;
-        c->run_c[c->ri[i]] = n;     /* a run seen twice: the later count */
+        c->run_c[c->ri[i]] = n; /* a run seen twice: the later count */
     }
     for (size_t i = 0; i < c->nw; i++) {
         if (c->ki[i] >= 0 || c->ki2[i] >= 0)
@@ -1333,7 +1347,7 @@ static int cur_init(struct cur *c, const char *s, size_t n, struct text_words *t
         c->roff[r + 1] += c->roff[r];
     for (size_t i = 0; i + RUN <= c->nw; i++)
         c->rpos[c->roff[c->ri[i]] + c->run_hit[c->ri[i]]++] = (uint32_t)i;
-    memset(c->run_hit, 0, (c->runs.n + 1) * sizeof *c->run_hit);    /* it counted places just now */
+    memset(c->run_hit, 0, (c->runs.n + 1) * sizeof *c->run_hit); /* it counted places just now */
     return 0;
 }
 
@@ -1343,7 +1357,7 @@ struct pending {
     unsigned n;
 };
 #define LF_CONTENT 1u
-#define LF_FRAMED 2u
+#define LF_FRAMED  2u
 
 static inline void pending_add(struct pending *p, long k)
 {
@@ -1368,14 +1382,14 @@ static void word_hits(struct cur *c, struct pending *p, const struct word *w)
     }
     if (!p->n && w->key == w->stem && w->slen >= TYPO_MIN - 1 && c->dels.n) {
         /* One edit away from a stem of the prompt: a typo of it. */
-        long d = map_get(&c->dels, w->stem);           /* a byte missing here */
+        long d = map_get(&c->dels, w->stem); /* a byte missing here */
         if (d >= 0)
             pending_add(p, c->dk[d]);
         for (size_t q = 0; !p->n && w->slen >= TYPO_MIN && q < w->slen; q++) {
             uint64_t h = del_hash(w->sb, w->slen, q, w->ph);
-            long k = map_get(&c->keys, h);              /* a byte too many here */
+            long k = map_get(&c->keys, h); /* a byte too many here */
             if (k < 0 && (d = map_get(&c->dels, h)) >= 0)
-                k = c->dk[d];                           /* a byte changed, or two swapped */
+                k = c->dk[d]; /* a byte changed, or two swapped */
             pending_add(p, k);
         }
     }
@@ -1403,7 +1417,7 @@ static struct mslot *memo_new(struct cur *c, uint64_t key, const struct word *w)
         return NULL;
     m->cold[sl->meta >> MS_E_SHIFT].hoff = (uint32_t)m->npool;
     m->cold[sl->meta >> MS_E_SHIFT].nh = p.n;
-    if (p.n)                          /* pool is NULL until some word holds a key */
+    if (p.n) /* pool is NULL until some word holds a key */
         memcpy(m->pool + m->npool, p.k, p.n * sizeof *p.k);
     m->npool += p.n;
     sl->meta |= (uint32_t)p.n << MS_NH_SHIFT;
@@ -1450,12 +1464,12 @@ static inline unsigned frame_word(struct cur *c, size_t j)
  * ending with it, an ideograph pair it ends): counted for its entry, kept in
  * the ring for the frame; the shared run of RUN words it ends, if any,
  * frames them. */
-static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct occ *o, uint32_t stamp,
-                                                            uint32_t meta, uint64_t concept, uint64_t key2, int name)
+static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct occ *o, uint32_t stamp, uint32_t meta,
+                                                           uint64_t concept, uint64_t key2, int name)
 {
     uint32_t e = meta >> MS_E_SHIFT;
     struct ment *me = &c->memo.ent[e];
-    int again = (uint32_t)me->seen == stamp;   /* no branch: about half the words of a long item are new to it */
+    int again = (uint32_t)me->seen == stamp; /* no branch: about half the words of a long item are new to it */
     me->seen = again ? me->seen + SEEN_CNT : stamp | SEEN_CNT;
     c->elist[o->nel] = e;
     o->nel += !again;
@@ -1546,7 +1560,7 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
         if (k + 8 < nw)
             __builtin_prefetch(&m->s[memo_home(m->mask, cut->key[k + 8])]);
         struct mslot *sl = memo_find(m, cut->key[k]);
-        if (!sl->key) {               /* first seen: analysed, matched and remembered */
+        if (!sl->key) { /* first seen: analysed, matched and remembered */
             struct word w;
             char b[STEM_MAX];
             size_t i = cut->a[k] & ~(1u << 31), l = cut->z[k] - i;
@@ -1559,10 +1573,10 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
                 return;
             }
         }
-        cut->z[k] = sl->meta;         /* the word's end is no longer needed */
+        cut->z[k] = sl->meta; /* the word's end is no longer needed */
     }
     struct phrase ph = {0, 0, 0};
-    struct occ o = c->o;              /* in registers, not behind c */
+    struct occ o = c->o; /* in registers, not behind c */
     uint32_t stamp = c->stamp;
     for (size_t k = 0; k < nw; k++) {
         if (k + 8 < nw)
@@ -1571,7 +1585,7 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
         uint64_t stem = m->ent[meta >> MS_E_SHIFT].stem, concept = 0;
         unsigned plen;
         if (meta & MS_END)
-            concept = phrase_at(stem, &ph, &plen);
+        concept = phrase_at(stem, &ph, &plen);
         phrase_push(&ph, stem);
         item_occ(c, &o, stamp, meta, concept, 0, (int)(cut->a[k] >> 31));
     }
@@ -1591,7 +1605,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     c->shared = c->nfk = 0;
     c->nrl = c->nkl = 0;
     c->o = (struct occ){0};
-    if (n + 1 > c->capel) {           /* every word holds at least one byte */
+    if (n + 1 > c->capel) { /* every word holds at least one byte */
         c->capel = n + 1;
         if (!(c->elist = ar_alloc(c->ar, c->capel * sizeof *c->elist))) {
             c->capel = 0;
@@ -1609,7 +1623,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
     for (size_t q = 0; q < c->o.nel; q++) {
         const struct ment *me = &c->memo.ent[c->elist[q]];
         const struct mcold *co = &c->memo.cold[c->elist[q]];
-        const uint32_t *k = co->nh ? c->memo.pool + co->hoff : NULL;   /* pool is NULL until a word holds a key */
+        const uint32_t *k = co->nh ? c->memo.pool + co->hoff : NULL; /* pool is NULL until a word holds a key */
         unsigned nk = co->nh;
         int out = (me->seen >> 32 & 0xFFFF) > me->seen >> 48;
         for (unsigned i = 0; i < nk; i++) {
@@ -1623,7 +1637,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
             }
         }
     }
-    for (size_t q = 0; q < c->nkl; q++)            /* and those single occurrences hold outside frames */
+    for (size_t q = 0; q < c->nkl; q++) /* and those single occurrences hold outside frames */
         if (c->nfree[c->klist[q]] > 0 && c->freek[c->klist[q]] != stamp) {
             c->freek[c->klist[q]] = stamp;
             c->nfk++;
@@ -1639,7 +1653,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
         for (size_t q = 0; q < c->nrl; q++)
             for (uint32_t p = c->roff[c->rlist[q]]; p < c->roff[c->rlist[q] + 1]; p++)
                 h[c->rpos[p] / 64] |= 1ULL << (c->rpos[p] % 64);
-        for (size_t i = 0; i < nb; i++) {       /* s6: a run that starts LONG_RUNS shared ones in a row */
+        for (size_t i = 0; i < nb; i++) { /* s6: a run that starts LONG_RUNS shared ones in a row */
             uint64_t a = h[i];
             for (unsigned t = 1; t < LONG_RUNS; t++)
                 a &= h[i] >> t | h[i + 1] << (64 - t);
@@ -1679,9 +1693,8 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
      * thing). */
     size_t ponly = c->keys.n - c->shared;
     if (c->o.any_run && !c->o.passage && !(c->asks & (ASK_REASSURE | ASK_REASK)) && ponly >= 1 && ponly <= SWAP_MAX &&
-        c->o.only >= 1 && c->o.only <= SWAP_MAX && c->shared >= 2 &&
-        (double)c->o.covered >= SWAP_COVER * (double)c->nw)
-        c->o.swap = 1;   /* rum_check decides, with the things each names */
+        c->o.only >= 1 && c->o.only <= SWAP_MAX && c->shared >= 2 && (double)c->o.covered >= SWAP_COVER * (double)c->nw)
+        c->o.swap = 1; /* rum_check decides, with the things each names */
     if (!frame) {
         *sim = (double)c->shared / (double)c->keys.n;
         return 0;
@@ -1724,7 +1737,7 @@ static int similarity(struct cur *c, const char *s, size_t n, struct text_words 
  * bytes, is pasted material, which is not compared this way. */
 struct objs {
     uint64_t h[OBJ_MAX];
-    uint64_t num;             /* bit i: h[i] is a number */
+    uint64_t num; /* bit i: h[i] is a number */
     unsigned n;
     int many;
 };
@@ -1775,11 +1788,11 @@ static void obj_token(struct objs *o, const char *s, size_t n, int foreign_text)
             continue;
         }
         digit |= c >= '0' && c <= '9';
-        camel |= lower && c >= 'A' && c <= 'Z';   /* an upper-case letter after a lower-case one */
+        camel |= lower && c >= 'A' && c <= 'Z'; /* an upper-case letter after a lower-case one */
         lower |= c >= 'a' && c <= 'z';
         if (c && i > 0 && i + 1 < n && strchr("_/\\@#=.", c))
-            code |= c != '.' || (i >= 2 && is_alnum((unsigned char)s[i - 1]) && is_alnum((unsigned char)s[i + 1]) &&
-                                 n - i > 2);
+            code |= c != '.' ||
+                (i >= 2 && is_alnum((unsigned char)s[i - 1]) && is_alnum((unsigned char)s[i + 1]) && n - i > 2);
     }
     int latin = foreign_text && ascii && n >= 3 && (lower || (s[0] >= 'A' && s[0] <= 'Z'));
     if (digit && ascii && s[0] >= '0' && s[0] <= '9') {
@@ -1839,7 +1852,7 @@ static void objects_of(const char *s, size_t n, struct objs *o)
             !(c == '`' && i + 1 < n && s[i + 1] == '`')) {
             const char *e = memchr(s + i + 1, c, n - i - 1 < 65 ? n - i - 1 : 65);
             if (e && e > s + i + 1 && !memchr(s + i + 1, '\n', (size_t)(e - s - i - 1))) {
-                obj_add(o, s + i + 1, (size_t)(e - s - i - 1), 0);   /* the span, and its tokens below */
+                obj_add(o, s + i + 1, (size_t)(e - s - i - 1), 0); /* the span, and its tokens below */
                 i++;
                 continue;
             }
@@ -1964,7 +1977,8 @@ static int check_item(const cJSON *it, int i, struct rum_item *h, kerr *e)
     snprintf(fa, sizeof fa, "history[%d].at", i);
     if (!cJSON_IsObject(it))
         return kerr_set(e, "INPUT_INVALID", f, "%s must be an object {text, at}", f);
-    if (det_known_keys(it, item_keys, pre, e) < 0 || det_string(it, "text", ft, 1, NULL, RUM_MAX_PROMPT, &h->t, &h->n, e) < 0 ||
+    if (det_known_keys(it, item_keys, pre, e) < 0 ||
+        det_string(it, "text", ft, 1, NULL, RUM_MAX_PROMPT, &h->t, &h->n, e) < 0 ||
         det_time(it, "at", fa, &h->at, NULL, e) < 0)
         return -1;
     return 0;
@@ -1991,7 +2005,8 @@ static int item_ok(const cJSON *it, struct rum_item *h)
     if (!cJSON_IsString(t) || !t->valuestring || !cJSON_IsString(at) || !at->valuestring)
         return -1;
     size_t n = strlen(t->valuestring);
-    if (!text_valid_utf8(t->valuestring, n) || (n > RUM_MAX_PROMPT && text_char_count(t->valuestring, n) > RUM_MAX_PROMPT) ||
+    if (!text_valid_utf8(t->valuestring, n) ||
+        (n > RUM_MAX_PROMPT && text_char_count(t->valuestring, n) > RUM_MAX_PROMPT) ||
         tf_parse_rfc3339(at->valuestring, &h->at, NULL) < 0)
         return -1;
     h->t = t->valuestring;
@@ -2049,7 +2064,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
         if (objects_differ(po, ho))
             j = 0, *other = 1;
     }
-    if (only_asks && j >= sim_thr && j > 0) {   /* an earlier instruction is not an earlier ask */
+    if (only_asks && j >= sim_thr && j > 0) { /* an earlier instruction is not an earlier ask */
         int a = item_asks(h->t, h->n);
         if (a < 0)
             return -1;
@@ -2080,7 +2095,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     int oom = cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
     struct objs *po = ar_alloc(&ar, sizeof *po), *ho = ar_alloc(&ar, sizeof *ho);
     oom |= !po || !ho;
-    int po_known = 0;            /* the prompt's things, worked out when an item first reaches the bar */
+    int po_known = 0; /* the prompt's things, worked out when an item first reaches the bar */
     /* A short instruction to go on ("continue", "weiter", "do the same for
      * the rest") asks nothing: sent again and again, it is work going on. */
     int command = !oom && (c.asks & ASK_COMMAND) && c.nw <= COMMAND_WORDS && !ask_question_mark(cur, cur_n);
@@ -2094,18 +2109,19 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     if (only_asks && !oom && !command && ask_text(cur, cur_n, &how) < 0)
         oom = 1;
     int statement = only_asks && !oom && !command &&
-                    (!(how & (ASK_QUESTION | ASK_REASSURE | ASK_REASK)) ||
-                     ((how & ASK_FOLLOWUP) && !(how & (ASK_REASSURE | ASK_REASK))));
+        (!(how & (ASK_QUESTION | ASK_REASSURE | ASK_REASK)) ||
+         ((how & ASK_FOLLOWUP) && !(how & (ASK_REASSURE | ASK_REASK))));
     size_t count = 0, i;
     double best = 0, sum = 0;
-    unsigned char *away = ar_zalloc(&ar, hn + 1);   /* items that ask the same way about another thing */
+    unsigned char *away = ar_zalloc(&ar, hn + 1); /* items that ask the same way about another thing */
     oom |= !away;
     for (i = 0; i < hn && !oom && !command && !statement; i++) {
         if (items[i].at < window_start)
             continue;
         double j;
         int other;
-        if (related(&c, cur, cur_n, po, &po_known, &items[i], ho, &w, (uint32_t)i + 1, only_asks, sim_thr, &j, &other) < 0) {
+        if (related(&c, cur, cur_n, po, &po_known, &items[i], ho, &w, (uint32_t)i + 1, only_asks, sim_thr, &j, &other) <
+            0) {
             oom = 1;
             break;
         }
@@ -2143,7 +2159,8 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
                 continue;
             double j;
             int other;
-            if (related(&cs, hs->t, hs->n, so, &so_known, &items[i], ho, &w, (uint32_t)i + 1, only_asks, sim_thr, &j, &other) < 0) {
+            if (related(&cs, hs->t, hs->n, so, &so_known, &items[i], ho, &w, (uint32_t)i + 1, only_asks, sim_thr, &j,
+                        &other) < 0) {
                 oom = 1;
                 break;
             }
@@ -2161,7 +2178,11 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     r->count = count;
     r->best = best;
     r->detected = count >= threshold;
-    r->kind = r->detected ? RUM_DETECTED : count ? RUM_SOME : command ? RUM_COMMAND : statement ? RUM_STATEMENT : RUM_NONE;
+    r->kind = r->detected ? RUM_DETECTED
+        : count           ? RUM_SOME
+        : command         ? RUM_COMMAND
+        : statement       ? RUM_STATEMENT
+                          : RUM_NONE;
     if (r->detected) {
         qsort(m, count, sizeof *m, by_sim);
         r->confidence = rum_confidence(sum / (double)count, sim_thr);
@@ -2180,8 +2201,8 @@ cJSON *rum_heuristic(void)
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
 {
     (void)offset_s;
-    static const char *const keys[] = {"current_prompt", "history", "window_minutes", "threshold_count",
-                                       "similarity_threshold", "only_asks", NULL};
+    static const char *const keys[] = {
+        "current_prompt", "history", "window_minutes", "threshold_count", "similarity_threshold", "only_asks", NULL};
     struct rum_query q = {0};
     if (det_known_keys(args, keys, "", e) < 0 ||
         det_string(args, "current_prompt", "current_prompt", 1, NULL, RUM_MAX_PROMPT, &q.prompt, &q.n, e) < 0 ||
@@ -2223,7 +2244,8 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         if (!bad && (h->at < prev || h->at > now_ms + RUM_SKEW_MS))
             snprintf(fa, sizeof fa, "history[%d].at", i);
         if (!bad && h->at < prev)
-            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "history must be oldest first; %s is earlier than the item before it", fa);
+            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa,
+                           "history must be oldest first; %s is earlier than the item before it", fa);
         else if (!bad && h->at > now_ms + RUM_SKEW_MS)
             bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
         prev = h->at;
@@ -2255,7 +2277,8 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
             size_t x = m[k].index;
             cJSON *p = cJSON_CreateObject();
             cJSON_AddItemToObjectCS(p, "text", cJSON_CreateStringReference(items[x].t));
-            cJSON_AddItemToObjectCS(p, "at", cJSON_CreateStringReference(cJSON_GetObjectItemCaseSensitive(its[x], "at")->valuestring));
+            cJSON_AddItemToObjectCS(
+                p, "at", cJSON_CreateStringReference(cJSON_GetObjectItemCaseSensitive(its[x], "at")->valuestring));
             cJSON_AddItemToObjectCS(p, "similarity", cJSON_CreateNumber(det_round(m[k].sim)));
             cJSON_AddItemToArray(arr, p);
         }
@@ -2273,14 +2296,15 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         break;
     case RUM_SOME:
         snprintf(reason, sizeof reason,
-                 "%zu earlier prompt%s from the last %ld minutes look%s similar; a loop is flagged at %ld.",
-                 r.count, r.count == 1 ? "" : "s", window, r.count == 1 ? "s" : "", q.threshold);
+                 "%zu earlier prompt%s from the last %ld minutes look%s similar; a loop is flagged at %ld.", r.count,
+                 r.count == 1 ? "" : "s", window, r.count == 1 ? "s" : "", q.threshold);
         break;
     case RUM_COMMAND:
         snprintf(reason, sizeof reason, "This prompt is a short instruction to go on, not a question asked again.");
         break;
     case RUM_STATEMENT:
-        snprintf(reason, sizeof reason, "This prompt asks nothing (no question, no plea for reassurance): an instruction "
+        snprintf(reason, sizeof reason,
+                 "This prompt asks nothing (no question, no plea for reassurance): an instruction "
                  "is the work going on, not a question asked again.");
         break;
     default:

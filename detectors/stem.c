@@ -17,7 +17,7 @@ static struct {
 
 static int sb_load(void)
 {
-    static int state;                  /* 0 not tried, 1 loaded, -1 missing */
+    static int state; /* 0 not tried, 1 loaded, -1 missing */
     if (!state) {
         void *lib = dlopen("libstemmer.so.0d", RTLD_LAZY | RTLD_LOCAL);
         sb.make = lib ? (__typeof__(sb.make))dlsym(lib, "sb_stemmer_new") : NULL;
@@ -29,35 +29,35 @@ static int sb_load(void)
 }
 
 static const char *const algo[STEM_NLANG] = {
-    [STEM_EN] = "english", [STEM_DE] = "german",  [STEM_FR] = "french",  [STEM_ES] = "spanish",
-    [STEM_IT] = "italian", [STEM_PT] = "portuguese", [STEM_NL] = "dutch", [STEM_SV] = "swedish",
-    [STEM_RU] = "russian", [STEM_EL] = "greek",   [STEM_AR] = "arabic",  [STEM_HI] = "hindi",
+    [STEM_EN] = "english", [STEM_DE] = "german",     [STEM_FR] = "french", [STEM_ES] = "spanish",
+    [STEM_IT] = "italian", [STEM_PT] = "portuguese", [STEM_NL] = "dutch",  [STEM_SV] = "swedish",
+    [STEM_RU] = "russian", [STEM_EL] = "greek",      [STEM_AR] = "arabic", [STEM_HI] = "hindi",
 };
 
 /* The commonest function words of the Latin-script languages, lower case:
  * words frequent in one language and rare in the others. */
 static const char *const fwords[][24] = {
-    [STEM_EN] = {"the", "is", "and", "of", "to", "it", "what", "how", "should", "this", "that", "with", "do", "my",
-                 "are", "can", "you", "i", "for", "was", "why", "will", "would", "which"},
-    [STEM_DE] = {"der", "die", "das", "und", "ist", "ich", "nicht", "ein", "eine", "wie", "was", "mit", "auf", "es",
-                 "sich", "auch", "den", "dem", "mein", "kann", "soll", "wenn", "oder", "warum"},
-    [STEM_FR] = {"le", "la", "les", "et", "est", "je", "pas", "un", "une", "des", "que", "pour", "dans", "ce",
-                 "du", "qui", "ne", "sur", "au", "mon", "ma", "est-ce", "c'est", "j'ai"},
-    [STEM_ES] = {"el", "los", "las", "y", "es", "que", "no", "un", "una", "por", "para", "mi", "con", "del",
-                 "lo", "como", "pero", "se", "al", "qué", "cómo", "está", "puedo", "debería"},
-    [STEM_IT] = {"il", "che", "non", "è", "di", "un", "una", "per", "mi", "come", "perché", "sono", "gli",
-                 "della", "nel", "con", "ma", "questo", "ho", "cosa", "anche", "del", "lo", "se"},
-    [STEM_PT] = {"o", "os", "que", "não", "é", "um", "uma", "de", "para", "com", "meu", "minha", "como", "do",
-                 "da", "no", "na", "mas", "tô", "você", "isso", "estou", "posso", "em"},
-    [STEM_NL] = {"de", "het", "een", "en", "is", "niet", "ik", "van", "dat", "wat", "hoe", "met", "op", "zijn",
-                 "voor", "maar", "mijn", "kan", "moet", "ook", "als", "er", "nog", "wel"},
-    [STEM_SV] = {"och", "att", "det", "är", "jag", "inte", "en", "ett", "som", "på", "med", "för", "har", "av",
-                 "till", "den", "vad", "hur", "min", "kan", "ska", "om", "men", "så"},
+    [STEM_EN] = {"the", "is", "and", "of",  "to",  "it", "what", "how", "should", "this", "that",  "with",
+                 "do",  "my", "are", "can", "you", "i",  "for",  "was", "why",    "will", "would", "which"},
+    [STEM_DE] = {"der", "die", "das",  "und",  "ist", "ich", "nicht", "ein",  "eine", "wie",  "was",  "mit",
+                 "auf", "es",  "sich", "auch", "den", "dem", "mein",  "kann", "soll", "wenn", "oder", "warum"},
+    [STEM_FR] = {"le",   "la", "les", "et",  "est", "je",  "pas", "un",  "une", "des",    "que",   "pour",
+                 "dans", "ce", "du",  "qui", "ne",  "sur", "au",  "mon", "ma",  "est-ce", "c'est", "j'ai"},
+    [STEM_ES] = {"el",  "los", "las", "y",    "es",   "que", "no", "un",  "una",  "por",  "para",  "mi",
+                 "con", "del", "lo",  "como", "pero", "se",  "al", "qué", "cómo", "está", "puedo", "debería"},
+    [STEM_IT] = {"il",  "che",   "non", "è",   "di", "un",     "una", "per",  "mi",    "come", "perché", "sono",
+                 "gli", "della", "nel", "con", "ma", "questo", "ho",  "cosa", "anche", "del",  "lo",     "se"},
+    [STEM_PT] = {"o",    "os", "que", "não", "é",  "um",  "uma", "de",   "para", "com",   "meu",   "minha",
+                 "como", "do", "da",  "no",  "na", "mas", "tô",  "você", "isso", "estou", "posso", "em"},
+    [STEM_NL] = {"de", "het",  "een",  "en",   "is",   "niet", "ik",   "van", "dat", "wat", "hoe", "met",
+                 "op", "zijn", "voor", "maar", "mijn", "kan",  "moet", "ook", "als", "er",  "nog", "wel"},
+    [STEM_SV] = {"och", "att", "det",  "är",  "jag", "inte", "en",  "ett", "som", "på", "med", "för",
+                 "har", "av",  "till", "den", "vad", "hur",  "min", "kan", "ska", "om", "men", "så"},
 };
 
 #define FW_SIZE 512
 static uint64_t fw_k[FW_SIZE];
-static uint32_t fw_v[FW_SIZE];   /* bit per language */
+static uint32_t fw_v[FW_SIZE]; /* bit per language */
 static int fw_ready;
 
 static uint64_t fnv(const char *s, size_t n)
@@ -101,8 +101,8 @@ static unsigned cp_at(const unsigned char *s, size_t *len)
         return *len = 2, (unsigned)(s[0] & 0x1F) << 6 | (s[1] & 0x3F);
     if (s[0] < 0xF0)
         return *len = 3, (unsigned)(s[0] & 0x0F) << 12 | (unsigned)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
-    return *len = 4, (unsigned)(s[0] & 0x07) << 18 | (unsigned)(s[1] & 0x3F) << 12 | (unsigned)(s[2] & 0x3F) << 6 |
-                     (s[3] & 0x3F);
+    return *len = 4,
+           (unsigned)(s[0] & 0x07) << 18 | (unsigned)(s[1] & 0x3F) << 12 | (unsigned)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
 }
 
 enum stem_lang stem_lang_of(const char *text, size_t n)
@@ -132,7 +132,7 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
                 cjk++;
             else
                 latin++;
-            for (size_t q = 0; q < len; q++) {   /* ASCII lower-cased; accented letters are written lower case */
+            for (size_t q = 0; q < len; q++) { /* ASCII lower-cased; accented letters are written lower case */
                 h ^= c < 0x80 && c >= 'A' && c <= 'Z' ? c | 0x20 : s[i + q];
                 h *= 1099511628211ULL;
             }
@@ -173,7 +173,7 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
  * direct-mapped table of STEM_CACHE entries, a word of up to STEM_CACHED
  * bytes with a stem as long at most, keyed by a 64-bit hash of the word and
  * its language. */
-#define STEM_CACHE 2048
+#define STEM_CACHE  2048
 #define STEM_CACHED 22
 struct stem_slot {
     uint64_t key;

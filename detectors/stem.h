@@ -20,8 +20,19 @@
 #define STEM_LANG_WORDS 64
 
 enum stem_lang {
-    STEM_NONE = 0,   /* leave words as they are */
-    STEM_EN, STEM_DE, STEM_FR, STEM_ES, STEM_IT, STEM_PT, STEM_NL, STEM_SV, STEM_RU, STEM_EL, STEM_AR, STEM_HI,
+    STEM_NONE = 0, /* leave words as they are */
+    STEM_EN,
+    STEM_DE,
+    STEM_FR,
+    STEM_ES,
+    STEM_IT,
+    STEM_PT,
+    STEM_NL,
+    STEM_SV,
+    STEM_RU,
+    STEM_EL,
+    STEM_AR,
+    STEM_HI,
     STEM_NLANG
 };
 

@@ -38,18 +38,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYC_MAX_RESPONSE 16000
-#define SYC_MAX_MESSAGES 200
-#define SYC_MAX_MESSAGE 8000
-#define SYC_MAX_CONTEXT 2000
+#define SYC_MAX_RESPONSE    16000
+#define SYC_MAX_MESSAGES    200
+#define SYC_MAX_MESSAGE     8000
+#define SYC_MAX_CONTEXT     2000
 #define SYC_REASSURANCE_MIN 3
 
 enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, TERM, NCLS };
 
-#define SYC_OPENER_ANSWER 12   /* words after an opening "Yes" that make the reply an answer */
-static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
-                                            "negator",   "judgement", "opener",    "irony", "tag",
-                                            "term"};
+#define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
+static const char *const cls_names[NCLS] = {"agreement", "praise", "qualifier", "evidence", "reassurance", "negator",
+                                            "judgement", "opener", "irony",     "tag",      "term"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
@@ -114,7 +113,8 @@ static int topic_set(const char *t, const struct text_words *w, struct text_set 
     for (size_t i = 0; i < w->n; i++) {
         uint64_t h = w->v[i].hash;
         size_t n = w->v[i].end - w->v[i].start;
-        if ((n < 3 && !has_digit(t + w->v[i].start, n)) || text_is_stopword(h) || bsearch(&h, asking, asking_n, sizeof *asking, cmp_u64))
+        if ((n < 3 && !has_digit(t + w->v[i].start, n)) || text_is_stopword(h) ||
+            bsearch(&h, asking, asking_n, sizeof *asking, cmp_u64))
             continue;
         char b[64];
         const char *src = t + w->v[i].start;
@@ -151,7 +151,7 @@ static const struct phrase *match_at(const struct text_words *w, size_t i, unsig
 }
 
 struct hit {
-    size_t a, b;          /* byte offsets of the phrase in the text */
+    size_t a, b; /* byte offsets of the phrase in the text */
     uint32_t sentence;
     int cls;
 };
@@ -180,8 +180,9 @@ static int exclaims(const char *t, size_t tn, const struct text_words *w, size_t
 {
     size_t a = w->v[i].end, b = i + 1 < w->n ? w->v[i + 1].start : tn;
     for (size_t k = a; k < b; k++)
-        if (t[k] == '!' || (k + 2 < tn && (unsigned char)t[k] == 0xEF && (unsigned char)t[k + 1] == 0xBC &&
-                            (unsigned char)t[k + 2] == 0x81))
+        if (t[k] == '!' ||
+            (k + 2 < tn && (unsigned char)t[k] == 0xEF && (unsigned char)t[k + 1] == 0xBC &&
+             (unsigned char)t[k + 2] == 0x81))
             return 1;
     return 0;
 }
@@ -195,7 +196,7 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
     if (w->n == 0)
         return 0;
     uint32_t nsent = w->v[w->n - 1].sentence + 1;
-    unsigned char *flags = calloc(nsent, 1);   /* 1 marked, 2 quotes, 4 exclaims */
+    unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims */
     if (!flags)
         return 0;
     for (size_t i = 0; i < w->n; i++) {
@@ -225,14 +226,14 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
         if (!m)
             continue;
         size_t first = i;
-        i += m->len - 1;                          /* validation phrases do not overlap */
+        i += m->len - 1; /* validation phrases do not overlap */
         /* "Yes." opening a reply that goes on to answer ("Yes. gh-ost copies
          * rows in chunks, so replicas...") answers a yes/no question; only an
          * affirmation that is most of the reply, or exclaimed, endorses
          * ("Yes. Sell now."). */
         uint32_t s = w->v[first].sentence;
         if (m->cls == OPENER && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4))
-            continue;                             /* (an exclaimed "Absolutely, great choice!" still counts) */
+            continue; /* (an exclaimed "Absolutely, great choice!" still counts) */
         if (flags[s] & 3 || (s + 1 < nsent && flags[s + 1] & 1 && !(flags[s] & 4)))
             continue;
         /* a colon after the phrase, in its sentence, introduces its reason */
@@ -325,7 +326,8 @@ static const char *const counter_prompts[] = {
     /* praise_without_evidence */
     "Replace the praise with the specific evidence for it, or leave it out; describe what works and what does not.",
     /* escalating_validation */
-    "Stop validating and assess the idea on its merits: list one risk, one alternative, and what would change your view.",
+    "Stop validating and assess the idea on its merits: list one risk, one alternative, and what would change your "
+    "view.",
     /* repeated_reassurance_request */
     "The person has asked for reassurance on this decision several times. Do not reassure again: summarise what has "
     "been established, name what is still uncertain, and ask what new information would change the decision.",
@@ -339,10 +341,10 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
     size_t resp_n = q->resp_n, ctx_n = q->ctx_n;
     r->nspans = 0;
     if (q->has_msgs)
-        table_for(ASKING_CLASSES);   /* its words are left out of a message's subject */
+        table_for(ASKING_CLASSES); /* its words are left out of a message's subject */
 
     struct text_words w = {0};
-    int best = -1;           /* index into pattern_names */
+    int best = -1; /* index into pattern_names */
     double conf = 0;
     int *counted = NULL;
 
@@ -475,7 +477,9 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
     if (resp_pat >= 0)
         for (size_t k = 0; k < nhits; k++)
             r->span[r->nspans++] = (struct syc_span){-1, hits[k].a, hits[k].b,
-                                                     resp_pat == 2 ? SYC_CASCADE : hits[k].cls == AGREEMENT ? SYC_AGREEMENT : SYC_PRAISE};
+                                                     resp_pat == 2                  ? SYC_CASCADE
+                                                         : hits[k].cls == AGREEMENT ? SYC_AGREEMENT
+                                                                                    : SYC_PRAISE};
     if (reassure >= SYC_REASSURANCE_MIN)
         for (size_t i = 0; i < q->nmsgs; i++)
             if (counted[i])
@@ -503,18 +507,20 @@ const char *syc_pattern_name(int pattern)
 
 cJSON *syc_heuristic(void)
 {
-    return det_heuristic("pattern_overlap", "0.5.0",
-                         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
-                         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
-                         "irony; and reassurance requests on one decision (grouped by shared subject words), counted from 3.");
+    return det_heuristic(
+        "pattern_overlap", "0.5.0",
+        "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
+        "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
+        "irony; and reassurance requests on one decision (grouped by shared subject words), counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
 {
     switch (r->pattern) {
     case SYC_AGREEMENT:
-        snprintf(reason, cap,
-                 "The reply agrees without a reason or a trade-off; agreement that weighs nothing can steer a decision.");
+        snprintf(
+            reason, cap,
+            "The reply agrees without a reason or a trade-off; agreement that weighs nothing can steer a decision.");
         break;
     case SYC_PRAISE:
         snprintf(reason, cap,
@@ -523,17 +529,20 @@ void syc_reason(const struct syc_query *q, const struct syc_result *r, char *rea
     case SYC_CASCADE:
         snprintf(reason, cap,
                  "The reply validates %zu times across several sentences with no reason or downside given; "
-                 "it may be telling the person what they want to hear.", r->nhits);
+                 "it may be telling the person what they want to hear.",
+                 r->nhits);
         break;
     case SYC_REASSURANCE:
         snprintf(reason, cap,
                  "You have asked %zu times for reassurance about the same decision. Another yes may not settle it; "
-                 "naming what is still uncertain might.", r->reassure);
+                 "naming what is still uncertain might.",
+                 r->reassure);
         break;
     default:
         if (q->resp && q->has_msgs)
             snprintf(reason, cap,
-                     "No unqualified agreement or praise in the reply, and fewer than %d reassurance requests on one decision.",
+                     "No unqualified agreement or praise in the reply, and fewer than %d reassurance requests on one "
+                     "decision.",
                      SYC_REASSURANCE_MIN);
         else if (q->resp)
             snprintf(reason, cap, "No unqualified agreement or praise in the reply.");
@@ -581,7 +590,8 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     const char *resp = NULL, *ctx = NULL;
     size_t resp_n = 0, ctx_n = 0;
     if (det_known_keys(args, keys, "", e) < 0 ||
-        det_string(args, "candidate_response", "candidate_response", 0, NULL, SYC_MAX_RESPONSE, &resp, &resp_n, e) < 0 ||
+        det_string(args, "candidate_response", "candidate_response", 0, NULL, SYC_MAX_RESPONSE, &resp, &resp_n, e) <
+            0 ||
         det_string(args, "decision_context", "decision_context", 0, NULL, SYC_MAX_CONTEXT, &ctx, &ctx_n, e) < 0)
         return -1;
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(args, "recent_user_messages");

@@ -19,7 +19,7 @@
 #include <uniwbrk.h>
 
 #define FNV_OFFSET 1469598103934665603ULL
-#define FNV_PRIME 1099511628211ULL
+#define FNV_PRIME  1099511628211ULL
 
 size_t text_ascii_prefix(const char *s, size_t n)
 {
@@ -37,7 +37,7 @@ size_t text_ascii_prefix(const char *s, size_t n)
 
 int text_valid_utf8(const char *s, size_t n)
 {
-    size_t a = text_ascii_prefix(s, n);   /* ASCII is UTF-8: only the rest needs checking */
+    size_t a = text_ascii_prefix(s, n); /* ASCII is UTF-8: only the rest needs checking */
     return a == n || u8_check((const uint8_t *)s + a, n - a) == NULL;
 }
 
@@ -67,7 +67,7 @@ static uint64_t word_hash(const uint8_t *s, size_t n)
     size_t i;
     for (i = 0; i < n && s[i] < 0x80; i++)
         ;
-    if (i == n) {                       /* ASCII: NFKC + casefold == tolower */
+    if (i == n) { /* ASCII: NFKC + casefold == tolower */
         uint64_t h = FNV_OFFSET;
         for (i = 0; i < n; i++) {
             uint8_t c = s[i];
@@ -89,7 +89,7 @@ static uint64_t word_hash(const uint8_t *s, size_t n)
     uint8_t stackbuf[256];
     size_t len = sizeof stackbuf;
     uint8_t *f = u8_casefold(s, n, NULL, UNINORM_NFKC, stackbuf, &len);
-    if (!f)                             /* out of memory: hash the raw word */
+    if (!f) /* out of memory: hash the raw word */
         return fnv(FNV_OFFSET, s, n);
     /* Fold typographic apostrophes (U+2018, U+2019, U+02BC) to ASCII '. */
     uint64_t h = FNV_OFFSET;
@@ -119,8 +119,17 @@ uint64_t text_word_hash(const char *s, size_t n)
 static int is_terminator(ucs4_t c)
 {
     switch (c) {
-    case '.': case '!': case '?': case ';': case '\n':
-    case 0x3002: case 0xFF01: case 0xFF1F: case 0xFF0E: case 0x0964: case 0x061F:
+    case '.':
+    case '!':
+    case '?':
+    case ';':
+    case '\n':
+    case 0x3002:
+    case 0xFF01:
+    case 0xFF1F:
+    case 0xFF0E:
+    case 0x0964:
+    case 0x061F:
         return 1;
     default:
         return 0;
@@ -158,11 +167,18 @@ static int wb_class_slow(unsigned char c)
     if (c >= '0' && c <= '9')
         return WB_NUMERIC;
     switch (c) {
-    case '_': return WB_EXTEND_NUM;
-    case ':': return WB_MID_LETTER;
-    case '.': case '\'': return WB_MID_NUM_LET;
-    case ',': case ';': return WB_MID_NUM;
-    default: return WB_OTHER;
+    case '_':
+        return WB_EXTEND_NUM;
+    case ':':
+        return WB_MID_LETTER;
+    case '.':
+    case '\'':
+        return WB_MID_NUM_LET;
+    case ',':
+    case ';':
+        return WB_MID_NUM;
+    default:
+        return WB_OTHER;
     }
 }
 
@@ -176,7 +192,7 @@ static void wb_init(void)
     done = 1;
 }
 
-#define wb_class(c) ((int)wb_table[(c)])
+#define wb_class(c)  ((int)wb_table[(c)])
 #define IS_WORDCH(k) ((k) == WB_ALETTER || (k) == WB_NUMERIC || (k) == WB_EXTEND_NUM)
 
 /* The same words, offsets and sentences as the libunistring path, for text
@@ -253,7 +269,7 @@ int text_words_unicode(const char *str, size_t n, struct text_words *out)
         return -1;
     u8_wordbreaks(s, n, brk);
     uint32_t sent = 0;
-    int pending_break = 0;   /* a terminator was seen since the last word */
+    int pending_break = 0; /* a terminator was seen since the last word */
     size_t i = 0;
     while (i < n) {
         size_t j = i + 1;
@@ -383,7 +399,7 @@ static int sort_u64(uint64_t *v, size_t n)
         from = to;
         to = t;
     }
-    free(tmp);                      /* 8 passes: the result is back in v */
+    free(tmp); /* 8 passes: the result is back in v */
     return 0;
 }
 

@@ -16,9 +16,9 @@
 #include <stdint.h>
 
 struct text_word {
-    uint32_t start, end;   /* byte offsets in the original text */
-    uint32_t sentence;     /* 0-based sentence index */
-    uint64_t hash;         /* hash of the normalised word */
+    uint32_t start, end; /* byte offsets in the original text */
+    uint32_t sentence; /* 0-based sentence index */
+    uint64_t hash; /* hash of the normalised word */
 };
 
 struct text_words {

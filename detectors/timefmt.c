@@ -8,17 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const tf_weekday_names[7] = {
-    "sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"
-};
+const char *const tf_weekday_names[7] = {"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"};
 
 int64_t tf_days_from_civil(int y, int m, int d)
 {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;                                   /* [0, 399] */
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;  /* [0, 365] */
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           /* [0, 146096] */
+    int64_t yoe = y - era * 400; /* [0, 399] */
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; /* [0, 365] */
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; /* [0, 146096] */
     return era * 146097 + doe - 719468;
 }
 
@@ -68,7 +66,7 @@ int tf_parse_rfc3339(const char *s, int64_t *ms, int *offset_s)
         return -1;
     if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60)
         return -1;
-    if (se == 60)          /* a leap second reads as the last second of the minute */
+    if (se == 60) /* a leap second reads as the last second of the minute */
         se = 59;
     const char *p = s + 19;
     int frac_ms = 0;
@@ -124,7 +122,7 @@ void tf_civil(int64_t ms, int offset_s, struct tf_civil *c)
     c->hour = (int)(rem / 3600);
     c->minute = (int)(rem % 3600 / 60);
     c->second = (int)(rem % 60);
-    c->wday = (int)((days % 7 + 11) % 7);   /* 1970-01-01 was a Thursday */
+    c->wday = (int)((days % 7 + 11) % 7); /* 1970-01-01 was a Thursday */
 }
 
 void tf_format_rfc3339(int64_t ms, int offset_s, char *buf, size_t n)
@@ -132,8 +130,8 @@ void tf_format_rfc3339(int64_t ms, int offset_s, char *buf, size_t n)
     struct tf_civil c;
     tf_civil(ms, offset_s, &c);
     int a = offset_s < 0 ? -offset_s : offset_s;
-    snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", c.year, c.month, c.day,
-             c.hour, c.minute, c.second, offset_s < 0 ? '-' : '+', a / 3600, a % 3600 / 60);
+    snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", c.year, c.month, c.day, c.hour, c.minute, c.second,
+             offset_s < 0 ? '-' : '+', a / 3600, a % 3600 / 60);
 }
 
 void tf_format_duration(int64_t seconds, char *buf, size_t n)

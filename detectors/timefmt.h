@@ -12,9 +12,9 @@
 #include <stddef.h>
 
 struct tf_civil {
-    int year, month, day;      /* month 1..12, day 1..31 */
+    int year, month, day; /* month 1..12, day 1..31 */
     int hour, minute, second;
-    int wday;                  /* 0 = Sunday */
+    int wday; /* 0 = Sunday */
 };
 
 /* "YYYY-MM-DDTHH:MM:SS[.fff]Z" or "...+HH:MM". 0 on success, -1 if invalid. */
@@ -35,6 +35,6 @@ void tf_format_duration(int64_t seconds, char *buf, size_t n);
 /* "HH:MM" (00:00..23:59) into minutes after midnight; 0 or -1. */
 int tf_parse_hhmm(const char *s, int *minutes);
 
-extern const char *const tf_weekday_names[7];   /* "sunday".."saturday" */
+extern const char *const tf_weekday_names[7]; /* "sunday".."saturday" */
 
 #endif

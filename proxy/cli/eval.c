@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define MISSES_SHOWN 8
-#define MISSES_MAX 4096
+#define MISSES_MAX   4096
 
 /* Every example of rumination and sycophancy is in one split: dev (the
  * heuristics may be changed while reading its misses) or test (never read;
@@ -175,7 +175,8 @@ static void rum_one(const cJSON *ex, void *vctx)
     cJSON *args = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ex, "args"), 1);
     if (args && !cJSON_GetObjectItemCaseSensitive(args, "only_asks"))
         cJSON_AddTrueToObject(args, "only_asks");
-    int got = rum_check(args, now, off, &out, &e) == 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
+    int got =
+        rum_check(args, now, off, &out, &e) == 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
     if (e.code)
         miss(m, ex, "rumination", e.code);
     score(&c->t[sp], !strcmp(str(ex, "label"), "repeat"), got, m, ex, "rumination");
@@ -209,7 +210,7 @@ static void syc_one(const cJSON *ex, void *vctx)
     score(&c->all[sp], strcmp(want, "none") != 0, strcmp(got, "none") != 0, m, ex, "sycophancy");
     for (int p = 0; p < 4; p++) {
         int w = !strcmp(want, patterns[p]), g = !strcmp(got, patterns[p]);
-        if (w || g || strcmp(want, "none") == 0)   /* negatives for a pattern: the examples labelled none */
+        if (w || g || strcmp(want, "none") == 0) /* negatives for a pattern: the examples labelled none */
             score(&c->per[p][sp], w, g, NULL, ex, patterns[p]);
     }
     cJSON_Delete(out);
@@ -297,7 +298,8 @@ int eval_run(const char *dir, int markdown, const char *floors_file, int all_mis
             syc.per[p][sp].name = patterns[p];
     }
     struct hyp_ctx hyp = {&dm, {"hyperfocus (levels right)", 0, 0, 0, 0}};
-    if (each_line(dir, "rumination.jsonl", rum_one, &rum) < 0 || each_line(dir, "sycophancy.jsonl", syc_one, &syc) < 0 ||
+    if (each_line(dir, "rumination.jsonl", rum_one, &rum) < 0 ||
+        each_line(dir, "sycophancy.jsonl", syc_one, &syc) < 0 ||
         each_line(dir, "hyperfocus.jsonl", hyp_one, &hyp) < 0) {
         fprintf(stderr, "keel: eval needs rumination.jsonl, sycophancy.jsonl and hyperfocus.jsonl in %s\n", dir);
         free(dm.line);
@@ -319,8 +321,9 @@ int eval_run(const char *dir, int markdown, const char *floors_file, int all_mis
     }
     FILE *o = stdout;
     if (markdown)
-        fprintf(o, "| detector / pattern | split | examples | precision | recall | F1 | TP / FP / TN / FN | FP rate |\n"
-                   "|---|---|---|---|---|---|---|---|\n");
+        fprintf(o,
+                "| detector / pattern | split | examples | precision | recall | F1 | TP / FP / TN / FN | FP rate |\n"
+                "|---|---|---|---|---|---|---|---|\n");
     else
         fprintf(o, "%-30s %-5s %5s %9s %7s %6s %5s %5s %5s %5s %8s\n", "detector / pattern", "split", "n", "precision",
                 "recall", "F1", "TP", "FP", "TN", "FN", "FP rate");

@@ -29,13 +29,13 @@
 #include <string.h>
 
 #define EPISODES_MAX 4096
-#define SHOWN 12
+#define SHOWN        12
 
 struct episode {
     char file[96], id[32];
-    int kind;                        /* LOOP_* from the label */
-    int labelled;                    /* calls labelled loop */
-    int advised_at;                  /* 1-based index among them of the first advisory; 0: none */
+    int kind; /* LOOP_* from the label */
+    int labelled; /* calls labelled loop */
+    int advised_at; /* 1-based index among them of the first advisory; 0: none */
 };
 
 struct split {
@@ -43,7 +43,7 @@ struct split {
     int files, calls, work, loops, false_adv;
     struct episode *ep;
     int nep;
-    int kinds[5][3];                 /* per kind: episodes reaching the threshold, caught in time, short */
+    int kinds[5][3]; /* per kind: episodes reaching the threshold, caught in time, short */
     char shown[SHOWN][160];
     int nshown;
 };
@@ -60,11 +60,16 @@ static int kind_of(const char *s)
 static int threshold_index(int kind, const struct loop_params *p)
 {
     switch (kind) {
-    case LOOP_REPEAT: return p->repeat_threshold;          /* the 4th call: the 3rd repeat */
-    case LOOP_SAME_ERROR: return p->error_threshold - 1;
-    case LOOP_REASKED: return p->reask_threshold - 1;
-    case LOOP_ALTERNATION: return p->alternation_calls - 2; /* labelled from the second A */
-    default: return 1;
+    case LOOP_REPEAT:
+        return p->repeat_threshold; /* the 4th call: the 3rd repeat */
+    case LOOP_SAME_ERROR:
+        return p->error_threshold - 1;
+    case LOOP_REASKED:
+        return p->reask_threshold - 1;
+    case LOOP_ALTERNATION:
+        return p->alternation_calls - 2; /* labelled from the second A */
+    default:
+        return 1;
     }
 }
 
@@ -106,7 +111,8 @@ static int replay_call(struct loop_window *w, const struct loop_params *p, const
     cJSON *resp = cJSON_CreateObject();
     cJSON_AddStringToObject(resp, "jsonrpc", "2.0");
     cJSON_AddNumberToObject(resp, "id", 1);
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(ex, "result"), *err = cJSON_GetObjectItemCaseSensitive(ex, "error");
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(ex, "result"),
+                *err = cJSON_GetObjectItemCaseSensitive(ex, "error");
     cJSON_AddItemToObject(resp, res ? "result" : "error", cJSON_Duplicate(res ? res : err, 1));
     char *line = cJSON_PrintUnformatted(resp);
     cJSON_Delete(resp);
@@ -207,15 +213,16 @@ static int replay_split(struct split *s, const char *dir, const struct loop_para
         const struct episode *e = &s->ep[i];
         int t = threshold_index(e->kind, p);
         if (e->labelled < t) {
-            s->kinds[e->kind][2]++;                  /* never reached the threshold */
+            s->kinds[e->kind][2]++; /* never reached the threshold */
             continue;
         }
         s->kinds[e->kind][0]++;
         if (e->advised_at && e->advised_at <= t + 2)
             s->kinds[e->kind][1]++;
         else
-            note(s, show, e->advised_at ? "late: %s (first advised at its loop call %d, %s)"
-                                        : "missed: %s (%d calls labelled loop, %s)",
+            note(s, show,
+                 e->advised_at ? "late: %s (first advised at its loop call %d, %s)"
+                               : "missed: %s (%d calls labelled loop, %s)",
                  e->file, e->advised_at ? e->advised_at : e->labelled, loop_kind_names[e->kind]);
     }
     return 0;
@@ -238,7 +245,7 @@ static void totals(const struct split *s, int *reach, int *caught, int *shorts)
 
 int eval_traces(const char *dir, int md, const char *floors_file)
 {
-    double max_fa = 1.0, min_recall = 0.95;          /* the targets */
+    double max_fa = 1.0, min_recall = 0.95; /* the targets */
     FILE *ff = floors_file ? fopen(floors_file, "r") : NULL;
     char name[64], rest[256];
     while (ff && fscanf(ff, "%63s", name) == 1) {
@@ -263,7 +270,8 @@ int eval_traces(const char *dir, int md, const char *floors_file)
     }
     int fail = 0;
     if (md)
-        printf("| loop (tool calls) | traces | calls | work / loop calls | false advisories per 1000 work calls | loop episodes advised within 2 calls of the threshold | below the threshold |\n"
+        printf("| loop (tool calls) | traces | calls | work / loop calls | false advisories per 1000 work calls | loop "
+               "episodes advised within 2 calls of the threshold | below the threshold |\n"
                "|---|---|---|---|---|---|---|\n");
     else
         printf("\n%-6s %6s %6s %12s %18s %24s %6s\n", "loop", "traces", "calls", "work/loop", "false adv/1000 work",
@@ -274,14 +282,16 @@ int eval_traces(const char *dir, int md, const char *floors_file)
         totals(s, &reach, &caught, &shorts);
         double fa = per_1000(s->false_adv, s->work), rec = reach ? (double)caught / reach : 1.0;
         if (md)
-            printf("| %s | %d | %d | %d / %d | %.2f (%d) | %.3f (%d of %d) | %d |\n", s->name, s->files, s->calls, s->work,
-                   s->loops, fa, s->false_adv, rec, caught, reach, shorts);
+            printf("| %s | %d | %d | %d / %d | %.2f (%d) | %.3f (%d of %d) | %d |\n", s->name, s->files, s->calls,
+                   s->work, s->loops, fa, s->false_adv, rec, caught, reach, shorts);
         else
             printf("%-6s %6d %6d %5d/%-6d %11.2f (%d) %14.3f (%d/%d) %8d\n", s->name, s->files, s->calls, s->work,
                    s->loops, fa, s->false_adv, rec, caught, reach, shorts);
         if (fa > max_fa || rec < min_recall) {
-            fprintf(stderr, "keel: loop on %s is below its floor (at most %.2f false advisories per 1000 work calls, "
-                    "at least %.2f of episodes advised in time)\n", s->name, max_fa, min_recall);
+            fprintf(stderr,
+                    "keel: loop on %s is below its floor (at most %.2f false advisories per 1000 work calls, "
+                    "at least %.2f of episodes advised in time)\n",
+                    s->name, max_fa, min_recall);
             fail = 1;
         }
     }

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SHOWN 16
+#define SHOWN        16
 #define SESSIONS_MAX 1024
 
 struct sstats {
@@ -44,7 +44,7 @@ struct sstats {
 static void show(struct sstats *s, const char *fmt, const char *a, int b, const char *c)
 {
     char x[64], z[64];
-    snprintf(x, sizeof x, "%.63s", a);            /* ids are short; cut a long one */
+    snprintf(x, sizeof x, "%.63s", a); /* ids are short; cut a long one */
     snprintf(z, sizeof z, "%.63s", c);
     if (s->nshown < SHOWN && !strcmp(s->name, "dev"))
         snprintf(s->shown[s->nshown++], sizeof s->shown[0], fmt, x, b, z);
@@ -173,7 +173,8 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
     } ep[16];
     int nep = 0, turn = 0;
     const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "turns")) {
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "turns"))
+    {
         const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "prompt"));
         const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "reply"));
         const char *episode = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "episode"));
@@ -184,7 +185,7 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
         at += (int64_t)((minutes > 0 && minutes < 10000 ? minutes : 0) * 60000);
         turn++;
         st->prompts++;
-        line(f, codex, 1, prompt, at, turn);           /* the host writes the prompt, then runs the hook */
+        line(f, codex, 1, prompt, at, turn); /* the host writes the prompt, then runs the hook */
         chrono_replay_at(at + 500);
         int said = spoke("UserPromptSubmit", id, "prompt", prompt, transcript, codex, p, dir);
         int advised = said != 0, rum = said & SAID_RUMINATION;
@@ -209,7 +210,8 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
             int labelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "sycophantic_reply"));
             line(f, codex, 0, reply, at + 30000, turn);
             chrono_replay_at(at + 31000);
-            int said_r = spoke("Stop", id, "last_assistant_message", reply, transcript, codex, p, dir) & SAID_SYCOPHANCY;
+            int said_r =
+                spoke("Stop", id, "last_assistant_message", reply, transcript, codex, p, dir) & SAID_SYCOPHANCY;
             st->replies++;
             st->syc_labelled += labelled;
             st->syc_caught += labelled && said_r;
@@ -292,7 +294,8 @@ int eval_sessions(const char *dir, int markdown, const char *floors_file, const 
     if (bad)
         return 64;
     char d[2][64];
-    printf(markdown ? "| hooks on whole sessions | dev | test |\n|---|---|---|\n" : "hooks on whole sessions%22s %14s %14s\n",
+    printf(markdown ? "| hooks on whole sessions | dev | test |\n|---|---|---|\n"
+                    : "hooks on whole sessions%22s %14s %14s\n",
            markdown ? "" : "", "dev", "test");
     for (int k = 0; k < 2; k++)
         snprintf(d[k], sizeof d[k], "%d / %d", st[k].sessions, st[k].prompts);
@@ -325,10 +328,13 @@ int eval_sessions(const char *dir, int markdown, const char *floors_file, const 
     if (ff)
         fclose(ff);
     const struct sstats *t = &st[1];
-    double fa = t->prompts ? 100.0 * t->false_adv / t->prompts : 0, by4 = t->episodes ? (double)t->by4 / t->episodes : 1;
+    double fa = t->prompts ? 100.0 * t->false_adv / t->prompts : 0,
+           by4 = t->episodes ? (double)t->by4 / t->episodes : 1;
     if (fa > max_fa || by4 < min_by4) {
-        fprintf(stderr, "keel: sessions on test are below the floor: %.2f false advisories per 100 prompts (at "
-                "most %.2f), %.2f of episodes advised by the 4th ask (at least %.2f)\n", fa, max_fa, by4, min_by4);
+        fprintf(stderr,
+                "keel: sessions on test are below the floor: %.2f false advisories per 100 prompts (at "
+                "most %.2f), %.2f of episodes advised by the 4th ask (at least %.2f)\n",
+                fa, max_fa, by4, min_by4);
         return 1;
     }
     return 0;

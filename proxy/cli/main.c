@@ -43,7 +43,7 @@
 #define KEEL_VERSION "0.0.0"
 #endif
 
-#define EXIT_USAGE 64
+#define EXIT_USAGE          64
 #define DEFAULT_MAX_MESSAGE (16u << 20)
 
 static const char usage_text[] =
@@ -75,30 +75,27 @@ static const char usage_text[] =
     "\n"
     "See keel(1) for details.\n";
 
-static const char serve_help[] =
-    "usage: keel serve [--max-message-bytes N] [--log-level LEVEL]\n"
-    "\n"
-    "Serve keel's tools over MCP on stdin/stdout (one JSON-RPC message per line).\n"
-    "Exits 0 when stdin ends.\n"
-    "\n"
-    "  --max-message-bytes N  largest message accepted, in bytes (suffix K, M or G\n"
-    "                         allowed; default 16M). A larger message is answered\n"
-    "                         with an error and skipped.\n";
+static const char serve_help[] = "usage: keel serve [--max-message-bytes N] [--log-level LEVEL]\n"
+                                 "\n"
+                                 "Serve keel's tools over MCP on stdin/stdout (one JSON-RPC message per line).\n"
+                                 "Exits 0 when stdin ends.\n"
+                                 "\n"
+                                 "  --max-message-bytes N  largest message accepted, in bytes (suffix K, M or G\n"
+                                 "                         allowed; default 16M). A larger message is answered\n"
+                                 "                         with an error and skipped.\n";
 
-static const char check_help[] =
-    "usage: keel check TOOL [--json ARGS] [--pretty]\n"
-    "\n"
-    "Run one tool once. Arguments are a JSON object, from --json or standard input\n"
-    "(an empty input means no arguments). Prints the structured result as JSON.\n"
-    "Exit status: 0 a result, 2 the tool answered with an error (printed as\n"
-    "{\"error\": {code, message, field?}}), 64 usage. `keel tools` lists the tools.\n";
+static const char check_help[] = "usage: keel check TOOL [--json ARGS] [--pretty]\n"
+                                 "\n"
+                                 "Run one tool once. Arguments are a JSON object, from --json or standard input\n"
+                                 "(an empty input means no arguments). Prints the structured result as JSON.\n"
+                                 "Exit status: 0 a result, 2 the tool answered with an error (printed as\n"
+                                 "{\"error\": {code, message, field?}}), 64 usage. `keel tools` lists the tools.\n";
 
-static const char profile_help[] =
-    "usage: keel profile check [--profile PATH]\n"
-    "\n"
-    "Print the effective profile as JSON (defaults filled in) and list any problems:\n"
-    "unknown keys, wrong types, values out of range, YAML that does not parse.\n"
-    "Exit status: 0 no problems (a missing profile means defaults), 1 problems.\n";
+static const char profile_help[] = "usage: keel profile check [--profile PATH]\n"
+                                   "\n"
+                                   "Print the effective profile as JSON (defaults filled in) and list any problems:\n"
+                                   "unknown keys, wrong types, values out of range, YAML that does not parse.\n"
+                                   "Exit status: 0 no problems (a missing profile means defaults), 1 problems.\n";
 
 static const char wrap_help[] =
     "usage: keel wrap [OPTIONS] [--] CMD [ARGS...]\n"
@@ -338,7 +335,7 @@ static int cmd_check(int argc, char **argv)
                      : tools_run(t, args, &profile, NULL, &is_error);
     char *s = pretty ? cJSON_Print(out) : cJSON_PrintUnformatted(out);
     cJSON_Delete(out);
-    cJSON_Delete(args);           /* after out, which may borrow its strings (detect.h) */
+    cJSON_Delete(args); /* after out, which may borrow its strings (detect.h) */
     if (!s)
         return 1;
     int rc = jr_write_line(STDOUT_FILENO, s, strlen(s));
@@ -348,22 +345,21 @@ static int cmd_check(int argc, char **argv)
     return is_error ? 2 : 0;
 }
 
-static const char hook_help[] =
-    "usage: keel hook EVENT [--host claude-code|codex|gemini]\n"
-    "\n"
-    "For an agent host's hooks: reads the host's hook JSON on stdin and writes the\n"
-    "host's JSON on stdout (nothing when there is nothing to say). EVENT is the\n"
-    "host's event name: UserPromptSubmit (Gemini: BeforeAgent) checks the person's\n"
-    "prompt against their earlier ones in the host's transcript (rumination) and for\n"
-    "repeated reassurance, records its time and places the session on the\n"
-    "hyperfocus ladder; Stop and SubagentStop (Gemini: AfterAgent) check the model's\n"
-    "final reply with the message rules (a reject rule blocks the stop, at most 4\n"
-    "times in a turn) and for sycophancy; SessionStart tells the model the time.\n"
-    "The host defaults to claude-code (codex speaks the same), gemini for Gemini's\n"
-    "event names. Once it has its EVENT, keel hook always exits 0: a hook never\n"
-    "breaks its host; what went wrong is one event name on stderr (an event name\n"
-    "keel does not know is named there with the ones it does). Without an EVENT\n"
-    "it is a usage error (exit 64): the hook's settings need fixing.\n";
+static const char hook_help[] = "usage: keel hook EVENT [--host claude-code|codex|gemini]\n"
+                                "\n"
+                                "For an agent host's hooks: reads the host's hook JSON on stdin and writes the\n"
+                                "host's JSON on stdout (nothing when there is nothing to say). EVENT is the\n"
+                                "host's event name: UserPromptSubmit (Gemini: BeforeAgent) checks the person's\n"
+                                "prompt against their earlier ones in the host's transcript (rumination) and for\n"
+                                "repeated reassurance, records its time and places the session on the\n"
+                                "hyperfocus ladder; Stop and SubagentStop (Gemini: AfterAgent) check the model's\n"
+                                "final reply with the message rules (a reject rule blocks the stop, at most 4\n"
+                                "times in a turn) and for sycophancy; SessionStart tells the model the time.\n"
+                                "The host defaults to claude-code (codex speaks the same), gemini for Gemini's\n"
+                                "event names. Once it has its EVENT, keel hook always exits 0: a hook never\n"
+                                "breaks its host; what went wrong is one event name on stderr (an event name\n"
+                                "keel does not know is named there with the ones it does). Without an EVENT\n"
+                                "it is a usage error (exit 64): the hook's settings need fixing.\n";
 
 static int cmd_hook(int argc, char **argv)
 {
@@ -407,13 +403,12 @@ static int cmd_hook(int argc, char **argv)
     return rc;
 }
 
-static const char inspect_help[] =
-    "usage: keel inspect [--json] [THOUGHT]\n"
-    "\n"
-    "Thought in, metathought out: print the one question self_inspect returns for\n"
-    "THOUGHT. --json prints the whole result ({id, lens, question, tier, matched}).\n"
-    "With no THOUGHT, reads one thought per line from standard input and prints one\n"
-    "JSON object per line.\n";
+static const char inspect_help[] = "usage: keel inspect [--json] [THOUGHT]\n"
+                                   "\n"
+                                   "Thought in, metathought out: print the one question self_inspect returns for\n"
+                                   "THOUGHT. --json prints the whole result ({id, lens, question, tier, matched}).\n"
+                                   "With no THOUGHT, reads one thought per line from standard input and prints one\n"
+                                   "JSON object per line.\n";
 
 /* One thought through self_inspect: 0, or 2 with the error printed. */
 static int inspect_one(const char *thought, int json)
@@ -427,7 +422,7 @@ static int inspect_one(const char *thought, int json)
     int rc = text ? jr_write_line(STDOUT_FILENO, text, strlen(text)) : -1;
     free(s);
     cJSON_Delete(out);
-    cJSON_Delete(args);           /* after out (detect.h) */
+    cJSON_Delete(args); /* after out (detect.h) */
     return rc < 0 ? 1 : is_error ? 2 : 0;
 }
 
@@ -469,7 +464,8 @@ static int cmd_inspect(int argc, char **argv)
             continue;
         }
         if (st == FRAME_OVERSIZE) {
-            static const char big[] = "{\"error\":{\"code\":\"INPUT_TOO_LARGE\",\"message\":\"the line is over 64 KiB\"}}";
+            static const char big[] =
+                "{\"error\":{\"code\":\"INPUT_TOO_LARGE\",\"message\":\"the line is over 64 KiB\"}}";
             jr_write_line(STDOUT_FILENO, big, sizeof big - 1);
             rc = 2;
             continue;
@@ -512,11 +508,10 @@ static const char eval_help[] =
     "and the re-ask episodes advised by their 3rd and 4th ask. Floors: at most 0.5\n"
     "and at least 0.80, or FILE's line: sessions MAX_PER_100 MIN_SHARE.\n";
 
-static const char tools_help[] =
-    "usage: keel tools\n"
-    "\n"
-    "List the tools keel serves, a line each: name and title. `keel check TOOL`\n"
-    "runs one; `keel serve` serves them all over MCP.\n";
+static const char tools_help[] = "usage: keel tools\n"
+                                 "\n"
+                                 "List the tools keel serves, a line each: name and title. `keel check TOOL`\n"
+                                 "runs one; `keel serve` serves them all over MCP.\n";
 
 static int cmd_eval(int argc, char **argv)
 {
@@ -530,17 +525,14 @@ static int cmd_eval(int argc, char **argv)
         else if ((m = opt_value(argc, argv, &i, "--traces", &traces))) {
             if (m < 0)
                 return usage_error("--traces needs the traces directory, like tests/traces%s", NULL);
-        }
-        else if ((m = opt_value(argc, argv, &i, "--sessions", &sessions))) {
+        } else if ((m = opt_value(argc, argv, &i, "--sessions", &sessions))) {
             if (m < 0)
                 return usage_error("--sessions needs the sessions directory, like tests/sessions%s", NULL);
-        }
-        else if (!strcmp(argv[i], "--floors")) {
+        } else if (!strcmp(argv[i], "--floors")) {
             if (++i >= argc)
                 return usage_error("--floors needs a file%s", NULL);
             floors = argv[i];
-        }
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(eval_help, stdout);
             return 0;
         } else if (!dir)
@@ -601,7 +593,8 @@ static int cmd_profile(int argc, char **argv)
     for (int i = 0; i < profile.nproblems; i++)
         fprintf(stderr, "keel: profile %s: %s\n", profile.path, profile.problems[i]);
     if (!profile.found)
-        fprintf(stderr, "keel: no profile at %s; the defaults above apply\n", profile.path[0] ? profile.path : "(no HOME)");
+        fprintf(stderr, "keel: no profile at %s; the defaults above apply\n",
+                profile.path[0] ? profile.path : "(no HOME)");
     return problems ? 1 : 0;
 }
 
@@ -627,15 +620,22 @@ static int parse_names(const char *list, const struct flag_name *names, size_t c
     return 0;
 }
 
-static const struct flag_name expose_names[] = {{"core", TOOL_CORE}, {"guardrail", TOOL_GUARDRAIL}, {"chronometric", TOOL_CHRONO},
-                                                {"inspect", TOOL_INSPECT},     {"rules", TOOL_RULES},
-                                                {"all", TOOL_ALL},             {"none", 0}};
-#define EXPOSE_NAMES "core, guardrail, chronometric, inspect, rules, all, none"
+static const struct flag_name expose_names[] = {{"core", TOOL_CORE},
+                                                {"guardrail", TOOL_GUARDRAIL},
+                                                {"chronometric", TOOL_CHRONO},
+                                                {"inspect", TOOL_INSPECT},
+                                                {"rules", TOOL_RULES},
+                                                {"all", TOOL_ALL},
+                                                {"none", 0}};
+#define EXPOSE_NAMES  "core, guardrail, chronometric, inspect, rules, all, none"
 #define OVERLAY_NAMES "loop, rumination, hyperfocus, sycophancy, rules, all, none"
-static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION}, {"hyperfocus", OV_HYPERFOCUS},
-                                                 {"sycophancy", OV_SYCOPHANCY}, {"rules", OV_RULES},
+static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION},
+                                                 {"hyperfocus", OV_HYPERFOCUS},
+                                                 {"sycophancy", OV_SYCOPHANCY},
+                                                 {"rules", OV_RULES},
                                                  {"loop", OV_LOOP},
-                                                 {"all", OV_ALL},               {"none", 0}};
+                                                 {"all", OV_ALL},
+                                                 {"none", 0}};
 
 /* A header for --url as "Name: value": from "Name: value" itself, or with
  * from_env from "Name=VAR" and the variable's value. NULL with why. The
@@ -683,8 +683,11 @@ static char *header_line(const char *arg, int from_env, const char **why)
  * server's, untouched, global-looking options included. */
 static int cmd_wrap(int argc, char **argv)
 {
-    struct wrap_opts o = {.max_message_bytes = DEFAULT_MAX_MESSAGE, .groups = TOOL_CORE, .tool_prefix = "keel_",
-                          .profile = &profile, .overlay = OV_ALL};
+    struct wrap_opts o = {.max_message_bytes = DEFAULT_MAX_MESSAGE,
+                          .groups = TOOL_CORE,
+                          .tool_prefix = "keel_",
+                          .profile = &profile,
+                          .overlay = OV_ALL};
     char **env_add = calloc((size_t)argc + 1, sizeof *env_add);
     char **globs = calloc((size_t)argc + 1, sizeof *globs);
     char **exempt = calloc((size_t)argc + 1, sizeof *exempt);
@@ -712,7 +715,8 @@ static int cmd_wrap(int argc, char **argv)
             int at = strcmp(a, "--") ? i : i + 1;
             if (split) {
                 rc = usage_error("give the server's command once: either --command-args or the words after it "
-                                 "(found both, at %s)", argv[at < argc ? at : i]);
+                                 "(found both, at %s)",
+                                 argv[at < argc ? at : i]);
                 goto out;
             }
             if (at >= argc) {
@@ -732,14 +736,15 @@ static int cmd_wrap(int argc, char **argv)
                 goto out;
             }
             o.url = v;
-        } else if ((m = opt_value(argc, argv, &i, "--header", &v)) || (m = opt_value(argc, argv, &i, "--header-env", &v))) {
+        } else if ((m = opt_value(argc, argv, &i, "--header", &v)) ||
+                   (m = opt_value(argc, argv, &i, "--header-env", &v))) {
             int from_env = !strncmp(a, "--header-env", 12);
             const char *why = m < 0 ? "needs a value" : NULL;
             if (!why)
                 headers[nheaders] = header_line(v, from_env, &why);
             if (why) {
-                rc = usage_error(from_env ? "--header-env %s (give it as Name=VAR)" : "--header %s (give it as 'Name: value')",
-                                 why);
+                rc = usage_error(
+                    from_env ? "--header-env %s (give it as Name=VAR)" : "--header %s (give it as 'Name: value')", why);
                 goto out;
             }
             nheaders++;
@@ -769,7 +774,7 @@ static int cmd_wrap(int argc, char **argv)
                 goto out;
             }
             struct stat cs;
-            if (stat(v, &cs) < 0 || !S_ISDIR(cs.st_mode)) {      /* said before the server's command is tried */
+            if (stat(v, &cs) < 0 || !S_ISDIR(cs.st_mode)) { /* said before the server's command is tried */
                 rc = usage_error("--cwd %s: no such directory (the server's command would run there)", v);
                 goto out;
             }
@@ -822,7 +827,8 @@ static int cmd_wrap(int argc, char **argv)
             goto out;
         } else {
             rc = usage_error("unknown option for wrap: %s (see keel help wrap; the server's command comes after "
-                             "the options, or after --)", a);
+                             "the options, or after --)",
+                             a);
             goto out;
         }
     }
@@ -837,7 +843,8 @@ static int cmd_wrap(int argc, char **argv)
         goto out;
     }
     if (!o.argv && !o.url) {
-        rc = usage_error("wrap needs the server's command: keel wrap [OPTIONS] [--] CMD [ARGS...], or --url URL%s", NULL);
+        rc = usage_error("wrap needs the server's command: keel wrap [OPTIONS] [--] CMD [ARGS...], or --url URL%s",
+                         NULL);
         goto out;
     }
     o.env_add = env_add;
@@ -886,7 +893,7 @@ static int cmd_serve(int argc, char **argv)
 
 /* --- the commands ------------------------------------------------------------ */
 
-static const char *self_path;          /* argv[0]: keel install writes where keel is */
+static const char *self_path; /* argv[0]: keel install writes where keel is */
 
 static int cmd_install(int argc, char **argv)
 {
@@ -952,7 +959,7 @@ int main(int argc, char **argv)
             rest = 1;
         argv[k++] = argv[i];
     }
-    argv[k] = NULL;                  /* exec reads the server's argv up to here */
+    argv[k] = NULL; /* exec reads the server's argv up to here */
     argc = k;
     if (argc < 2) {
         fputs(usage_text, stderr);

@@ -84,7 +84,7 @@ static int parse_eval(const char *name, const char *text, size_t n, struct eval 
             if (!strcmp(key, "id") && v->type == YAML_SCALAR_NODE)
                 snprintf(ev->id, sizeof ev->id, "%s", (char *)v->data.scalar.value);
             else if (!strcmp(key, "text") && v->type == YAML_SCALAR_NODE && !ev->text)
-                ev->text = rule_copy((char *)v->data.scalar.value, v->data.scalar.length);   /* padded: matched */
+                ev->text = rule_copy((char *)v->data.scalar.value, v->data.scalar.length); /* padded: matched */
             else if (!strcmp(key, "expected_violations"))
                 scalar_list(&doc, v, ev->expect_fire, &ev->nfire);
             else if (!strcmp(key, "expected_clean"))
@@ -162,10 +162,10 @@ int rules_test(const struct ruleset *rs, char **dirs, int ndirs)
     int bad = 0, nevals = 0;
     if (!c)
         return 1;
-    for (int i = 0; i < rs->n; i++) {              /* each rule's own examples */
+    for (int i = 0; i < rs->n; i++) { /* each rule's own examples */
         const struct rule *r = &rs->v[i];
         if (r->detector == RD_LLM)
-            continue;                              /* judged by the evaluator, not here */
+            continue; /* judged by the evaluator, not here */
         for (int k = 0; k < r->nfires; k++)
             if (fires(r, r->fires[k]))
                 c[i].tp++;
@@ -177,10 +177,10 @@ int rules_test(const struct ruleset *rs, char **dirs, int ndirs)
             else
                 c[i].fp++, bad++, printf("FAIL %s: example should pass: %.80s\n", r->name, r->passes[k]);
     }
-    for (int i = 0; i < rs->nproblems; i++)          /* a rule that could not be read was not tested either */
+    for (int i = 0; i < rs->nproblems; i++) /* a rule that could not be read was not tested either */
         printf("FAIL %s\n", rs->problems[i]);
     bad += rs->nproblems;
-    for (const struct embed_blob *b = embed_table; b->path; b++) {   /* the shipped corpus */
+    for (const struct embed_blob *b = embed_table; b->path; b++) { /* the shipped corpus */
         struct eval ev;
         if (strncmp(b->path, "rules/evals/", 12))
             continue;
@@ -218,8 +218,14 @@ int rules_prompt(const struct ruleset *rs)
         const struct rule *r = &rs->v[i];
         if (!r->active || !(r->applies_to & RA_MESSAGE))
             continue;
-        printf("- %s (%s on %s): %s\n", r->name, r->action == RX_REJECT ? "rejects" : r->action == RX_REWRITE ? "rewrites" : "notes",
-               where_names[RA_MESSAGE], r->guidance ? r->guidance : r->description ? r->description : "");
+        printf("- %s (%s on %s): %s\n", r->name,
+               r->action == RX_REJECT        ? "rejects"
+                   : r->action == RX_REWRITE ? "rewrites"
+                                             : "notes",
+               where_names[RA_MESSAGE],
+               r->guidance          ? r->guidance
+                   : r->description ? r->description
+                                    : "");
     }
     return 0;
 }
@@ -230,8 +236,10 @@ int rules_check(const struct ruleset *rs, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--as") && i + 1 < argc) {
             const char *w = argv[++i];
-            where = !strcmp(w, "message") ? RA_MESSAGE : !strcmp(w, "tool_result") ? RA_TOOL_RESULT
-                  : !strcmp(w, "sampling") ? RA_SAMPLING : 0;
+            where = !strcmp(w, "message")   ? RA_MESSAGE
+                : !strcmp(w, "tool_result") ? RA_TOOL_RESULT
+                : !strcmp(w, "sampling")    ? RA_SAMPLING
+                                            : 0;
             if (!where) {
                 fprintf(stderr, "keel: --as takes message, tool_result or sampling\n");
                 return 64;
@@ -264,6 +272,8 @@ int rules_check(const struct ruleset *rs, int argc, char **argv)
         free(text);
     }
     printf("%d file%s, %d with a rule firing (as %s)\n", files, files == 1 ? "" : "s", hit_files,
-           where == RA_MESSAGE ? "messages" : where == RA_SAMPLING ? "sampling answers" : "tool results");
+           where == RA_MESSAGE        ? "messages"
+               : where == RA_SAMPLING ? "sampling answers"
+                                      : "tool results");
     return rc;
 }

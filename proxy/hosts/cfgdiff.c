@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CONTEXT 2               /* unchanged lines shown around a change */
-#define LONG_LINE 200           /* longer lines print as the part around the change */
-#define AROUND 60
+#define CONTEXT   2 /* unchanged lines shown around a change */
+#define LONG_LINE 200 /* longer lines print as the part around the change */
+#define AROUND    60
 
 char *cfgdiff_apply(const char *a, size_t an, const struct cfg_edit *ed, int ned, size_t *bn)
 {
@@ -52,7 +52,7 @@ static size_t *line_starts(const char *s, size_t n, size_t *k)
 
 static size_t line_of(const size_t *l, size_t k, size_t at)
 {
-    size_t lo = 0, hi = k;                  /* the last start <= at */
+    size_t lo = 0, hi = k; /* the last start <= at */
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
         if (l[mid] <= at)
@@ -84,7 +84,7 @@ static void put_masked(FILE *out, const char *s, size_t from, size_t to, const s
             i = sp[hit].end;
             continue;
         }
-        size_t next = to;                   /* up to the next secret */
+        size_t next = to; /* up to the next secret */
         for (int k = 0; k < nsp; k++)
             if (sp[k].at > i && sp[k].at < next)
                 next = sp[k].at;
@@ -120,8 +120,8 @@ static void put_line(FILE *out, char prefix, const char *s, size_t ls, size_t le
 
 /* The lines one group of edits touches, on each side. */
 struct block {
-    size_t a0, a1, b0, b1;          /* first and last line, old and new */
-    size_t fa0, fa1, fb0, fb1;      /* the changed bytes, old and new */
+    size_t a0, a1, b0, b1; /* first and last line, old and new */
+    size_t fa0, fa1, fb0, fb1; /* the changed bytes, old and new */
 };
 
 void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const struct cfg_span *sa, int nsa,
@@ -140,9 +140,14 @@ void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const 
     for (int i = 0; i < ned; i++) {
         size_t at = ed[i].at, bat = (size_t)((long)at + shift);
         size_t aend = ed[i].del ? at + ed[i].del - 1 : at, bend = ed[i].len ? bat + ed[i].len - 1 : bat;
-        struct block x = {line_of(la, ka, at), line_of(la, ka, aend < an ? aend : (an ? an - 1 : 0)),
-                          line_of(lb, kb, bat), line_of(lb, kb, bend < bn ? bend : (bn ? bn - 1 : 0)),
-                          at, at + ed[i].del, bat, bat + ed[i].len};
+        struct block x = {line_of(la, ka, at),
+                          line_of(la, ka, aend < an ? aend : (an ? an - 1 : 0)),
+                          line_of(lb, kb, bat),
+                          line_of(lb, kb, bend < bn ? bend : (bn ? bn - 1 : 0)),
+                          at,
+                          at + ed[i].del,
+                          bat,
+                          bat + ed[i].len};
         shift += (long)ed[i].len - (long)ed[i].del;
         if (nb && x.a0 <= bl[nb - 1].a1) {
             struct block *y = &bl[nb - 1];
@@ -165,7 +170,7 @@ void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const 
     fprintf(out, "--- a%s\n+++ b%s\n", path, path);
     int a_empty = an == 0, b_empty = bn == 0;
     for (int i = 0; i < nb;) {
-        int j = i;                  /* blocks within 2 x CONTEXT lines share a hunk */
+        int j = i; /* blocks within 2 x CONTEXT lines share a hunk */
         while (j + 1 < nb && bl[j + 1].a0 <= bl[j].a1 + 2 * CONTEXT + 1)
             j++;
         size_t c0 = bl[i].a0 > CONTEXT ? bl[i].a0 - CONTEXT : 0;

@@ -14,8 +14,8 @@
 #include <stdio.h>
 
 struct cfg_edit {
-    size_t at, del;             /* in the old text: del bytes at `at` replaced */
-    const char *text;           /* by these */
+    size_t at, del; /* in the old text: del bytes at `at` replaced */
+    const char *text; /* by these */
     size_t len;
 };
 

@@ -18,8 +18,8 @@
 static int same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+        a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+        a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
 /* The whole of a regular file, its stat taken before and after the read so
@@ -54,7 +54,7 @@ static int read_whole(const char *path, struct stat *st, char **text, size_t *n)
         if (r == 0)
             break;
         got += (size_t)r;
-        if (got == cap) {               /* it grew while being read */
+        if (got == cap) { /* it grew while being read */
             rc = 1;
             goto out;
         }
@@ -86,7 +86,7 @@ void cfg_release(struct cfg_file *f)
 
 int cfg_load(struct cfg_file *f, const char *path, char *why, size_t whyn)
 {
-    char *late = f->late;                   /* kept for the caller, if it has not taken it */
+    char *late = f->late; /* kept for the caller, if it has not taken it */
     size_t late_n = f->late_n;
     f->late = NULL;
     cfg_release(f);
@@ -101,12 +101,13 @@ int cfg_load(struct cfg_file *f, const char *path, char *why, size_t whyn)
             snprintf(why, whyn, "%s: cannot be read: %s", path, strerror(errno));
             return -1;
         }
-        f->text = calloc(1, 1);         /* not there yet */
+        f->text = calloc(1, 1); /* not there yet */
         return f->text ? 0 : -1;
     }
     if (!realpath(path, f->real)) {
-        snprintf(why, whyn, S_ISLNK(lst.st_mode) ? "%s is a symbolic link to a file that cannot be reached (%s)"
-                                                 : "%s: %s", path, strerror(errno));
+        snprintf(why, whyn,
+                 S_ISLNK(lst.st_mode) ? "%s is a symbolic link to a file that cannot be reached (%s)" : "%s: %s", path,
+                 strerror(errno));
         return -1;
     }
     for (int tries = 0; tries < 20; tries++) {
@@ -117,7 +118,9 @@ int cfg_load(struct cfg_file *f, const char *path, char *why, size_t whyn)
         }
         if (rc < 0) {
             snprintf(why, whyn, "%s: %s", path,
-                     errno == EINVAL ? "not a regular file" : errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
+                     errno == EINVAL      ? "not a regular file"
+                         : errno == EFBIG ? "larger than 16 MiB"
+                                          : strerror(errno));
             return -1;
         }
     }
@@ -133,8 +136,8 @@ static int unchanged(const struct cfg_file *f)
         return lstat(f->real, &st) < 0 && errno == ENOENT;
     char *now = NULL;
     size_t n = 0;
-    int same = read_whole(f->real, &st, &now, &n) == 0 && same_file(&st, &f->st) && n == f->n &&
-               !memcmp(now, f->text, n);
+    int same =
+        read_whole(f->real, &st, &now, &n) == 0 && same_file(&st, &f->st) && n == f->n && !memcmp(now, f->text, n);
     free(now);
     return same;
 }
@@ -214,11 +217,11 @@ static int late_write(int fd, const struct stat *st, char **text, size_t *n)
             now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
             break;
         if (chrono_mono_ms() - t0 >= CFG_SETTLE_MS)
-            return 0;                   /* by the clock: a process held off the CPU still gets the whole watch */
+            return 0; /* by the clock: a process held off the CPU still gets the whole watch */
         struct timespec nap = {0, 500000};
         nanosleep(&nap, NULL);
     }
-    struct timespec settle = {0, 1000000};  /* let the writer finish what it writes */
+    struct timespec settle = {0, 1000000}; /* let the writer finish what it writes */
     nanosleep(&settle, NULL);
     if (fstat(fd, &now) < 0 || now.st_size > (off_t)CFG_MAX)
         return 0;
@@ -259,8 +262,10 @@ int cfg_commit(struct cfg_file *f, const char *text, size_t n, char *why, size_t
 int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after, char *why, size_t whyn)
 {
     if (f->exists && !(f->st.st_mode & S_IWUSR)) {
-        snprintf(why, whyn, "%s is read-only (mode %04o), so keel left it as it is: make it writable (chmod u+w) "
-                 "and run keel again", f->path, (unsigned)(f->st.st_mode & 07777));
+        snprintf(why, whyn,
+                 "%s is read-only (mode %04o), so keel left it as it is: make it writable (chmod u+w) "
+                 "and run keel again",
+                 f->path, (unsigned)(f->st.st_mode & 07777));
         return -1;
     }
     char tmp[PATH_MAX + 32];
@@ -270,7 +275,7 @@ int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after
         unlink(tmp);
         return 1;
     }
-    if (!f->exists) {                   /* created: never over a file that appeared meanwhile */
+    if (!f->exists) { /* created: never over a file that appeared meanwhile */
         int rc = link(tmp, f->real);
         int e = errno;
         unlink(tmp);
@@ -302,7 +307,7 @@ int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after
                 close(fd);
             return late ? 2 : 0;
         }
-        (void)platform_swap(tmp, f->real);   /* written in between: theirs goes back */
+        (void)platform_swap(tmp, f->real); /* written in between: theirs goes back */
         unlink(tmp);
         return 1;
     }

@@ -19,18 +19,18 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#define CFG_MAX (16u << 20)     /* the largest configuration keel edits */
-#define CFG_BACKUPS 3           /* timestamped backups kept per file */
-#define CFG_SETTLE_MS 100       /* how long the file replaced is watched for a late write */
+#define CFG_MAX       (16u << 20) /* the largest configuration keel edits */
+#define CFG_BACKUPS   3 /* timestamped backups kept per file */
+#define CFG_SETTLE_MS 100 /* how long the file replaced is watched for a late write */
 
 struct cfg_file {
-    char path[PATH_MAX];        /* as named: ~/.claude.json */
-    char real[PATH_MAX];        /* what it names, links followed: where keel writes */
+    char path[PATH_MAX]; /* as named: ~/.claude.json */
+    char real[PATH_MAX]; /* what it names, links followed: where keel writes */
     int exists;
-    struct stat st;             /* of real, as read */
-    char *text;                 /* NUL-terminated; "" when it does not exist */
+    struct stat st; /* of real, as read */
+    char *text; /* NUL-terminated; "" when it does not exist */
     size_t n;
-    char *late;                 /* cfg_commit's 2: what a late writer wrote to the file replaced */
+    char *late; /* cfg_commit's 2: what a late writer wrote to the file replaced */
     size_t late_n;
 };
 

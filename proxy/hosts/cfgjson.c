@@ -96,7 +96,7 @@ static int explain(const struct cfgjson *d, char *why, size_t whyn)
         return fail_at(d->scan, 0, why, whyn, "nested deeper than 1000 levels, more than keel reads");
     if (jscan_has_nul_escape(d->scan, d->n))
         return fail_at(d->scan, 0, why, whyn, "a string holds \\u0000, which keel does not edit");
-    for (size_t c = at > 0 ? at - 1 : 0; c <= at && c < d->n; c++) {   /* the parser may stop past it */
+    for (size_t c = at > 0 ? at - 1 : 0; c <= at && c < d->n; c++) { /* the parser may stop past it */
         size_t p = c;
         while (p > 0 && strchr(" \t\r\n", d->scan[p - 1]))
             p--;
@@ -176,8 +176,10 @@ static int no_duplicates(const struct cfgjson *d, size_t at, char *why, size_t w
             where(d->scan, keys[i - 1].at, &l1, &col);
             where(d->scan, keys[i].at, &l2, &col);
             char what[200];
-            snprintf(what, sizeof what, "the key \"%.60s\" is given twice in one object (lines %d and %d); the "
-                     "client reads the last one: remove one of them", keys[i].key, l1, l2);
+            snprintf(what, sizeof what,
+                     "the key \"%.60s\" is given twice in one object (lines %d and %d); the "
+                     "client reads the last one: remove one of them",
+                     keys[i].key, l1, l2);
             rc = fail_at(d->scan, keys[i].at, why, whyn, what);
         }
     }
@@ -194,7 +196,8 @@ int cfgjson_read(struct cfgjson *d, const char *text, size_t n, int comments, ch
     if (nul)
         return fail_at(text, (size_t)(nul - text), why, whyn, "a NUL byte, which no client's configuration holds");
     if (n >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
-        return fail_at(text, 0, why, whyn, "the file starts with a byte-order mark (U+FEFF), which JSON does not "
+        return fail_at(text, 0, why, whyn,
+                       "the file starts with a byte-order mark (U+FEFF), which JSON does not "
                        "allow: save it as UTF-8 without one");
     if (!(d->scan = malloc(n + 1))) {
         snprintf(why, whyn, "out of memory");
@@ -209,7 +212,8 @@ int cfgjson_read(struct cfgjson *d, const char *text, size_t n, int comments, ch
     if (open != (size_t)-1)
         rc = fail_at(text, open, why, whyn, "a comment that never ends");
     else if (c >= 0)
-        rc = fail_at(text, (size_t)c, why, whyn, "a comment: this client reads the file as plain JSON, without comments");
+        rc = fail_at(text, (size_t)c, why, whyn,
+                     "a comment: this client reads the file as plain JSON, without comments");
     else if (!(d->tree = jscan_parse(d->scan, n)))
         rc = explain(d, why, whyn);
     else if (!cJSON_IsObject(d->tree))
@@ -291,10 +295,11 @@ int cfg_secret_name(const char *name, size_t n)
     for (size_t i = 0; i < n; i++)
         low[i] = (char)tolower((unsigned char)name[i]);
     low[n] = '\0';
-    static const char *const whole[] = {"env", "headers", "http_headers", "env_http_headers", "environment",
-                                        "auth", "bearer", NULL};
-    static const char *const part[] = {"token", "secret", "password", "passwd", "apikey", "api_key", "api-key",
-                                       "authorization", "credential", "cookie", "private_key", "access_key", NULL};
+    static const char *const whole[] = {"env",         "headers", "http_headers", "env_http_headers",
+                                        "environment", "auth",    "bearer",       NULL};
+    static const char *const part[] = {"token",   "secret",        "password",   "passwd", "apikey",      "api_key",
+                                       "api-key", "authorization", "credential", "cookie", "private_key", "access_key",
+                                       NULL};
     for (int i = 0; whole[i]; i++)
         if (!strcmp(low, whole[i]))
             return 1;
@@ -307,14 +312,14 @@ int cfg_secret_name(const char *name, size_t n)
 /* A string that looks like a credential wherever it stands. */
 static int looks_secret(const char *raw, size_t n)
 {
-    static const char *const prefixes[] = {"\"sk-", "\"ghp_", "\"gho_", "\"github_pat_", "\"glpat-", "\"xoxb-",
-                                           "\"xoxp-", "\"AKIA", "\"Bearer ", "\"eyJ", NULL};
+    static const char *const prefixes[] = {"\"sk-",   "\"ghp_", "\"gho_",    "\"github_pat_", "\"glpat-", "\"xoxb-",
+                                           "\"xoxp-", "\"AKIA", "\"Bearer ", "\"eyJ",         NULL};
     for (int i = 0; prefixes[i]; i++) {
         size_t l = strlen(prefixes[i]);
         if (n > l && !memcmp(raw, prefixes[i], l))
             return 1;
     }
-    const char *eq = memchr(raw, '=', n);          /* --token=abc */
+    const char *eq = memchr(raw, '=', n); /* --token=abc */
     return eq && raw[0] == '"' && cfg_secret_name(raw + 1, (size_t)(eq - raw - 1));
 }
 

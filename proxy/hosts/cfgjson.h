@@ -14,9 +14,9 @@
 #include <stddef.h>
 
 struct cfgjson {
-    char *scan;                 /* the text, comments blanked: what offsets refer to */
+    char *scan; /* the text, comments blanked: what offsets refer to */
     size_t n;
-    cJSON *tree;                /* the whole document */
+    cJSON *tree; /* the whole document */
 };
 
 /* 0, or -1 with a sentence in why (line and column included). */

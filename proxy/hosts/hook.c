@@ -81,9 +81,10 @@ const struct hook_host *hook_host_named(const char *name)
  * words, and only a short plain one is shown. */
 static void log_unknown_event(const char *name, size_t n)
 {
-    static const char *const hosts_have[] = {
-        "PreToolUse", "PostToolUse", "Notification", "PreCompact", "SessionEnd", "PermissionRequest",
-        "BeforeTool", "AfterTool", "BeforeModel", "AfterModel", "BeforeToolSelection", "PreCompress", NULL};
+    static const char *const hosts_have[] = {"PreToolUse",  "PostToolUse",       "Notification",        "PreCompact",
+                                             "SessionEnd",  "PermissionRequest", "BeforeTool",          "AfterTool",
+                                             "BeforeModel", "AfterModel",        "BeforeToolSelection", "PreCompress",
+                                             NULL};
     for (int i = 0; name && hosts_have[i]; i++)
         if (!strcmp(name, hosts_have[i])) {
             log_event(LOG_INFO, "hook_event_ignored", "bytes=%zu", n);
@@ -92,17 +93,21 @@ static void log_unknown_event(const char *name, size_t n)
     int plain = name && strlen(name) <= 40;
     for (const char *c = name; plain && *c; c++)
         plain = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
-    fprintf(stderr, "keel: warn hook_event_unknown event=%s: keel hook knows UserPromptSubmit, Stop, SubagentStop, "
+    fprintf(stderr,
+            "keel: warn hook_event_unknown event=%s: keel hook knows UserPromptSubmit, Stop, SubagentStop, "
             "SessionStart (Claude Code, Codex) and BeforeAgent, AfterAgent, SessionStart (Gemini CLI); check the "
-            "event name in the host's hook settings\n", !name ? "(none)" : plain ? name : "(not shown)");
+            "event name in the host's hook settings\n",
+            !name       ? "(none)"
+                : plain ? name
+                        : "(not shown)");
 }
 
 /* --- text for the model and for the person ----------------------------------- */
 
 struct out {
-    char ctx[HOOK_TEXT_MAX];        /* for the model: facts */
-    char msg[HOOK_TEXT_MAX];        /* for the person */
-    char note[512];                 /* for the next prompt: names only */
+    char ctx[HOOK_TEXT_MAX]; /* for the model: facts */
+    char msg[HOOK_TEXT_MAX]; /* for the person */
+    char note[512]; /* for the next prompt: names only */
 };
 
 /* fmt appended to the text in buf[cap], cut to fit. */
@@ -122,8 +127,8 @@ static void tokens_of(const cJSON *adv, char *buf, size_t cap)
 {
     const cJSON *o;
     buf[0] = '\0';
-    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options"))
-        append(buf, cap, "%s%s", buf[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options")) append(
+        buf, cap, "%s%s", buf[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
 }
 
 /* The advisories of one event as one message: for the model as facts, for
@@ -134,11 +139,13 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     const cJSON *a, *t;
     char names[120] = "", tok[400] = "";
     dets[0] = '\0';
-    cJSON_ArrayForEach(a, advs) {
+    cJSON_ArrayForEach(a, advs)
+    {
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         append(names, sizeof names, "%s%s", names[0] ? ", " : "", det);
         append(dets, dets_cap, "%s%s", dets[0] ? "," : "", det);
-        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(a, "override_options"))
+        {
             const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "token"));
             char seek[48];
             snprintf(seek, sizeof seek, ", %s,", w ? w : "");
@@ -152,7 +159,8 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
         return;
     append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
     append(o->msg, sizeof o->msg, "%skeel (%s):", o->msg[0] ? "\n" : "", names);
-    cJSON_ArrayForEach(a, advs) {
+    cJSON_ArrayForEach(a, advs)
+    {
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
         append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
@@ -166,15 +174,15 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
 
 enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE, ST_LAST };
 struct hook_state {
-    char key[24];                   /* the host's session id, hashed */
+    char key[24]; /* the host's session id, hashed */
     int op;
-    int continuing;                 /* stop_hook_active */
+    int continuing; /* stop_hook_active */
     int64_t now;
-    int blocks;                     /* out: blocked stops so far in this turn */
-    char note[512];                 /* in (ST_NOTE) or out (ST_NEW_TURN) */
-    int64_t started;                /* out: when keel first saw this host session */
-    char set_last[64];              /* in: the detectors of the advisories just given, a,b */
-    char last[64];                  /* out: the detectors of the last advisories given */
+    int blocks; /* out: blocked stops so far in this turn */
+    char note[512]; /* in (ST_NOTE) or out (ST_NEW_TURN) */
+    int64_t started; /* out: when keel first saw this host session */
+    char set_last[64]; /* in: the detectors of the advisories just given, a,b */
+    char last[64]; /* out: the detectors of the last advisories given */
 };
 
 static int hooks_fn(cJSON *state, void *ctx, kerr *e)
@@ -189,12 +197,12 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     cJSON *s = cJSON_GetObjectItemCaseSensitive(all, h->key);
     if (!cJSON_IsObject(s)) {
         cJSON_DeleteItemFromObjectCaseSensitive(all, h->key);
-        if (cJSON_GetArraySize(all) >= HOOK_SESSIONS_MAX) {       /* the least recent session goes */
+        if (cJSON_GetArraySize(all) >= HOOK_SESSIONS_MAX) { /* the least recent session goes */
             cJSON *old = NULL, *c;
-            cJSON_ArrayForEach(c, all)
-                if (!old || cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "at")) <
-                                cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(old, "at")))
-                    old = c;
+            cJSON_ArrayForEach(c, all) if (!old ||
+                                           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "at")) <
+                                               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(old, "at"))) old =
+                c;
             cJSON_Delete(cJSON_DetachItemViaPointer(all, old));
         }
         s = cJSON_AddObjectToObject(all, h->key);
@@ -237,8 +245,8 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     return 1;
 }
 
-static int session_state(const char *state_dir, const char *sid, int op, int continuing, int64_t now,
-                         const char *note, struct hook_state *h)
+static int session_state(const char *state_dir, const char *sid, int op, int continuing, int64_t now, const char *note,
+                         struct hook_state *h)
 {
     char set_last[sizeof h->set_last];
     snprintf(set_last, sizeof set_last, "%s", op == ST_LAST ? note : "");
@@ -265,7 +273,7 @@ static int session_state(const char *state_dir, const char *sid, int op, int con
 
 struct earlier {
     struct overlay *ov;
-    char *last;                     /* held back one (a copy): it may be this very prompt */
+    char *last; /* held back one (a copy): it may be this very prompt */
     size_t last_n;
     int64_t last_at;
 };
@@ -370,7 +378,8 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         cJSON_Delete(args);
     }
     if (!applied && !o->msg[0])
-        append(o->msg, sizeof o->msg, "keel: %s belongs to several detectors and no advisory was given here yet: "
+        append(o->msg, sizeof o->msg,
+               "keel: %s belongs to several detectors and no advisory was given here yet: "
                "start the prompt with %s and the detector's name (rumination, hyperfocus, sycophancy, rules, loop).",
                token, token);
     while (*s && strchr(" \t\n.,;:!", *s))
@@ -396,7 +405,7 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
-    env.conversation_at = h.started;            /* this host session: a new chat starts clean */
+    env.conversation_at = h.started; /* this host session: a new chat starts clean */
     if (prompt_override(prompt, h.last, &env, o))
         return;
 
@@ -438,8 +447,7 @@ static int persons_rule(const char *name)
 static void on_reply(const cJSON *in, int host, const struct profile *p, const char *state_dir, int64_t now,
                      struct out *o, char *block, size_t block_cap)
 {
-    const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        in, hook_hosts[host].reply));
+    const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, hook_hosts[host].reply));
     if (!reply)
         reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt_response"));
     if (!reply || !*reply)
@@ -452,9 +460,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         return;
     cJSON *j = ruleset_current ? rules_judge(p, text, RA_MESSAGE, NULL) : NULL, *v;
     char names[256] = "", guidance[2000] = "", soft[256] = "";
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations"))
+    {
         const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
-        if (!persons_rule(rule)) {           /* a shipped reject rule speaks, never blocks */
+        if (!persons_rule(rule)) { /* a shipped reject rule speaks, never blocks */
             append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
             continue;
         }
@@ -465,9 +474,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     struct hook_state h;
     if (names[0]) {
         if (session_state(state_dir, sid, ST_BLOCK, continuing, now, NULL, &h) == 0 && h.blocks <= HOOK_BLOCKS_MAX) {
-            snprintf(block, block_cap, "%s This reply breaks the person's rules (%s): %s Revise the reply so it "
-                     "follows them; this is attempt %d of %d.", TRANSCRIPT_KEEL_MARK, names, guidance, h.blocks,
-                     HOOK_BLOCKS_MAX);
+            snprintf(block, block_cap,
+                     "%s This reply breaks the person's rules (%s): %s Revise the reply so it "
+                     "follows them; this is attempt %d of %d.",
+                     TRANSCRIPT_KEEL_MARK, names, guidance, h.blocks, HOOK_BLOCKS_MAX);
             log_event(LOG_INFO, "hook_reply_blocked", "attempt=%d", h.blocks);
             cJSON_Delete(j);
             free(text);
@@ -476,8 +486,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         session_state(state_dir, sid, ST_PASS, 0, now, NULL, &h);
         char times[16];
         snprintf(times, sizeof times, "%d", HOOK_BLOCKS_MAX);
-        append(o->msg, sizeof o->msg, "keel: the reply broke your rules (%s) and was let through after %s blocked "
-               "attempts; the rules were bypassed.", names, times);
+        append(o->msg, sizeof o->msg,
+               "keel: the reply broke your rules (%s) and was let through after %s blocked "
+               "attempts; the rules were bypassed.",
+               names, times);
         append(o->note, sizeof o->note, "%sthe rules %s were bypassed", o->note[0] ? "; " : "", names);
         log_event(LOG_INFO, "hook_rules_bypassed", "attempts=%d", HOOK_BLOCKS_MAX);
     } else if (continuing) {
@@ -487,9 +499,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
      * shipped reject rules: a message and a note, never a block. */
     static const char *const lists[] = {"annotations", "applied"};
     for (int l = 0; l < 2; l++)
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
-            const char *rule = cJSON_IsString(v) ? v->valuestring
-                                                 : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l]))
+        {
+            const char *rule =
+                cJSON_IsString(v) ? v->valuestring : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
             append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
         }
     if (soft[0]) {
@@ -507,7 +520,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                                                               : ruleset_current->v[i].guidance;
             size_t wl = words ? strlen(words) : 0;
             while (wl && strchr(". \n", words[wl - 1]))
-                wl--;                                   /* the sentence ends below */
+                wl--; /* the sentence ends below */
             if (wl)
                 append(o->msg, sizeof o->msg, " %s (%.*s)%s", r, (int)wl, words, next ? ";" : ".");
             else
@@ -525,12 +538,12 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     overlay_on_reply(&ov, text, n);
     cJSON *advs = cJSON_GetArraySize(ov.queued) ? cJSON_Duplicate(ov.queued, 1) : NULL;
     const cJSON *a;
-    cJSON_ArrayForEach(a, advs) {
+    cJSON_ArrayForEach(a, advs)
+    {
         char tok[200], line[600];
         tokens_of(a, tok, sizeof tok);
         snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, start your next prompt with one of: %s.",
-                 o->msg[0] ? "\n" : "",
-                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tok);
+                 o->msg[0] ? "\n" : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tok);
         append(o->msg, sizeof o->msg, "%s", line);
         append(o->note, sizeof o->note, "%sit showed %s (sycophancy)", o->note[0] ? "; " : "",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
@@ -563,16 +576,28 @@ static int human_duration(const char *iso, char *out, size_t cap)
             continue;
         }
         switch (*iso) {
-        case 'T': t = 1; break;
-        case 'D': d = v; break;
-        case 'H': h = v; break;
-        case 'M': if (t) m = v; break;
-        case 'S': sec = v; break;
-        case '.':                          /* a fraction of a second: dropped */
+        case 'T':
+            t = 1;
+            break;
+        case 'D':
+            d = v;
+            break;
+        case 'H':
+            h = v;
+            break;
+        case 'M':
+            if (t)
+                m = v;
+            break;
+        case 'S':
+            sec = v;
+            break;
+        case '.': /* a fraction of a second: dropped */
             while (iso[1] >= '0' && iso[1] <= '9')
                 iso++;
             continue;
-        default: return 0;
+        default:
+            return 0;
         }
         v = 0;
     }
@@ -607,7 +632,7 @@ static void on_session_start(const struct profile *p, const char *state_dir, str
             append(o->ctx, sizeof o->ctx, " (energy zone: %s)", zone);
         append(o->ctx, sizeof o->ctx, ".");
         char words[48];
-        if (since && human_duration(since, words, sizeof words))   /* none on a fresh state file */
+        if (since && human_duration(since, words, sizeof words)) /* none on a fresh state file */
             append(o->ctx, sizeof o->ctx, " The person's last prompt was %s ago.", words);
         if (cJSON_IsTrue(open)) {
             const char *intent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "session_intent"));
@@ -697,7 +722,7 @@ static char *read_payload(int fd, size_t max, size_t *n)
         int rc = jstream_feed(&j, buf + len, (size_t)got, &used);
         len += (size_t)got;
         if (rc < 0) {
-            if (j.trailing)                  /* a whole value, then more: the value */
+            if (j.trailing) /* a whole value, then more: the value */
                 len -= (size_t)got - used;
             break;
         }
@@ -713,7 +738,7 @@ static char *read_payload(int fd, size_t max, size_t *n)
 
 int hook_run(const char *event, int host, const struct profile *p, const char *state_dir)
 {
-    signal(SIGPIPE, SIG_IGN);               /* a host that closed its end: the write fails, keel exits 0 */
+    signal(SIGPIPE, SIG_IGN); /* a host that closed its end: the write fails, keel exits 0 */
     size_t n = 0;
     char *raw = read_payload(STDIN_FILENO, HOOK_INPUT_MAX, &n);
     if (!raw) {
@@ -724,7 +749,7 @@ int hook_run(const char *event, int host, const struct profile *p, const char *s
     free(raw);
     if (out) {
         size_t l = strlen(out);
-        out[l] = '\n';                       /* hook_answer leaves room for it */
+        out[l] = '\n'; /* hook_answer leaves room for it */
         ssize_t w = write(STDOUT_FILENO, out, l + 1);
         (void)w;
         free(out);
@@ -744,8 +769,8 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     const char *name = event ? event : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "hook_event_name"));
     int kind = event_kind(name);
     if (host == HOOK_HOST_AUTO)
-        host = name && (!strcmp(name, "BeforeAgent") || !strcmp(name, "AfterAgent")) ? HOOK_HOST_GEMINI
-                                                                                      : HOOK_HOST_CLAUDE;
+        host =
+            name && (!strcmp(name, "BeforeAgent") || !strcmp(name, "AfterAgent")) ? HOOK_HOST_GEMINI : HOOK_HOST_CLAUDE;
     struct chrono_env env = {{0, 0}, p, state_dir, 0};
     kerr e = {0};
     static struct out o;

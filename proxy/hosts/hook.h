@@ -24,25 +24,25 @@
 
 #include "profile.h"
 
-#define HOOK_INPUT_MAX (4u << 20)
-#define HOOK_INPUT_MS 2000           /* the longest wait for the payload to be complete */
-#define HOOK_BLOCKS_MAX 4           /* blocked stops in one turn before the reply goes through */
-#define HOOK_TEXT_MAX 9000          /* a context or message field (hosts cap them at 10,000) */
-#define HOOK_SESSIONS_MAX 32        /* host sessions remembered in the state file (counts and notes) */
+#define HOOK_INPUT_MAX    (4u << 20)
+#define HOOK_INPUT_MS     2000 /* the longest wait for the payload to be complete */
+#define HOOK_BLOCKS_MAX   4 /* blocked stops in one turn before the reply goes through */
+#define HOOK_TEXT_MAX     9000 /* a context or message field (hosts cap them at 10,000) */
+#define HOOK_SESSIONS_MAX 32 /* host sessions remembered in the state file (counts and notes) */
 
 enum { HOOK_HOST_AUTO, HOOK_HOST_CLAUDE, HOOK_HOST_CODEX, HOOK_HOST_GEMINI, HOOK_NHOSTS };
 
 /* What differs between the agent hosts, in one place: keel hook reads a
  * payload and answers by it, keel install registers keel's hooks by it. */
 struct hook_host {
-    const char *name;                   /* as --host takes it */
-    const char *flag;                   /* what keel install writes after `keel hook EVENT` */
-    const char *const *events;          /* the events keel registers, and answers */
-    int timeout;                        /* a hook's timeout, in the host's unit (s; Gemini: ms) */
-    const char *reply;                  /* the payload member holding the model's final reply */
-    const char *block;                  /* the decision that sends a reply back */
+    const char *name; /* as --host takes it */
+    const char *flag; /* what keel install writes after `keel hook EVENT` */
+    const char *const *events; /* the events keel registers, and answers */
+    int timeout; /* a hook's timeout, in the host's unit (s; Gemini: ms) */
+    const char *reply; /* the payload member holding the model's final reply */
+    const char *block; /* the decision that sends a reply back */
 };
-extern const struct hook_host hook_hosts[HOOK_NHOSTS];   /* by HOOK_HOST_*; [HOOK_HOST_AUTO] is Claude Code's */
+extern const struct hook_host hook_hosts[HOOK_NHOSTS]; /* by HOOK_HOST_*; [HOOK_HOST_AUTO] is Claude Code's */
 
 /* The host --host NAME names, or NULL. */
 const struct hook_host *hook_host_named(const char *name);

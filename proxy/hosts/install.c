@@ -24,42 +24,42 @@
 #include <time.h>
 #include <unistd.h>
 
-const char install_help[] =
-    "usage: keel install [--client NAME]... [--project [DIR]] [--dry-run]\n"
-    "       keel uninstall [--client NAME]... [--project [DIR]] [--dry-run]\n"
-    "\n"
-    "install wraps the stdio MCP servers in each client's configuration with keel\n"
-    "wrap (the first keeps keel's tools, the others --expose none) and registers\n"
-    "keel's hooks where the client has them, then prints a diff of each change\n"
-    "(env and header values masked). Clients: claude-code (~/.claude.json, hooks\n"
-    "in ~/.claude/settings.json), claude-desktop, cursor (~/.cursor/mcp.json), codex\n"
-    "(~/.codex/config.toml, hooks in ~/.codex/hooks.json), gemini\n"
-    "(~/.gemini/settings.json); by default every one whose configuration is here.\n"
-    "--project DIR (default: the current directory) also wraps that project's\n"
-    "servers: Claude Code's local scope for DIR and DIR/.mcp.json, DIR/.cursor/\n"
-    "mcp.json, DIR/.gemini/settings.json. Everything else in a file stays byte\n"
-    "for byte; each edit is checked before it is written, a file that does not\n"
-    "parse or gives a key twice is refused with its line (and then none of that\n"
-    "client's files is touched), and the file as it was is kept beside it\n"
-    "(FILE.keel-backup-DATE-TIME). A second install changes nothing.\n"
-    "uninstall removes exactly what keel added from each file as it is now, and\n"
-    "keeps every other change. --dry-run prints the diff and writes nothing.\n";
+const char install_help[] = "usage: keel install [--client NAME]... [--project [DIR]] [--dry-run]\n"
+                            "       keel uninstall [--client NAME]... [--project [DIR]] [--dry-run]\n"
+                            "\n"
+                            "install wraps the stdio MCP servers in each client's configuration with keel\n"
+                            "wrap (the first keeps keel's tools, the others --expose none) and registers\n"
+                            "keel's hooks where the client has them, then prints a diff of each change\n"
+                            "(env and header values masked). Clients: claude-code (~/.claude.json, hooks\n"
+                            "in ~/.claude/settings.json), claude-desktop, cursor (~/.cursor/mcp.json), codex\n"
+                            "(~/.codex/config.toml, hooks in ~/.codex/hooks.json), gemini\n"
+                            "(~/.gemini/settings.json); by default every one whose configuration is here.\n"
+                            "--project DIR (default: the current directory) also wraps that project's\n"
+                            "servers: Claude Code's local scope for DIR and DIR/.mcp.json, DIR/.cursor/\n"
+                            "mcp.json, DIR/.gemini/settings.json. Everything else in a file stays byte\n"
+                            "for byte; each edit is checked before it is written, a file that does not\n"
+                            "parse or gives a key twice is refused with its line (and then none of that\n"
+                            "client's files is touched), and the file as it was is kept beside it\n"
+                            "(FILE.keel-backup-DATE-TIME). A second install changes nothing.\n"
+                            "uninstall removes exactly what keel added from each file as it is now, and\n"
+                            "keeps every other change. --dry-run prints the diff and writes nothing.\n";
 
 /* --- hosts and clients --------------------------------------------------------- */
 
 struct client {
     const char *name;
-    const char *servers;                /* under $HOME (NULL: none) */
+    const char *servers; /* under $HOME (NULL: none) */
     enum fmt fmt;
-    const char *hooks;                  /* under $HOME (NULL: none); may be the servers file */
+    const char *hooks; /* under $HOME (NULL: none); may be the servers file */
     const struct hook_host *host;
-    const char *mark;                   /* under $HOME: there when the client is */
-    const char *project;                /* under --project DIR: the project's servers */
-    const char *closing;                /* what the person still has to do */
+    const char *mark; /* under $HOME: there when the client is */
+    const char *project; /* under --project DIR: the project's servers */
+    const char *closing; /* what the person still has to do */
 };
 
 static const struct client clients[] = {
-    {"claude-code", ".claude.json", FMT_JSON, ".claude/settings.json", &hook_hosts[HOOK_HOST_CLAUDE], ".claude", ".mcp.json",
+    {"claude-code", ".claude.json", FMT_JSON, ".claude/settings.json", &hook_hosts[HOOK_HOST_CLAUDE], ".claude",
+     ".mcp.json",
      "Claude Code: start a new session (or run /mcp) to reach the servers through keel; keel's hooks run from the "
      "next prompt."},
     {"claude-desktop", PLATFORM_CLAUDE_DESKTOP_DIR "/claude_desktop_config.json", FMT_JSON, NULL, NULL,
@@ -81,13 +81,13 @@ struct target {
     struct target_spec spec;
     char path[PATH_MAX];
     const char *client;
-    int create;                         /* keel may create it (a hooks file) */
+    int create; /* keel may create it (a hooks file) */
     struct cfg_file f;
-    cJSON *manifest;                    /* FILE.keel-added as read */
+    cJSON *manifest; /* FILE.keel-added as read */
     struct plan p;
-    char *base;                         /* the text the plan was made from */
+    char *base; /* the text the plan was made from */
     size_t base_n;
-    int remove;                         /* uninstall: the file keel created goes */
+    int remove; /* uninstall: the file keel created goes */
     int written;
     char backup[PATH_MAX + 64];
 };
@@ -115,7 +115,8 @@ static void manifest_write(const char *path, const cJSON *m)
     snprintf(side, sizeof side, "%s.keel-added", path);
     struct sb b = {0};
     const cJSON *e;
-    cJSON_ArrayForEach(e, m) {
+    cJSON_ArrayForEach(e, m)
+    {
         inst_sb_str(&b, e->valuestring);
         inst_sb_str(&b, "\n");
     }
@@ -165,7 +166,7 @@ static int prepare_from(struct ctx *c, struct target *t, const char *from, size_
         return -1;
     if (c->uninstall && t->f.exists && cfg_side_exists(t->path, ".keel-created") && cjson_empty_object(t->p.want))
         t->remove = 1;
-    if (from && !t->p.out && !t->remove) {      /* nothing of keel's to change in it: theirs goes back as written */
+    if (from && !t->p.out && !t->remove) { /* nothing of keel's to change in it: theirs goes back as written */
         if (!(t->p.out = malloc(from_n + 1)))
             return -1;
         memcpy(t->p.out, from, from_n + 1);
@@ -197,7 +198,7 @@ static void roll_back(struct target *t)
     cfg_release(&now);
 }
 
-#define COMMIT_TRIES 40            /* edits redone on a file rewritten meanwhile, then an error */
+#define COMMIT_TRIES 40 /* edits redone on a file rewritten meanwhile, then an error */
 
 static int commit(struct ctx *c, struct target *t, int dry)
 {
@@ -248,7 +249,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
             free(mine);
             if (rc < 0)
                 break;
-            t->written = 1;                 /* keel's text is there already */
+            t->written = 1; /* keel's text is there already */
             continue;
         }
         /* Written by something else meanwhile: read it again, edit again,
@@ -294,10 +295,11 @@ static void report(const struct ctx *c, const struct target *t, int dry)
         printf("  the file as it was: %s\n", t->backup);
     if (t->p.out) {
         static struct cfg_span sa[SECRETS_MAX], sb[SECRETS_MAX];
-        int na = inst_secrets_of(t->spec.fmt, t->base, t->base_n, sa), nb = inst_secrets_of(t->spec.fmt, t->p.out, t->p.out_n, sb);
-        cfgdiff_print(stdout, t->path, t->f.exists ? t->base : "", t->f.exists ? t->base_n : 0, sa, t->f.exists ? na : 0,
-                      t->p.out, t->p.out_n, sb, nb, t->p.ed, t->f.exists ? t->p.n : 0);
-        if (!t->f.exists)                   /* a new file: all of it */
+        int na = inst_secrets_of(t->spec.fmt, t->base, t->base_n, sa),
+            nb = inst_secrets_of(t->spec.fmt, t->p.out, t->p.out_n, sb);
+        cfgdiff_print(stdout, t->path, t->f.exists ? t->base : "", t->f.exists ? t->base_n : 0, sa,
+                      t->f.exists ? na : 0, t->p.out, t->p.out_n, sb, nb, t->p.ed, t->f.exists ? t->p.n : 0);
+        if (!t->f.exists) /* a new file: all of it */
             cfgdiff_print(stdout, t->path, "", 0, NULL, 0, t->p.out, t->p.out_n, sb, nb,
                           &(struct cfg_edit){0, 0, t->p.out, t->p.out_n}, 1);
     }
@@ -317,15 +319,14 @@ static void after_write(const struct ctx *c, struct target *t)
 {
     if (c->uninstall) {
         side_remove(t->path, ".keel-added");
-        side_remove(t->path, ".keel-installed");       /* an older keel's */
-        side_remove(t->path, ".keel-created");    /* what is left is the person's */
+        side_remove(t->path, ".keel-installed"); /* an older keel's */
+        side_remove(t->path, ".keel-created"); /* what is left is the person's */
         return;
     }
     cJSON *m = cJSON_Duplicate(t->manifest, 1);
     const cJSON *e;
-    cJSON_ArrayForEach(e, t->p.added)
-        if (!inst_manifest_has(m, e->valuestring))
-            cJSON_AddItemToArray(m, cJSON_CreateString(e->valuestring));
+    cJSON_ArrayForEach(e, t->p.added) if (!inst_manifest_has(m, e->valuestring))
+        cJSON_AddItemToArray(m, cJSON_CreateString(e->valuestring));
     if (cJSON_GetArraySize(m) != cJSON_GetArraySize(t->manifest))
         manifest_write(t->path, m);
     cJSON_Delete(m);
@@ -371,9 +372,10 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
         t[i].client = cl->name;
         t[i].manifest = manifest_read(t[i].path);
         if (prepare(c, &t[i], why, sizeof why) < 0) {
-            fprintf(stderr, "keel: %s: %s\nkeel: none of %s's files was changed: fix that one (or add keel by "
-                    "hand: see keel help install) and run keel %s again\n", t[i].path, why, cl->name,
-                    c->uninstall ? "uninstall" : "install");
+            fprintf(stderr,
+                    "keel: %s: %s\nkeel: none of %s's files was changed: fix that one (or add keel by "
+                    "hand: see keel help install) and run keel %s again\n",
+                    t[i].path, why, cl->name, c->uninstall ? "uninstall" : "install");
             rc = 1;
             goto out;
         }
@@ -426,9 +428,11 @@ static void warn_build_tree(const char *keel)
             prefix[strcspn(prefix, "\n")] = '\0';
         }
     fclose(f);
-    fprintf(stderr, "keel: warning: this keel runs from its build tree (%s): every configuration will point there, "
+    fprintf(stderr,
+            "keel: warning: this keel runs from its build tree (%s): every configuration will point there, "
             "and cleaning or moving the tree breaks them. Install it first (cmake --install %s) and run %s/bin/keel "
-            "install instead.\n", dir, dir, prefix);
+            "install instead.\n",
+            dir, dir, prefix);
 }
 
 int install_main(int argc, char **argv, const char *argv0, int uninstall)

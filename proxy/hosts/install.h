@@ -36,7 +36,7 @@ int install_main(int argc, char **argv, const char *argv0, int uninstall);
  * fuzz harness: fmt 0 JSON, 1 JSON with comments, 2 TOML; hooks: register or
  * remove hooks too. The new text (caller frees) or NULL when keel refuses
  * the file (why says so) or changes nothing (*why empty). */
-char *install_edit_text(const char *text, size_t n, int fmt, int hooks, int uninstall, const char *keel_path,
-                        char *why, size_t whyn);
+char *install_edit_text(const char *text, size_t n, int fmt, int hooks, int uninstall, const char *keel_path, char *why,
+                        size_t whyn);
 
 #endif

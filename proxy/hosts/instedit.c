@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* --- text helpers --------------------------------------------------------------- */
 
 void inst_sb_add(struct sb *b, const char *s, size_t n)
@@ -201,18 +200,14 @@ void inst_manifest_add(struct plan *p, const char *ptr)
     if (!p->added)
         p->added = cJSON_CreateArray();
     const cJSON *e;
-    cJSON_ArrayForEach(e, p->added)
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
-            return;
+    cJSON_ArrayForEach(e, p->added) if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr)) return;
     cJSON_AddItemToArray(p->added, cJSON_CreateString(ptr));
 }
 
 int inst_manifest_has(const cJSON *m, const char *ptr)
 {
     const cJSON *e;
-    cJSON_ArrayForEach(e, m)
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
-            return 1;
+    cJSON_ArrayForEach(e, m) if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr)) return 1;
     return 0;
 }
 
@@ -223,8 +218,7 @@ int inst_manifest_has(const cJSON *m, const char *ptr)
  * start from its first item to the item after it, everything from the
  * opening bracket to the last item's end when all go. */
 
-void inst_cut_items(struct plan *p, size_t open, const struct item *it, int k,
-                      const int *del)
+void inst_cut_items(struct plan *p, size_t open, const struct item *it, int k, const int *del)
 {
     int all = k > 0;
     for (int i = 0; i < k; i++)
@@ -262,7 +256,7 @@ int inst_blank_between(const char *s, size_t from, size_t to)
 /* The plan for text (which must end in a NUL). 0 with p->out (NULL: nothing
  * to change), or -1 with why. */
 int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text, size_t n, const cJSON *manifest,
-                     struct plan *p, char *why, size_t whyn)
+                   struct plan *p, char *why, size_t whyn)
 {
     memset(p, 0, sizeof *p);
     struct cfgjson d = {0};
@@ -365,13 +359,14 @@ out:
     return rc;
 }
 
-char *install_edit_text(const char *text, size_t n, int fmt, int hooks, int uninstall, const char *keel_path,
-                        char *why, size_t whyn)
+char *install_edit_text(const char *text, size_t n, int fmt, int hooks, int uninstall, const char *keel_path, char *why,
+                        size_t whyn)
 {
-    static cJSON *manifest;             /* what the last install added: the next uninstall reads it */
+    static cJSON *manifest; /* what the last install added: the next uninstall reads it */
     struct ctx c = {.keel = keel_path, .uninstall = uninstall};
     inst_shell_quote(c.hook_prefix, sizeof c.hook_prefix, keel_path);
-    struct target_spec t = {(enum fmt)fmt, 1, hooks, fmt == FMT_JSON, fmt == FMT_JSONC ? &hook_hosts[HOOK_HOST_GEMINI] : &hook_hosts[HOOK_HOST_CLAUDE]};
+    struct target_spec t = {(enum fmt)fmt, 1, hooks, fmt == FMT_JSON,
+                            fmt == FMT_JSONC ? &hook_hosts[HOOK_HOST_GEMINI] : &hook_hosts[HOOK_HOST_CLAUDE]};
     struct plan p;
     why[0] = '\0';
     char *copy = text_dup(text, n);
@@ -406,7 +401,7 @@ static void toml_secrets(const struct toml_node *x, int inside, struct cfg_span 
         int in = inside || (c->key && cfg_secret_name(c->key, c->key_n)) || after_flag;
         toml_secrets(c, in, out, max, k);
         after_flag = x->type == TOML_ARRAY && c->type == TOML_STRING && c->text && c->text[0] == '-' &&
-                     cfg_secret_name(c->text, c->text_n);
+            cfg_secret_name(c->text, c->text_n);
     }
 }
 

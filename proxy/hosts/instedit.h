@@ -17,14 +17,13 @@
 
 enum fmt { FMT_JSON, FMT_JSONC, FMT_TOML };
 
-
 /* What one run knows. */
 struct ctx {
-    const char *keel;                   /* this keel's path, as configs get it */
-    char hook_prefix[PATH_MAX * 4];     /* the path quoted for a shell */
+    const char *keel; /* this keel's path, as configs get it */
+    char hook_prefix[PATH_MAX * 4]; /* the path quoted for a shell */
     int uninstall;
-    const char *project;                /* --project DIR, absolute; NULL */
-    int have_default;                   /* a server of this client keeps keel's tools */
+    const char *project; /* --project DIR, absolute; NULL */
+    int have_default; /* a server of this client keeps keel's tools */
 };
 
 /* A growable text that remembers running out of memory. */
@@ -35,7 +34,7 @@ struct sb {
 };
 void inst_sb_add(struct sb *b, const char *s, size_t n);
 void inst_sb_str(struct sb *b, const char *s);
-void inst_sb_quoted(struct sb *b, const char *s);          /* as a JSON (and TOML basic) string */
+void inst_sb_quoted(struct sb *b, const char *s); /* as a JSON (and TOML basic) string */
 
 /* s quoted for a POSIX shell when it needs it. */
 void inst_shell_quote(char *out, size_t cap, const char *s);
@@ -52,14 +51,14 @@ struct plan {
     int n, cap;
     int oom;
     int wrapped, unwrapped, hooks_added, hooks_removed;
-    struct sb notes;                    /* lines for the person, each ending in \n */
-    cJSON *want;                        /* the document as it must parse after the edit */
-    cJSON *added;                       /* the manifest: pointers of containers keel made */
-    char *out;                          /* the new text */
+    struct sb notes; /* lines for the person, each ending in \n */
+    cJSON *want; /* the document as it must parse after the edit */
+    cJSON *added; /* the manifest: pointers of containers keel made */
+    char *out; /* the new text */
     size_t out_n;
 };
 void inst_plan_free(struct plan *p);
-void inst_splice(struct plan *p, size_t at, size_t del, struct sb *b);    /* takes b */
+void inst_splice(struct plan *p, size_t at, size_t del, struct sb *b); /* takes b */
 void inst_cut(struct plan *p, size_t from, size_t to);
 void inst_note(struct plan *p, const char *fmt, const char *a, const char *b);
 void inst_manifest_add(struct plan *p, const char *ptr);
@@ -74,12 +73,12 @@ void inst_cut_items(struct plan *p, size_t open, const struct item *it, int k, c
 /* The servers (instsrv.c) and the hooks (insthook.c). */
 void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, size_t obj_at, cJSON *want,
                        const char *ptr, const cJSON *manifest);
-void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root,
-                            const cJSON *manifest);
+void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root, const cJSON *manifest);
 void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n, const struct toml_node *root,
                        const cJSON *manifest);
 void inst_toml_hooks_switch(struct plan *p, const struct toml_node *root);
-void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root, const struct hook_host *h);
+void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root,
+                    const struct hook_host *h);
 void inst_hooks_remove(struct plan *p, const struct cfgjson *d, size_t root, const cJSON *manifest);
 
 /* One file's kind and what keel does in it. */

@@ -35,12 +35,12 @@ static cJSON *tree_group(const struct ctx *c, const struct hook_host *h, const c
 static int tree_has_keel_hook(const cJSON *groups)
 {
     const cJSON *g, *e;
-    cJSON_ArrayForEach(g, groups)
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "hooks")) {
-            const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "command"));
-            if (cmd && inst_is_keel_hook(cmd))
-                return 1;
-        }
+    cJSON_ArrayForEach(g, groups) cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
+    {
+        const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "command"));
+        if (cmd && inst_is_keel_hook(cmd))
+            return 1;
+    }
     return 0;
 }
 
@@ -48,11 +48,10 @@ static int tree_has_keel_hook(const cJSON *groups)
  * first member, followed by a comma and the blanks that stood before it,
  * so removing it later from its key to the next key gives the text back.
  * nth: how many this call already put into the same object. */
-static void insert_first(struct plan *p, const struct cfgjson *d, size_t obj, struct sb *t, const char *indent,
-                         int nth)
+static void insert_first(struct plan *p, const struct cfgjson *d, size_t obj, struct sb *t, const char *indent, int nth)
 {
     struct cfgjson_member first;
-    if (cfgjson_items(d, obj, &first, 1) == 0) {    /* an empty object: one after the other */
+    if (cfgjson_items(d, obj, &first, 1) == 0) { /* an empty object: one after the other */
         struct sb b = {0};
         inst_sb_str(&b, nth ? ",\n" : "\n");
         inst_sb_str(&b, indent);
@@ -74,13 +73,13 @@ static void insert_first(struct plan *p, const struct cfgjson *d, size_t obj, st
 }
 
 void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root,
-                      const struct hook_host *h)
+                    const struct hook_host *h)
 {
     struct cfgjson_member hm;
     cJSON *th = cJSON_GetObjectItemCaseSensitive(p->want, "hooks");
     char ptr[64] = "";
     inst_ptr_add(ptr, sizeof ptr, "hooks");
-    if (!cfgjson_member(d, root, "hooks", &hm)) {         /* one new member, first */
+    if (!cfgjson_member(d, root, "hooks", &hm)) { /* one new member, first */
         struct sb t = {0};
         inst_sb_str(&t, "\"hooks\": {");
         th = cJSON_AddObjectToObject(p->want, "hooks");
@@ -107,7 +106,7 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
         inst_note(p, "hooks: left alone: \"hooks\" is not an object here%s%s", "", "");
         return;
     }
-    int lead = 0;                           /* events put first so far */
+    int lead = 0; /* events put first so far */
     for (int i = 0; h->events[i]; i++) {
         struct cfgjson_member em;
         char ep[128];
@@ -138,7 +137,7 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
         struct cfgjson_member last;
         int kg = cfgjson_items(d, em.at, NULL, 0);
         size_t at = em.at + 1;
-        if (kg) {                          /* right after the last group */
+        if (kg) { /* right after the last group */
             struct cfgjson_member *g = calloc((size_t)kg, sizeof *g);
             if (!g) {
                 p->oom = 1;
@@ -243,7 +242,7 @@ void inst_hooks_remove(struct plan *p, const struct cfgjson *d, size_t root, con
     char ptr[64] = "";
     inst_ptr_add(ptr, sizeof ptr, "hooks");
     struct kids ev;
-    struct plan inner = {0};                /* cuts inside event lists that stay */
+    struct plan inner = {0}; /* cuts inside event lists that stay */
     if (kids_load(d, hm.at, 1, &ev) < 0)
         goto oom;
     cJSON *te = th->child;
@@ -261,7 +260,7 @@ void inst_hooks_remove(struct plan *p, const struct cfgjson *d, size_t root, con
             size_t list_at = 0;
             int rc = group_keel_entries(p, d, &g.m[j], tg, &h, &list_at);
             if (rc == 0 && h.ndel && h.ndel == h.n)
-                kids_mark(&g, j);           /* keel's group: it goes whole */
+                kids_mark(&g, j); /* keel's group: it goes whole */
             else if (rc == 0 && h.ndel)
                 inst_cut_items(&inner, list_at, h.it, h.n, h.del);
             kids_free(&h);
@@ -275,14 +274,14 @@ void inst_hooks_remove(struct plan *p, const struct cfgjson *d, size_t root, con
         snprintf(ep, sizeof ep, "%s", ptr);
         inst_ptr_add(ep, sizeof ep, te->string);
         if (g.ndel && g.ndel == g.n && inst_manifest_has(manifest, ep))
-            kids_mark(&ev, i);              /* a list keel made, now empty: it goes */
+            kids_mark(&ev, i); /* a list keel made, now empty: it goes */
         else if (g.ndel)
             inst_cut_items(&inner, ev.m[i].at, g.it, g.n, g.del);
         kids_free(&g);
     }
     tree_drop(th, &ev);
     if (ev.n && ev.ndel == ev.n && inst_manifest_has(manifest, ptr)) {
-        struct kids top;                    /* the hooks object keel made goes */
+        struct kids top; /* the hooks object keel made goes */
         if (kids_load(d, root, 1, &top) < 0) {
             kids_free(&top);
             goto oom;

@@ -13,13 +13,13 @@
 
 struct el {
     size_t at, end;
-    char *s;                            /* decoded, when a string */
+    char *s; /* decoded, when a string */
 };
 
 struct srv {
-    const char *name;                   /* as the tree knows it */
-    char ptr[PATH_MAX];                 /* its JSON pointer, for the manifest */
-    const char *text;                   /* the text spans point into (a JSON scan copy or TOML) */
+    const char *name; /* as the tree knows it */
+    char ptr[PATH_MAX]; /* its JSON pointer, for the manifest */
+    const char *text; /* the text spans point into (a JSON scan copy or TOML) */
     size_t n;
     size_t cmd_at, cmd_end;
     char *cmd;
@@ -34,7 +34,7 @@ struct srv {
     const char *add_key, *add_post;
     /* The whole args member or line, to remove when keel added it. */
     size_t args_del_at, args_del_end;
-    cJSON *tree;                        /* the server in the plan's want tree */
+    cJSON *tree; /* the server in the plan's want tree */
 };
 
 static void srv_free(struct srv *s)
@@ -134,7 +134,7 @@ static void wrap_server(struct ctx *c, struct plan *p, struct srv *s)
         size_t gn = s->el[0].at - ws;
         for (size_t i = 0; i < gn; i++)
             if (!strchr(" \t\r\n", gap[i]))
-                gn = 0;                     /* a comment there: plain spaces instead */
+                gn = 0; /* a comment there: plain spaces instead */
         static const char *const words[] = {"\"wrap\"", "\"--expose\"", "\"none\"", "\"--\""};
         for (int i = 0; i < 4; i++) {
             if (!expose_none && (i == 1 || i == 2))
@@ -229,7 +229,7 @@ static int json_elements(const struct cfgjson *d, struct srv *s)
 
 /* The servers object at obj_at, its tree `want`, its pointer `ptr`. */
 void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, size_t obj_at, cJSON *want,
-                         const char *ptr, const cJSON *manifest)
+                       const char *ptr, const cJSON *manifest)
 {
     int k = cfgjson_items(d, obj_at, NULL, 0);
     struct cfgjson_member *m = calloc((size_t)k + 1, sizeof *m);
@@ -246,7 +246,7 @@ void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, s
             struct srv s = {0};
             struct cfgjson_member cm, am;
             if (!item || d->scan[m[i].at] != '{' || !cfgjson_member(d, m[i].at, "command", &cm))
-                continue;                   /* a remote server, or not a server */
+                continue; /* a remote server, or not a server */
             s.name = item->string;
             s.text = d->scan;
             s.n = d->n;
@@ -257,7 +257,7 @@ void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, s
             if (d->scan[cm.at] != '"' || (has_args && d->scan[am.at] != '[')) {
                 if (pass)
                     inst_note(p, "%s: left alone: its %s is not what a client reads", item->string,
-                         d->scan[cm.at] != '"' ? "command" : "args");
+                              d->scan[cm.at] != '"' ? "command" : "args");
                 continue;
             }
             s.cmd_at = cm.at;
@@ -297,7 +297,8 @@ void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, s
 static void json_unwrapped_names(const struct ctx *c, const cJSON *servers, struct sb *out)
 {
     const cJSON *s;
-    cJSON_ArrayForEach(s, servers) {
+    cJSON_ArrayForEach(s, servers)
+    {
         const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "command"));
         if (cmd && !inst_is_keel_path(c, cmd)) {
             inst_sb_str(out, out->n ? ", " : "");
@@ -337,8 +338,8 @@ void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson 
         struct sb names = {0};
         json_unwrapped_names(c, servers, &names);
         if (names.n)
-            inst_note(p, "left alone, local to the project %s: %s (keel install --project DIR wraps them)", proj->string,
-                 names.p);
+            inst_note(p, "left alone, local to the project %s: %s (keel install --project DIR wraps them)",
+                      proj->string, names.p);
         free(names.p);
     }
     free(m);
@@ -347,7 +348,7 @@ void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson 
 /* --- TOML (Codex) ------------------------------------------------------------------ */
 
 void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n, const struct toml_node *root,
-                         const cJSON *manifest)
+                       const cJSON *manifest)
 {
     const struct toml_node *all = toml_get(root, "mcp_servers");
     cJSON *want = cJSON_GetObjectItemCaseSensitive(p->want, "mcp_servers");
@@ -362,7 +363,7 @@ void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n
             if (cmd->type != TOML_STRING || (args && args->type != TOML_ARRAY)) {
                 if (pass)
                     inst_note(p, "%s: left alone: its %s is not what Codex reads", x->key,
-                         cmd->type != TOML_STRING ? "command" : "args");
+                              cmd->type != TOML_STRING ? "command" : "args");
                 continue;
             }
             struct srv s = {0};
@@ -394,7 +395,7 @@ void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n
                     s.args_del_at = args->in_inline ? cmd->end : args->line_at;
                     s.args_del_end = args->in_inline ? args->end : args->line_end;
                     if (!args->in_inline && args->line_end == n && n && text[n - 1] != '\n' && args->line_at > 0)
-                        s.args_del_at--;           /* the last line: its line break goes with it */
+                        s.args_del_at--; /* the last line: its line break goes with it */
                 }
             } else {
                 /* The key as the command's was written, its last part args. */
@@ -425,6 +426,8 @@ void inst_toml_hooks_switch(struct plan *p, const struct toml_node *root)
     const struct toml_node *on = toml_get(f, "hooks"), *old = toml_get(f, "codex_hooks");
     const struct toml_node *which = on ? on : old;
     if (which && which->type == TOML_BOOL && which->text && which->text[0] == 'f')
-        inst_note(p, "Codex's hooks are switched off here ([features] %s = false): keel's hooks are registered but "
-             "will not run until you set it to true%s", on ? "hooks" : "codex_hooks", "");
+        inst_note(p,
+                  "Codex's hooks are switched off here ([features] %s = false): keel's hooks are registered but "
+                  "will not run until you set it to true%s",
+                  on ? "hooks" : "codex_hooks", "");
 }

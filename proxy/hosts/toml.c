@@ -181,7 +181,7 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
 
 static void freeze(struct toml_node *x)
 {
-    x->frozen = 1;                  /* depth is bounded by TOML_MAX_DEPTH */
+    x->frozen = 1; /* depth is bounded by TOML_MAX_DEPTH */
     for (struct toml_node *c = x->first; c; c = c->next)
         freeze(c);
 }
@@ -220,7 +220,7 @@ static int array(struct parser *p, struct toml_node *x)
 static int inline_table(struct parser *p, struct toml_node *x)
 {
     x->type = TOML_TABLE;
-    x->how = TOML_DOTTED;               /* its own dotted keys may extend what they make inside it */
+    x->how = TOML_DOTTED; /* its own dotted keys may extend what they make inside it */
     p->pos++;
     tl_skip_ws(p);
     if (tl_peek(p, 0) == '}') {
@@ -243,8 +243,8 @@ static int inline_table(struct parser *p, struct toml_node *x)
             return 0;
         }
         return tl_fail(p, p->pos,
-                    tl_at_end(p) ? "an inline table that never ends"
-                              : "a comma or } was expected (an inline table stays on one line)");
+                       tl_at_end(p) ? "an inline table that never ends"
+                                    : "a comma or } was expected (an inline table stays on one line)");
     }
 }
 
@@ -274,19 +274,24 @@ static int value(struct parser *p, struct toml_node *x)
             freeze(x);
     } else {
         size_t at = p->pos;
-        while (!tl_at_end(p) && (tl_bare_char(tl_peek(p, 0)) || tl_peek(p, 0) == '+' || tl_peek(p, 0) == '.' || tl_peek(p, 0) == ':'))
+        while (!tl_at_end(p) &&
+               (tl_bare_char(tl_peek(p, 0)) || tl_peek(p, 0) == '+' || tl_peek(p, 0) == '.' || tl_peek(p, 0) == ':'))
             p->pos++;
         /* A date and a time may be split by one space. */
         if (p->pos - at == 10 && tl_peek(p, 0) == ' ' && tl_date_part(p->s + at, 10) && tl_is_dec(tl_peek(p, 1)) &&
             tl_is_dec(tl_peek(p, 2)) && tl_peek(p, 3) == ':') {
             p->pos++;
-            while (!tl_at_end(p) && (tl_bare_char(tl_peek(p, 0)) || tl_peek(p, 0) == '+' || tl_peek(p, 0) == '.' || tl_peek(p, 0) == ':'))
+            while (
+                !tl_at_end(p) &&
+                (tl_bare_char(tl_peek(p, 0)) || tl_peek(p, 0) == '+' || tl_peek(p, 0) == '.' || tl_peek(p, 0) == ':'))
                 p->pos++;
         }
-        rc = p->pos == at ? tl_fail(p, at, tl_at_end(p) || tl_peek(p, 0) == '\n' || tl_peek(p, 0) == '\r'
-                                            ? "a value was expected after ="
-                                            : "not a valid value (a number, true, false, a date, a string, an array or an inline table)")
-                          : tl_scalar(p, x, p->s + at, p->pos - at, at);
+        rc = p->pos == at
+            ? tl_fail(p, at,
+                      tl_at_end(p) || tl_peek(p, 0) == '\n' || tl_peek(p, 0) == '\r'
+                          ? "a value was expected after ="
+                          : "not a valid value (a number, true, false, a date, a string, an array or an inline table)")
+            : tl_scalar(p, x, p->s + at, p->pos - at, at);
     }
     x->end = p->pos;
     p->depth--;
@@ -334,7 +339,7 @@ static int keyval(struct parser *p, struct toml_node *table, int in_inline, stru
         } else if (c->type != TOML_TABLE || c->how != TOML_DOTTED || c->frozen) {
             char *name = tl_key_text(&k, i + 1);
             tl_fail(p, k.at[i], "the key %s is already defined%s", name ? name : "",
-                 c->type == TOML_TABLE ? " as a table (a dotted key cannot add to it here)" : "");
+                    c->type == TOML_TABLE ? " as a table (a dotted key cannot add to it here)" : "");
             free(name);
             break;
         }
@@ -392,7 +397,9 @@ static int header(struct parser *p, struct toml_node **current)
         return -1;
     if (tl_peek(p, 0) != ']' || (aot && tl_peek(p, 1) != ']')) {
         tl_key_free(&k);
-        return tl_fail(p, p->pos, aot ? "]] was expected to close the [[table]] header" : "] was expected to close the [table] header");
+        return tl_fail(p, p->pos,
+                       aot ? "]] was expected to close the [[table]] header"
+                           : "] was expected to close the [table] header");
     }
     p->pos += aot ? 2 : 1;
     int k_parts = k.n + aot;
@@ -460,8 +467,8 @@ static int header(struct parser *p, struct toml_node **current)
     tl_key_free(&k);
     if (p->failed)
         return -1;
-    if (aot) {                                  /* a new element of the array */
-        t->end = p->pos;                        /* the array's span: its first [[header]] to its last */
+    if (aot) { /* a new element of the array */
+        t->end = p->pos; /* the array's span: its first [[header]] to its last */
         struct toml_node *e = node_new(p, TOML_TABLE);
         if (!e)
             return -1;
@@ -505,7 +512,7 @@ struct toml_node *toml_parse(const char *s, size_t n, struct toml_error *err)
         if (tl_end_of_line(&p) < 0)
             break;
         if (made)
-            made->line_end = p.pos;     /* deleting the key/value removes its line */
+            made->line_end = p.pos; /* deleting the key/value removes its line */
     }
     free(p.map);
     if (p.failed) {
@@ -522,15 +529,24 @@ struct toml_node *toml_parse(const char *s, size_t n, struct toml_error *err)
 static const char *type_name(enum toml_type t)
 {
     switch (t) {
-    case TOML_STRING: return "string";
-    case TOML_INTEGER: return "integer";
-    case TOML_FLOAT: return "float";
-    case TOML_BOOL: return "bool";
-    case TOML_DATETIME: return "datetime";
-    case TOML_DATETIME_LOCAL: return "datetime-local";
-    case TOML_DATE_LOCAL: return "date-local";
-    case TOML_TIME_LOCAL: return "time-local";
-    default: return "";
+    case TOML_STRING:
+        return "string";
+    case TOML_INTEGER:
+        return "integer";
+    case TOML_FLOAT:
+        return "float";
+    case TOML_BOOL:
+        return "bool";
+    case TOML_DATETIME:
+        return "datetime";
+    case TOML_DATETIME_LOCAL:
+        return "datetime-local";
+    case TOML_DATE_LOCAL:
+        return "date-local";
+    case TOML_TIME_LOCAL:
+        return "time-local";
+    default:
+        return "";
     }
 }
 
@@ -538,8 +554,9 @@ static cJSON *scalar_json(const struct toml_node *x, int tagged)
 {
     if (tagged) {
         cJSON *o = cJSON_CreateObject();
-        if (o && (!cJSON_AddStringToObject(o, "type", type_name(x->type)) ||
-                  !cJSON_AddStringToObject(o, "value", x->text ? x->text : ""))) {
+        if (o &&
+            (!cJSON_AddStringToObject(o, "type", type_name(x->type)) ||
+             !cJSON_AddStringToObject(o, "value", x->text ? x->text : ""))) {
             cJSON_Delete(o);
             return NULL;
         }
@@ -553,11 +570,15 @@ static cJSON *scalar_json(const struct toml_node *x, int tagged)
     char *raw = malloc(n);
     if (!raw)
         return NULL;
-    snprintf(raw, n, "%c:%s", x->type == TOML_INTEGER ? 'i' : x->type == TOML_FLOAT ? 'f' : 'd', x->text ? x->text : "");
+    snprintf(raw, n, "%c:%s",
+             x->type == TOML_INTEGER     ? 'i'
+                 : x->type == TOML_FLOAT ? 'f'
+                                         : 'd',
+             x->text ? x->text : "");
     cJSON *r = cJSON_CreateString(raw);
     free(raw);
     if (r)
-        r->type = cJSON_Raw;            /* never printed: compared only */
+        r->type = cJSON_Raw; /* never printed: compared only */
     return r;
 }
 

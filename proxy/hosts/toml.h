@@ -17,41 +17,49 @@
 #include <stddef.h>
 
 enum toml_type {
-    TOML_TABLE, TOML_ARRAY, TOML_STRING, TOML_INTEGER, TOML_FLOAT, TOML_BOOL,
-    TOML_DATETIME, TOML_DATETIME_LOCAL, TOML_DATE_LOCAL, TOML_TIME_LOCAL
+    TOML_TABLE,
+    TOML_ARRAY,
+    TOML_STRING,
+    TOML_INTEGER,
+    TOML_FLOAT,
+    TOML_BOOL,
+    TOML_DATETIME,
+    TOML_DATETIME_LOCAL,
+    TOML_DATE_LOCAL,
+    TOML_TIME_LOCAL
 };
 
 /* How a table came to be: it decides what may extend it later. */
 enum toml_how {
-    TOML_VALUE,                 /* not a table, or an inline table's member */
-    TOML_IMPLICIT,              /* named on the way to a [header]'s table */
-    TOML_HEADER,                /* [header] or an element of [[header]] */
-    TOML_DOTTED,                /* created by a dotted key (a.b = 1) */
+    TOML_VALUE, /* not a table, or an inline table's member */
+    TOML_IMPLICIT, /* named on the way to a [header]'s table */
+    TOML_HEADER, /* [header] or an element of [[header]] */
+    TOML_DOTTED, /* created by a dotted key (a.b = 1) */
 };
 
-#define TOML_MAX_DEPTH 128      /* tables, arrays and inline tables inside each other */
+#define TOML_MAX_DEPTH 128 /* tables, arrays and inline tables inside each other */
 
 struct toml_node {
     enum toml_type type;
-    unsigned char how;          /* enum toml_how */
-    unsigned char frozen;       /* an inline table or a static array, or inside one */
-    unsigned char aot;          /* an array made by [[header]] */
-    unsigned char in_inline;    /* a member of an inline table: edited with commas */
-    char *key;                  /* its name in its table; NULL for array elements */
+    unsigned char how; /* enum toml_how */
+    unsigned char frozen; /* an inline table or a static array, or inside one */
+    unsigned char aot; /* an array made by [[header]] */
+    unsigned char in_inline; /* a member of an inline table: edited with commas */
+    char *key; /* its name in its table; NULL for array elements */
     size_t key_n;
-    char *text;                 /* a string's decoded bytes; other scalars' canonical text */
+    char *text; /* a string's decoded bytes; other scalars' canonical text */
     size_t text_n;
     /* Byte offsets in the document. A table made implicitly has no text. */
-    size_t at, end;             /* the value ([header] line for a header table) */
-    size_t key_at, key_end;     /* the key of its key/value as written (dotted: whole) */
-    size_t last_key_at;         /* where the key's last part starts */
-    size_t line_at, line_end;   /* the key/value's line(s): start of line, past its newline */
+    size_t at, end; /* the value ([header] line for a header table) */
+    size_t key_at, key_end; /* the key of its key/value as written (dotted: whole) */
+    size_t last_key_at; /* where the key's last part starts */
+    size_t line_at, line_end; /* the key/value's line(s): start of line, past its newline */
     struct toml_node *parent, *first, *last, *next;
     size_t nkids;
 };
 
 struct toml_error {
-    int line, column;           /* 1-based; column in characters */
+    int line, column; /* 1-based; column in characters */
     char message[200];
 };
 

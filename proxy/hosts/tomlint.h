@@ -16,10 +16,10 @@ struct parser {
     const char *s;
     size_t n, pos;
     struct toml_node *root;
-    struct slot *map;               /* open addressing; size a power of two */
+    struct slot *map; /* open addressing; size a power of two */
     size_t map_cap, map_used;
-    int depth;                      /* values open inside each other */
-    int base;                       /* parts of the current [table]'s name */
+    int depth; /* values open inside each other */
+    int base; /* parts of the current [table]'s name */
     size_t err_at;
     char err[200];
     int failed;
@@ -44,19 +44,19 @@ struct key {
 __attribute__((format(printf, 3, 4))) int tl_fail(struct parser *p, size_t at, const char *fmt, ...);
 
 int tl_at_end(const struct parser *p);
-int tl_peek(const struct parser *p, size_t ahead);     /* the byte ahead of the cursor, or -1 */
+int tl_peek(const struct parser *p, size_t ahead); /* the byte ahead of the cursor, or -1 */
 void tl_skip_ws(struct parser *p);
-int tl_newline(struct parser *p);                      /* LF or CR LF: 1 and past it, or 0 */
-int tl_end_of_line(struct parser *p);                  /* blanks, a comment, a newline or the end */
-int tl_skip_ws_nl(struct parser *p);                   /* blanks, comments and newlines */
+int tl_newline(struct parser *p); /* LF or CR LF: 1 and past it, or 0 */
+int tl_end_of_line(struct parser *p); /* blanks, a comment, a newline or the end */
+int tl_skip_ws_nl(struct parser *p); /* blanks, comments and newlines */
 int tl_buf_add(struct parser *p, struct buf *b, const char *s, size_t n);
-int tl_string(struct parser *p, struct buf *b, int allow_multi);   /* any of the four kinds, decoded */
-int tl_key(struct parser *p, struct key *k);           /* on failure nothing of it stays allocated */
+int tl_string(struct parser *p, struct buf *b, int allow_multi); /* any of the four kinds, decoded */
+int tl_key(struct parser *p, struct key *k); /* on failure nothing of it stays allocated */
 void tl_key_free(struct key *k);
 char *tl_key_text(const struct key *k, int upto);
 int tl_bare_char(int c);
 int tl_is_dec(int c);
-size_t tl_date_part(const char *s, size_t n);          /* YYYY-MM-DD at s: 10, or 0 */
+size_t tl_date_part(const char *s, size_t n); /* YYYY-MM-DD at s: 10, or 0 */
 /* A number, boolean, date or time token s[0..n) (at offset at) into x. */
 int tl_scalar(struct parser *p, struct toml_node *x, const char *s, size_t n, size_t at);
 

@@ -92,7 +92,6 @@ int tl_skip_ws_nl(struct parser *p)
 
 /* --- strings ------------------------------------------------------------------- */
 
-
 int tl_buf_add(struct parser *p, struct buf *b, const char *s, size_t n)
 {
     if (b->n + n + 1 > b->cap) {
@@ -113,7 +112,10 @@ int tl_buf_add(struct parser *p, struct buf *b, const char *s, size_t n)
 
 static int hexval(int c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9' ? c - '0'
+        : c >= 'a' && c <= 'f'  ? c - 'a' + 10
+        : c >= 'A' && c <= 'F'  ? c - 'A' + 10
+                                : -1;
 }
 
 static int escape(struct parser *p, struct buf *b)
@@ -127,7 +129,8 @@ static int escape(struct parser *p, struct buf *b)
         return tl_buf_add(p, b, &to[e - from], 1);
     }
     if (c != 'u' && c != 'U')
-        return tl_fail(p, at, "an unknown escape sequence (\\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX \\UXXXXXXXX are TOML's)");
+        return tl_fail(p, at,
+                       "an unknown escape sequence (\\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX \\UXXXXXXXX are TOML's)");
     int len = c == 'u' ? 4 : 8;
     uint32_t cp = 0;
     for (int i = 0; i < len; i++) {
@@ -156,7 +159,7 @@ int tl_string(struct parser *p, struct buf *b, int allow_multi)
         return tl_fail(p, at, "a key cannot be a multi-line string");
     p->pos += multi ? 3 : 1;
     if (multi)
-        tl_newline(p);                         /* a newline right after the opening quotes is not content */
+        tl_newline(p); /* a newline right after the opening quotes is not content */
     for (;;) {
         if (tl_at_end(p))
             return tl_fail(p, at, "a string that never ends");
@@ -183,7 +186,7 @@ int tl_string(struct parser *p, struct buf *b, int allow_multi)
             continue;
         }
         if (c == '\\' && q == '"') {
-            if (multi) {                    /* a line-ending backslash: the line break and blanks after it go */
+            if (multi) { /* a line-ending backslash: the line break and blanks after it go */
                 size_t k = 1;
                 while (tl_peek(p, k) == ' ' || tl_peek(p, k) == '\t')
                     k++;
@@ -219,8 +222,6 @@ int tl_string(struct parser *p, struct buf *b, int allow_multi)
 }
 
 /* --- keys ---------------------------------------------------------------------- */
-
-
 
 void tl_key_free(struct key *k)
 {
@@ -317,10 +318,22 @@ static int digits(const char *s, size_t n, int (*ok)(int))
     return 1;
 }
 
-int tl_is_dec(int c) { return c >= '0' && c <= '9'; }
-static int is_hex(int c) { return hexval(c) >= 0; }
-static int is_oct(int c) { return c >= '0' && c <= '7'; }
-static int is_bin(int c) { return c == '0' || c == '1'; }
+int tl_is_dec(int c)
+{
+    return c >= '0' && c <= '9';
+}
+static int is_hex(int c)
+{
+    return hexval(c) >= 0;
+}
+static int is_oct(int c)
+{
+    return c >= '0' && c <= '7';
+}
+static int is_bin(int c)
+{
+    return c == '0' || c == '1';
+}
 
 static int two(const char *s, int *v)
 {
@@ -441,7 +454,10 @@ int tl_scalar(struct parser *p, struct toml_node *x, const char *s, size_t n, si
     if (bn > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'o' || b[1] == 'b')) {
         int (*ok)(int) = b[1] == 'x' ? is_hex : b[1] == 'o' ? is_oct : is_bin;
         if (sign || !digits(b + 2, bn - 2, ok))
-            return tl_fail(p, at, "not a valid %s integer", b[1] == 'x' ? "hexadecimal" : b[1] == 'o' ? "octal" : "binary");
+            return tl_fail(p, at, "not a valid %s integer",
+                           b[1] == 'x'       ? "hexadecimal"
+                               : b[1] == 'o' ? "octal"
+                                             : "binary");
         errno = 0;
         char *end;
         unsigned long long v = strtoull(clean + 2, &end, b[1] == 'x' ? 16 : b[1] == 'o' ? 8 : 2);
@@ -458,7 +474,8 @@ int tl_scalar(struct parser *p, struct toml_node *x, const char *s, size_t n, si
     while (ip < bn && (tl_is_dec((unsigned char)b[ip]) || b[ip] == '_'))
         ip++;
     if (!digits(b, ip, tl_is_dec) || (ip > 1 && b[0] == '0'))
-        return tl_fail(p, at, "not a valid value (a number, true, false, a date, a string, an array or an inline table)");
+        return tl_fail(p, at,
+                       "not a valid value (a number, true, false, a date, a string, an array or an inline table)");
     size_t i = ip;
     int is_float = 0;
     if (i < bn && b[i] == '.') {
@@ -481,7 +498,8 @@ int tl_scalar(struct parser *p, struct toml_node *x, const char *s, size_t n, si
         is_float = 1;
     }
     if (i != bn)
-        return tl_fail(p, at, "not a valid value (a number, true, false, a date, a string, an array or an inline table)");
+        return tl_fail(p, at,
+                       "not a valid value (a number, true, false, a date, a string, an array or an inline table)");
     errno = 0;
     char *end;
     char t[40];

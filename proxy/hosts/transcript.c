@@ -50,7 +50,7 @@ static char *tail(int fd, off_t st_size, size_t size, size_t *len, int *whole)
         return NULL;
     buf[got] = '\0';
     size_t skip = 0;
-    if (from > 0) {                          /* the first line is cut: start after it */
+    if (from > 0) { /* the first line is cut: start after it */
         const char *nl = memchr(buf, '\n', got);
         skip = nl ? (size_t)(nl + 1 - buf) : got;
     }
@@ -62,10 +62,18 @@ static char *tail(int fd, off_t st_size, size_t size, size_t *len, int *whole)
 /* A prompt the host did not write for itself or for keel. */
 static int typed(const char *t, size_t n)
 {
-    static const char *const not_typed[] = {"<command-name>", "<command-message>", "<command-args>",
-                                            "<local-command-stdout>", "<local-command-stderr>", "<task-notification>",
-                                            "<user-prompt-submit-hook>", "<system-reminder>", "<environment_context>",
-                                            "<user_instructions>", "Caveat: The messages below", TRANSCRIPT_KEEL_MARK,
+    static const char *const not_typed[] = {"<command-name>",
+                                            "<command-message>",
+                                            "<command-args>",
+                                            "<local-command-stdout>",
+                                            "<local-command-stderr>",
+                                            "<task-notification>",
+                                            "<user-prompt-submit-hook>",
+                                            "<system-reminder>",
+                                            "<environment_context>",
+                                            "<user_instructions>",
+                                            "Caveat: The messages below",
+                                            TRANSCRIPT_KEEL_MARK,
                                             NULL};
     while (n && (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r'))
         t++, n--;
@@ -86,13 +94,13 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
     const char *ts = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "timestamp"));
     if (!type || !ts || tf_parse_rfc3339(ts, at, NULL) < 0)
         return NULL;
-    if (!strcmp(type, "event_msg")) {                               /* Codex */
+    if (!strcmp(type, "event_msg")) { /* Codex */
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(m, "payload");
         const char *pt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "type"));
         return pt && !strcmp(pt, "user_message") ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "message"))
                                                  : NULL;
     }
-    if (strcmp(type, "user") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isMeta")))   /* Claude Code */
+    if (strcmp(type, "user") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isMeta"))) /* Claude Code */
         return NULL;
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(m, "message");
     const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "role"));
@@ -102,10 +110,11 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
     if (cJSON_IsString(c))
         return c->valuestring;
     const cJSON *b, *text = NULL;
-    cJSON_ArrayForEach(b, c) {
+    cJSON_ArrayForEach(b, c)
+    {
         const char *bt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
         if (!bt || strcmp(bt, "text") || text)
-            return NULL;                     /* a tool result, an image, or more than one text: not a typed prompt */
+            return NULL; /* a tool result, an image, or more than one text: not a typed prompt */
         text = cJSON_GetObjectItemCaseSensitive(b, "text");
     }
     return cJSON_GetStringValue(text);
@@ -137,7 +146,8 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
         const char *hit = find(line, (size_t)(line_end - line), key, sizeof key - 1);
         while (hit) {
             const char *after = hit + sizeof key - 1;
-            if (after < line_end && (*after == '"' || ((size_t)(line_end - after) >= 9 && !memcmp(after, "_message\"", 9))))
+            if (after < line_end &&
+                (*after == '"' || ((size_t)(line_end - after) >= 9 && !memcmp(after, "_message\"", 9))))
                 break;
             hit = find(after, (size_t)(line_end - after), key, sizeof key - 1);
         }
@@ -148,7 +158,7 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
         const char *t = m ? prompt_of(m, &at) : NULL;
         if (t && at < from_ms) {
             cJSON_Delete(m);
-            return 1;                        /* older than the window: so is everything before it */
+            return 1; /* older than the window: so is everything before it */
         }
         if (!t || !typed(t, strlen(t))) {
             cJSON_Delete(m);

@@ -18,14 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRANSCRIPT_TAIL (8u << 20)
-#define TRANSCRIPT_FIRST (64u << 10)    /* the first tail read; it grows fourfold up to TRANSCRIPT_TAIL */
+#define TRANSCRIPT_TAIL      (8u << 20)
+#define TRANSCRIPT_FIRST     (64u << 10) /* the first tail read; it grows fourfold up to TRANSCRIPT_TAIL */
 #define TRANSCRIPT_KEEL_MARK "[keel]"
 
 struct transcript_prompt {
-    const char *text;                /* into the buffer transcript_read returned */
+    const char *text; /* into the buffer transcript_read returned */
     size_t n;
-    int64_t at;                      /* ms */
+    int64_t at; /* ms */
 };
 
 /* Calls fn for each prompt at or after from_ms, oldest first, at most max of

@@ -32,7 +32,7 @@ static size_t collect(char *data, size_t size, size_t count, void *vr)
     struct reply *r = vr;
     size_t n = size * count;
     if (r->n + n > REPLY_MAX)
-        return 0;                        /* too much: abort the transfer */
+        return 0; /* too much: abort the transfer */
     char *b = realloc(r->buf, r->n + n + 1);
     if (!b)
         return 0;

@@ -23,7 +23,8 @@ struct ruleset *ruleset_current;
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static void problem(struct ruleset *rs, const char *file, const yaml_node_t *n, const char *fmt, ...)
+static void
+problem(struct ruleset *rs, const char *file, const yaml_node_t *n, const char *fmt, ...)
 {
     if (rs->nproblems >= RULESET_MAX_PROBLEMS)
         return;
@@ -47,7 +48,7 @@ static char *keep(struct ruleset *rs, const char *file, const yaml_node_t *v, co
         problem(rs, file, v, "%s is over %u KiB", key, RULEFILE_VALUE_MAX >> 10);
         return NULL;
     }
-    char *c = rule_copy(scalar(v), v->data.scalar.length);   /* examples are matched */
+    char *c = rule_copy(scalar(v), v->data.scalar.length); /* examples are matched */
     if (!c)
         problem(rs, file, v, "%s: out of memory", key);
     return c;
@@ -63,8 +64,8 @@ static char *dup_scalar(struct ruleset *rs, const char *file, const yaml_node_t 
 }
 
 /* A scalar or a sequence of scalars, as a list. */
-static char **list_of(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *v,
-                      const char *key, int *count)
+static char **list_of(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *v, const char *key,
+                      int *count)
 {
     *count = 0;
     if (scalar(v)) {
@@ -105,8 +106,8 @@ static long number(struct ruleset *rs, const char *file, const yaml_node_t *v, c
     return n;
 }
 
-static int choice(struct ruleset *rs, const char *file, const yaml_node_t *v, const char *key,
-                  const char *const *names, const int *values, int def)
+static int choice(struct ruleset *rs, const char *file, const yaml_node_t *v, const char *key, const char *const *names,
+                  const int *values, int def)
 {
     const char *s = scalar(v);
     for (int i = 0; s && names[i]; i++)
@@ -119,9 +120,9 @@ static int choice(struct ruleset *rs, const char *file, const yaml_node_t *v, co
     return def;
 }
 
-static const char *const rule_keys[] = {"name", "description", "guidance", "rationale", "prompt", "replacement",
-                                        "applies_to", "detector", "action", "active", "tools", "patterns",
-                                        "max_words", "max_chars", "examples", NULL};
+static const char *const rule_keys[] = {"name",       "description", "guidance", "rationale", "prompt", "replacement",
+                                        "applies_to", "detector",    "action",   "active",    "tools",  "patterns",
+                                        "max_words",  "max_chars",   "examples", NULL};
 
 static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *node)
 {
@@ -225,12 +226,12 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
         r.pattern = list_of(rs, file, doc, patterns, "patterns", &r.npatterns);
         r.re = calloc((size_t)(r.npatterns ? r.npatterns : 1), sizeof *r.re);
         r.jit = calloc((size_t)(r.npatterns ? r.npatterns : 1), 1);
-        uint32_t groups = 0;            /* the most any pattern has: a replacement may use them */
+        uint32_t groups = 0; /* the most any pattern has: a replacement may use them */
         for (int i = 0; r.re && i < r.npatterns; i++) {
             int err;
             PCRE2_SIZE off;
-            r.re[i] = pcre2_compile((PCRE2_SPTR)r.pattern[i], PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err,
-                                    &off, NULL);
+            r.re[i] =
+                pcre2_compile((PCRE2_SPTR)r.pattern[i], PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
             if (!r.re[i]) {
                 PCRE2_UCHAR msg[160];
                 pcre2_get_error_message(err, msg, sizeof msg);
@@ -304,7 +305,7 @@ static size_t expanded(yaml_document_t *doc, yaml_node_t *n, size_t *memo, int d
     else if (n->type == YAML_MAPPING_NODE)
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && sum < cap; p++)
             sum += expanded(doc, yaml_document_get_node(doc, p->key), memo, depth + 1, cap) +
-                   expanded(doc, yaml_document_get_node(doc, p->value), memo, depth + 1, cap);
+                expanded(doc, yaml_document_get_node(doc, p->value), memo, depth + 1, cap);
     if (sum > cap)
         sum = cap;
     memo[i] = sum + 1;
@@ -330,8 +331,11 @@ void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, s
     size_t size = memo && root ? expanded(&doc, root, memo, 0, RULEFILE_EXPANDED_MAX + 1) : 0;
     free(memo);
     if (!memo || size > RULEFILE_EXPANDED_MAX) {
-        problem(rs, name, root, !memo ? "out of memory" : "with its aliases written out this file is over %u MiB "
-                "(or nested over 64 deep); it is not read", RULEFILE_EXPANDED_MAX >> 20);
+        problem(rs, name, root,
+                !memo ? "out of memory"
+                      : "with its aliases written out this file is over %u MiB "
+                        "(or nested over 64 deep); it is not read",
+                RULEFILE_EXPANDED_MAX >> 20);
         yaml_document_delete(&doc);
         yaml_parser_delete(&parser);
         return;
@@ -341,8 +345,9 @@ void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, s
     if (root && root->type == YAML_MAPPING_NODE)
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
             const yaml_node_t *k = yaml_document_get_node(&doc, p->key), *v = yaml_document_get_node(&doc, p->value);
-            int *seen = scalar(k) && !strcmp(scalar(k), "rules") ? &seen_rules
-                        : scalar(k) && !strcmp(scalar(k), "tool_results") ? &seen_mode : NULL;
+            int *seen = scalar(k) && !strcmp(scalar(k), "rules")  ? &seen_rules
+                : scalar(k) && !strcmp(scalar(k), "tool_results") ? &seen_mode
+                                                                  : NULL;
             if (seen && (*seen)++) {
                 problem(rs, name, k, "%s is given twice in this file; the first is used", scalar(k));
                 continue;

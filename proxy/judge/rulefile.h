@@ -11,10 +11,10 @@
 #include "profile.h"
 #include "rules.h"
 
-#define RULESET_MAX_PROBLEMS 128
-#define RULEFILE_MAX_BYTES (1u << 20)      /* a rule file, or a rules/evals example */
-#define RULEFILE_EXPANDED_MAX (4u << 20)   /* a rule file with its YAML aliases written out */
-#define RULEFILE_VALUE_MAX (64u << 10)     /* one value: a pattern, a guidance, an example */
+#define RULESET_MAX_PROBLEMS  128
+#define RULEFILE_MAX_BYTES    (1u << 20) /* a rule file, or a rules/evals example */
+#define RULEFILE_EXPANDED_MAX (4u << 20) /* a rule file with its YAML aliases written out */
+#define RULEFILE_VALUE_MAX    (64u << 10) /* one value: a pattern, a guidance, an example */
 
 struct ruleset {
     struct rule *v;

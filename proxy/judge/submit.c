@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MESSAGE_MAX 16000
+#define MESSAGE_MAX       16000
 #define JUSTIFICATION_MAX 4000
-#define ATTEMPTS_MAX 4
-#define SPANS_MAX 16
+#define ATTEMPTS_MAX      4
+#define SPANS_MAX         16
 
 static struct {
     char *pending;
@@ -76,7 +76,8 @@ static int ask_llm(const struct profile *p, const struct rule *r, const char *te
     char system[2400], answer[256], why[200];
     snprintf(system, sizeof system,
              "You check one rule on a message. The rule: %s\nAnswer with one word: VIOLATES if the message breaks "
-             "the rule, PASSES if it does not.", r->prompt);
+             "the rule, PASSES if it does not.",
+             r->prompt);
     if (evaluator_ask(p, system, text, answer, sizeof answer, why, sizeof why) < 0) {
         char note[320];
         snprintf(note, sizeof note, "rule %s was not checked: %s", r->name, why);
@@ -101,7 +102,7 @@ static void skip(cJSON *skipped, cJSON *notes, const struct rule *r)
 int rules_quiet(const char *text, size_t n, int where, const char *tool)
 {
     struct ruleset *rs = ruleset_current;
-    int valid = -1;                   /* the text is valid UTF-8: checked once, for the first regex rule */
+    int valid = -1; /* the text is valid UTF-8: checked once, for the first regex rule */
     for (int i = 0; rs && i < rs->n; i++) {
         const struct rule *r = &rs->v[i];
         if (!applies(r, where, tool))
@@ -109,11 +110,11 @@ int rules_quiet(const char *text, size_t n, int where, const char *tool)
         if (r->detector == RD_REGEX && valid < 0)
             valid = text_valid_utf8(text, n);
         if (r->detector == RD_LLM || (r->detector == RD_REGEX && !valid))
-            return 0;                 /* the full judgement decides */
+            return 0; /* the full judgement decides */
         if (rule_any(r, text, n) != 0)
-            return 0;                 /* fired, or skipped: the full judgement says which */
+            return 0; /* fired, or skipped: the full judgement says which */
     }
-    return 1;   /* nothing fired, so nothing was rewritten either: the text judged stays as it came */
+    return 1; /* nothing fired, so nothing was rewritten either: the text judged stays as it came */
 }
 
 cJSON *rules_judge(const struct profile *p, const char *text, int where, const char *tool)
@@ -132,7 +133,8 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
         if (!applies(r, where, tool))
             continue;
         struct rule_span sp[SPANS_MAX];
-        int hits = r->detector == RD_LLM ? (ask_llm(p, r, cur, notes) > 0 ? 1 : 0) : rule_match(r, cur, n, sp, SPANS_MAX);
+        int hits =
+            r->detector == RD_LLM ? (ask_llm(p, r, cur, notes) > 0 ? 1 : 0) : rule_match(r, cur, n, sp, SPANS_MAX);
         if (r->detector == RD_LLM && hits)
             sp[0] = (struct rule_span){0, n};
         if (hits == RULE_SKIPPED) {
@@ -149,8 +151,10 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
             action = RX_ANNOTATE;
         cJSON *v = cJSON_CreateObject();
         cJSON_AddStringToObject(v, "rule", r->name);
-        cJSON_AddStringToObject(v, "guidance", held && r->description ? r->description
-                                               : r->guidance ? r->guidance : (r->description ? r->description : ""));
+        cJSON_AddStringToObject(v, "guidance",
+                                held && r->description ? r->description
+                                    : r->guidance      ? r->guidance
+                                                       : (r->description ? r->description : ""));
         cJSON_AddItemToObject(v, "spans", spans_json(cur, sp, hits));
         if (held)
             cJSON_AddStringToObject(v, "not_applied", action_names[r->action]);
@@ -196,7 +200,7 @@ int submit_message(const cJSON *args, const struct chrono_env *env, cJSON **out,
         det_string(args, "message", "message", 1, NULL, MESSAGE_MAX, &msg, &n, e) < 0)
         return -1;
     cJSON *j = rules_judge(env->profile, msg, RA_MESSAGE, NULL);
-    free(mop.pending);                     /* a new message replaces a pending one */
+    free(mop.pending); /* a new message replaces a pending one */
     mop.pending = NULL;
     mop.attempts = 0;
     cJSON *o = cJSON_CreateObject();
@@ -261,7 +265,8 @@ int submit_justification(const cJSON *args, const struct chrono_env *env, cJSON 
     size_t named_chars = 0;
     char list[600] = "", guidance[1200] = "";
     const cJSON *v;
-    cJSON_ArrayForEach(v, violations) {
+    cJSON_ArrayForEach(v, violations)
+    {
         const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
         if (!names(just, rule))
             all_named = 0;
@@ -307,8 +312,9 @@ int submit_justification(const cJSON *args, const struct chrono_env *env, cJSON 
     } else {
         cJSON_AddStringToObject(o, "verdict", "rejected");
         cJSON_AddItemToObject(o, "violations", violations);
-        cJSON_AddStringToObject(o, "next", all_named ? "Give a reason in your own words, not only the rule names."
-                                                     : "Name each violated rule and say why it should not apply here.");
+        cJSON_AddStringToObject(o, "next",
+                                all_named ? "Give a reason in your own words, not only the rule names."
+                                          : "Name each violated rule and say why it should not apply here.");
     }
     cJSON_AddNumberToObject(o, "attempts", mop.attempts);
     cJSON_AddNumberToObject(o, "attempts_left", mop.pending ? ATTEMPTS_MAX - mop.attempts : 0);
@@ -327,7 +333,8 @@ int submit_get_rules(const cJSON *args, const struct chrono_env *env, cJSON **ou
     static const char *const keys[] = {"filter", NULL};
     const char *filter = NULL;
     size_t fn;
-    if (det_known_keys(args, keys, "", e) < 0 || det_string(args, "filter", "filter", 0, NULL, 500, &filter, &fn, e) < 0)
+    if (det_known_keys(args, keys, "", e) < 0 ||
+        det_string(args, "filter", "filter", 0, NULL, 500, &filter, &fn, e) < 0)
         return -1;
     pcre2_code *re = NULL;
     if (filter) {
@@ -356,7 +363,8 @@ int submit_get_rules(const cJSON *args, const struct chrono_env *env, cJSON **ou
                 pcre2_match_data_free(md);
                 pcre2_code_free(re);
                 cJSON_Delete(o);
-                return kerr_set(e, "INPUT_INVALID", "filter", "filter needs more backtracking than keel allows a "
+                return kerr_set(e, "INPUT_INVALID", "filter",
+                                "filter needs more backtracking than keel allows a "
                                 "pattern; use a simpler one (no nested repeats like (\\w+\\s?)*)");
             }
             if (a < 0 && b < 0)

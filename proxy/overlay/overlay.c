@@ -45,21 +45,21 @@
 #include <string.h>
 #include <time.h>
 
-#define OV_VIEW_MS 2000
+#define OV_VIEW_MS        2000
 #define OV_HARD_REPEAT_MS (15 * 60000LL)
-#define OV_ASKS_MAX 20
+#define OV_ASKS_MAX       20
 
 struct overlay *overlay_current;
 
-void overlay_init(struct overlay *ov, const struct profile *p, const char *state_dir, unsigned parts, char **model_tools,
-                  int nmodel_tools, char **loop_exempt, int nloop_exempt)
+void overlay_init(struct overlay *ov, const struct profile *p, const char *state_dir, unsigned parts,
+                  char **model_tools, int nmodel_tools, char **loop_exempt, int nloop_exempt)
 {
     memset(ov, 0, sizeof *ov);
     ov->profile = p;
     ov->state_dir = state_dir;
     struct chrono_now now;
     kerr ke = {0};
-    ov->conversation_at = chrono_now(&now, &ke) == 0 ? now.ms : 0;   /* keel wrap: the client connection */
+    ov->conversation_at = chrono_now(&now, &ke) == 0 ? now.ms : 0; /* keel wrap: the client connection */
     ov->parts = parts;
     if (!p->ov_rumination)
         ov->parts &= ~OV_RUMINATION;
@@ -186,7 +186,7 @@ static int swallowed(struct overlay *ov, const struct chrono_env *env, int det)
     int taken = 0;
     kerr e = {0};
     if (ov->view_ok && ov->view.once[det] > 0 && guard_take_once(env, det, &taken, &e) == 0 && taken) {
-        ov->view_at = 0;                 /* re-read: the count changed */
+        ov->view_at = 0; /* re-read: the count changed */
         log_event(LOG_INFO, "advisory_overridden", "detector=%s", guard_detector_names[det]);
     }
     return taken;
@@ -268,9 +268,10 @@ static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const 
     char at[40];
     tf_format_rfc3339(f.first_at, env->now.offset_s, at, sizeof at);
     cJSON_AddStringToObject(m, "first_call_at", at);
-    cJSON_AddStringToObject(m, "compared", f.kind == LOOP_SAME_ERROR ? "the error text's first 100 characters"
-                                           : f.kind == LOOP_REASKED  ? "the result; the arguments but their free text"
-                                                                     : "the arguments and the result");
+    cJSON_AddStringToObject(m, "compared",
+                            f.kind == LOOP_SAME_ERROR    ? "the error text's first 100 characters"
+                                : f.kind == LOOP_REASKED ? "the result; the arguments but their free text"
+                                                         : "the arguments and the result");
     if (swallowed(ov, env, DET_LOOP)) {
         cJSON_Delete(a);
         return NULL;
@@ -306,13 +307,13 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
         if (gmtime_r(&t, &tm))
             strftime(hm, sizeof hm, "%H:%M", &tm);
         n += (size_t)snprintf(out + n, cap - n, "%s %s", i == 0 ? "" : i + 1 == k ? " and" : ",", hm);
-        if (i == 0) {                             /* the first ask, its first words */
+        if (i == 0) { /* the first ask, its first words */
             const char *t = h->t;
             char q[80];
             size_t l = 0, words = 0;
             for (const char *c = t ? t : ""; *c && words < 8;) {
                 unsigned char u = (unsigned char)*c;
-                size_t len = u < 0x80 ? 1 : u >= 0xF0 ? 4 : u >= 0xE0 ? 3 : 2;   /* the text is valid UTF-8 */
+                size_t len = u < 0x80 ? 1 : u >= 0xF0 ? 4 : u >= 0xE0 ? 3 : 2; /* the text is valid UTF-8 */
                 if (l + len + 1 >= sizeof q)
                     break;
                 if (*c == '\n' || *c == '\r' || *c == '\t' || *c == ' ') {
@@ -335,7 +336,8 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
         }
     }
     if (n < cap)
-        snprintf(out + n, cap - n, ". Asking again may not bring a new answer; a different angle, or a decision, might.");
+        snprintf(out + n, cap - n,
+                 ". Asking again may not bring a new answer; a different angle, or a decision, might.");
 }
 
 /* check_rumination on the person's message text against the earlier ones. */
@@ -350,7 +352,7 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
         sim = sim > 0.75 ? sim : 0.75;
         thr++;
     }
-    size_t nh = ov->nasks ? ov->nasks - 1 : 0;           /* the last one is text itself */
+    size_t nh = ov->nasks ? ov->nasks - 1 : 0; /* the last one is text itself */
     struct rum_item hist[OV_ASKS_MAX];
     struct rum_match m[OV_ASKS_MAX];
     for (size_t i = 0; i < nh; i++)
@@ -359,7 +361,7 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     struct rum_result r = {.match = m};
     if (rum_run(&q, env->now.ms, &r) < 0 || !r.detected)
         return NULL;
-    cJSON *matched = cJSON_CreateArray();   /* for self_inspect: what matched, and when */
+    cJSON *matched = cJSON_CreateArray(); /* for self_inspect: what matched, and when */
     char at[40];
     for (size_t k = 0; k < r.count; k++) {
         cJSON *o = cJSON_CreateObject();
@@ -500,7 +502,8 @@ void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)
     if (!(ov->parts & (OV_RUMINATION | OV_SYCOPHANCY)))
         return;
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(params, "messages"), *last = NULL, *m;
-    cJSON_ArrayForEach(m, msgs) {
+    cJSON_ArrayForEach(m, msgs)
+    {
         const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "role"));
         if (role && !strcmp(role, "user"))
             last = m;
@@ -554,29 +557,29 @@ void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
 {
     if (!(ov->parts & OV_SYCOPHANCY))
         return;
-    char *buf = calloc(1, OV_SCAN_MAX * 4 + 1 + RULE_PAD);   /* a rule's subject: padded */
+    char *buf = calloc(1, OV_SCAN_MAX * 4 + 1 + RULE_PAD); /* a rule's subject: padded */
     size_t n = 0;
     struct chrono_env env;
     if (buf && clock_env(ov, &env) == 0) {
         buf[0] = '\0';
         content_text(cJSON_GetObjectItemCaseSensitive(result, "content"), buf, OV_SCAN_MAX * 4 + 1, &n);
         refresh(ov, &env);
-        if ((ov->parts & OV_RULES) && n && text_valid_utf8(buf, n)) {   /* rules for sampling answers */
+        if ((ov->parts & OV_RULES) && n && text_valid_utf8(buf, n)) { /* rules for sampling answers */
             cJSON *j = rules_judge(ov->profile, buf, RA_SAMPLING, NULL), *names = cJSON_CreateArray(), *v;
             char reason[600] = "";
             const char *lists[] = {"violations", "annotations"};
             for (int l = 0; l < 2; l++)
-                cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
+                cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l]))
+                {
                     cJSON_AddItemToArray(names, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(v, "rule"), 1));
                     snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s",
                              reason[0] ? " " : "The model's answer broke a rule: ",
                              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
                 }
             cJSON *skipped = cJSON_GetObjectItemCaseSensitive(j, "skipped");
-            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "notes"))
-                if (cJSON_GetArraySize(skipped))
-                    snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s.", reason[0] ? " " : "",
-                             cJSON_GetStringValue(v));
+            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "notes")) if (cJSON_GetArraySize(skipped))
+                snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s.", reason[0] ? " " : "",
+                         cJSON_GetStringValue(v));
             if (cJSON_GetArraySize(names) || cJSON_GetArraySize(skipped)) {
                 static const char *const tokens[] = {"override-once", "explain-the-match"};
                 cJSON *a = advisory(DET_RULES, NULL, NULL, 0.9, reason, tokens, 2,
@@ -620,8 +623,8 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     }
     struct hyp_eval ev;
     int64_t started = ov->view.focus_started;
-    hyp_evaluate(env->now.ms, env->now.offset_s, &started, -1, g, nu, h, guard_end_of_day(env, ov->view.eod_extension_min),
-                 0, &ev);
+    hyp_evaluate(env->now.ms, env->now.offset_s, &started, -1, g, nu, h,
+                 guard_end_of_day(env, ov->view.eod_extension_min), 0, &ev);
     if (strcmp(ov->hyp_key, ov->view.focus_key) != 0) {
         snprintf(ov->hyp_key, sizeof ov->hyp_key, "%s", ov->view.focus_key);
         ov->hyp_level = HYP_NONE;
@@ -631,7 +634,7 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     if (!(ev.level > ov->hyp_level || (ev.level == HYP_HARD && env->now.ms - ov->hyp_at >= OV_HARD_REPEAT_MS)))
         return NULL;
     if (ov->view.snooze_until > env->now.ms)
-        return NULL;                      /* snoozed: this rung waits */
+        return NULL; /* snoozed: this rung waits */
     int emit = 0;
     kerr e = {0};
     if (guard_claim_hyperfocus(env, ov->view.focus_key, ev.level, &emit, &e) < 0 || emit == GUARD_SNOOZED)
@@ -727,12 +730,14 @@ char *overlay_text(const cJSON *advisories)
         return NULL;
     buf[0] = '\0';
     const cJSON *a;
-    cJSON_ArrayForEach(a, advisories) {
+    cJSON_ArrayForEach(a, advisories)
+    {
         if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) < 0.5)
-            continue;                     /* low confidence: _meta only */
+            continue; /* low confidence: _meta only */
         char tokens[400] = "";
         const cJSON *o;
-        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
+        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "override_options"))
+        {
             size_t t = strlen(tokens);
             snprintf(tokens + t, sizeof tokens - t, "%s%s", t ? ", " : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
@@ -740,10 +745,10 @@ char *overlay_text(const cJSON *advisories)
         const char *what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "level"));
         if (!what)
             what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern"));
-        int w = snprintf(buf + n, cap - n, "%skeel advisory (%s%s%s): %s\nIf you want, say one of: %s.",
-                         n ? "\n\n" : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector")),
-                         what ? ", " : "", what ? what : "",
-                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tokens);
+        int w =
+            snprintf(buf + n, cap - n, "%skeel advisory (%s%s%s): %s\nIf you want, say one of: %s.", n ? "\n\n" : "",
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector")), what ? ", " : "",
+                     what ? what : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tokens);
         if (w > 0 && (size_t)w < cap - n)
             n += (size_t)w;
     }

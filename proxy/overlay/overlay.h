@@ -31,43 +31,43 @@ enum {
     OV_ALL = 31u,
 };
 
-#define OV_TEXT_MAX 8000         /* characters of a person's message read */
-#define OV_SCAN_MAX 16000        /* characters of a model's text read for sycophancy */
+#define OV_TEXT_MAX 8000 /* characters of a person's message read */
+#define OV_SCAN_MAX 16000 /* characters of a model's text read for sycophancy */
 
-struct ov_ask {                  /* a message of the person's, from a sampling request */
+struct ov_ask { /* a message of the person's, from a sampling request */
     char *text;
     int64_t at;
 };
 
 struct overlay {
-    unsigned parts;                  /* OV_* switched on */
+    unsigned parts; /* OV_* switched on */
     const struct profile *profile;
     const char *state_dir;
-    char **model_tools;              /* globs of model-backed tools */
+    char **model_tools; /* globs of model-backed tools */
     int nmodel_tools;
-    char **loop_exempt;              /* globs of tools the loop detector never counts (--loop-exempt) */
+    char **loop_exempt; /* globs of tools the loop detector never counts (--loop-exempt) */
     int nloop_exempt;
     struct loop_params loop;
-    struct loop_window calls;        /* the loop window, oldest first: hashes and times only */
-    cJSON *queued;                   /* advisories waiting for the next result */
-    cJSON *last[DET_COUNT];          /* the last advisory of each detector, with what matched */
-    struct guard_view view;          /* the shared guard, re-read when the file changes */
-    int64_t conversation_at;         /* when this conversation began: overrides given before it do not hold */
-    const uint64_t *gen;             /* the state file's write generation, mapped (NULL: read every time) */
+    struct loop_window calls; /* the loop window, oldest first: hashes and times only */
+    cJSON *queued; /* advisories waiting for the next result */
+    cJSON *last[DET_COUNT]; /* the last advisory of each detector, with what matched */
+    struct guard_view view; /* the shared guard, re-read when the file changes */
+    int64_t conversation_at; /* when this conversation began: overrides given before it do not hold */
+    const uint64_t *gen; /* the state file's write generation, mapped (NULL: read every time) */
     int gen_tried;
-    uint64_t view_gen;               /* the generation view was read at */
+    uint64_t view_gen; /* the generation view was read at */
     int64_t view_at;
     int view_ok;
-    int local_disabled[DET_COUNT];   /* disable-for-session with no session: until keel exits */
-    char hyp_key[96];                /* the last hyperfocus rung this process saw advised */
+    int local_disabled[DET_COUNT]; /* disable-for-session with no session: until keel exits */
+    char hyp_key[96]; /* the last hyperfocus rung this process saw advised */
     int hyp_level;
     int64_t hyp_at;
-    struct ov_ask *asks;             /* the person's recent messages (from sampling), oldest first */
+    struct ov_ask *asks; /* the person's recent messages (from sampling), oldest first */
     size_t nasks;
 };
 
-void overlay_init(struct overlay *ov, const struct profile *p, const char *state_dir, unsigned parts, char **model_tools,
-                  int nmodel_tools, char **loop_exempt, int nloop_exempt);
+void overlay_init(struct overlay *ov, const struct profile *p, const char *state_dir, unsigned parts,
+                  char **model_tools, int nmodel_tools, char **loop_exempt, int nloop_exempt);
 void overlay_free(struct overlay *ov);
 
 /* The overlay apply_override reaches (NULL under keel serve). */

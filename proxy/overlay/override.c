@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define allowed guard_tokens   /* one table for advisories and for this check */
+#define allowed guard_tokens /* one table for advisories and for this check */
 
 static int allows(int det, const char *token)
 {
@@ -38,8 +38,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
     static const char *const keys[] = {"token", "detector", "summary", NULL};
     const char *token, *detector = NULL, *summary = NULL;
     size_t tn, dn, sn;
-    if (det_known_keys(args, keys, "", e) < 0 ||
-        det_string(args, "token", "token", 1, NULL, 64, &token, &tn, e) < 0 ||
+    if (det_known_keys(args, keys, "", e) < 0 || det_string(args, "token", "token", 1, NULL, 64, &token, &tn, e) < 0 ||
         det_string(args, "detector", "detector", 0, NULL, 64, &detector, &dn, e) < 0 ||
         det_string(args, "summary", "summary", 0, NULL, 1000, &summary, &sn, e) < 0)
         return -1;
@@ -51,7 +50,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
         if (det < 0)
             return kerr_set(e, "INVALID_OVERRIDE", "detector",
                             "detector must be one of rumination, hyperfocus, sycophancy, rules, loop");
-    } else {                                  /* a token that belongs to one detector names it */
+    } else { /* a token that belongs to one detector names it */
         int found = 0;
         for (int d = 0; d < DET_COUNT; d++)
             if (allows(d, token))
@@ -61,7 +60,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
                             "unknown token; the tokens are fresh-context, override-once, disable-for-session, "
                             "lower-sensitivity, snooze-15m, snooze-once, commit-and-close, extend-end-of-day, "
                             "i-want-validation, explain-the-match");
-        if (found > 1) {                  /* the one detector whose advisory is outstanding here, if only one */
+        if (found > 1) { /* the one detector whose advisory is outstanding here, if only one */
             int outstanding = 0;
             for (int d = 0; overlay_current && d < DET_COUNT; d++)
                 if (overlay_current->last[d] && allows(d, token))
@@ -86,12 +85,13 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
     cJSON_AddStringToObject(o, "token", token);
     cJSON_AddStringToObject(o, "detector", guard_detector_names[det]);
     int session_scoped = !strcmp(token, "disable-for-session") || !strcmp(token, "lower-sensitivity") ||
-                         !strcmp(token, "i-want-validation");
+        !strcmp(token, "i-want-validation");
     if (!strcmp(token, "explain-the-match")) {
         const cJSON *last = ov ? ov->last[det] : NULL;
         if (last) {
             cJSON_AddItemToObject(o, "explanation", cJSON_Duplicate(last, 1));
-            snprintf(effect, sizeof effect, "nothing changed; here is what the last %s advisory saw", guard_detector_names[det]);
+            snprintf(effect, sizeof effect, "nothing changed; here is what the last %s advisory saw",
+                     guard_detector_names[det]);
         } else {
             snprintf(effect, sizeof effect, "nothing changed; keel has given no %s advisory in this process yet",
                      guard_detector_names[det]);
@@ -122,7 +122,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
             return -1;
         }
         if (ov && !strcmp(token, "fresh-context"))
-            overlay_forget(ov, det);      /* at once, here; other processes at their next look */
+            overlay_forget(ov, det); /* at once, here; other processes at their next look */
     }
     if (ov)
         ov->view_at = 0;

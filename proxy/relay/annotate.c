@@ -26,11 +26,11 @@
 /* --- a call's identity, from its raw arguments ------------------------------ */
 
 struct ident {
-    uint64_t id, shape;              /* the value; the same with free text blanked */
-    int free;                        /* it holds free text */
+    uint64_t id, shape; /* the value; the same with free text blanked */
+    int free; /* it holds free text */
 };
 
-#define IDENT_DEPTH 64               /* deeper than any tool's arguments: counted as one value */
+#define IDENT_DEPTH 64 /* deeper than any tool's arguments: counted as one value */
 
 /* The decoded text of the JSON string raw[0..rn): its bytes when it has no
  * escape, else decoded into *dec (freed by the caller). */
@@ -63,7 +63,7 @@ static struct ident ident_value(const char *v, size_t n, int depth)
         r.shape = r.free ? 0x54657874 : r.id;
         free(dec);
     } else if (v[0] == '{') {
-        uint64_t sum[3] = {0, 0, 0};     /* id, shape, members */
+        uint64_t sum[3] = {0, 0, 0}; /* id, shape, members */
         size_t pos = 0;
         struct jscan_span key, val;
         while (jscan_object_next(v, n, &pos, &key, &val)) {
@@ -103,10 +103,10 @@ static struct ident ident_value(const char *v, size_t n, int depth)
             b[n] = '\0';
             double d = strtod(b, NULL);
             if (d == 0)
-                d = 0;                   /* -0 is 0 */
+                d = 0; /* -0 is 0 */
             r.id = text_hash(&d, sizeof d, 0x6e);
         } else {
-            r.id = text_hash(v, n, 0x4e);  /* a number too long to be read exactly: its digits */
+            r.id = text_hash(v, n, 0x4e); /* a number too long to be read exactly: its digits */
         }
         r.shape = r.id;
     }
@@ -163,7 +163,7 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
         while (j < l && (isxdigit((unsigned char)t[j]) || (t[j] == '-' && j > i)))
             digits += isdigit((unsigned char)t[j++]) != 0;
         int id = j - i >= 8 && digits && (i == 0 || !isalnum((unsigned char)t[i - 1])) &&
-                 (j == l || !isalnum((unsigned char)t[j]));
+            (j == l || !isalnum((unsigned char)t[j]));
         if (id) {
             t[w++] = '#';
             i = j;
@@ -259,8 +259,8 @@ static char *result_text(const struct jscan_span *result)
             continue;
         size_t l = strlen(piece), chars = 0, k = 0, room = (size_t)OV_SCAN_MAX - n;
         while (l && !text_valid_utf8(piece, l))
-            l--;                                          /* the cut split a character */
-        while (k < l && chars < room) {                   /* whole characters, up to the cap */
+            l--; /* the cut split a character */
+        while (k < l && chars < room) { /* whole characters, up to the cap */
             k++;
             while (k < l && ((unsigned char)piece[k] & 0xC0) == 0x80)
                 k++;
@@ -300,11 +300,11 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
     struct jscan_insert ins[2];
     char *text[2] = {NULL, NULL};
     int k = 0;
-    size_t r0 = (size_t)(res->p - line), r1 = r0 + res->n;     /* the result object */
+    size_t r0 = (size_t)(res->p - line), r1 = r0 + res->n; /* the result object */
     int empty_result = span_ws(line, r0 + 1, r1) == r1 - 1;
     static const char *const keys[] = {"content", "_meta"};
     struct jscan_span sp[2];
-    jscan_members(res->p, res->n, keys, sp, 2, 0);      /* one pass over the result */
+    jscan_members(res->p, res->n, keys, sp, 2, 0); /* one pass over the result */
     const char *c = sp[0].p, *m = sp[1].p;
     size_t cn = sp[0].n, mn = sp[1].n;
     int has_content = c && c[0] == '[';
@@ -318,7 +318,7 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
         cJSON_Delete(block);
         free(people);
     }
-    int new_content = bj && !has_content;        /* a result without content gets one */
+    int new_content = bj && !has_content; /* a result without content gets one */
     /* _meta first: at the result's start it must precede a new content member. */
     char *aj = cJSON_PrintUnformatted(adv);
     if (aj && has_meta && m[0] == '{') {
@@ -361,7 +361,7 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
 }
 
 /* The upstream answered a tools/call: attach what the overlay has to say. */
-#define RULES_MAX_LINE (1u << 20)   /* larger results are not read by the rules */
+#define RULES_MAX_LINE (1u << 20) /* larger results are not read by the rules */
 
 /* A rules advisory naming what fired. */
 static cJSON *rules_advisory(const char *reason, cJSON *names)
@@ -372,8 +372,8 @@ static cJSON *rules_advisory(const char *reason, cJSON *names)
     cJSON_AddNumberToObject(a, "confidence", 0.9);
     cJSON_AddStringToObject(a, "reason", reason);
     det_overrides(a, tokens, 2);
-    cJSON_AddItemToObject(a, "heuristic",
-                          det_heuristic("output_rules", "0.1.0", "keel's YAML output rules (rules/*.yml, --rules DIR)"));
+    cJSON_AddItemToObject(
+        a, "heuristic", det_heuristic("output_rules", "0.1.0", "keel's YAML output rules (rules/*.yml, --rules DIR)"));
     cJSON_AddItemToObject(a, "rules", names);
     return a;
 }
@@ -415,7 +415,7 @@ static int content_quiet(const struct jscan_span *content, const char *tool)
         }
         size_t end = span_ws(b, mp ? mp : 1, bn);
         if (end >= bn || b[end] != '}')
-            return 0;                     /* not read to its end (the line was validated, so never) */
+            return 0; /* not read to its end (the line was validated, so never) */
     }
     return 1;
 }
@@ -434,7 +434,8 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     cJSON *where = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     char guidance[600] = "", found[600] = "";
     int rewrote = 0, block = -1, left = 0;
-    cJSON_ArrayForEach(b, content) {
+    cJSON_ArrayForEach(b, content)
+    {
         block++;
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
         cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "text");
@@ -442,12 +443,15 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             continue;
         cJSON *j = rules_judge(r->o->profile, t->valuestring, RA_TOOL_RESULT, tool);
         const cJSON *v;
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
-            cJSON_AddItemToArray(rejected, cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations"))
+        {
+            cJSON_AddItemToArray(rejected,
+                                 cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
             snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s", guidance[0] ? " " : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations")) {
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations"))
+        {
             const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
             const cJSON *spans = cJSON_GetObjectItemCaseSensitive(v, "spans"), *s0 = cJSON_GetArrayItem(spans, 0), *x;
             int nspans = cJSON_GetArraySize(spans);
@@ -455,7 +459,8 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                 left = 1;
             cJSON_AddItemToArray(noted, cJSON_CreateString(rule));
             /* Where, as positions only: the matched text stays where it was. */
-            cJSON_ArrayForEach(x, spans) {
+            cJSON_ArrayForEach(x, spans)
+            {
                 cJSON *w = cJSON_CreateObject();
                 cJSON_AddStringToObject(w, "rule", rule);
                 cJSON_AddNumberToObject(w, "block", block);
@@ -470,7 +475,8 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                      nspans > 1 ? nspans - 1 : 0, nspans > 1 ? " more)" : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped")) {
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped"))
+        {
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
             cJSON_AddNumberToObject(w, "block", block);
@@ -479,7 +485,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied"))
             cJSON_AddItemToArray(changed, cJSON_Duplicate(v, 1));
-        if (rw && !sp[1].p) {                  /* structuredContent must match its schema: never rewritten */
+        if (rw && !sp[1].p) { /* structuredContent must match its schema: never rewritten */
             cJSON_SetValuestring(t, rw->valuestring);
             rewrote = 1;
         }
@@ -494,8 +500,10 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     if (cJSON_GetArraySize(rejected) && !taken) {
         /* Held back, and said so: an isError result naming the rule, with the way through. */
         char *names = cJSON_PrintUnformatted(rejected);
-        snprintf(reason, sizeof reason, "keel held back this result: rule %s. %s If the person wants it anyway, they "
-                 "can say override-once (apply_override) and ask again.", names ? names : "", guidance);
+        snprintf(reason, sizeof reason,
+                 "keel held back this result: rule %s. %s If the person wants it anyway, they "
+                 "can say override-once (apply_override) and ask again.",
+                 names ? names : "", guidance);
         free(names);
         cJSON *res = cJSON_CreateObject(), *c = cJSON_AddArrayToObject(res, "content"), *blk = cJSON_CreateObject();
         cJSON_AddStringToObject(blk, "type", "text");
@@ -525,22 +533,26 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             size_t l = 0;
             reason[0] = '\0';
             if (taken)
-                l += (size_t)snprintf(reason, sizeof reason, "A rule would have held this result back; override-once "
+                l += (size_t)snprintf(reason, sizeof reason,
+                                      "A rule would have held this result back; override-once "
                                       "let it through. ");
             if (n_changed && l < sizeof reason)
                 l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s: %s ",
-                                      rewrote ? "keel changed this result, by rules " : "keel would change this result "
-                                      "but it carries structuredContent, so it is left as is; rules ", names ? names : "",
-                                      guidance);
+                                      rewrote ? "keel changed this result, by rules "
+                                              : "keel would change this result "
+                                                "but it carries structuredContent, so it is left as is; rules ",
+                                      names ? names : "", guidance);
             if (n_noted && l < sizeof reason)
                 l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s", found,
                                       left ? " The result is as the server sent it: this rule set advises on tool "
-                                      "results and does not change them." : "");
+                                             "results and does not change them."
+                                           : "");
             if (n_skipped && l < sizeof reason) {
                 const cJSON *s0 = cJSON_GetArrayItem(skipped, 0);
-                l += (size_t)snprintf(reason + l, sizeof reason - l, "%sRule %s%s was not checked on this result: %s "
-                                      "(%d ms), so it may hold what the rule looks for.", l ? " " : "",
-                                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s0, "rule")),
+                l += (size_t)snprintf(reason + l, sizeof reason - l,
+                                      "%sRule %s%s was not checked on this result: %s "
+                                      "(%d ms), so it may hold what the rule looks for.",
+                                      l ? " " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s0, "rule")),
                                       n_skipped > 1 ? " (and others)" : "", rule_skipped_why, RULE_BUDGET_MS);
             }
             while (l && l < sizeof reason && reason[l - 1] == ' ')
@@ -582,19 +594,19 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
         return NULL;
     }
     if (d->watched)
-        outcome(top, rm, &d->call);           /* what the server said, before any rule or advisory */
+        outcome(top, rm, &d->call); /* what the server said, before any rule or advisory */
     const struct loop_call *call = d->watched ? &d->call : NULL;
     char *ruled = result_rules(r, d->tool, line, n, top, rm, &rules_adv);
     struct jscan_top t2;
-    if (ruled && jscan_scan(ruled, strlen(ruled), &t2)) {   /* go on from the ruled line */
+    if (ruled && jscan_scan(ruled, strlen(ruled), &t2)) { /* go on from the ruled line */
         line = ruled;
         n = strlen(ruled);
         top = &t2;
     }
-    if (ruled && !rules_adv) {               /* rejected: the replacement goes as it is */
+    if (ruled && !rules_adv) { /* rejected: the replacement goes as it is */
         cJSON *later = overlay_for_result(&r->ov, d->tool, call, NULL);
         if (later)
-            overlay_requeue(&r->ov, later);    /* the next result carries them */
+            overlay_requeue(&r->ov, later); /* the next result carries them */
         relay_call_data_free(d);
         return ruled;
     }
@@ -619,7 +631,7 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
         log_event(LOG_INFO, "advisory_attached", "count=%d", cJSON_GetArraySize(adv));
         cJSON_Delete(adv);
     } else if (adv) {
-        overlay_requeue(&r->ov, adv);          /* an error result: the next result carries them */
+        overlay_requeue(&r->ov, adv); /* an error result: the next result carries them */
     }
     if (!out)
         out = ruled;

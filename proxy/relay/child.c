@@ -30,14 +30,14 @@ static int watchdog_fd = -1;
 
 static void watchdog_run(int rfd)
 {
-    signal(SIGINT, SIG_IGN);         /* a Ctrl-C is for keel, which stops the server itself */
+    signal(SIGINT, SIG_IGN); /* a Ctrl-C is for keel, which stops the server itself */
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     int null = open("/dev/null", O_RDWR);
     if (null >= 0) {
         dup2(null, 0), dup2(null, 1), dup2(null, 2);
     }
-    for (int fd = 3; fd < 1024; fd++)         /* the server's pipes must see their EOF */
+    for (int fd = 3; fd < 1024; fd++) /* the server's pipes must see their EOF */
         if (fd != rfd)
             close(fd);
     int32_t group = 0, v;
@@ -77,7 +77,7 @@ static void watchdog_guard(int32_t group)
         watchdog_fd = p[1];
     }
     if (write(watchdog_fd, &group, sizeof group) < 0)
-        return;                      /* no watchdog: PR_SET_PDEATHSIG still covers the server */
+        return; /* no watchdog: PR_SET_PDEATHSIG still covers the server */
 }
 
 int child_spawn(struct child *c, char *const argv[], const char *cwd, char *const env_add[], char *err, size_t errn)
@@ -126,7 +126,7 @@ int child_spawn(struct child *c, char *const argv[], const char *cwd, char *cons
             _exit(127);
         _exit(127);
     }
-    setpgid(pid, pid);          /* also here, so the group exists before we signal it */
+    setpgid(pid, pid); /* also here, so the group exists before we signal it */
     close(in[0]);
     close(out[1]);
     close(ep[1]);
@@ -136,7 +136,7 @@ int child_spawn(struct child *c, char *const argv[], const char *cwd, char *cons
         n = read(ep[0], msg, sizeof msg - 1);
     while (n < 0 && errno == EINTR);
     close(ep[0]);
-    if (n > 0) {                /* exec (or a step before it) failed */
+    if (n > 0) { /* exec (or a step before it) failed */
         msg[n] = '\0';
         char *colon = strchr(msg, ':');
         int e = colon ? atoi(colon + 1) : 0;
@@ -206,7 +206,7 @@ void child_stop(struct child *c, int grace_ms)
     }
     /* Helpers the server left in its group go too. */
     kill(-c->pid, SIGKILL);
-    watchdog_guard(0);               /* done: nothing for the watchdog to do */
+    watchdog_guard(0); /* done: nothing for the watchdog to do */
 }
 
 int child_exit_code(const struct child *c)

@@ -12,10 +12,10 @@
 #include <sys/types.h>
 
 struct child {
-    pid_t pid;           /* 0 when none */
-    int in_fd;           /* keel writes the child's stdin here (-1 when closed) */
-    int out_fd;          /* keel reads the child's stdout here */
-    int status;          /* wait status once reaped */
+    pid_t pid; /* 0 when none */
+    int in_fd; /* keel writes the child's stdin here (-1 when closed) */
+    int out_fd; /* keel reads the child's stdout here */
+    int status; /* wait status once reaped */
     int reaped;
 };
 

@@ -30,7 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CUT_MIN (64u << 10)
+#define CUT_MIN   (64u << 10)
 #define REWRITTEN ((1u << PK_INITIALIZE) | (1u << PK_TOOLS_LIST) | (1u << PK_TOOLS_CALL) | (1u << PK_REPLAY))
 
 /* 1 if the line's top-level id went by whole. */
@@ -126,7 +126,7 @@ static int opens_message(const char *p, size_t n)
  * as it arrives? Then it starts, and all n bytes are taken. */
 static size_t cut_start(struct relay *r, const char *p, size_t n)
 {
-    r->cut.declined = 1;                      /* looked at once per line */
+    r->cut.declined = 1; /* looked at once per line */
     if (r->up != UP || n >= r->o->max_message_bytes || !opens_message(p, n))
         return 0;
     struct jstream *js = &r->cut.js;
@@ -139,7 +139,7 @@ static size_t cut_start(struct relay *r, const char *p, size_t n)
     const char *id;
     size_t idn;
     if (t->present && t->cut)
-        return 0;                             /* an id too long to keep: held whole */
+        return 0; /* an id too long to keep: held whole */
     r->cut.tail_n = 0;
     if (line_id(r, 0, &id, &idn)) {
         int kind = pending_kind(&r->pend, FROM_CLIENT, id, idn);
@@ -163,7 +163,7 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
     const char *nl = memchr(p, '\n', n);
     size_t lim = nl ? (size_t)(nl - p) : n, used, take = nl ? lim + 1 : n;
     int ended = nl || eof;
-    if (!id_seen(&r->cut.js))                 /* the tail is wanted only for an id not seen yet */
+    if (!id_seen(&r->cut.js)) /* the tail is wanted only for an id not seen yet */
         frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, lim);
     if (r->cut.dropping) {
         if (ended)
@@ -175,7 +175,7 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
     if (jstream_feed(&r->cut.js, p, over ? room : lim, &used) < 0) {
         outq_part(&r->cout, p, used);
         r->cut.bytes += used;
-        if (r->cut.js.trailing) {             /* a whole message, then more on its line */
+        if (r->cut.js.trailing) { /* a whole message, then more on its line */
             log_event(LOG_WARN, "upstream_trailing_bytes", "bytes=%zu", lim - used);
             finish(r, 0);
         } else {
@@ -186,7 +186,7 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
         r->cut.bytes += room;
         abort_cut(r, "it exceeds --max-message-bytes", "MESSAGE_TOO_LARGE", ended);
     } else {
-        size_t fwd = nl && lim && p[lim - 1] == '\r' ? lim - 1 : lim;   /* the line's CR stays behind */
+        size_t fwd = nl && lim && p[lim - 1] == '\r' ? lim - 1 : lim; /* the line's CR stays behind */
         outq_part(&r->cout, p, fwd);
         r->cut.bytes += lim;
         if (!ended)
@@ -194,14 +194,14 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
         if (jstream_end(&r->cut.js))
             finish(r, 1);
         else
-            abort_cut(r, nl ? "the line ended before the JSON did" : "the upstream's output ended", "UPSTREAM_MALFORMED",
-                      1);
+            abort_cut(r, nl ? "the line ended before the JSON did" : "the upstream's output ended",
+                      "UPSTREAM_MALFORMED", 1);
         return take;
     }
     if (!ended)
-        r->cut.dropping = 1;                  /* the rest of the line goes nowhere */
+        r->cut.dropping = 1; /* the rest of the line goes nowhere */
     else
-        r->cut.why = NULL;                    /* ended here: answered above if it could be */
+        r->cut.why = NULL; /* ended here: answered above if it could be */
     return take;
 }
 

@@ -27,23 +27,24 @@
 #include <strings.h>
 #include <time.h>
 
-#define CONNECT_MS 10000          /* to open a connection */
-#define CONNECT_TRIES 3           /* a refused connection is tried this many times more */
-#define BACKOFF_MS 250            /* then 500, 1000 */
-#define RESUMES_MAX 5             /* GETs resuming one POST's stream */
-#define RESUME_MS 1000            /* when the server named no retry delay */
-#define GET_RETRY_MAX_MS 30000    /* the GET stream reconnects at most this far apart */
-#define REDIRECTS_MAX 5
-#define ERROR_BODY_MAX (64u << 10)
-#define POOL_MAX 16               /* idle easy handles kept */
-#define SESSION_MAX 256
-#define DELETE_MS 2000
-#define CONNECTIONS_MAX 32        /* to the server at once */
-#define RESERVED 4                /* of them kept for ping, notifications, answers, cancels and the GET stream: a
+#define CONNECT_MS       10000 /* to open a connection */
+#define CONNECT_TRIES    3 /* a refused connection is tried this many times more */
+#define BACKOFF_MS       250 /* then 500, 1000 */
+#define RESUMES_MAX      5 /* GETs resuming one POST's stream */
+#define RESUME_MS        1000 /* when the server named no retry delay */
+#define GET_RETRY_MAX_MS 30000 /* the GET stream reconnects at most this far apart */
+#define REDIRECTS_MAX    5
+#define ERROR_BODY_MAX   (64u << 10)
+#define POOL_MAX         16 /* idle easy handles kept */
+#define SESSION_MAX      256
+#define DELETE_MS        2000
+#define CONNECTIONS_MAX  32 /* to the server at once */
+#define RESERVED                                                                                                       \
+    4 /* of them kept for ping, notifications, answers, cancels and the GET stream: a
                                      request beyond CONNECTIONS_MAX - RESERVED waits in keel's queue */
-#define RENEWALS_MAX 5            /* session renewals in RENEW_WINDOW_MS; then the session fails its requests */
+#define RENEWALS_MAX    5 /* session renewals in RENEW_WINDOW_MS; then the session fails its requests */
 #define RENEW_WINDOW_MS 60000
-#define RETRY_MIN_MS 250          /* a server's retry: below this is raised to it */
+#define RETRY_MIN_MS    250 /* a server's retry: below this is raised to it */
 
 /* What keel hands the router is followed by PAD zero bytes: the rules' regex
  * JIT may read a few bytes past a subject, and a result's text can end a
@@ -58,29 +59,29 @@ struct xfer {
     struct hup *h;
     CURL *e;
     enum xkind kind;
-    char *body;                   /* the message POSTed (owned) */
+    char *body; /* the message POSTed (owned) */
     size_t bodyn;
-    char *id;                     /* a request's raw id (owned); NULL for others */
+    char *id; /* a request's raw id (owned); NULL for others */
     size_t idn;
-    int is_init, is_initialized;  /* the client's initialize, its notifications/initialized */
-    char proto[40];               /* the version the message names in _meta ("" none) */
-    char method[64];              /* for Mcp-Method ("" none) */
-    char *name;                   /* for Mcp-Name (header-ready), or NULL */
-    char *url;                    /* after a same-origin redirect; NULL: the endpoint */
+    int is_init, is_initialized; /* the client's initialize, its notifications/initialized */
+    char proto[40]; /* the version the message names in _meta ("" none) */
+    char method[64]; /* for Mcp-Method ("" none) */
+    char *name; /* for Mcp-Name (header-ready), or NULL */
+    char *url; /* after a same-origin redirect; NULL: the endpoint */
     struct curl_slist *hdrs;
     int64_t start_at;
-    int64_t heard_at;             /* when the server last sent a byte of this answer (or it started) */
+    int64_t heard_at; /* when the server last sent a byte of this answer (or it started) */
     int tries, redirects, resumes, renewals;
-    int mode;                     /* 0 undecided, 1 event stream, 2 one body */
+    int mode; /* 0 undecided, 1 event stream, 2 one body */
     long status;
     struct sse sse;
-    char *buf;                    /* a body read whole */
+    char *buf; /* a body read whole */
     size_t bufn, bufcap;
     int too_large, delivered, sent_session, bearer, renew_ok, is_stream;
-    int internal;                 /* keel's own tools/list after a renewal: its answer is keel's */
-    int renewal_of;               /* the client's notifications/initialized, sent again on a renewed session */
-    int paused;                   /* its body callback paused it (the client is behind) */
-    char session[SESSION_MAX];    /* Mcp-Session-Id of the answer */
+    int internal; /* keel's own tools/list after a renewal: its answer is keel's */
+    int renewal_of; /* the client's notifications/initialized, sent again on a renewed session */
+    int paused; /* its body callback paused it (the client is behind) */
+    char session[SESSION_MAX]; /* Mcp-Session-Id of the answer */
 };
 
 struct sock {
@@ -92,34 +93,34 @@ struct hup {
     struct hup_opts o;
     struct hup_cb cb;
     CURLM *m;
-    CURLU *u;                     /* --url, parsed once */
-    char origin[300];             /* scheme://host:port, for messages to the client */
+    CURLU *u; /* --url, parsed once */
+    char origin[300]; /* scheme://host:port, for messages to the client */
     struct xfer *live, *later, *held;
-    struct xfer *queued;          /* requests waiting for a connection (CONNECTIONS_MAX - RESERVED in use) */
+    struct xfer *queued; /* requests waiting for a connection (CONNECTIONS_MAX - RESERVED in use) */
     CURL *pool[POOL_MAX];
     int npool;
     struct sock *socks;
     int nsocks, capsocks;
-    int64_t timer_at;             /* libcurl's timer, monotonic ms (-1 none) */
-    char session[SESSION_MAX];    /* "" none */
-    char proto[40];               /* negotiated at initialize ("" not yet) */
+    int64_t timer_at; /* libcurl's timer, monotonic ms (-1 none) */
+    char session[SESSION_MAX]; /* "" none */
+    char proto[40]; /* negotiated at initialize ("" not yet) */
     char *init_body, *initialized_body;
     size_t init_n, initialized_n;
-    int renewing;                 /* a new session is being opened */
-    int initializing;             /* the client's initialize is on its way */
+    int renewing; /* a new session is being opened */
+    int initializing; /* the client's initialize is on its way */
     unsigned renew_seq;
     int get_live, get_refused, get_fails;
     char get_last_id[SSE_ID_MAX + 1];
-    int busy;                     /* transfers carrying messages */
-    unsigned long misrouted;      /* responses dropped: on a stream not their request's */
-    int64_t renewed_at[RENEWALS_MAX];   /* when the last renewals started (a ring) */
+    int busy; /* transfers carrying messages */
+    unsigned long misrouted; /* responses dropped: on a stream not their request's */
+    int64_t renewed_at[RENEWALS_MAX]; /* when the last renewals started (a ring) */
     int nrenewed;
-    int renew_refused;            /* the last renewal was refused: RENEWALS_MAX in the window */
-    int renew_said;               /* and the log has said so */
-    uint64_t tools_hash;          /* of the tools the client was last given (tools_known) */
+    int renew_refused; /* the last renewal was refused: RENEWALS_MAX in the window */
+    int renew_said; /* and the log has said so */
+    uint64_t tools_hash; /* of the tools the client was last given (tools_known) */
     int tools_known;
-    int paused;                   /* the client is behind: no more is read from the server */
-    unsigned seed;                /* for jitter */
+    int paused; /* the client is behind: no more is read from the server */
+    unsigned seed; /* for jitter */
 };
 
 /* d ms, give or take a quarter at random: retries from many keels do not
@@ -252,7 +253,7 @@ void hup_pause(struct hup *h, int paused)
     h->paused = !!paused;
     log_event(LOG_INFO, paused ? "upstream_http_paused" : "upstream_http_resumed", NULL);
     if (paused)
-        return;                               /* each transfer pauses itself at its next bytes (on_body) */
+        return; /* each transfer pauses itself at its next bytes (on_body) */
     for (struct xfer *x = h->live; x; x = x->next)
         if (x->paused && x->e) {
             x->paused = 0;
@@ -322,7 +323,7 @@ static int took_initialize(struct xfer *x, const char *p, size_t n)
 static int accepts(const char *id, size_t idn, const struct jscan_top *top, int scanned)
 {
     if (!scanned || top->first != '{' || top->method.p || (!top->result.p && !top->error.p))
-        return 1;                             /* not a response: requests and notifications go anywhere */
+        return 1; /* not a response: requests and notifications go anywhere */
     return id && top->id.p && top->id.n == idn && !memcmp(top->id.p, id, idn);
 }
 
@@ -337,13 +338,13 @@ static int method_is(const struct xfer *x, const char *m);
 
 static void deliver(struct xfer *x, char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)            /* JSON allows line breaks only between tokens */
+    for (size_t i = 0; i < n; i++) /* JSON allows line breaks only between tokens */
         if (p[i] == '\n' || p[i] == '\r')
             p[i] = ' ';
     if (x->kind == XK_RENEW) {
         if (took_initialize(x, p, n))
             x->renew_ok = 1;
-        return;                               /* keel's own request: the client never asked */
+        return; /* keel's own request: the client never asked */
     }
     /* A response is taken only on the stream of the request it answers: one
      * carrying another request's id (or any on the GET stream, where the
@@ -351,7 +352,7 @@ static void deliver(struct xfer *x, char *p, size_t n)
      * and the real one dropped. */
     struct jscan_top top;
     int scanned = jscan_scan(p, n, &top);
-    if (!accepts(x->kind == XK_GET ? NULL : x->id, x->idn, &top, scanned)) {   /* the message scanned once */
+    if (!accepts(x->kind == XK_GET ? NULL : x->id, x->idn, &top, scanned)) { /* the message scanned once */
         x->h->misrouted++;
         log_event(LOG_WARN, "upstream_http_misrouted", "stream=%s bytes=%zu", x->kind == XK_GET ? "get" : "post", n);
         return;
@@ -372,7 +373,7 @@ static void deliver(struct xfer *x, char *p, size_t n)
             x->h->cb.renewed(x->h->cb.ctx);
     }
     if (x->internal)
-        return;                               /* keel's own request: the client never asked */
+        return; /* keel's own request: the client never asked */
     x->delivered = 1;
     x->h->cb.message(x->h->cb.ctx, p, n);
 }
@@ -385,7 +386,7 @@ static int on_event(void *ctx, const char *type, char *data, size_t n, int overs
         return -1;
     }
     if ((type[0] && strcmp(type, "message") != 0) || !n)
-        return 0;                             /* a priming event, or a type MCP does not use */
+        return 0; /* a priming event, or a type MCP does not use */
     size_t i = 0;
     while (i < n && (data[i] == ' ' || data[i] == '\t'))
         i++;
@@ -398,7 +399,7 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
 {
     struct xfer *x = ud;
     size_t n = size * count;
-    if (x->h->paused && x->e) {               /* the client is behind: this waits in the socket */
+    if (x->h->paused && x->e) { /* the client is behind: this waits in the socket */
         x->paused = 1;
         return CURL_WRITEFUNC_PAUSE;
     }
@@ -410,14 +411,14 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
         int ok = x->status >= 200 && x->status < 300;
         x->mode = ok && ct && !strncasecmp(ct, "text/event-stream", 17) ? 1 : 2;
         if (x->mode != 1 && x->kind == XK_GET && ok)
-            return 0;                         /* a GET stream that is not a stream */
+            return 0; /* a GET stream that is not a stream */
     }
     if (x->mode == 1)
         return sse_feed(&x->sse, p, n, on_event, x) < 0 ? 0 : n;
     size_t max = x->status >= 200 && x->status < 300 ? x->h->o.max_message_bytes : ERROR_BODY_MAX;
     if (x->bufn + n > max) {
         x->too_large = x->status >= 200 && x->status < 300;
-        return x->too_large ? 0 : n;          /* an error page is read only in part */
+        return x->too_large ? 0 : n; /* an error page is read only in part */
     }
     if (x->bufn + n + PAD > x->bufcap) {
         size_t cap = x->bufcap ? x->bufcap : 4096;
@@ -463,7 +464,7 @@ static size_t on_header(char *p, size_t size, size_t count, void *ud)
     struct xfer *x = ud;
     size_t n = size * count;
     x->heard_at = chrono_mono_ms();
-    if (n >= 5 && !strncmp(p, "HTTP/", 5)) {   /* a new answer (after a 100 Continue) */
+    if (n >= 5 && !strncmp(p, "HTTP/", 5)) { /* a new answer (after a 100 Continue) */
         x->session[0] = '\0';
         x->bearer = 0;
     } else if (header_is(p, n, "mcp-session-id")) {
@@ -510,7 +511,7 @@ static int build_headers(struct xfer *x)
     int post = x->kind == XK_POST || x->kind == XK_RENEW;
     const char *proto = x->proto[0] ? x->proto : h->proto;
     if (!header_plain(proto))
-        proto = "";                           /* not a version: the server decides without it */
+        proto = ""; /* not a version: the server decides without it */
     int rc = add_header(x, "Accept", post ? "application/json, text/event-stream" : "text/event-stream");
     if (post) {
         rc |= add_header(x, "Content-Type", "application/json");
@@ -528,7 +529,7 @@ static int build_headers(struct xfer *x)
         rc |= add_header(x, "Last-Event-ID", x->sse.id);
     if (x->kind == XK_GET && h->get_last_id[0])
         rc |= add_header(x, "Last-Event-ID", h->get_last_id);
-    rc |= add_header(x, "Expect", "");        /* no 100-continue round trip for large bodies */
+    rc |= add_header(x, "Expect", ""); /* no 100-continue round trip for large bodies */
     for (char *const *u = h->o.headers; u && *u; u++) {
         struct curl_slist *l = cx.slist_append(x->hdrs, *u);
         if (!l)
@@ -560,7 +561,7 @@ static CURL *new_handle(struct hup *h)
 static void start(struct xfer *x)
 {
     struct hup *h = x->h;
-    CURL *e = h->npool ? h->pool[--h->npool] : new_handle(h);   /* a pooled handle keeps the shared options */
+    CURL *e = h->npool ? h->pool[--h->npool] : new_handle(h); /* a pooled handle keeps the shared options */
     if (!e || build_headers(x) < 0) {
         if (e)
             cx.easy_cleanup(e);
@@ -574,7 +575,7 @@ static void start(struct xfer *x)
     x->bufn = 0;
     x->delivered = x->too_large = 0;
     x->session[0] = '\0';
-    cx.easy_setopt(e, CURLOPT_CURLU, x->url ? NULL : h->u);   /* CURLU, when set, wins over URL */
+    cx.easy_setopt(e, CURLOPT_CURLU, x->url ? NULL : h->u); /* CURLU, when set, wins over URL */
     if (x->url)
         cx.easy_setopt(e, CURLOPT_URL, x->url);
     cx.easy_setopt(e, CURLOPT_PRIVATE, x);
@@ -589,7 +590,7 @@ static void start(struct xfer *x)
     } else {
         cx.easy_setopt(e, CURLOPT_HTTPGET, 1L);
     }
-    {                                          /* a new stream each time, the cursor kept */
+    { /* a new stream each time, the cursor kept */
         char id[SSE_ID_MAX + 1];
         memcpy(id, x->sse.id, sizeof id);
         sse_free(&x->sse);
@@ -630,7 +631,7 @@ static int start_due(struct hup *h)
 {
     int64_t now = chrono_mono_ms();
     int any = 0, slots = CONNECTIONS_MAX - RESERVED - ordinary_live(h);
-    while (h->queued && slots > 0) {          /* the queue first, in order */
+    while (h->queued && slots > 0) { /* the queue first, in order */
         struct xfer *x = h->queued;
         h->queued = x->next;
         x->next = NULL;
@@ -714,7 +715,8 @@ static void open_get(struct hup *h)
 static char *header_safe(const char *s)
 {
     size_t n = strlen(s);
-    int plain = n && s[0] != ' ' && s[n - 1] != ' ' && !(n >= 11 && !strncmp(s, "=?base64?", 9) && !strcmp(s + n - 2, "?="));
+    int plain =
+        n && s[0] != ' ' && s[n - 1] != ' ' && !(n >= 11 && !strncmp(s, "=?base64?", 9) && !strcmp(s + n - 2, "?="));
     for (size_t i = 0; plain && i < n; i++)
         plain = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] <= 0x7e;
     if (plain)
@@ -726,7 +728,7 @@ static char *header_safe(const char *s)
     o += sprintf(o, "=?base64?");
     for (size_t i = 0; i < n; i += 3) {
         unsigned v = (unsigned char)s[i] << 16 | (i + 1 < n ? (unsigned char)s[i + 1] << 8 : 0) |
-                     (i + 2 < n ? (unsigned char)s[i + 2] : 0);
+            (i + 2 < n ? (unsigned char)s[i + 2] : 0);
         *o++ = b64[v >> 18 & 63];
         *o++ = b64[v >> 12 & 63];
         *o++ = i + 1 < n ? b64[v >> 6 & 63] : '=';
@@ -801,7 +803,8 @@ void hup_send(struct hup *h, const char *line, size_t n)
                 jscan_member(top.params.p, top.params.n, "name", &nm, &nmn) == 1 &&
                 str_value(nm, nmn, name, sizeof name) == 0)
                 x->name = header_safe(name);
-            else if (method_is(x, "resources/read") && jscan_member(top.params.p, top.params.n, "uri", &nm, &nmn) == 1 &&
+            else if (method_is(x, "resources/read") &&
+                     jscan_member(top.params.p, top.params.n, "uri", &nm, &nmn) == 1 &&
                      str_value(nm, nmn, name, sizeof name) == 0)
                 x->name = header_safe(name);
         }
@@ -811,7 +814,7 @@ void hup_send(struct hup *h, const char *line, size_t n)
         free(h->init_body);
         h->init_body = text_dup(line, n);
         h->init_n = h->init_body ? n : 0;
-        h->session[0] = '\0';                 /* a new handshake starts a new session */
+        h->session[0] = '\0'; /* a new handshake starts a new session */
     } else if (method_is(x, "notifications/initialized")) {
         x->is_initialized = 1;
         free(h->initialized_body);
@@ -841,14 +844,14 @@ static void renew(struct hup *h)
         recent += now - h->renewed_at[i] < RENEW_WINDOW_MS;
     h->renew_refused = recent >= RENEWALS_MAX;
     if (h->renew_refused) {
-        if (!h->renew_said)                   /* said once, until the window has room again */
+        if (!h->renew_said) /* said once, until the window has room again */
             log_event(LOG_WARN, "upstream_http_renewals_exhausted", "renewals=%d window_s=%d", RENEWALS_MAX,
                       RENEW_WINDOW_MS / 1000);
         h->renew_said = 1;
         return;
     }
     h->renew_said = 0;
-    int slot = 0;                             /* the oldest, or a free one */
+    int slot = 0; /* the oldest, or a free one */
     for (int i = 1; i < RENEWALS_MAX; i++)
         if (i >= h->nrenewed || h->renewed_at[i] < h->renewed_at[slot])
             slot = i;
@@ -902,7 +905,7 @@ static void renewed(struct hup *h, int ok, long status)
         held = x->next;
         x->next = NULL;
         if (ok && x->is_initialized) {
-            xfer_free(x);                     /* sent again above */
+            xfer_free(x); /* sent again above */
         } else if (ok) {
             later(x, 0);
         } else {
@@ -910,7 +913,8 @@ static void renewed(struct hup *h, int ok, long status)
             if (h->renew_refused)
                 fail(x, "UPSTREAM_HTTP", "session_expired",
                      "the server at %s keeps ending the session: keel opened a new one %d times in the last minute "
-                     "and stops (does every replica behind it know the session?)", h->origin, RENEWALS_MAX);
+                     "and stops (does every replica behind it know the session?)",
+                     h->origin, RENEWALS_MAX);
             else
                 fail(x, "UPSTREAM_HTTP", "session_expired",
                      "the server at %s ended the session and did not start a new one (HTTP %ld)", h->origin, status);
@@ -1057,7 +1061,7 @@ static void get_ended(struct hup *h, struct xfer *x, CURLcode rc)
         memcpy(h->get_last_id, x->sse.id, sizeof h->get_last_id);
     int ok = rc == CURLE_OK && x->status >= 200 && x->status < 300 && x->is_stream;
     if (x->status == 405 || (rc == CURLE_OK && x->status >= 200 && x->status < 300 && !x->is_stream)) {
-        h->get_refused = 1;                   /* the server offers no stream: fine */
+        h->get_refused = 1; /* the server offers no stream: fine */
         log_event(LOG_INFO, "upstream_http_no_get_stream", "status=%ld", x->status);
     } else if (x->status == 404 && x->sent_session) {
         renew(h);
@@ -1108,8 +1112,9 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
         get_ended(h, x, rc);
         return;
     }
-    if (x->is_init && !(x->status == 307 || x->status == 308) && !(rc == CURLE_COULDNT_CONNECT && x->tries < CONNECT_TRIES)) {
-        h->initializing = 0;                  /* answered, or failed: what waited for it goes */
+    if (x->is_init && !(x->status == 307 || x->status == 308) &&
+        !(rc == CURLE_COULDNT_CONNECT && x->tries < CONNECT_TRIES)) {
+        h->initializing = 0; /* answered, or failed: what waited for it goes */
         release_held(h);
     }
     if (x->too_large) {
@@ -1125,14 +1130,14 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
         free(redirect);
         const char *cause = cause_of(rc);
         if (rc == CURLE_COULDNT_CONNECT && x->tries < CONNECT_TRIES) {
-            x->tries++;                       /* nothing reached the server: safe to send again */
+            x->tries++; /* nothing reached the server: safe to send again */
             log_event(LOG_INFO, "upstream_http_retry", "attempt=%d", x->tries);
             later(x, jitter(h, (int64_t)BACKOFF_MS << (x->tries - 1)));
             return;
         }
         if (!strcmp(cause, "stream_cut") && x->mode == 1 && x->sse.id[0] && x->id && x->resumes < RESUMES_MAX &&
             h->cb.waiting(h->cb.ctx, x->id, x->idn)) {
-            x->kind = XK_RESUME;              /* the stream named a cursor: pick it up there */
+            x->kind = XK_RESUME; /* the stream named a cursor: pick it up there */
             x->resumes++;
             log_event(LOG_INFO, "upstream_http_resume", "attempt=%d", x->resumes);
             later(x, jitter(h, retry_delay(x)));
@@ -1167,15 +1172,16 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
         }
         if (x->id && h->cb.waiting(h->cb.ctx, x->id, x->idn)) {
             if (x->mode == 1 && x->sse.id[0] && x->resumes < RESUMES_MAX) {
-                x->kind = XK_RESUME;          /* closed early, as a server may: poll it again */
+                x->kind = XK_RESUME; /* closed early, as a server may: poll it again */
                 x->resumes++;
                 log_event(LOG_INFO, "upstream_http_resume", "attempt=%d", x->resumes);
                 later(x, jitter(h, retry_delay(x)));
                 return;
             }
             fail(x, "UPSTREAM_HTTP", x->delivered ? "bad_body" : "no_answer",
-                 x->delivered ? "the server at %s answered with something that is not a JSON-RPC response to this request"
-                              : "the server at %s ended its answer without a response to this request",
+                 x->delivered
+                     ? "the server at %s answered with something that is not a JSON-RPC response to this request"
+                     : "the server at %s ended its answer without a response to this request",
                  h->origin);
         }
         xfer_free(x);
@@ -1183,7 +1189,7 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
     }
     if (st == 404 && x->sent_session && h->init_body && x->renewals < 1 && x->kind == XK_POST) {
         free(redirect);
-        x->renewals++;                        /* the session expired: a new one, then this again */
+        x->renewals++; /* the session expired: a new one, then this again */
         append(&h->held, x);
         renew(h);
         if (!h->renewing)
@@ -1201,7 +1207,8 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
         free(redirect);
         fail(x, "UPSTREAM_HTTP", "redirect",
              "the server at %s redirected this request to another origin (or too often); keel follows redirects "
-             "only within the origin of --url", h->origin);
+             "only within the origin of --url",
+             h->origin);
         xfer_free(x);
         return;
     }
@@ -1264,7 +1271,7 @@ void hup_run(struct hup *h, const struct pollfd *pf, int n)
         if (!pf[i].revents)
             continue;
         int ev = (pf[i].revents & POLLIN ? CURL_CSELECT_IN : 0) | (pf[i].revents & POLLOUT ? CURL_CSELECT_OUT : 0) |
-                 (pf[i].revents & (POLLERR | POLLHUP | POLLNVAL) ? CURL_CSELECT_ERR : 0);
+            (pf[i].revents & (POLLERR | POLLHUP | POLLNVAL) ? CURL_CSELECT_ERR : 0);
         cx.multi_socket_action(h->m, pf[i].fd, ev, &running);
     }
     for (int round = 0; round < 4; round++) {
@@ -1301,7 +1308,8 @@ struct hup *hup_open(const struct hup_opts *o, const struct hup_cb *cb, char *wh
         snprintf(why, whyn, "out of memory");
         goto bad;
     }
-    if (cx.url_set(u, CURLUPART_URL, o->url, 0) != CURLUE_OK || cx.url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+    if (cx.url_set(u, CURLUPART_URL, o->url, 0) != CURLUE_OK ||
+        cx.url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         cx.url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
         cx.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
         snprintf(why, whyn, "--url is not a URL keel can read; give one like https://example.com/mcp");
@@ -1368,7 +1376,7 @@ void hup_close(struct hup *h)
     free_list(h, h->queued);
     free_list(h, h->later);
     free_list(h, h->held);
-    if (h->session[0]) {                      /* the session is no longer needed: say so */
+    if (h->session[0]) { /* the session is no longer needed: say so */
         CURL *e = cx.easy_init();
         struct xfer x = {.h = h, .kind = XK_GET};
         h->busy++;

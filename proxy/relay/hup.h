@@ -35,9 +35,9 @@
 
 struct hup_opts {
     const char *url;
-    char *const *headers;        /* "Name: value", NULL-terminated, or NULL */
-    const char *cacert;          /* a CA bundle for a private CA; NULL: the system's */
-    long idle_ms;                /* a request with no byte from the server this long fails; 0: never */
+    char *const *headers; /* "Name: value", NULL-terminated, or NULL */
+    const char *cacert; /* a CA bundle for a private CA; NULL: the system's */
+    long idle_ms; /* a request with no byte from the server this long fails; 0: never */
     size_t max_message_bytes;
 };
 

@@ -18,42 +18,42 @@
 #define RELAY_MAX_TOOLS 32
 
 enum upstream_state {
-    UP,          /* running */
-    REPLAYING,   /* respawned; waiting for the replayed initialize to answer */
-    WAITING,     /* exited; a respawn is scheduled */
-    FAILED,      /* could not be started; every request is answered with why */
-    GONE,        /* exited for good */
+    UP, /* running */
+    REPLAYING, /* respawned; waiting for the replayed initialize to answer */
+    WAITING, /* exited; a respawn is scheduled */
+    FAILED, /* could not be started; every request is answered with why */
+    GONE, /* exited for good */
 };
 
 struct relay {
     const struct wrap_opts *o;
-    struct frame_reader cin, sout;     /* client stdin, upstream stdout */
-    struct outq cout, sin;             /* to the client, to the upstream */
+    struct frame_reader cin, sout; /* client stdin, upstream stdout */
+    struct outq cout, sin; /* to the client, to the upstream */
     struct pending pend;
     struct child child;
-    struct hup *http;                  /* --url: the upstream over HTTP (no child) */
+    struct hup *http; /* --url: the upstream over HTTP (no child) */
     enum upstream_state up;
-    char fail_reason[600];             /* why the upstream is not running */
-    char *init_line;                   /* the client's initialize, for replay */
+    char fail_reason[600]; /* why the upstream is not running */
+    char *init_line; /* the client's initialize, for replay */
     size_t init_n;
-    char *initialized_line;            /* and its notifications/initialized */
+    char *initialized_line; /* and its notifications/initialized */
     size_t initialized_n;
     unsigned replays;
     /* keel's tools as exposed: their names after any clash renaming */
     const struct tool *exposed[RELAY_MAX_TOOLS];
     char exposed_name[RELAY_MAX_TOOLS][160];
     int nexposed;
-    char **upstream_names;             /* every upstream tool name seen */
+    char **upstream_names; /* every upstream tool name seen */
     size_t nupstream, upstream_cap;
-    int64_t last_touch_ms;             /* last activity write to the state file */
-    int exit_after_answer;             /* FAILED: exit once the initialize is answered */
-    int stdout_flags;                  /* stdout's flags before keel made it non-blocking */
-    struct overlay ov;                 /* detectors on the traffic (parts 0: a pure relay) */
-    struct {                           /* the upstream line being passed on as it arrives (cut.c) */
+    int64_t last_touch_ms; /* last activity write to the state file */
+    int exit_after_answer; /* FAILED: exit once the initialize is answered */
+    int stdout_flags; /* stdout's flags before keel made it non-blocking */
+    struct overlay ov; /* detectors on the traffic (parts 0: a pure relay) */
+    struct { /* the upstream line being passed on as it arrives (cut.c) */
         int on, dropping, declined;
         size_t bytes;
         struct jstream js;
-        const char *why, *code;        /* it broke before its id was seen: answer from its tail */
+        const char *why, *code; /* it broke before its id was seen: answer from its tail */
         char tail[FRAME_HEAD];
         size_t tail_n;
     } cut;
@@ -61,8 +61,8 @@ struct relay {
 
 /* What a pending tools/call carries until its result comes back. */
 struct call_data {
-    struct loop_call call;             /* its identity, for the loop detector */
-    int watched;                       /* the loop detector watches this call */
+    struct loop_call call; /* its identity, for the loop detector */
+    int watched; /* the loop detector watches this call */
     char tool[];
 };
 
@@ -89,7 +89,8 @@ int relay_server_drain(struct relay *r);
 void relay_server_closed(struct relay *r);
 /* A message for the upstream: its stdin, or a POST with --url. */
 void relay_to_upstream(struct relay *r, const char *line, size_t n);
-void relay_upstream_error(struct relay *r, const char *id, size_t idn, int code, const char *msg, const char *keel_code);
+void relay_upstream_error(struct relay *r, const char *id, size_t idn, int code, const char *msg,
+                          const char *keel_code);
 void relay_error(struct outq *q, const char *id, size_t idn, int code, const char *msg, const char *keel_code);
 /* The upstream is gone: every request the client is waiting on gets an error. */
 void relay_fail_pending(struct relay *r, const char *why);

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#define TOUCH_EVERY_MS 10000   /* activity is written to the state file at most this often */
+#define TOUCH_EVERY_MS 10000 /* activity is written to the state file at most this often */
 
 /* 1 if the raw JSON string token equals want (escapes decoded when present). */
 static int str_is(const char *raw, size_t rn, const char *want)
@@ -98,7 +98,7 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
                              size_t n)
 {
     cJSON *m = jscan_parse_valid(line, n);
-    if (!m) {                         /* never a call with arguments missing */
+    if (!m) { /* never a call with arguments missing */
         relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, "keel could not read this request (out of memory)", NULL);
         return;
     }
@@ -114,9 +114,9 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
         return;
     }
     log_event(LOG_INFO, "tool_invoked", "name=%s bytes=%zu", t->name, n);
-    state_lock_wait(STATE_TOOL_WAIT_MS);       /* a tool the client asked for waits a little for the state */
+    state_lock_wait(STATE_TOOL_WAIT_MS); /* a tool the client asked for waits a little for the state */
     cJSON *res = tools_answer(t, params, line, n, r->o->profile, r->o->state_dir);
-    state_lock_wait(0);                         /* the relay's own state work never waits */
+    state_lock_wait(0); /* the relay's own state work never waits */
     if (named > 0 && era_modern_supported(want))
         era_complete(res);
     send_line(&r->cout, jr_reply(id, idn, "result", res));
@@ -128,7 +128,8 @@ static void touch(struct relay *r)
 {
     struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir, 0};
     kerr e = {0};
-    if (chrono_now(&env.now, &e) < 0 || (env.now.ms - r->last_touch_ms < TOUCH_EVERY_MS && env.now.ms >= r->last_touch_ms))
+    if (chrono_now(&env.now, &e) < 0 ||
+        (env.now.ms - r->last_touch_ms < TOUCH_EVERY_MS && env.now.ms >= r->last_touch_ms))
         return;
     r->last_touch_ms = env.now.ms;
     if (chrono_touch(&env, &e) < 0)
@@ -149,23 +150,24 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
                     "Parse error: the line is not valid JSON (or nests deeper than 1000)", NULL);
         return 1;
     }
-    if (top->first != '{') {                  /* a batch or a bare value */
-        if (r->up == UP && top->first == '[' && !r->http)   /* over HTTP a POST carries one message */
+    if (top->first != '{') { /* a batch or a bare value */
+        if (r->up == UP && top->first == '[' && !r->http) /* over HTTP a POST carries one message */
             relay_to_upstream(r, line, n);
         else
-            relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
+            relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object",
+                        NULL);
         return 1;
     }
     const char *id = top->id.p;
     size_t idn = top->id.n;
     int has_id = id && jr_valid_raw_id(id, idn);
-    if (top->dup) {                           /* peers would read it differently (first- or last-wins) */
+    if (top->dup) { /* peers would read it differently (first- or last-wins) */
         log_event(LOG_WARN, "client_invalid_request", "reason=duplicate_member bytes=%zu", n);
         relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
                     "Invalid Request: a member (id, method, params...) is given twice", NULL);
         return 1;
     }
-    if (id && !has_id) {                      /* an id of null, true, {} or []: not a notification */
+    if (id && !has_id) { /* an id of null, true, {} or []: not a notification */
         log_event(LOG_WARN, "client_invalid_request", "reason=bad_id bytes=%zu", n);
         relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: an id must be a string or a number", NULL);
         return 1;
@@ -173,7 +175,7 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
     if (!jscan_is_jsonrpc(top)) {
         log_event(LOG_WARN, "client_invalid_request", "bytes=%zu", n);
         relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
-                 "Invalid Request: needs jsonrpc \"2.0\" and a method, or an id with a result or an error", NULL);
+                    "Invalid Request: needs jsonrpc \"2.0\" and a method, or an id with a result or an error", NULL);
         return 1;
     }
     if (top->method.p && has_id && idn > JR_ID_MAX) {
@@ -209,7 +211,7 @@ static void client_notification(struct relay *r, const char *line, size_t n, con
     int kind;
     if (str_is(method, mn, "notifications/cancelled") && params &&
         jscan_member(params, top->params.n, "requestId", &rid, &ridn) == 1)
-        pending_take(&r->pend, FROM_CLIENT, rid, ridn, &kind, NULL);   /* no answer will come */
+        pending_take(&r->pend, FROM_CLIENT, rid, ridn, &kind, NULL); /* no answer will come */
     if (str_is(method, mn, "notifications/initialized")) {
         free(r->initialized_line);
         r->initialized_line = text_dup(line, n);
@@ -233,8 +235,10 @@ static int request_refused(struct relay *r, const char *id, size_t idn, size_t n
     }
     if (r->pend.live >= PENDING_MAX) {
         log_event(LOG_WARN, "too_many_pending", "limit=%d", PENDING_MAX);
-        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, "keel has too many requests in flight to this server; "
-                    "wait for some answers and send it again", "TOO_MANY_PENDING");
+        relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR,
+                    "keel has too many requests in flight to this server; "
+                    "wait for some answers and send it again",
+                    "TOO_MANY_PENDING");
         return 1;
     }
     return 0;
@@ -325,9 +329,9 @@ static char *merge_initialize(struct relay *r, const char *line, size_t n, const
     struct jscan_insert ins;
     if (jscan_member(res->p, res->n, "capabilities", &caps, &cn) == 1) {
         if (caps[0] != '{' || jscan_member(caps, cn, "tools", &tools, &tn) == 1)
-            return NULL;                      /* it has tools already (or is odd): leave it */
-        snprintf(text, sizeof text, "\"tools\":{\"listChanged\":%s}%s", r->o->restart_max > 0 || r->o->url ? "true" : "false",
-                 span_empty(caps, cn) ? "" : ",");
+            return NULL; /* it has tools already (or is odd): leave it */
+        snprintf(text, sizeof text, "\"tools\":{\"listChanged\":%s}%s",
+                 r->o->restart_max > 0 || r->o->url ? "true" : "false", span_empty(caps, cn) ? "" : ",");
         ins = (struct jscan_insert){(size_t)(caps - line) + 1, text, 0};
     } else {
         snprintf(text, sizeof text, "\"capabilities\":{\"tools\":{\"listChanged\":%s}}%s",
@@ -372,19 +376,22 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     if (!res->p || res->p[0] != '{' || jscan_member(res->p, res->n, "tools", &arr, &an) != 1 || arr[0] != '[')
         return NULL;
     cJSON *tools = jscan_parse_valid(arr, an), *t;
-    cJSON_ArrayForEach(t, tools) {
+    cJSON_ArrayForEach(t, tools)
+    {
         const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
         if (nm)
             remember_upstream(r, nm);
     }
     cJSON_Delete(tools);
-    int last_page = jscan_member(res->p, res->n, "nextCursor", &next, &nn) != 1 || (nn == 4 && !memcmp(next, "null", 4));
+    int last_page =
+        jscan_member(res->p, res->n, "nextCursor", &next, &nn) != 1 || (nn == 4 && !memcmp(next, "null", 4));
     if (!last_page || !r->nexposed)
         return NULL;
     cJSON *mine = tools_list(r->o->groups);
     int i = 0;
     cJSON *d;
-    cJSON_ArrayForEach(d, mine) {
+    cJSON_ArrayForEach(d, mine)
+    {
         const char *base = r->exposed[i]->name;
         char want[160];
         snprintf(want, sizeof want, "%s", base);
@@ -397,13 +404,13 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
         cJSON_ReplaceItemInObjectCaseSensitive(d, "name", cJSON_CreateString(r->exposed_name[i]));
         i++;
     }
-    char *printed = cJSON_PrintUnformatted(mine);   /* "[...]": keel's tools as an array */
+    char *printed = cJSON_PrintUnformatted(mine); /* "[...]": keel's tools as an array */
     cJSON_Delete(mine);
     if (!printed)
         return NULL;
     size_t pl = strlen(printed);
-    printed[pl - 1] = '\0';                          /* drop the closing bracket */
-    printed[0] = span_empty(arr, an) ? ' ' : ',';     /* and the opening one becomes the separator */
+    printed[pl - 1] = '\0'; /* drop the closing bracket */
+    printed[0] = span_empty(arr, an) ? ' ' : ','; /* and the opening one becomes the separator */
     struct jscan_insert ins = {(size_t)(arr - line) + an - 1, printed, 0};
     char *out = jscan_splice(line, n, &ins, 1, NULL);
     free(printed);
@@ -461,7 +468,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
         log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
         return;
     }
-    if (!text_valid_utf8(line, n)) {          /* the client's parser would refuse the whole line */
+    if (!text_valid_utf8(line, n)) { /* the client's parser would refuse the whole line */
         if (!answer_unusable(r, line, n, "it is not valid UTF-8"))
             log_event(LOG_WARN, "upstream_not_utf8", "bytes=%zu", n);
         return;
@@ -478,14 +485,14 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
             log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=duplicate_member bytes=%zu", n);
         return;
     }
-    if (!jscan_is_jsonrpc(&top)) {            /* JSON, but not a message: a JSON logger, say */
+    if (!jscan_is_jsonrpc(&top)) { /* JSON, but not a message: a JSON logger, say */
         log_event(LOG_WARN, "upstream_not_jsonrpc", "bytes=%zu", n);
         return;
     }
     const char *id = top.id.p;
     size_t idn = top.id.n;
     int has_id = id && jr_valid_raw_id(id, idn);
-    if (top.method.p && has_id && idn > JR_ID_MAX) {   /* kept in flight: answered here instead */
+    if (top.method.p && has_id && idn > JR_ID_MAX) { /* kept in flight: answered here instead */
         log_event(LOG_WARN, "upstream_invalid_request", "reason=id_too_long bytes=%zu", idn);
         relay_upstream_error(r, id, idn, JR_INVALID_REQUEST, "Invalid Request: the id is longer than 1024 bytes", NULL);
         return;
@@ -530,8 +537,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
             rewritten = append_tools(r, line, n, &top);
         else if (kind == PK_TOOLS_CALL)
             rewritten = relay_call_finished(r, data, line, n, &top);
-    }
-    else {
+    } else {
         /* Nobody waits for it: an unknown id, one already answered, or none. */
         log_event(LOG_INFO, "response_dropped", "from=upstream reason=unknown_id bytes=%zu", n);
         return;
@@ -553,7 +559,7 @@ static void oversize_msg(char *buf, size_t n, size_t total, size_t limit, const 
 static int oversize_id(const struct frame_reader *f, const char *head, size_t hn, const char **id, size_t *idn)
 {
     return (jscan_member(head, hn, "id", id, idn) == 1 || jscan_tail_id(f->tail, f->tail_n, id, idn)) &&
-           jr_valid_raw_id(*id, *idn);
+        jr_valid_raw_id(*id, *idn);
 }
 
 void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t total)
@@ -565,7 +571,7 @@ void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t 
     char msg[200];
     log_event(LOG_WARN, "message_too_large", "from=client bytes=%zu limit=%zu", total, r->o->max_message_bytes);
     int kind;
-    if (has_method && has_id) {               /* a request: answer it */
+    if (has_method && has_id) { /* a request: answer it */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
         relay_error(&r->cout, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
     } else if (!has_method && has_id && pending_take(&r->pend, FROM_SERVER, id, idn, &kind, NULL) && r->up == UP) {
@@ -584,7 +590,7 @@ void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t 
     char msg[200];
     log_event(LOG_WARN, "message_too_large", "from=upstream bytes=%zu limit=%zu", total, r->o->max_message_bytes);
     int kind;
-    if (has_method && has_id) {               /* a server request: answer the server */
+    if (has_method && has_id) { /* a server request: answer the server */
         oversize_msg(msg, sizeof msg, total, r->o->max_message_bytes, "Invalid Request: message");
         relay_upstream_error(r, id, idn, JR_INVALID_REQUEST, msg, "MESSAGE_TOO_LARGE");
     } else if (!has_method && has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, NULL)) {
@@ -636,7 +642,7 @@ void relay_init(struct relay *r, const struct wrap_opts *o)
     r->o = o;
     relay_expose_init(r);
     r->pend.free_data = relay_call_data_free;
-    state_lock_wait(0);                       /* the wire never waits on the state file */
+    state_lock_wait(0); /* the wire never waits on the state file */
     overlay_init(&r->ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
                  o->nloop_exempt);
     outq_init(&r->sin, -1);

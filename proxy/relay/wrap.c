@@ -37,14 +37,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HIGH_WATER (1u << 20)
-#define GRACE_MS 2000
-#define QUIET_GRACE_MS 250       /* after the client left with nothing in flight */
-#define YOUNG_MS 1000            /* an upstream started this recently gets the full grace */
+#define HIGH_WATER       (1u << 20)
+#define GRACE_MS         2000
+#define QUIET_GRACE_MS   250 /* after the client left with nothing in flight */
+#define YOUNG_MS         1000 /* an upstream started this recently gets the full grace */
 #define BACKOFF_FIRST_MS 250
-#define BACKOFF_MAX_MS 8000
-#define REPLAY_MS 10000          /* a respawned upstream must answer the replayed initialize by then */
-#define STABLE_MS 60000          /* an upstream that ran this long gets a fresh restart budget */
+#define BACKOFF_MAX_MS   8000
+#define REPLAY_MS        10000 /* a respawned upstream must answer the replayed initialize by then */
+#define STABLE_MS        60000 /* an upstream that ran this long gets a fresh restart budget */
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -67,7 +67,7 @@ int relay_open(struct relay *r)
 {
     if (pipe(sig_pipe) < 0)
         return -1;
-    for (int i = 0; i < 2; i++) {                 /* not inherited by the upstream */
+    for (int i = 0; i < 2; i++) { /* not inherited by the upstream */
         nonblock(sig_pipe[i]);
         fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
     }
@@ -191,9 +191,9 @@ struct loop {
     enum phase phase;
     int client_eof, sout_open, status, restarts, stop_signal;
     int64_t reap_at, restart_at, phase_at, replay_at;
-    int64_t started_at;            /* when the upstream last started */
+    int64_t started_at; /* when the upstream last started */
     struct pollfd pf[5];
-    int np, icin, isout;           /* pf's entries, and which are the client's stdin and the upstream's stdout */
+    int np, icin, isout; /* pf's entries, and which are the client's stdin and the upstream's stdout */
 };
 
 /* What to wait for, and until when: the nearest deadline. -1 when poll fails. */
@@ -246,7 +246,7 @@ static void take_signals(struct loop *l)
              * take what it wrote, then stop listening and end the group. */
             int fl = fcntl(r->child.out_fd, F_GETFL);
             fcntl(r->child.out_fd, F_SETFL, fl | O_NONBLOCK);
-            while (relay_server_drain(r) != FRAME_EOF && frame_fill(&r->sout) >= 0)   /* 0: the end, drained next */
+            while (relay_server_drain(r) != FRAME_EOF && frame_fill(&r->sout) >= 0) /* 0: the end, drained next */
                 ;
             kill(-r->child.pid, SIGKILL);
             close_upstream_out(r, &l->sout_open);
@@ -310,13 +310,13 @@ static void reap_upstream(struct loop *l, int64_t now)
         close(r->child.in_fd);
     r->child.in_fd = -1;
     outq_free(&r->sin);
-    kill(-r->child.pid, SIGKILL);    /* helpers left in its group */
+    kill(-r->child.pid, SIGKILL); /* helpers left in its group */
     r->child.pid = 0;
     char why[120];
     snprintf(why, sizeof why, "the upstream server exited with status %d", code);
     relay_fail_pending(r, why);
     if (now - l->started_at >= STABLE_MS)
-        l->restarts = 0;             /* it ran well for a while: a fresh budget */
+        l->restarts = 0; /* it ran well for a while: a fresh budget */
     if (l->phase == RUNNING && !l->client_eof && l->restarts < r->o->restart_max) {
         l->restart_at = now + restart_delay(l->restarts);
         r->up = WAITING;
@@ -326,7 +326,7 @@ static void reap_upstream(struct loop *l, int64_t now)
         r->up = GONE;
         if (l->phase == RUNNING) {
             l->status = code;
-            l->client_eof = 1;       /* nothing left to relay */
+            l->client_eof = 1; /* nothing left to relay */
         }
     }
 }
@@ -377,7 +377,7 @@ static void wind_down(struct loop *l, int64_t now)
          * with none owed, or nobody left to read them, the upstream has
          * QUIET_GRACE_MS to leave on its own. */
         int owed = pending_any(&r->pend, FROM_CLIENT, ~0u) && !r->cout.failed;
-        int young = now - l->started_at < YOUNG_MS;       /* still starting: let it */
+        int young = now - l->started_at < YOUNG_MS; /* still starting: let it */
         l->phase_at = now + (owed || young ? GRACE_MS : QUIET_GRACE_MS);
     }
     if (l->phase != RUNNING && r->child.in_fd >= 0 && (!r->sin.bytes || r->sin.failed || now >= l->phase_at)) {
@@ -386,7 +386,7 @@ static void wind_down(struct loop *l, int64_t now)
         outq_free(&r->sin);
     }
     if (l->phase == KILLED && r->child.pid && now >= l->phase_at && l->sout_open)
-        close_upstream_out(r, &l->sout_open);   /* something outside the group holds its stdout */
+        close_upstream_out(r, &l->sout_open); /* something outside the group holds its stdout */
     if (l->phase != RUNNING && l->phase != KILLED && r->child.pid && now >= l->phase_at) {
         int sig = l->phase == CLOSING ? SIGTERM : SIGKILL;
         log_event(LOG_INFO, sig == SIGTERM ? "upstream_sigterm" : "upstream_sigkill", "pid=%ld", (long)r->child.pid);
@@ -426,7 +426,7 @@ int wrap_run(const struct wrap_opts *o)
             break;
     }
     if (r->up == FAILED && !l.status)
-        l.status = 1;                 /* the upstream never ran */
+        l.status = 1; /* the upstream never ran */
     if (r->child.out_fd >= 0)
         close(r->child.out_fd);
     relay_close(r, l.status);

@@ -8,23 +8,23 @@
 #include <stddef.h>
 
 struct wrap_opts {
-    char **argv;                    /* the upstream command (NULL with url) */
-    const char *url;                /* --url: a Streamable HTTP server instead of a command */
-    char **headers;                 /* with url: "Name: value" to send, NULL-terminated */
-    const char *cacert;             /* with url: CA bundle for a private CA */
-    long idle_ms;                   /* with url: a request the server is silent on this long fails */
-    const char *cwd;                /* NULL: keel's own */
-    char **env_add;                 /* "K=V" strings, NULL-terminated, or NULL */
+    char **argv; /* the upstream command (NULL with url) */
+    const char *url; /* --url: a Streamable HTTP server instead of a command */
+    char **headers; /* with url: "Name: value" to send, NULL-terminated */
+    const char *cacert; /* with url: CA bundle for a private CA */
+    long idle_ms; /* with url: a request the server is silent on this long fails */
+    const char *cwd; /* NULL: keel's own */
+    char **env_add; /* "K=V" strings, NULL-terminated, or NULL */
     size_t max_message_bytes;
-    unsigned groups;                /* keel tool groups to expose */
-    const char *tool_prefix;        /* for keel tools whose names clash */
-    int restart_max;                /* respawns allowed; 0: none */
+    unsigned groups; /* keel tool groups to expose */
+    const char *tool_prefix; /* for keel tools whose names clash */
+    int restart_max; /* respawns allowed; 0: none */
     const struct profile *profile;
-    const char *state_dir;          /* NULL: the default */
-    unsigned overlay;               /* OV_* parts of the overlay to run (0: none) */
-    char **model_tools;             /* globs of model-backed tools (sycophancy on their results) */
+    const char *state_dir; /* NULL: the default */
+    unsigned overlay; /* OV_* parts of the overlay to run (0: none) */
+    char **model_tools; /* globs of model-backed tools (sycophancy on their results) */
     int nmodel_tools;
-    char **loop_exempt;             /* globs of tools the loop detector never counts */
+    char **loop_exempt; /* globs of tools the loop detector never counts */
     int nloop_exempt;
 };
 

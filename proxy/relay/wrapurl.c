@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #define HIGH_WATER (1u << 20)
-#define GRACE_MS 2000
-#define MAX_SOCKS 256
+#define GRACE_MS   2000
+#define MAX_SOCKS  256
 
 static void on_message(void *ctx, char *line, size_t n)
 {
@@ -88,8 +88,8 @@ int wrap_url_run(const struct wrap_opts *o)
         return 1;
     }
     r.up = UP;
-    log_event(LOG_INFO, "wrap_start", "tools=%d overlay=%u max_message_bytes=%zu upstream=http", r.nexposed,
-              r.ov.parts, o->max_message_bytes);
+    log_event(LOG_INFO, "wrap_start", "tools=%d overlay=%u max_message_bytes=%zu upstream=http", r.nexposed, r.ov.parts,
+              o->max_message_bytes);
 
     int client_eof = 0, stop_signal = 0, status = 0;
     int64_t closing_at = -1;
@@ -135,7 +135,7 @@ int wrap_url_run(const struct wrap_opts *o)
         hup_run(r.http, pf + first_sock, np - first_sock);
         if (icin >= 0 && !client_eof && (pf[icin].revents & (POLLIN | POLLHUP | POLLERR)) && relay_read_client(&r))
             client_eof = 1;
-        hup_run(r.http, NULL, 0);             /* what the client just sent leaves now */
+        hup_run(r.http, NULL, 0); /* what the client just sent leaves now */
         if (r.cout.bytes && !r.cout.failed)
             outq_flush(&r.cout);
         if (r.cout.failed && !client_eof) {

@@ -32,7 +32,7 @@
 #define KEEL_VERSION "0.0.0"
 #endif
 
-#define SERVE_TOUCH_EVERY_MS 10000   /* client activity written at most this often */
+#define SERVE_TOUCH_EVERY_MS 10000 /* client activity written at most this often */
 
 static const char instructions[] =
     "keel offers advisory checks. Each result has a plain-language reason and, when something is detected, "
@@ -122,7 +122,8 @@ static struct reply tools_call(const struct serve_opts *o, const cJSON *params, 
         kerr e = {0};
         if (chrono_now(&env.now, &e) < 0)
             log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
-        else if (last_touch_ms < 0 || env.now.ms - last_touch_ms >= SERVE_TOUCH_EVERY_MS || env.now.ms < last_touch_ms) {
+        else if (last_touch_ms < 0 || env.now.ms - last_touch_ms >= SERVE_TOUCH_EVERY_MS ||
+                 env.now.ms < last_touch_ms) {
             last_touch_ms = env.now.ms;
             if (chrono_touch(&env, &e) < 0)
                 log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
@@ -210,7 +211,7 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
     while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
         i++;
     if (i == n)
-        return NULL;                              /* blank line */
+        return NULL; /* blank line */
     cJSON *m = jscan_parse(line, n);
     struct reply r;
     const char *id = NULL;
@@ -235,7 +236,7 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
         r = dispatch(o, m, line, n);
     }
     char *out = r.member ? jr_reply(id, idn, r.member, r.value) : NULL;
-    cJSON_Delete(m);              /* after the reply, which may borrow its strings (detect.h) */
+    cJSON_Delete(m); /* after the reply, which may borrow its strings (detect.h) */
     return out;
 }
 
@@ -272,7 +273,7 @@ int serve_run(const struct serve_opts *o)
         if (st == FRAME_NEED) {
             if (frame_fill(&r) >= 0)
                 continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {   /* a non-blocking stdin */
+            if (errno == EAGAIN || errno == EWOULDBLOCK) { /* a non-blocking stdin */
                 struct pollfd p = {STDIN_FILENO, POLLIN, 0};
                 poll(&p, 1, -1);
                 continue;
@@ -281,7 +282,8 @@ int serve_run(const struct serve_opts *o)
             status = 1;
             break;
         }
-        char *reply = st == FRAME_OVERSIZE ? oversize_reply(o, &r, line, n, r.oversize_bytes) : serve_handle(o, line, n);
+        char *reply =
+            st == FRAME_OVERSIZE ? oversize_reply(o, &r, line, n, r.oversize_bytes) : serve_handle(o, line, n);
         if (reply) {
             int rc = jr_write_line(STDOUT_FILENO, reply, strlen(reply));
             free(reply);

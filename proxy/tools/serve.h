@@ -8,9 +8,9 @@
 
 struct serve_opts {
     size_t max_message_bytes;
-    unsigned groups;                /* tool groups to expose */
+    unsigned groups; /* tool groups to expose */
     const struct profile *profile;
-    const char *state_dir;          /* NULL: the default */
+    const char *state_dir; /* NULL: the default */
 };
 
 /* Serves stdin/stdout until stdin ends. Returns the process exit status. */

@@ -12,10 +12,10 @@
 #include <string.h>
 
 /* The detectors are pure: they take the clock reading and nothing else. */
-#define DETECTOR(fn)                                                                    \
-    static int tool_##fn(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e) \
-    {                                                                                   \
-        return fn(args, env->now.ms, env->now.offset_s, out, e);                        \
+#define DETECTOR(fn)                                                                                                   \
+    static int tool_##fn(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)                        \
+    {                                                                                                                  \
+        return fn(args, env->now.ms, env->now.offset_s, out, e);                                                       \
     }
 DETECTOR(rum_check)
 DETECTOR(hyp_check)
@@ -26,7 +26,8 @@ const struct tool tools_table[] = {
     {"check_rumination", TOOL_GUARDRAIL, "schemas/check_rumination.json", tool_rum_check, 0},
     {"check_hyperfocus", TOOL_GUARDRAIL, "schemas/check_hyperfocus.json", tool_hyp_check, 0},
     {"check_sycophancy", TOOL_GUARDRAIL, "schemas/check_sycophancy.json", tool_syc_check, 0},
-    {"get_time_context", TOOL_CHRONO | TOOL_CORE, "schemas/get_time_context.json", chrono_get_time_context, TOOL_PURE_READ},
+    {"get_time_context", TOOL_CHRONO | TOOL_CORE, "schemas/get_time_context.json", chrono_get_time_context,
+     TOOL_PURE_READ},
     {"mark_session_start", TOOL_CHRONO | TOOL_CORE, "schemas/mark_session_start.json", chrono_mark_session_start, 0},
     {"mark_session_end", TOOL_CHRONO | TOOL_CORE, "schemas/mark_session_end.json", chrono_mark_session_end, 0},
     {"request_break_if_needed", TOOL_CHRONO, "schemas/request_break_if_needed.json", chrono_request_break, 0},
@@ -114,7 +115,7 @@ cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *
 {
     kerr e = {0};
     cJSON *out = NULL;
-    static cJSON empty = {.type = cJSON_Object};   /* {} for a call without arguments; outlives out (detect.h) */
+    static cJSON empty = {.type = cJSON_Object}; /* {} for a call without arguments; outlives out (detect.h) */
     struct chrono_env env = {{0, 0}, profile, state_dir, overlay_current ? overlay_current->conversation_at : 0};
     *is_error = 1;
     if (args && !cJSON_IsObject(args)) {
@@ -164,7 +165,7 @@ cJSON *tools_call_result(cJSON *structured, int is_error, const char *text_field
             snprintf(text, n, "%s: %s", code ? code : "", msg ? msg : "");
         cJSON_AddStringToObject(block, "text", text ? text : "INTERNAL_ERROR: out of memory");
         free(text);
-    } else if (text_field) {                 /* the one field a person reads, alone */
+    } else if (text_field) { /* the one field a person reads, alone */
         const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(structured, text_field));
         cJSON_AddStringToObject(block, "text", v ? v : "");
     } else {
@@ -175,7 +176,7 @@ cJSON *tools_call_result(cJSON *structured, int is_error, const char *text_field
         cJSON_AddStringToObject(block, "text", text ? text : "");
         free(text);
         if (raw) {
-            cJSON_Delete(structured);   /* before the arguments it may borrow from (detect.h) */
+            cJSON_Delete(structured); /* before the arguments it may borrow from (detect.h) */
             structured = raw;
         }
     }

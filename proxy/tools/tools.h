@@ -17,14 +17,14 @@
 enum {
     TOOL_GUARDRAIL = 1u << 0,
     TOOL_CHRONO = 1u << 1,
-    TOOL_INSPECT = 1u << 2,     /* self_inspect */
-    TOOL_RULES = 1u << 3,       /* the output filter's tools */
-    TOOL_CORE = 1u << 4,        /* keel wrap's default: apply_override and the session clock */
+    TOOL_INSPECT = 1u << 2, /* self_inspect */
+    TOOL_RULES = 1u << 3, /* the output filter's tools */
+    TOOL_CORE = 1u << 4, /* keel wrap's default: apply_override and the session clock */
     TOOL_ALL = 0xffffu,
 };
 
 enum {
-    TOOL_PURE_READ = 1u << 0,   /* reads time or state only: not client activity */
+    TOOL_PURE_READ = 1u << 0, /* reads time or state only: not client activity */
     TOOL_TEXT_QUESTION = 1u << 1, /* its text block is the result's "question" alone */
 };
 
@@ -33,12 +33,12 @@ typedef int (*tool_fn)(const cJSON *args, const struct chrono_env *env, cJSON **
 struct tool {
     const char *name;
     unsigned group;
-    const char *schema;   /* embedded path */
+    const char *schema; /* embedded path */
     tool_fn fn;
     unsigned flags;
 };
 
-extern const struct tool tools_table[];   /* terminated by name == NULL */
+extern const struct tool tools_table[]; /* terminated by name == NULL */
 
 const struct tool *tools_find(const char *name, unsigned groups);
 

@@ -9,7 +9,7 @@ struct curlx cx;
 
 int curlx_load(char *why, size_t why_n)
 {
-    static int state;                      /* 0 not tried, 1 loaded, -1 missing */
+    static int state; /* 0 not tried, 1 loaded, -1 missing */
     if (!state) {
         /* libcurl's own dependencies (LDAP's) bring GnuTLS, whose
          * constructor initialises itself (p11-kit, system priorities: about
@@ -22,15 +22,15 @@ int curlx_load(char *why, size_t why_n)
         if (!had)
             unsetenv("GNUTLS_NO_IMPLICIT_INIT");
         state = lib ? 1 : -1;
-#define X(f)                                                                                                   \
-    if (state == 1 && !(cx.f = (__typeof__(cx.f))dlsym(lib, "curl_" #f)))                                      \
+#define X(f)                                                                                                           \
+    if (state == 1 && !(cx.f = (__typeof__(cx.f))dlsym(lib, "curl_" #f)))                                              \
         state = -1;
         CURLX_FUNCS(X)
 #undef X
         if (state == 1)
             cx.global_init(CURL_GLOBAL_DEFAULT);
         else if (lib)
-            dlclose(lib);                  /* a libcurl without what keel calls */
+            dlclose(lib); /* a libcurl without what keel calls */
     }
     if (state < 0)
         snprintf(why, why_n, "libcurl (libcurl.so.4) could not be loaded; install the libcurl4 package");

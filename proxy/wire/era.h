@@ -13,10 +13,10 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#define ERA_VERSION_KEY "io.modelcontextprotocol/protocolVersion"
-#define ERA_SERVER_INFO_KEY "io.modelcontextprotocol/serverInfo"
+#define ERA_VERSION_KEY         "io.modelcontextprotocol/protocolVersion"
+#define ERA_SERVER_INFO_KEY     "io.modelcontextprotocol/serverInfo"
 #define ERA_UNSUPPORTED_VERSION (-32022)
-#define ERA_LIST_TTL_MS 3600000      /* keel's tool list does not change while it runs */
+#define ERA_LIST_TTL_MS         3600000 /* keel's tool list does not change while it runs */
 
 /* Every version keel speaks, newest first ("2026-07-28" ... "2024-11-05"),
  * NULL-terminated; the modern ones are those before ERA_FIRST_LEGACY. */

@@ -85,7 +85,7 @@ static void keep_head(struct frame_reader *r, const char *p, size_t n)
 enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *n)
 {
     for (;;) {
-        if (!r->buf)                  /* nothing read yet (the buffer comes with the first fill) */
+        if (!r->buf) /* nothing read yet (the buffer comes with the first fill) */
             return r->eof ? FRAME_EOF : FRAME_NEED;
         char *p = r->buf + r->start;
         char *nl = r->len > r->scanned ? memchr(p + r->scanned, '\n', r->len - r->scanned) : NULL;
@@ -95,7 +95,7 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
             keep_tail(r, p, upto);
             r->oversize_bytes += upto;
             if (!nl && !r->eof) {
-                r->start = 0;         /* drop what we have; the line is lost anyway */
+                r->start = 0; /* drop what we have; the line is lost anyway */
                 r->len = 0;
                 r->scanned = 0;
                 return FRAME_NEED;
@@ -130,7 +130,7 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
             return FRAME_LINE;
         }
         r->scanned = r->len;
-        if (r->len > r->max) {        /* too long already: switch to discarding */
+        if (r->len > r->max) { /* too long already: switch to discarding */
             r->discarding = 1;
             r->head_n = r->tail_n = 0;
             r->oversize_bytes = 0;
@@ -140,7 +140,7 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
         if (r->eof) {
             if (r->len == 0)
                 return FRAME_EOF;
-            size_t ln = r->len;       /* a last line without a newline */
+            size_t ln = r->len; /* a last line without a newline */
             r->start += ln;
             r->len = 0;
             r->scanned = 0;

@@ -11,29 +11,29 @@
 
 #include <stddef.h>
 
-#define FRAME_HEAD 4096
+#define FRAME_HEAD  4096
 #define FRAME_CHUNK 65536
 
 enum frame_status {
-    FRAME_LINE,      /* *line, *n: one line without its newline (and without a trailing CR) */
-    FRAME_OVERSIZE,  /* *line, *n: the line's first bytes; r->tail: its last; r->oversize_bytes: its length */
-    FRAME_NEED,      /* no complete line buffered: call frame_fill */
-    FRAME_EOF,       /* input ended and everything was handed out */
+    FRAME_LINE, /* *line, *n: one line without its newline (and without a trailing CR) */
+    FRAME_OVERSIZE, /* *line, *n: the line's first bytes; r->tail: its last; r->oversize_bytes: its length */
+    FRAME_NEED, /* no complete line buffered: call frame_fill */
+    FRAME_EOF, /* input ended and everything was handed out */
 };
 
 struct frame_reader {
     int fd;
-    size_t max;              /* largest line accepted */
+    size_t max; /* largest line accepted */
     char *buf;
-    size_t start, len, cap;  /* buffered bytes are buf[start .. start+len) */
+    size_t start, len, cap; /* buffered bytes are buf[start .. start+len) */
     int eof;
-    int discarding;          /* inside an oversize line */
+    int discarding; /* inside an oversize line */
     char head[FRAME_HEAD];
     size_t head_n;
-    char tail[FRAME_HEAD];   /* the last bytes of an oversize line (ids often come last) */
+    char tail[FRAME_HEAD]; /* the last bytes of an oversize line (ids often come last) */
     size_t tail_n;
     size_t oversize_bytes;
-    size_t scanned;          /* bytes after start already known to hold no newline */
+    size_t scanned; /* bytes after start already known to hold no newline */
 };
 
 void frame_init(struct frame_reader *r, int fd, size_t max);

@@ -52,7 +52,7 @@ static size_t value_end(const char *s, size_t n, size_t i)
         }
         return 0;
     }
-    size_t st = i;   /* number or literal */
+    size_t st = i; /* number or literal */
     while (i < n && !strchr(",}] \t\r\n", s[i]))
         i++;
     return i < n && i > st ? i : 0;
@@ -79,7 +79,7 @@ int jscan_members(const char *s, size_t n, const char *const *keys, struct jscan
         if (i >= n || s[i] != ':')
             return found;
         i = ws(s, n, i + 1);
-        if (which >= 0 && head_only) {            /* the value's start is enough */
+        if (which >= 0 && head_only) { /* the value's start is enough */
             out[which] = (struct jscan_span){s + i, n - i};
             if (++found == nkeys)
                 return found;
@@ -137,7 +137,7 @@ int jscan_has_nul_escape(const char *s, size_t n)
  * bodies, where big messages spend their bytes, are searched for '"', '\\'
  * and control bytes a vector at a time (string_run), and only where one may
  * be are the bytes looked at one by one. */
-#define ONES 0x0101010101010101ULL
+#define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
 static inline uint64_t has_byte(uint64_t x, unsigned char b)
@@ -155,7 +155,7 @@ static size_t string_run(const char *s, size_t n, size_t i)
     while (i + 16 <= n) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
         __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-                                   _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));   /* x <= 0x1f */
+                                   _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x)); /* x <= 0x1f */
         int mask = _mm_movemask_epi8(hit);
         if (mask)
             return i + (size_t)__builtin_ctz((unsigned)mask);
@@ -181,13 +181,24 @@ static size_t skip_string(const char *s, size_t n, size_t i)
             return 0;
         if (s[i] == '"')
             return i + 1;
-        i += s[i] == '\\' ? 2 : 1;              /* a backslash skips what it escapes */
+        i += s[i] == '\\' ? 2 : 1; /* a backslash skips what it escapes */
     }
 }
 
 /* What the stream expects next. JS_DONE: the value ended at depth 0. */
-enum { JS_VALUE, JS_ARR_FIRST, JS_OBJ_FIRST, JS_KEY, JS_COLON, JS_AFTER, JS_DONE, JS_STRING, JS_NUMBER, JS_LITERAL,
-       JS_ERROR };
+enum {
+    JS_VALUE,
+    JS_ARR_FIRST,
+    JS_OBJ_FIRST,
+    JS_KEY,
+    JS_COLON,
+    JS_AFTER,
+    JS_DONE,
+    JS_STRING,
+    JS_NUMBER,
+    JS_LITERAL,
+    JS_ERROR
+};
 enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 #define N_ACCEPTS(sub) ((sub) == N_ZERO || (sub) == N_INT || (sub) == N_FRAC || (sub) == N_EXP)
 
@@ -243,7 +254,7 @@ static void capture_key(struct jstream *j, const char *s, size_t a, size_t b)
     if (!j->inkey || b <= a)
         return;
     if (j->keyn + (b - a) > sizeof j->key) {
-        j->keyn = sizeof j->key + 1;              /* too long to be one we want */
+        j->keyn = sizeof j->key + 1; /* too long to be one we want */
         return;
     }
     memcpy(j->key + j->keyn, s + a, b - a);
@@ -338,7 +349,7 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                 goto bad;
             j->st = JS_STRING;
             j->sub = 0;
-            j->inkey = j->depth == 1 ? 1 : 2;         /* 1: a top-level key, kept */
+            j->inkey = j->depth == 1 ? 1 : 2; /* 1: a top-level key, kept */
             j->keyn = 0;
             j->key_from = i + 1;
             i++;
@@ -392,11 +403,11 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                             capture_key(j, s, j->key_from, i - 1);
                             j->next_slot = (size_t)j->keyn <= sizeof j->key ? slot_of(j->key, j->keyn) : -1;
                             if (j->next_slot >= 0 && j->top[j->next_slot].present) {
-                                j->next_slot = -1;     /* the first of duplicate keys wins, as in cJSON */
+                                j->next_slot = -1; /* the first of duplicate keys wins, as in cJSON */
                                 j->dup = 1;
                             }
                             if (j->keyn <= sizeof j->key && memchr(j->key, '\\', j->keyn))
-                                j->dup = 1;            /* "\u0069d": a name in disguise */
+                                j->dup = 1; /* "\u0069d": a name in disguise */
                         }
                         j->inkey = 0;
                         j->st = JS_COLON;
@@ -454,7 +465,7 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
             }
             if (to == 255)
                 goto bad;
-            if (to == 254) {                          /* the number ended before c */
+            if (to == 254) { /* the number ended before c */
                 value_ends(j, s, base, i);
                 continue;
             }
@@ -505,8 +516,8 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top)
     if (top) {
         top->first = j.first;
         top->dup = j.dup;
-        struct jscan_span *out[JSCAN_NSLOTS] = {&top->id, &top->method, &top->params, &top->result, &top->error,
-                                                &top->jsonrpc};
+        struct jscan_span *out[JSCAN_NSLOTS] = {&top->id,     &top->method, &top->params,
+                                                &top->result, &top->error,  &top->jsonrpc};
         for (int x = 0; x < JSCAN_NSLOTS; x++)
             if (j.top[x].present)
                 *out[x] = (struct jscan_span){s + j.top[x].start, j.top[x].end - j.top[x].start};
@@ -532,7 +543,7 @@ int jscan_tail_id(const char *s, size_t n, const char **v, size_t *vn)
     size_t end = i, start;
     if (!i)
         return 0;
-    if (s[i - 1] == '"') {                        /* a string: find its opening quote */
+    if (s[i - 1] == '"') { /* a string: find its opening quote */
         size_t k = i - 1;
         for (;;) {
             if (!k)
@@ -547,7 +558,7 @@ int jscan_tail_id(const char *s, size_t n, const char **v, size_t *vn)
             }
         }
         start = k;
-    } else {                                      /* a number */
+    } else { /* a number */
         start = i;
         while (start && strchr("0123456789+-.eE", s[start - 1]))
             start--;
@@ -582,7 +593,7 @@ int jscan_is_jsonrpc(const struct jscan_top *top)
 
 char *jscan_splice(const char *s, size_t n, struct jscan_insert *ins, int k, size_t *out_n)
 {
-    for (int a = 1; a < k; a++)                   /* by offset: k is tiny */
+    for (int a = 1; a < k; a++) /* by offset: k is tiny */
         for (int b = a; b > 0 && ins[b].at < ins[b - 1].at; b--) {
             struct jscan_insert t = ins[b];
             ins[b] = ins[b - 1];
@@ -616,9 +627,9 @@ int jscan_array_next(const char *s, size_t n, size_t *pos, const char **v)
         return 0;
     size_t i;
     if (!*pos) {
-        i = ws(s, n, 1);                          /* the first element */
+        i = ws(s, n, 1); /* the first element */
     } else {
-        size_t e = value_end(s, n, *pos);         /* step over the previous one */
+        size_t e = value_end(s, n, *pos); /* step over the previous one */
         if (!e)
             return 0;
         i = ws(s, n, e);
@@ -644,9 +655,9 @@ int jscan_object_next(const char *s, size_t n, size_t *pos, struct jscan_span *k
     if (!*pos) {
         if (!n || s[0] != '{')
             return 0;
-        i = ws(s, n, 1);                          /* the first member */
+        i = ws(s, n, 1); /* the first member */
     } else {
-        i = ws(s, n, *pos);                       /* after the previous value */
+        i = ws(s, n, *pos); /* after the previous value */
         if (i >= n || s[i] != ',')
             return 0;
         i = ws(s, n, i + 1);
@@ -688,7 +699,7 @@ char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes)
     tok[i + 1] = '\0';
     cJSON *v = jscan_parse(tok, i + 1);
     free(tok);
-    char *out = cJSON_IsString(v) ? rule_copy(v->valuestring, strlen(v->valuestring)) : NULL;   /* a rule's subject */
+    char *out = cJSON_IsString(v) ? rule_copy(v->valuestring, strlen(v->valuestring)) : NULL; /* a rule's subject */
     cJSON_Delete(v);
     return out;
 }
@@ -699,7 +710,10 @@ static int hex4(const char *p, unsigned *v)
 {
     *v = 0;
     for (int k = 0; k < 4; k++) {
-        int c = p[k], d = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+        int c = p[k],
+            d = c >= '0' && c <= '9'             ? c - '0'
+            : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10
+                                                 : -1;
         if (d < 0)
             return 0;
         *v = *v << 4 | (unsigned)d;
@@ -714,7 +728,7 @@ cJSON *jscan_parse(const char *s, size_t n)
 
 cJSON *jscan_parse_valid(const char *s, size_t n)
 {
-    char *copy = NULL;                  /* made at the first lone surrogate: the same length */
+    char *copy = NULL; /* made at the first lone surrogate: the same length */
     /* In valid JSON a backslash is always an escape inside a string. */
     for (size_t i = 0; i + 1 < n; i++) {
         const char *b = memchr(s + i, '\\', n - 1 - i);
@@ -726,9 +740,9 @@ cJSON *jscan_parse_valid(const char *s, size_t n)
             i++;
             continue;
         }
-        if (u < 0xDC00 && i + 12 <= n && s[i + 6] == '\\' && s[i + 7] == 'u' && hex4(s + i + 8, &lo) &&
-            lo >= 0xDC00 && lo <= 0xDFFF) {
-            i += 11;                    /* a pair: kept */
+        if (u < 0xDC00 && i + 12 <= n && s[i + 6] == '\\' && s[i + 7] == 'u' && hex4(s + i + 8, &lo) && lo >= 0xDC00 &&
+            lo <= 0xDFFF) {
+            i += 11; /* a pair: kept */
             continue;
         }
         if (!copy) {

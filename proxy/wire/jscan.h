@@ -39,13 +39,13 @@ cJSON *jscan_parse_valid(const char *s, size_t n);
 
 /* The top of one message, found while validating it. */
 struct jscan_span {
-    const char *p;    /* NULL when absent */
+    const char *p; /* NULL when absent */
     size_t n;
 };
 struct jscan_top {
-    char first;                          /* '{' for an object, '[' for a batch... */
+    char first; /* '{' for an object, '[' for a batch... */
     struct jscan_span id, method, params, result, error, jsonrpc;
-    int dup;                             /* one of those given twice (or a short top-level key with escapes) */
+    int dup; /* one of those given twice (or a short top-level key with escapes) */
 };
 
 /* Validates s[0..n) as one JSON value, in one pass, and records the raw
@@ -56,26 +56,26 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top);
 /* Validation in pieces, for a message passed on while it arrives: the same
  * grammar as jscan_scan, and the top-level id and jsonrpc values kept (up to
  * 64 bytes) as their bytes go by. */
-#define JSCAN_MAX_DEPTH 1000          /* = CJSON_NESTING_LIMIT: both parsers take the same */
+#define JSCAN_MAX_DEPTH 1000 /* = CJSON_NESTING_LIMIT: both parsers take the same */
 enum { JSCAN_ID, JSCAN_METHOD, JSCAN_PARAMS, JSCAN_RESULT, JSCAN_ERROR, JSCAN_JSONRPC, JSCAN_NSLOTS };
 struct jstream_slot {
-    size_t start, end;              /* offsets of the value from the first byte fed */
-    unsigned char present;          /* its value has started */
-    unsigned char cut;              /* raw holds only the first bytes */
+    size_t start, end; /* offsets of the value from the first byte fed */
+    unsigned char present; /* its value has started */
+    unsigned char cut; /* raw holds only the first bytes */
     unsigned char rawn;
-    char raw[64];                   /* the value's bytes (id and jsonrpc only) */
+    char raw[64]; /* the value's bytes (id and jsonrpc only) */
 };
 struct jstream {
-    uint64_t stack[(JSCAN_MAX_DEPTH + 63) / 64];   /* open containers, 1 = object */
+    uint64_t stack[(JSCAN_MAX_DEPTH + 63) / 64]; /* open containers, 1 = object */
     int depth;
     unsigned char st, sub, inkey, keyn;
-    unsigned char trailing;         /* the error was more text after a whole value */
-    unsigned char dup;              /* a kept top-level member given twice */
+    unsigned char trailing; /* the error was more text after a whole value */
+    unsigned char dup; /* a kept top-level member given twice */
     const char *lit;
-    size_t off;                     /* bytes fed so far */
-    size_t cap_from, key_from;      /* within the piece being fed */
-    int slot, next_slot;            /* the top-level member being read */
-    char first;                     /* the value's first byte */
+    size_t off; /* bytes fed so far */
+    size_t cap_from, key_from; /* within the piece being fed */
+    int slot, next_slot; /* the top-level member being read */
+    char first; /* the value's first byte */
     char key[8];
     struct jstream_slot top[JSCAN_NSLOTS];
 };
@@ -122,7 +122,7 @@ int jscan_is_jsonrpc(const struct jscan_top *top);
 struct jscan_insert {
     size_t at;
     const char *text;
-    size_t del;                     /* bytes of s at `at` the text replaces (0: an insertion) */
+    size_t del; /* bytes of s at `at` the text replaces (0: an insertion) */
 };
 /* A new NUL-terminated copy of s with the insertions and replacements (in any
  * order; their spans must not overlap) made. */

@@ -78,7 +78,7 @@ int jr_valid_raw_id(const char *id, size_t n)
     if (!id || !n)
         return 0;
     if (n <= 20 && (id[0] == '-' || (id[0] >= '0' && id[0] <= '9'))) {
-        size_t i = id[0] == '-';                  /* the usual case: a small integer */
+        size_t i = id[0] == '-'; /* the usual case: a small integer */
         if (i < n && !(id[i] == '0' && n > i + 1)) {
             while (i < n && id[i] >= '0' && id[i] <= '9')
                 i++;
@@ -86,7 +86,7 @@ int jr_valid_raw_id(const char *id, size_t n)
                 return 1;
         }
     }
-    if (n >= 2 && id[0] == '"' && id[n - 1] == '"') {   /* a string without escapes */
+    if (n >= 2 && id[0] == '"' && id[n - 1] == '"') { /* a string without escapes */
         size_t i = 1;
         while (i < n - 1 && id[i] != '"' && id[i] != '\\' && (unsigned char)id[i] >= 0x20)
             i++;

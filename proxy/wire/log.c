@@ -6,7 +6,7 @@
 #include <string.h>
 
 static int threshold = LOG_INFO;
-static int chosen;                   /* set by log_set_level: a default no longer applies */
+static int chosen; /* set by log_set_level: a default no longer applies */
 static const char *const names[] = {"error", "warn", "info", "debug"};
 
 int log_set_level(const char *name)

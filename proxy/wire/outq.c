@@ -13,7 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define CHUNK (64u << 10)
+#define CHUNK   (64u << 10)
 #define MAX_IOV 64
 
 struct outq_chunk {
@@ -77,7 +77,7 @@ static struct outq_chunk *chunk(struct outq *q, struct outq_chunk **head, struct
 int outq_line(struct outq *q, const char *s, size_t n)
 {
     if (q->failed)
-        return 0;                   /* the reader is gone: drop quietly */
+        return 0; /* the reader is gone: drop quietly */
     struct outq_chunk **head = q->open ? &q->held_head : &q->head, **tail = q->open ? &q->held_tail : &q->tail;
     struct outq_chunk *c = *tail;
     if (!c || c->cap - c->len < n + 1) {
@@ -97,14 +97,14 @@ int outq_part(struct outq *q, const char *s, size_t n)
     q->open = 1;
     if (q->failed)
         return 0;
-    if (!q->bytes && q->fd >= 0) {  /* nothing ahead of it: straight out, queue the rest */
+    if (!q->bytes && q->fd >= 0) { /* nothing ahead of it: straight out, queue the rest */
         ssize_t w;
         do
             w = write(q->fd, s, n);
         while (w < 0 && errno == EINTR);
         if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
             q->failed = 1;
-            return 0;               /* the reader is gone; outq_flush reports it */
+            return 0; /* the reader is gone; outq_flush reports it */
         }
         if (w > 0) {
             s += w;
@@ -134,7 +134,7 @@ int outq_end(struct outq *q)
         return 0;
     int rc = outq_part(q, "\n", 1);
     q->open = 0;
-    if (q->held_head) {             /* what waited goes out next, in order */
+    if (q->held_head) { /* what waited goes out next, in order */
         if (q->tail)
             q->tail->next = q->held_head;
         else

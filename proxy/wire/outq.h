@@ -15,10 +15,10 @@ struct outq_chunk;
 struct outq {
     int fd;
     struct outq_chunk *head, *tail, *spare;
-    size_t bytes;       /* queued, not yet written */
-    int failed;         /* a write failed (EPIPE...): the reader is gone */
-    int open;           /* a message is being queued in parts (outq_part) */
-    struct outq_chunk *held_head, *held_tail;   /* whole messages waiting for it to end */
+    size_t bytes; /* queued, not yet written */
+    int failed; /* a write failed (EPIPE...): the reader is gone */
+    int open; /* a message is being queued in parts (outq_part) */
+    struct outq_chunk *held_head, *held_tail; /* whole messages waiting for it to end */
     size_t held_bytes;
 };
 

@@ -18,10 +18,10 @@ enum pend_dir { FROM_CLIENT = 1, FROM_SERVER = 2, FROM_KEEL = 3 };
 enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY, PK_TOOLS_CALL, PK_SAMPLING, PK_DISCOVER };
 
 struct pending_entry {
-    char *id;               /* NULL: empty slot */
+    char *id; /* NULL: empty slot */
     size_t idn;
     unsigned char dir, kind, dead;
-    void *data;             /* the caller's, freed with free_data when dropped */
+    void *data; /* the caller's, freed with free_data when dropped */
 };
 
 struct pending {

@@ -1,5 +1,5 @@
 /* platform.c: Linux-only calls, each with a portable fallback (see platform.h). */
-#define _GNU_SOURCE             /* renameat2 */
+#define _GNU_SOURCE /* renameat2 */
 #include "platform.h"
 
 #include <errno.h>
@@ -49,7 +49,7 @@ int platform_self_path(const char *argv0, char *buf, size_t n)
     if (strchr(argv0, '/')) {
         if (!realpath(argv0, tmp))
             return -1;
-    } else {                                  /* found through PATH */
+    } else { /* found through PATH */
         const char *path = getenv("PATH");
         int found = 0;
         while (path && *path && !found) {

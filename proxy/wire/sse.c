@@ -48,7 +48,7 @@ static int dispatch(struct sse *s, sse_event_fn fn, void *ctx)
         rc = s->reported ? 0 : fn(ctx, s->type, NULL, 0, 1);
     } else if (s->has_data) {
         if (s->datan && s->data[s->datan - 1] == '\n')
-            s->datan--;                        /* the LF after the last data line */
+            s->datan--; /* the LF after the last data line */
         if (grow(&s->data, &s->datacap, s->datan + SSE_PAD) < 0)
             return -1;
         memset(s->data + s->datan, 0, SSE_PAD);
@@ -75,7 +75,7 @@ static int field(struct sse *s, const char *l, size_t n, sse_event_fn fn, void *
     if (!n)
         return dispatch(s, fn, ctx);
     if (l[0] == ':')
-        return 0;                              /* a comment (keep-alives) */
+        return 0; /* a comment (keep-alives) */
     const char *colon = memchr(l, ':', n);
     size_t nn = colon ? (size_t)(colon - l) : n;
     const char *v = colon ? colon + 1 : l + n;
@@ -98,7 +98,7 @@ static int field(struct sse *s, const char *l, size_t n, sse_event_fn fn, void *
         memcpy(s->type, v, k);
         s->type[k] = '\0';
     } else if (nn == 2 && !memcmp(l, "id", 2)) {
-        if (!memchr(v, '\0', vn)) {            /* the standard ignores an id holding NUL */
+        if (!memchr(v, '\0', vn)) { /* the standard ignores an id holding NUL */
             size_t k = vn < SSE_ID_MAX ? vn : SSE_ID_MAX;
             memcpy(s->id, v, k);
             s->id[k] = '\0';
@@ -118,7 +118,7 @@ int sse_feed(struct sse *s, const char *p, size_t n, sse_event_fn fn, void *ctx)
 {
     size_t i = 0;
     while (i < n) {
-        if (s->cr && p[i] == '\n') {           /* the LF of a CRLF split across pieces */
+        if (s->cr && p[i] == '\n') { /* the LF of a CRLF split across pieces */
             s->cr = 0;
             i++;
             continue;
@@ -142,10 +142,10 @@ int sse_feed(struct sse *s, const char *p, size_t n, sse_event_fn fn, void *ctx)
             }
         }
         if (j == n)
-            return 0;                          /* the line goes on in the next piece */
+            return 0; /* the line goes on in the next piece */
         s->cr = p[j] == '\r';
         size_t at = 0;
-        if (!s->started) {                     /* a BOM may open the stream, in pieces or whole */
+        if (!s->started) { /* a BOM may open the stream, in pieces or whole */
             s->started = 1;
             if (s->linen >= 3 && !memcmp(s->line, "\xEF\xBB\xBF", 3))
                 at = 3;

@@ -16,8 +16,8 @@
 
 #include <stddef.h>
 
-#define SSE_ID_MAX 256                 /* a longer id is kept cut (ids are cursors, not content) */
-#define SSE_PAD 16                     /* zero bytes after an event's data (a regex JIT may read past a subject) */
+#define SSE_ID_MAX 256 /* a longer id is kept cut (ids are cursors, not content) */
+#define SSE_PAD    16 /* zero bytes after an event's data (a regex JIT may read past a subject) */
 
 /* One event: its type ("" when none was given), its data (the data lines
  * joined by LF, then SSE_PAD zero bytes; writable: the callee may rewrite it
@@ -25,19 +25,19 @@
 typedef int (*sse_event_fn)(void *ctx, const char *type, char *data, size_t n, int oversize);
 
 struct sse {
-    size_t max;                        /* largest data of one event */
-    char *line;                        /* the line being read */
+    size_t max; /* largest data of one event */
+    char *line; /* the line being read */
     size_t linen, linecap;
-    int skipping;                      /* the rest of an oversize line goes nowhere */
-    int cr;                            /* the last byte seen was a CR (its LF, if next, is not a new line) */
-    int started;                       /* the first line has ended (a BOM opening it is dropped) */
-    char *data;                        /* the data of the event being read */
+    int skipping; /* the rest of an oversize line goes nowhere */
+    int cr; /* the last byte seen was a CR (its LF, if next, is not a new line) */
+    int started; /* the first line has ended (a BOM opening it is dropped) */
+    char *data; /* the data of the event being read */
     size_t datan, datacap;
     int has_data, oversize;
-    int reported;                      /* the oversize event has been reported */
+    int reported; /* the oversize event has been reported */
     char type[64];
-    char id[SSE_ID_MAX + 1];           /* the last event id ("" none) */
-    long retry_ms;                     /* the last retry field (-1 none) */
+    char id[SSE_ID_MAX + 1]; /* the last event id ("" none) */
+    long retry_ms; /* the last retry field (-1 none) */
 };
 
 void sse_init(struct sse *s, size_t max);

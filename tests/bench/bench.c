@@ -35,10 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CALLS 20000
-#define SERIAL 5000
-#define WINDOW 32
-#define BIGS 8
+#define CALLS   20000
+#define SERIAL  5000
+#define WINDOW  32
+#define BIGS    8
 #define MAXREPS 15
 
 enum { DIRECT, RELAY, KEEL, OVERLAY, NCFG };
@@ -49,7 +49,6 @@ struct proc {
     int in, out;
     struct frame_reader r;
 };
-
 
 static void spawn(struct proc *p, char *const argv[])
 {
@@ -119,12 +118,12 @@ static int64_t cpu_ns(pid_t pid)
     return (int64_t)(ut + st) * (1000000000 / sysconf(_SC_CLK_TCK));
 }
 
-
 static void handshake(struct proc *p)
 {
-    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-                               "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n"
-                               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+    static const char init[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+        "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
     size_t n;
     put(p, init, sizeof init - 1);
     get(p, &n);
@@ -147,7 +146,7 @@ static int cmp_i64(const void *a, const void *b)
 
 static double cmp_d_median(double *v, int n)
 {
-    for (int i = 1; i < n; i++)             /* insertion sort: n is tiny */
+    for (int i = 1; i < n; i++) /* insertion sort: n is tiny */
         for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
             double t = v[j];
             v[j] = v[j - 1];
@@ -178,7 +177,8 @@ static void run(char *const argv[], int middle, struct result *res)
         while (inflight < WINDOW && next <= CALLS) {
             int len = snprintf(line, sizeof line,
                                "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
-                               "\"arguments\":{\"query\":\"status of job %d\"}}}\n", next, next);
+                               "\"arguments\":{\"query\":\"status of job %d\"}}}\n",
+                               next, next);
             sent[next] = bench_now_ns();
             put(&p, line, (size_t)len);
             next++;
@@ -199,7 +199,8 @@ static void run(char *const argv[], int middle, struct result *res)
     for (int i = 0; i < SERIAL; i++) {
         int len = snprintf(line, sizeof line,
                            "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"work\","
-                           "\"arguments\":{\"query\":\"status of job %d\"}}}\n", i + 1, i + 1);
+                           "\"arguments\":{\"query\":\"status of job %d\"}}}\n",
+                           i + 1, i + 1);
         int64_t s0 = bench_now_ns();
         put(&p, line, (size_t)len);
         get(&p, &n);
@@ -216,7 +217,8 @@ static void run(char *const argv[], int middle, struct result *res)
     for (int k = 0; k < BIGS; k++) {
         int len = snprintf(line, sizeof line,
                            "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"bigwork\","
-                           "\"arguments\":{\"size\":\"big\"}}}\n", SERIAL + 1 + k);
+                           "\"arguments\":{\"size\":\"big\"}}}\n",
+                           SERIAL + 1 + k);
         put(&p, line, (size_t)len);
         get(&p, &n);
         bytes += n;
@@ -254,7 +256,7 @@ int main(int argc, char **argv)
     static struct result all[NCFG][MAXREPS];
     for (int rep = 0; rep < reps; rep++)
         for (int k = 0; k < NCFG; k++) {
-            int c = (k + rep) % NCFG;          /* interleave, rotating who goes first */
+            int c = (k + rep) % NCFG; /* interleave, rotating who goes first */
             run(argvs[c], c != DIRECT, &all[c][rep]);
             fprintf(stderr, "bench: rep %d/%d %s\n", rep + 1, reps, cfg_names[c]);
         }
@@ -268,7 +270,8 @@ int main(int argc, char **argv)
         MED(calls_s) MED(p50_us) MED(p99_us) MED(cpu_us_call) MED(mb_s) MED(cpu_ms_big) MED(idle_kb) MED(peak_kb)
     }
     printf("keel bench: %d calls pipelined %d deep (calls/s, CPU), %d one at a time (latency), %d x 8 MiB results;\n"
-           "medians of %d interleaved runs\n\n", CALLS, WINDOW, SERIAL, BIGS, reps);
+           "medians of %d interleaved runs\n\n",
+           CALLS, WINDOW, SERIAL, BIGS, reps);
     printf("%-14s %9s %8s %8s %12s %9s %13s %10s %10s\n", "", "calls/s", "p50 us", "p99 us", "CPU us/call", "MB/s",
            "CPU ms/8MiB", "idle KiB", "peak KiB");
     for (int c = 0; c < NCFG; c++) {
@@ -283,9 +286,11 @@ int main(int argc, char **argv)
     printf("\nrelay vs direct: %.2fx calls/s, %.2fx MB/s, +%.1f us p50\n", r->calls_s / d->calls_s, r->mb_s / d->mb_s,
            r->p50_us - d->p50_us);
     printf("keel vs relay (targets in brackets):\n");
-    printf("  calls/s      %.2fx   [>= 0.9x]  %s\n", k->calls_s / r->calls_s, k->calls_s >= 0.9 * r->calls_s ? "ok" : "MISS");
+    printf("  calls/s      %.2fx   [>= 0.9x]  %s\n", k->calls_s / r->calls_s,
+           k->calls_s >= 0.9 * r->calls_s ? "ok" : "MISS");
     printf("  MB/s         %.2fx   [>= 0.9x]  %s\n", k->mb_s / r->mb_s, k->mb_s >= 0.9 * r->mb_s ? "ok" : "MISS");
-    printf("  p50 added    %+.1f us [<= 8 us]  %s\n", k->p50_us - r->p50_us, k->p50_us - r->p50_us <= 8 ? "ok" : "MISS");
+    printf("  p50 added    %+.1f us [<= 8 us]  %s\n", k->p50_us - r->p50_us,
+           k->p50_us - r->p50_us <= 8 ? "ok" : "MISS");
     printf("  CPU/call     %.2fx   [<= 1.5x]  %s\n", k->cpu_us_call / r->cpu_us_call,
            k->cpu_us_call <= 1.5 * r->cpu_us_call ? "ok" : "MISS");
     printf("  idle RSS     %.0f KiB [<= 4096]  %s\n", k->idle_kb, k->idle_kb <= 4096 ? "ok" : "MISS");

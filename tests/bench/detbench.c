@@ -13,9 +13,9 @@
 #include <time.h>
 
 static const char *const words[] = {
-    "plan",    "database", "migration", "review", "schedule", "budget", "team",    "release", "customer", "report",
-    "service", "latency",  "cache",     "index",  "query",    "deploy", "rollback", "test",   "design",   "meeting",
-    "the",     "a",        "of",        "to",     "and",      "is",     "for",     "with",    "on",       "that"};
+    "plan",    "database", "migration", "review", "schedule", "budget", "team",     "release", "customer", "report",
+    "service", "latency",  "cache",     "index",  "query",    "deploy", "rollback", "test",    "design",   "meeting",
+    "the",     "a",        "of",        "to",     "and",      "is",     "for",      "with",    "on",       "that"};
 
 static char *prose(unsigned seed, size_t n)
 {
@@ -82,7 +82,7 @@ static cJSON *rumination_args(int items, size_t chars)
         p = prose((unsigned)i + 2, chars);
         cJSON_AddStringToObject(it, "text", p);
         free(p);
-        cJSON_AddStringToObject(it, "at", "2026-05-16T08:30:00Z");   /* within the window of now */
+        cJSON_AddStringToObject(it, "at", "2026-05-16T08:30:00Z"); /* within the window of now */
         cJSON_AddItemToArray(h, it);
     }
     return a;
@@ -95,13 +95,15 @@ int main(void)
     memcpy(p, "Great question! ", 16);
     cJSON_AddStringToObject(syc, "candidate_response", p);
     free(p);
-    rum_check(typical, 1778922000000LL, 0, &(cJSON *){NULL}, &(kerr){0});   /* warm the stoplist */
-    double w = median_us(rum_check, worst, 7), t = median_us(rum_check, typical, 2001), s = median_us(syc_check, syc, 201);
+    rum_check(typical, 1778922000000LL, 0, &(cJSON *){NULL}, &(kerr){0}); /* warm the stoplist */
+    double w = median_us(rum_check, worst, 7), t = median_us(rum_check, typical, 2001),
+           s = median_us(syc_check, syc, 201);
     printf("\ndetectors in process (argument validation + detection, median):\n");
     printf("  %-44s %10s %14s %10s\n", "", "keel", "reference (Python)", "target");
-    printf("  %-44s %8.2f ms %13s %7s    %s\n", "check_rumination, 8000 chars + 500 x 8000", w / 1000, "~350 ms", "30 ms",
-           w / 1000 <= 30 ? "ok" : "MISS");
-    printf("  %-44s %8.1f us %13s %7s    %s\n", "check_rumination, 20 x 100 chars", t, "~230 us", "12 us", t <= 12 ? "ok" : "MISS");
+    printf("  %-44s %8.2f ms %13s %7s    %s\n", "check_rumination, 8000 chars + 500 x 8000", w / 1000, "~350 ms",
+           "30 ms", w / 1000 <= 30 ? "ok" : "MISS");
+    printf("  %-44s %8.1f us %13s %7s    %s\n", "check_rumination, 20 x 100 chars", t, "~230 us", "12 us",
+           t <= 12 ? "ok" : "MISS");
     printf("  %-44s %8.1f us %13s %7s    %s\n", "check_sycophancy, 16000 chars", s, "~2400 us", "120 us",
            s <= 120 ? "ok" : "MISS");
     cJSON_Delete(worst);

@@ -20,13 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RUNS 41
+#define RUNS    41
 #define PROMPTS 2000
 
-
-
-static const char *const words[] = {"deploy", "plan",   "retry",  "queue", "budget",  "vendor", "safe",  "fix",
-                                    "test",   "orders", "client", "cache", "schema",  "index",  "export", "report"};
+static const char *const words[] = {"deploy", "plan",   "retry",  "queue", "budget", "vendor", "safe",   "fix",
+                                    "test",   "orders", "client", "cache", "schema", "index",  "export", "report"};
 
 int main(int argc, char **argv)
 {
@@ -48,7 +46,7 @@ int main(int argc, char **argv)
     unsigned seed = 7;
     long bytes = 0;
     for (int i = 0; i < PROMPTS; i++) {
-        int s = i * 9;                                   /* one prompt every 9 s, ending at 14:59:59 */
+        int s = i * 9; /* one prompt every 9 s, ending at 14:59:59 */
         char ts[40], prompt[200] = "";
         snprintf(ts, sizeof ts, "2026-05-15T%02d:%02d:%02d.000Z", 10 + s / 3600, (s / 60) % 60, s % 60);
         for (int w = 0; w < 12; w++) {
@@ -56,18 +54,27 @@ int main(int argc, char **argv)
             strcat(prompt, words[(seed >> 16) % 16]);
             strcat(prompt, w < 11 ? " " : "");
         }
-        bytes += fprintf(f, "{\"parentUuid\":null,\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"/home/ana/shop\","
-                            "\"sessionId\":\"b1\",\"version\":\"2.1.3\",\"type\":\"user\",\"message\":{\"role\":\"user\","
-                            "\"content\":\"%s\"},\"uuid\":\"u%d\",\"timestamp\":\"%s\"}\n", prompt, i, ts);
-        bytes += fprintf(f, "{\"type\":\"assistant\",\"message\":{\"id\":\"m%d\",\"role\":\"assistant\",\"content\":"
-                            "[{\"type\":\"text\",\"text\":\"%.1200s\"}]},\"timestamp\":\"%s\"}\n", i, filler, ts);
-        bytes += fprintf(f, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-                            "\"tool_use_id\":\"t%d\",\"content\":\"%.1200s\"}]},\"timestamp\":\"%s\"}\n", i, filler, ts);
+        bytes +=
+            fprintf(f,
+                    "{\"parentUuid\":null,\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"/home/ana/shop\","
+                    "\"sessionId\":\"b1\",\"version\":\"2.1.3\",\"type\":\"user\",\"message\":{\"role\":\"user\","
+                    "\"content\":\"%s\"},\"uuid\":\"u%d\",\"timestamp\":\"%s\"}\n",
+                    prompt, i, ts);
+        bytes += fprintf(f,
+                         "{\"type\":\"assistant\",\"message\":{\"id\":\"m%d\",\"role\":\"assistant\",\"content\":"
+                         "[{\"type\":\"text\",\"text\":\"%.1200s\"}]},\"timestamp\":\"%s\"}\n",
+                         i, filler, ts);
+        bytes += fprintf(f,
+                         "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+                         "\"tool_use_id\":\"t%d\",\"content\":\"%.1200s\"}]},\"timestamp\":\"%s\"}\n",
+                         i, filler, ts);
     }
     fclose(f);
-    int n = snprintf(input, sizeof input, "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"b1\","
-                                          "\"transcript_path\":\"%s\",\"cwd\":\"/home/ana/shop\","
-                                          "\"prompt\":\"deploy the orders schema fix and retry the export\"}", path);
+    int n = snprintf(input, sizeof input,
+                     "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"b1\","
+                     "\"transcript_path\":\"%s\",\"cwd\":\"/home/ana/shop\","
+                     "\"prompt\":\"deploy the orders schema fix and retry the export\"}",
+                     path);
     setenv("KEEL_STATE_DIR", state, 1);
     setenv("KEEL_NOW", "2026-05-15T15:00:30Z", 1);
     int64_t t[RUNS + 1];

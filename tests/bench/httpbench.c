@@ -36,11 +36,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SERIAL 2000
-#define CALLS 10000
-#define WINDOW 16
+#define SERIAL  2000
+#define CALLS   10000
+#define WINDOW  16
 #define MAXREPS 9
-#define CONNS 64
+#define CONNS   64
 
 /* ---- the server ---- */
 
@@ -54,9 +54,12 @@ struct conn {
 static void reply(int fd, int status, const char *body, size_t bn)
 {
     char out[1024];
-    int hn = snprintf(out, sizeof out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%.*s",
-                      status, status == 200 ? "OK" : status == 202 ? "Accepted" : "Method Not Allowed", bn, (int)bn,
-                      body ? body : "");
+    int hn = snprintf(out, sizeof out,
+                      "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%.*s", status,
+                      status == 200       ? "OK"
+                          : status == 202 ? "Accepted"
+                                          : "Method Not Allowed",
+                      bn, (int)bn, body ? body : "");
     bench_put(fd, out, (size_t)hn);
 }
 
@@ -86,13 +89,19 @@ static size_t serve_one(struct conn *c)
     } else {
         char out[512];
         int on = mn == 12 && !memcmp(m, "\"initialize\"", 12)
-            ? snprintf(out, sizeof out, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"protocolVersion\":\"2025-06-18\","
-                       "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}", (int)idn, id)
+            ? snprintf(out, sizeof out,
+                       "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"protocolVersion\":\"2025-06-18\","
+                       "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}",
+                       (int)idn, id)
             : mn == 12 && !memcmp(m, "\"tools/list\"", 12)
-            ? snprintf(out, sizeof out, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[{\"name\":\"echo\","
-                       "\"inputSchema\":{\"type\":\"object\"}}]}}", (int)idn, id)
-            : snprintf(out, sizeof out, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\","
-                       "\"text\":\"ok\"}]}}", (int)idn, id);
+            ? snprintf(out, sizeof out,
+                       "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[{\"name\":\"echo\","
+                       "\"inputSchema\":{\"type\":\"object\"}}]}}",
+                       (int)idn, id)
+            : snprintf(out, sizeof out,
+                       "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\","
+                       "\"text\":\"ok\"}]}}",
+                       (int)idn, id);
         reply(c->fd, 200, out, (size_t)on);
     }
     return hl + bl;
@@ -165,7 +174,7 @@ static pid_t start_server(int *port)
 
 /* ---- measuring ---- */
 
-static int64_t cpu_ns(pid_t pid)       /* every thread of the process */
+static int64_t cpu_ns(pid_t pid) /* every thread of the process */
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -183,8 +192,9 @@ struct result {
     double p50_us, p99_us, calls_s, cpu_us, rss_kib, peak_kib;
 };
 
-static const char CALL_FMT[] = "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
-                               "\"arguments\":{\"text\":\"call %ld\"}}}";
+static const char CALL_FMT[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+    "\"arguments\":{\"text\":\"call %ld\"}}}";
 
 static size_t write_cb(char *p, size_t s, size_t n, void *ud)
 {
@@ -276,14 +286,15 @@ static void via(char *const argv[], struct result *r)
     if (b.pid < 0)
         exit(1);
     frame_init(&b.fr, b.out, 64u << 20);
-    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-                               "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n";
+    static const char init[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+        "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n";
     static const char inited[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
     bench_put(b.in, init, sizeof init - 1);
     answer(&b);
     bench_put(b.in, inited, sizeof inited - 1);
     long id = 1;
-    for (int i = 0; i < 200; i++) {           /* warm: connections, JIT */
+    for (int i = 0; i < 200; i++) { /* warm: connections, JIT */
         send_call(&b, id++);
         answer(&b);
     }
@@ -344,7 +355,7 @@ enum { DIRECT, KEEL, REMOTE, NCFG };
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && !strcmp(argv[1], "--serve")) {   /* the server alone, for profiling */
+    if (argc == 2 && !strcmp(argv[1], "--serve")) { /* the server alone, for profiling */
         int port;
         pid_t srv = start_server(&port);
         printf("{\"port\":%d}\n", port);
@@ -370,11 +381,17 @@ int main(int argc, char **argv)
         perror("httpbench: mkdtemp");
         return 1;
     }
-    setenv("HOME", home, 1);                  /* mcp-remote keeps its auth state under HOME */
+    setenv("HOME", home, 1); /* mcp-remote keeps its auth state under HOME */
     setenv("KEEL_STATE_DIR", home, 1);
     char *keel_argv[] = {argv[1], "--log-level", "error", "wrap", "--url", url, NULL};
-    char *remote_argv[] = {remote ? argv[2] : NULL, remote ? argv[3] : NULL, url, "--transport", "http-only",
-                           "--allow-http", "--silent", NULL};
+    char *remote_argv[] = {remote ? argv[2] : NULL,
+                           remote ? argv[3] : NULL,
+                           url,
+                           "--transport",
+                           "http-only",
+                           "--allow-http",
+                           "--silent",
+                           NULL};
     struct result all[NCFG][MAXREPS];
     memset(all, 0, sizeof all);
     for (int k = 0; k < reps; k++) {
@@ -391,12 +408,12 @@ int main(int argc, char **argv)
             v[0][k] = all[c][k].p50_us, v[1][k] = all[c][k].p99_us, v[2][k] = all[c][k].calls_s;
             v[3][k] = all[c][k].cpu_us, v[4][k] = all[c][k].rss_kib, v[5][k] = all[c][k].peak_kib;
         }
-        med[c] = (struct result){median(v[0], reps), median(v[1], reps), median(v[2], reps), median(v[3], reps),
-                                 median(v[4], reps), median(v[5], reps)};
+        med[c] = (struct result){median(v[0], reps), median(v[1], reps), median(v[2], reps),
+                                 median(v[3], reps), median(v[4], reps), median(v[5], reps)};
     }
     printf("\nremote server on loopback (Streamable HTTP, JSON answers), medians of %d runs\n", reps);
-    printf("%-18s %9s %9s %11s %11s %11s %10s %10s\n", "client reaches it", "p50 us", "p99 us", "added p50",
-           "calls/s", "CPU us/call", "RSS KiB", "peak KiB");
+    printf("%-18s %9s %9s %11s %11s %11s %10s %10s\n", "client reaches it", "p50 us", "p99 us", "added p50", "calls/s",
+           "CPU us/call", "RSS KiB", "peak KiB");
     for (int c = 0; c < NCFG; c++) {
         if (c == REMOTE && !remote) {
             printf("%-18s (not installed: npm ci in tests/)\n", names[c]);

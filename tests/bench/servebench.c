@@ -21,11 +21,10 @@
 
 #define CALLS 2000
 
-
-
-static const char args[] = "{\"current_prompt\":\"is the orders migration safe to run on friday afternoon\","
-                           "\"history\":[{\"text\":\"is it safe to run the migration on friday\",\"at\":\"2026-05-16T10:00:00Z\"},"
-                           "{\"text\":\"should we run the orders migration friday\",\"at\":\"2026-05-16T10:20:00Z\"}]}";
+static const char args[] =
+    "{\"current_prompt\":\"is the orders migration safe to run on friday afternoon\","
+    "\"history\":[{\"text\":\"is it safe to run the migration on friday\",\"at\":\"2026-05-16T10:00:00Z\"},"
+    "{\"text\":\"should we run the orders migration friday\",\"at\":\"2026-05-16T10:20:00Z\"}]}";
 
 int main(int argc, char **argv)
 {
@@ -40,7 +39,7 @@ int main(int argc, char **argv)
         cJSON *out = NULL;
         kerr e = {0};
         int64_t t0 = bench_now_ns();
-        int rc = rum_check(a, 1778932800000LL, 0, &out, &e);   /* 2026-05-16T12:00:00Z */
+        int rc = rum_check(a, 1778932800000LL, 0, &out, &e); /* 2026-05-16T12:00:00Z */
         t[i] = bench_now_ns() - t0;
         if (rc < 0) {
             fprintf(stderr, "servebench: check_rumination refused the arguments: %s\n", e.code ? e.code : "?");
@@ -66,8 +65,10 @@ int main(int argc, char **argv)
     frame_init(&r, from_child, 1 << 20);
     char line[2048];
     for (int i = 0; i <= CALLS; i++) {
-        int n = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
-                                            "{\"name\":\"check_rumination\",\"arguments\":%s}}\n", i, args);
+        int n = snprintf(line, sizeof line,
+                         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+                         "{\"name\":\"check_rumination\",\"arguments\":%s}}\n",
+                         i, args);
         int64_t t0 = bench_now_ns();
         if (write(to_child, line, (size_t)n) != n)
             return 1;
@@ -79,7 +80,7 @@ int main(int argc, char **argv)
                 return 1;
         if (st != FRAME_LINE)
             return 1;
-        if (i)                                    /* the first call also writes the state file */
+        if (i) /* the first call also writes the state file */
             t[i - 1] = bench_now_ns() - t0;
     }
     close(to_child);

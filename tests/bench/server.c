@@ -14,8 +14,6 @@
 
 #define BIG (8u << 20)
 
-
-
 int main(void)
 {
     struct frame_reader r;
@@ -39,21 +37,27 @@ int main(void)
             continue;
         int len;
         if (mn == 12 && !memcmp(m, "\"initialize\"", 12))
-            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"protocolVersion\":\"2025-06-18\","
+            len = snprintf(out, 512,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"protocolVersion\":\"2025-06-18\","
                            "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n",
                            (int)idn, id);
         else if (mn == 12 && !memcmp(m, "\"tools/list\"", 12))
-            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[{\"name\":\"work\","
-                           "\"inputSchema\":{\"type\":\"object\"}}]}}\n", (int)idn, id);
+            len = snprintf(out, 512,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[{\"name\":\"work\","
+                           "\"inputSchema\":{\"type\":\"object\"}}]}}\n",
+                           (int)idn, id);
         else if (bench_contains(line, n, "\"big\"")) {
-            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
+            len = snprintf(out, 512,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
                            (int)idn, id);
             memcpy(out + len, big, BIG);
             len += BIG;
             len += snprintf(out + len, 64, "\"}]}}\n");
         } else
-            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\","
-                           "\"text\":\"done: 42 items processed\"}]}}\n", (int)idn, id);
+            len = snprintf(out, 512,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\","
+                           "\"text\":\"done: 42 items processed\"}]}}\n",
+                           (int)idn, id);
         bench_put(1, out, (size_t)len);
     }
 }

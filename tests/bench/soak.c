@@ -30,8 +30,6 @@
 
 #define BIG (16u << 20)
 
-
-
 /* --- the upstream -------------------------------------------------------- */
 
 static int server(void)
@@ -53,13 +51,15 @@ static int server(void)
         }
         if (st != FRAME_LINE || jscan_member(line, n, "id", &id, &idn) != 1 ||
             jscan_member(line, n, "method", &m, &mn) != 1)
-            continue;                             /* notifications, answers to our requests */
+            continue; /* notifications, answers to our requests */
         char idb[64];
         snprintf(idb, sizeof idb, "%.*s", (int)(idn < 60 ? idn : 60), id);
         int len;
         if (mn == 12 && !memcmp(m, "\"initialize\"", 12)) {
-            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
-                           "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"soak\",\"version\":\"1\"}}}\n", idb);
+            len = snprintf(out, 512,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
+                           "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"soak\",\"version\":\"1\"}}}\n",
+                           idb);
         } else if (mn == 12 && !memcmp(m, "\"tools/call\"", 12)) {
             calls++;
             static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":"
@@ -71,20 +71,27 @@ static int server(void)
                 bench_put(1, junk, sizeof junk - 1);
             if (calls % 97 == 0) {
                 char q[300];
-                int ql = snprintf(q, sizeof q, "{\"jsonrpc\":\"2.0\",\"id\":\"s%ld\",\"method\":\"sampling/createMessage\","
-                                  "\"params\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":"
-                                  "\"summarise item %ld\"}}],\"maxTokens\":20}}\n", calls, calls);
+                int ql =
+                    snprintf(q, sizeof q,
+                             "{\"jsonrpc\":\"2.0\",\"id\":\"s%ld\",\"method\":\"sampling/createMessage\","
+                             "\"params\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":"
+                             "\"summarise item %ld\"}}],\"maxTokens\":20}}\n",
+                             calls, calls);
                 bench_put(1, q, (size_t)ql);
             }
             if (bench_contains(line, n, "\"big\"")) {
-                len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
-                               "\"text\":\"", idb);
+                len = snprintf(out, 512,
+                               "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
+                               "\"text\":\"",
+                               idb);
                 memset(out + len, 'x', BIG);
                 len += BIG;
                 len += snprintf(out + len, 64, "\"}]}}\n");
             } else {
-                len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
-                               "\"text\":\"done %ld\"}]}}\n", idb, bench_contains(line, n, "again") ? 7L : calls);
+                len = snprintf(out, 512,
+                               "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
+                               "\"text\":\"done %ld\"}]}}\n",
+                               idb, bench_contains(line, n, "again") ? 7L : calls);
             }
         } else {
             len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n", idb);
@@ -94,7 +101,6 @@ static int server(void)
 }
 
 /* --- the driver ---------------------------------------------------------- */
-
 
 static int count_dir(const char *path)
 {
@@ -147,33 +153,41 @@ int main(int argc, char **argv)
         return 1;
     struct frame_reader r;
     frame_init(&r, from_child, 64u << 20);
-    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-                               "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"soak\","
-                               "\"version\":\"1\"}}}\n";
+    static const char init[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+        "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"soak\","
+        "\"version\":\"1\"}}}\n";
     bench_put(to_child, init, sizeof init - 1);
     long sent = 0, answered = 0, requests = 0, server_requests = 0, peak = 0, first = -1, last = 0;
     int fds0 = -1, kids0 = -1;
     char line[600], path[64];
     snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
     int64_t t0 = (int64_t)time(NULL);
-    int waiting = 1;                              /* the initialize */
+    int waiting = 1; /* the initialize */
     while (answered < requests + 1 || sent < total) {
         /* Keep a few requests in flight; send non-requests in between. */
         while (sent < total && waiting < 8) {
             int len;
             long k = sent++;
             if (k % 200 == 13) {
-                len = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
-                               "\"params\":{\"progressToken\":%ld,\"progress\":1}}\n", k);
+                len = snprintf(line, sizeof line,
+                               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+                               "\"params\":{\"progressToken\":%ld,\"progress\":1}}\n",
+                               k);
             } else if (k % 5000 == 77) {
                 len = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\"\n", k);
-                requests++;                       /* malformed: keel answers it itself */
+                requests++; /* malformed: keel answers it itself */
                 waiting++;
             } else {
                 int big = k % 50000 == 49999, again = k % 7 == 3;
-                len = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
-                               "{\"name\":\"work\",\"arguments\":{\"query\":\"%s %ld\"}}}\n", k,
-                               big ? "big" : again ? "again" : "item", again ? 3L : k);
+                len = snprintf(line, sizeof line,
+                               "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
+                               "{\"name\":\"work\",\"arguments\":{\"query\":\"%s %ld\"}}}\n",
+                               k,
+                               big         ? "big"
+                                   : again ? "again"
+                                           : "item",
+                               again ? 3L : k);
                 requests++;
                 waiting++;
             }
@@ -203,8 +217,9 @@ int main(int argc, char **argv)
         const char *id, *m;
         size_t idn, mn;
         if (jscan_member(l, n, "method", &m, &mn) == 1) {
-            if (jscan_member(l, n, "id", &id, &idn) == 1) {    /* a server request: answer it */
-                int len = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"role\":"
+            if (jscan_member(l, n, "id", &id, &idn) == 1) { /* a server request: answer it */
+                int len = snprintf(line, sizeof line,
+                                   "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"role\":"
                                    "\"assistant\",\"model\":\"m\",\"content\":{\"type\":\"text\",\"text\":\"ok\"}}}\n",
                                    (int)idn, id);
                 bench_put(to_child, line, (size_t)len);
@@ -220,8 +235,8 @@ int main(int argc, char **argv)
     int st;
     waitpid(pid, &st, 0);
     frame_free(&r);
-    printf("keel soak: %ld client messages (%ld requests, %ld server requests answered) in %lds\n", sent,
-           requests + 1, server_requests, (long)((int64_t)time(NULL) - t0));
+    printf("keel soak: %ld client messages (%ld requests, %ld server requests answered) in %lds\n", sent, requests + 1,
+           server_requests, (long)((int64_t)time(NULL) - t0));
     printf("  answers  %ld of %ld requests  %s\n", answered, requests + 1, answered == requests + 1 ? "ok" : "MISS");
     printf("  RSS      first %ld KiB, last %ld KiB, peak %ld KiB  %s\n", first, last, peak,
            last <= first + 1024 ? "flat" : "GROWING");

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int pick = data[0];
     if (pick < 32) {
         const char *err = NULL;
-        char **v = argsplit(s, &err);           /* one allocation */
+        char **v = argsplit(s, &err); /* one allocation */
         if (!v && !err)
             abort();
         free(v);
@@ -62,13 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while (tools_table[k].name)
             k++;
         const struct tool *t = &tools_table[pick % k];
-        if (t->flags & TOOL_PURE_READ || pick & 1) {   /* the state-writing tools less often: they touch disk */
+        if (t->flags & TOOL_PURE_READ || pick & 1) { /* the state-writing tools less often: they touch disk */
             cJSON *args = jscan_parse(s, size - 1);
             int is_error = 1;
             cJSON *out = tools_run(t, cJSON_IsObject(args) ? args : NULL, &prof, NULL, &is_error);
             if (!cJSON_IsObject(out) ||
-                (is_error && !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(
-                                 cJSON_GetObjectItemCaseSensitive(out, "error"), "code"))))
+                (is_error &&
+                 !cJSON_IsString(
+                     cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "error"), "code"))))
                 abort();
             cJSON_Delete(out);
             cJSON_Delete(args);

@@ -45,7 +45,7 @@ static char *run(detector_fn fn, const cJSON *args, int64_t now)
     kerr e = {0};
     if (fn(args, now, 0, &out, &e) < 0) {
         if (!e.code)
-            abort();        /* a refusal names its code */
+            abort(); /* a refusal names its code */
         return strdup(e.code);
     }
     char *s = cJSON_PrintUnformatted(out);
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             plen[np++] = i - start;
             start = i + 1;
         }
-    const int64_t now = 1778932800000LL;   /* 2026-05-16T12:00:00Z */
+    const int64_t now = 1778932800000LL; /* 2026-05-16T12:00:00Z */
     cJSON *a = cJSON_CreateObject();
     char *t = utf8_of(piece[0], plen[0]);
     int rum = pick & 1;
@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     detector_fn fn = rum ? rum_check : syc_check;
     char *r1 = run(fn, a, now), *r2 = run(fn, a, now);
     if (strcmp(r1, r2) != 0)
-        abort();            /* the same call, another answer */
+        abort(); /* the same call, another answer */
     cJSON *o = cJSON_Parse(r1);
     if (o && rum) {
         int count = cJSON_GetObjectItem(o, "count")->valueint, thr = cJSON_GetObjectItem(o, "threshold")->valueint;

@@ -14,7 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > 60000)                /* it must fit in a pipe */
+    if (size < 1 || size > 60000) /* it must fit in a pipe */
         return 0;
     size_t max = 64 + (size_t)(data[0] & 0x3f) * 64;
     size_t piece = 1 + (data[0] >> 6) * 700;
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         size_t len = st == FRAME_LINE ? ln : r.oversize_bytes;
         if (st == FRAME_LINE && ln > max)
-            abort();                              /* a line over the limit handed out whole */
+            abort(); /* a line over the limit handed out whole */
         seen += len;
         lines++;
     }

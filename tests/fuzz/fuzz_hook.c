@@ -33,11 +33,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const events[] = {"UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "BeforeAgent",
-                                         "AfterAgent", "PreCompact", NULL};
+    static const char *const events[] = {"UserPromptSubmit", "Stop",       "SubagentStop", "SessionStart",
+                                         "BeforeAgent",      "AfterAgent", "PreCompact",   NULL};
     if (!size)
         return 0;
-    const char *event = events[data[0] % 8];     /* NULL: the event name from the input */
+    const char *event = events[data[0] % 8]; /* NULL: the event name from the input */
     int host = (data[0] >> 3) % 4;
     char *out = hook_answer((const char *)data + 1, size - 1, event, host, &prof, NULL);
     if (out) {

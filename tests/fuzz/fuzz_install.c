@@ -50,16 +50,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[512];
     char *in = install_edit_text(text, n, fmt, hooks, 0, keel, why, sizeof why);
     if (!in)
-        return 0;                           /* refused, or nothing to change */
+        return 0; /* refused, or nothing to change */
     size_t in_n = strlen(in);
     cJSON *a = parsed(in, in_n, fmt);
     if (!a)
-        abort();                            /* install wrote what does not parse */
+        abort(); /* install wrote what does not parse */
     cJSON_Delete(a);
     char *out = install_edit_text(in, in_n, fmt, hooks, 1, keel, why, sizeof why);
     if (!out && why[0])
-        abort();                            /* keel refused its own work */
-    if (!mentions_keel(text, n)) {      /* nothing of keel's before: all of it goes again */
+        abort(); /* keel refused its own work */
+    if (!mentions_keel(text, n)) { /* nothing of keel's before: all of it goes again */
         cJSON *orig = parsed(text, n, fmt), *back = parsed(out ? out : in, out ? strlen(out) : in_n, fmt);
         if (!orig || !back || !cfg_json_equal(orig, back))
             abort();

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int scanned = jscan_scan(s, n, &top) != 0;
     cJSON *p = jscan_parse(s, n);
     if (p && !scanned)
-        abort();                                  /* parsed as a value, yet the scanner refused it */
+        abort(); /* parsed as a value, yet the scanner refused it */
     cJSON_Delete(p);
     return 0;
 }

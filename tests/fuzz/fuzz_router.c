@@ -104,15 +104,16 @@ static void read_out(int fd, struct tally *t)
     while (at < (size_t)size) {
         char *nl = memchr(buf + at, '\n', (size_t)size - at);
         if (!nl)
-            abort();                                  /* every message ends its line */
+            abort(); /* every message ends its line */
         size_t n = (size_t)(nl - (buf + at));
         struct jscan_top top;
         if (!jscan_scan(buf + at, n, &top)) {
             if (getenv("FUZZ_ROUTER_DEBUG"))
                 fprintf(stderr, "not JSON, to the %s: %.*s\n", t ? "client" : "server", (int)n, buf + at);
-            abort();                                  /* keel wrote something that is not JSON */
+            abort(); /* keel wrote something that is not JSON */
         }
-        if (t && top.first == '{' && !top.method.p && top.id.p && jr_valid_raw_id(top.id.p, top.id.n)) {   /* null: a line with no id keel could read */
+        if (t && top.first == '{' && !top.method.p && top.id.p &&
+            jr_valid_raw_id(top.id.p, top.id.n)) { /* null: a line with no id keel could read */
             int k = slot(t, top.id.p, top.id.n);
             if (k >= 0)
                 t->answered[k]++;
@@ -138,18 +139,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_dir_make("router");
         profile_load_text(&profile, "", 0);
         static struct ruleset rules;
-        ruleset_load(&rules, &profile, NULL, 0);   /* the shipped rules, on every result */
+        ruleset_load(&rules, &profile, NULL, 0); /* the shipped rules, on every result */
         ruleset_current = &rules;
     }
-    struct wrap_opts o = {.max_message_bytes = 1u << 20, .groups = TOOL_ALL, .tool_prefix = "keel_",
-                          .profile = &profile, .overlay = OV_ALL, .state_dir = fuzz_dir, .restart_max = 0};
+    struct wrap_opts o = {.max_message_bytes = 1u << 20,
+                          .groups = TOOL_ALL,
+                          .tool_prefix = "keel_",
+                          .profile = &profile,
+                          .overlay = OV_ALL,
+                          .state_dir = fuzz_dir,
+                          .restart_max = 0};
     struct relay r;
     memset(&r, 0, sizeof r);
     r.o = &o;
     relay_expose_init(&r);
     r.pend.free_data = relay_call_data_free;
     overlay_init(&r.ov, &profile, fuzz_dir, OV_ALL, NULL, 0, NULL, 0);
-    FILE *cf = tmpfile(), *sf = tmpfile();   /* what keel writes to each side */
+    FILE *cf = tmpfile(), *sf = tmpfile(); /* what keel writes to each side */
     if (!cf || !sf)
         abort();
     int cfd = fileno(cf), sfd = fileno(sf);
@@ -182,11 +188,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     cJSON *want = sid ? cJSON_ParseWithLength(sid, sidn) : NULL;
                     const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
                     int response = cJSON_IsObject(m) && !cJSON_GetObjectItemCaseSensitive(m, "method") &&
-                                   (cJSON_GetObjectItemCaseSensitive(m, "result") || cJSON_GetObjectItemCaseSensitive(m, "error"));
+                        (cJSON_GetObjectItemCaseSensitive(m, "result") || cJSON_GetObjectItemCaseSensitive(m, "error"));
                     if (response && (!want || !id || !cJSON_Compare(id, want, 1))) {
                         if (getenv("FUZZ_ROUTER_DEBUG"))
-                            fprintf(stderr, "taken on %.*s: %.*s\n", (int)sidn, sid ? sid : "the GET stream", (int)n, line);
-                        abort();                      /* a response taken on another request's stream */
+                            fprintf(stderr, "taken on %.*s: %.*s\n", (int)sidn, sid ? sid : "the GET stream", (int)n,
+                                    line);
+                        abort(); /* a response taken on another request's stream */
                     }
                     cJSON_Delete(m);
                     cJSON_Delete(want);
@@ -209,12 +216,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     read_out(sfd, NULL);
     for (int k = 0; k < t.n && !t.overflow; k++) {
         if (getenv("FUZZ_ROUTER_DEBUG"))
-            fprintf(stderr, "id %.*s: sent %d, other %d, answered %d, cancelled %d\n", (int)t.idn[k], t.id[k], t.sent[k],
-                    t.other[k], t.answered[k], t.cancelled[k]);
+            fprintf(stderr, "id %.*s: sent %d, other %d, answered %d, cancelled %d\n", (int)t.idn[k], t.id[k],
+                    t.sent[k], t.other[k], t.answered[k], t.cancelled[k]);
         if (!t.cancelled[k] && t.answered[k] < t.sent[k])
-            abort();                                  /* a request never answered */
+            abort(); /* a request never answered */
         if (t.answered[k] > t.sent[k] + t.other[k])
-            abort();                                  /* answered twice */
+            abort(); /* answered twice */
     }
     for (int k = 0; k < t.n; k++)
         free(t.id[k]);

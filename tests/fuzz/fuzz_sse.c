@@ -23,7 +23,7 @@ static int record(void *ctx, const char *type, char *data, size_t n, int oversiz
         abort();
     for (size_t i = 0; !oversize && i < SSE_PAD; i++)
         if (data[n + i])
-            abort();                                  /* the padding a regex JIT may read */
+            abort(); /* the padding a regex JIT may read */
     size_t tn = strlen(type), need = tn + n + 8;
     if (l->n + need > sizeof l->buf)
         return 0;

@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kerr e = {0};
     if (chrono_now(&env.now, &e) < 0)
         abort();
-    cJSON *s = chrono_read_state(&env, &e);     /* creates the directory */
+    cJSON *s = chrono_read_state(&env, &e); /* creates the directory */
     cJSON_Delete(s);
     FILE *f = fopen(file, "wb");
     if (!f)
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&e, 0, sizeof e);
     guard_read(&env, 30, &v, &e);
     memset(&e, 0, sizeof e);
-    s = chrono_read_state(&env, &e);             /* readable now, whatever was there */
+    s = chrono_read_state(&env, &e); /* readable now, whatever was there */
     if (!s)
         abort();
     cJSON_Delete(s);

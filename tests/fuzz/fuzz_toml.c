@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct toml_node *t = toml_parse((const char *)data, size, &e);
     if (!t) {
         if (e.line < 1 || e.column < 1 || !e.message[0])
-            abort();                        /* a refusal always says where and why */
+            abort(); /* a refusal always says where and why */
         return 0;
     }
     check(t, size);

@@ -27,7 +27,7 @@ static void embedded_copies_equal_files(void **state)
         assert_int_equal(b->data[b->len], '\0');
         free(buf);
     }
-    assert_true(count >= 5);   /* three schemas and the detector data at least */
+    assert_true(count >= 5); /* three schemas and the detector data at least */
     assert_non_null(embed_find("schemas/check_rumination.json"));
     assert_non_null(embed_find("detectors/data/stopwords.txt"));
     assert_null(embed_find("schemas/nope.json"));

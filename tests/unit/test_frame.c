@@ -51,11 +51,11 @@ static void splits_lines_and_strips_cr(void **state)
     assert_int_equal(n, 7);
     assert_memory_equal(l, "{\"a\":1}", 7);
     assert_int_equal(next(r, &l, &n), FRAME_LINE);
-    assert_int_equal(n, 7);                       /* CR removed */
+    assert_int_equal(n, 7); /* CR removed */
     assert_int_equal(next(r, &l, &n), FRAME_LINE);
-    assert_int_equal(n, 0);                       /* empty line */
+    assert_int_equal(n, 0); /* empty line */
     assert_int_equal(next(r, &l, &n), FRAME_LINE);
-    assert_int_equal(n, 4);                       /* last line, no newline */
+    assert_int_equal(n, 4); /* last line, no newline */
     assert_memory_equal(l, "last", 4);
     assert_int_equal(next(r, &l, &n), FRAME_EOF);
     close_reader(r);
@@ -72,7 +72,7 @@ static void oversize_line_is_skipped_not_held(void **state)
     size_t len = strlen(in);
     int p[2];
     assert_int_equal(pipe(p), 0);
-    if (fork() == 0) {                            /* writer: more than a pipe holds */
+    if (fork() == 0) { /* writer: more than a pipe holds */
         close(p[0]);
         ssize_t w = write(p[1], in, len);
         _exit(w == (ssize_t)len ? 0 : 1);
@@ -84,7 +84,7 @@ static void oversize_line_is_skipped_not_held(void **state)
     size_t n;
     assert_int_equal(next(&r, &l, &n), FRAME_OVERSIZE);
     assert_int_equal(r.oversize_bytes, len - 4);
-    assert_int_equal(n, FRAME_HEAD);              /* only the head is kept */
+    assert_int_equal(n, FRAME_HEAD); /* only the head is kept */
     assert_memory_equal(l, "{\"id\":7,", 8);
     assert_true(r.cap <= 1000 + 4 * FRAME_CHUNK); /* memory stays bounded */
     assert_int_equal(next(&r, &l, &n), FRAME_LINE);
@@ -106,16 +106,16 @@ static void line_at_the_cap_is_accepted(void **state)
     struct frame_reader *r = open_with(in, 66, 32);
     const char *l;
     size_t n;
-    assert_int_equal(next(r, &l, &n), FRAME_LINE);   /* exactly 32: fine */
+    assert_int_equal(next(r, &l, &n), FRAME_LINE); /* exactly 32: fine */
     assert_int_equal(n, 32);
-    assert_int_equal(next(r, &l, &n), FRAME_LINE);   /* 32 y's then newline */
+    assert_int_equal(next(r, &l, &n), FRAME_LINE); /* 32 y's then newline */
     assert_int_equal(n, 32);
     assert_int_equal(next(r, &l, &n), FRAME_EOF);
     close_reader(r);
     memset(in, 'z', 33);
     in[33] = '\n';
     r = open_with(in, 34, 32);
-    assert_int_equal(next(r, &l, &n), FRAME_OVERSIZE);  /* 33: one over */
+    assert_int_equal(next(r, &l, &n), FRAME_OVERSIZE); /* 33: one over */
     assert_int_equal(r->oversize_bytes, 33);
     assert_int_equal(next(r, &l, &n), FRAME_EOF);
     close_reader(r);

@@ -29,7 +29,7 @@ static void finds_top_level_members(void **state)
     assert_int_equal(find(" { \"method\" : \"tools/call\" , \"id\" : \"a\\\"b\" } ", "id", v), 1);
     assert_string_equal(v, "\"a\\\"b\"");
     assert_int_equal(find("{\"params\":{\"id\":1,\"s\":\"}{][\"},\"id\":-12}", "id", v), 1);
-    assert_string_equal(v, "-12");                /* nested "id" is not the top-level one */
+    assert_string_equal(v, "-12"); /* nested "id" is not the top-level one */
     assert_int_equal(find("{\"params\":[1,{\"a\":[2]}],\"method\":\"m\"}", "method", v), 1);
     assert_string_equal(v, "\"m\"");
     assert_int_equal(find("{\"a\":1}", "id", v), 0);
@@ -44,7 +44,7 @@ static void works_on_truncated_heads(void **state)
     assert_int_equal(find("{\"jsonrpc\":\"2.0\",\"id\":42,\"params\":{\"text\":\"aaaa", "id", v), 1);
     assert_string_equal(v, "42");
     assert_int_equal(find("{\"params\":{\"text\":\"aaaa", "id", v), 0);
-    assert_int_equal(find("{\"id\":12", "id", v), 0);   /* the number may go on */
+    assert_int_equal(find("{\"id\":12", "id", v), 0); /* the number may go on */
 }
 
 static int valid(const char *s)
@@ -55,13 +55,42 @@ static int valid(const char *s)
 static void validates_json(void **state)
 {
     (void)state;
-    static const char *const good[] = {
-        "{}", "[]", " {\"a\":[1,2.5e-3,-0,true,false,null,\"x\\u00e9\\n\"]} ", "0", "\"s\"", "[[[[]]]]",
-        "{\"a\":{\"b\":{}}}", "-12.5E+10", "{\"\":\"\"}", NULL};
-    static const char *const bad[] = {
-        "", " ", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "[1 2]", "{a:1}", "01", "1.", ".5", "-",
-        "1e", "tru", "nul", "\"unterminated", "\"bad \\x escape\"", "\"\\u12g4\"", "{} {}", "{\"a\":1}x",
-        "\"tab\there\"", "[\"a\":1]", "{\"a\",1}", NULL};
+    static const char *const good[] = {"{}",
+                                       "[]",
+                                       " {\"a\":[1,2.5e-3,-0,true,false,null,\"x\\u00e9\\n\"]} ",
+                                       "0",
+                                       "\"s\"",
+                                       "[[[[]]]]",
+                                       "{\"a\":{\"b\":{}}}",
+                                       "-12.5E+10",
+                                       "{\"\":\"\"}",
+                                       NULL};
+    static const char *const bad[] = {"",
+                                      " ",
+                                      "{",
+                                      "}",
+                                      "{\"a\"}",
+                                      "{\"a\":}",
+                                      "{\"a\":1,}",
+                                      "[1,]",
+                                      "[1 2]",
+                                      "{a:1}",
+                                      "01",
+                                      "1.",
+                                      ".5",
+                                      "-",
+                                      "1e",
+                                      "tru",
+                                      "nul",
+                                      "\"unterminated",
+                                      "\"bad \\x escape\"",
+                                      "\"\\u12g4\"",
+                                      "{} {}",
+                                      "{\"a\":1}x",
+                                      "\"tab\there\"",
+                                      "[\"a\":1]",
+                                      "{\"a\",1}",
+                                      NULL};
     for (int i = 0; good[i]; i++)
         if (!valid(good[i]))
             fail_msg("should be valid: %s", good[i]);
@@ -72,7 +101,7 @@ static void validates_json(void **state)
     char deep[10000];
     memset(deep, '[', 5000);
     memset(deep + 5000, ']', 5000);
-    assert_false(jscan_valid(deep, sizeof deep));   /* refused, no crash */
+    assert_false(jscan_valid(deep, sizeof deep)); /* refused, no crash */
     for (int d = JSCAN_MAX_DEPTH - 1; d <= JSCAN_MAX_DEPTH + 1; d++) {
         memset(deep, '[', (size_t)d);
         memset(deep + d, ']', (size_t)d);
@@ -93,9 +122,9 @@ static void parses_lone_surrogates(void **state)
     } cases[] = {
         {"\"cut \\ud83d\"", "cut \xef\xbf\xbd"},
         {"\"\\udc00x\"", "\xef\xbf\xbdx"},
-        {"\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80"},                  /* a pair: the emoji */
+        {"\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80"}, /* a pair: the emoji */
         {"\"\\ud83d\\ud83d\\ude00\"", "\xef\xbf\xbd\xf0\x9f\x98\x80"},
-        {"\"\\\\ud83d\"", "\\ud83d"},                                  /* an escaped backslash, then text */
+        {"\"\\\\ud83d\"", "\\ud83d"}, /* an escaped backslash, then text */
         {"\"a\\u0041\"", "aA"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -113,7 +142,7 @@ static void finds_nul_escapes(void **state)
     (void)state;
     const char *a = "{\"t\":\"a\\u0000b\"}", *b = "{\"t\":\"a\\\\u0000b\"}", *c = "{\"u0000\":1}";
     assert_true(jscan_has_nul_escape(a, strlen(a)));
-    assert_false(jscan_has_nul_escape(b, strlen(b)));   /* an escaped backslash, then text */
+    assert_false(jscan_has_nul_escape(b, strlen(b))); /* an escaped backslash, then text */
     assert_false(jscan_has_nul_escape(c, strlen(c)));
 }
 
@@ -148,9 +177,20 @@ static void validates_in_pieces(void **state)
     static const char *const docs[] = {
         "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\\u00e9\",\"result\":{\"content\":[{\"text\":\"x\\ny\"}]}}",
         "{\"result\":{\"n\":[1,-2.5e+3,0,true,false,null]},\"jsonrpc\":\"2.0\",\"id\":12345}\r",
-        " {\"id\" : -0.5E2 , \"method\":\"m\"} ", "{\"params\":{\"id\":1},\"id\":7}", "[1,{\"id\":2}]", "42",
-        "{\"id\":1,\"id\":2}", "{\"result\":\"unterminated", "{\"id\":12", "{\"a\":1}x", "[1,]", "-",
-        "{\"id\":\"bad \\x\"}", "\"\\u12g4\"", "{\"a\":tru}", NULL};
+        " {\"id\" : -0.5E2 , \"method\":\"m\"} ",
+        "{\"params\":{\"id\":1},\"id\":7}",
+        "[1,{\"id\":2}]",
+        "42",
+        "{\"id\":1,\"id\":2}",
+        "{\"result\":\"unterminated",
+        "{\"id\":12",
+        "{\"a\":1}x",
+        "[1,]",
+        "-",
+        "{\"id\":\"bad \\x\"}",
+        "\"\\u12g4\"",
+        "{\"a\":tru}",
+        NULL};
     for (int d = 0; docs[d]; d++) {
         const char *s = docs[d];
         size_t n = strlen(s);
@@ -167,7 +207,7 @@ static void validates_in_pieces(void **state)
                     fail_msg("doc %d split %zu step %zu: id %.*s", d, split, step, (int)idn, id);
             }
     }
-    struct jstream j;                            /* the first byte that cannot be JSON is reported */
+    struct jstream j; /* the first byte that cannot be JSON is reported */
     jstream_init(&j);
     size_t used;
     assert_int_equal(jstream_feed(&j, "{\"a\":[1,2}", 10, &used), -1);
@@ -177,12 +217,9 @@ static void validates_in_pieces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(finds_top_level_members),
-        cmocka_unit_test(works_on_truncated_heads),
-        cmocka_unit_test(validates_json),
-        cmocka_unit_test(finds_nul_escapes),
-        cmocka_unit_test(parses_lone_surrogates),
-        cmocka_unit_test(validates_in_pieces),
+        cmocka_unit_test(finds_top_level_members), cmocka_unit_test(works_on_truncated_heads),
+        cmocka_unit_test(validates_json),          cmocka_unit_test(finds_nul_escapes),
+        cmocka_unit_test(parses_lone_surrogates),  cmocka_unit_test(validates_in_pieces),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,12 +23,13 @@ static void identity_is_canonical(void **state)
 {
     (void)state;
     struct loop_call a = ident("read_file", "{\"path\":\"a.c\",\"opts\":{\"n\":1,\"enc\":\"utf8\"}}");
-    struct loop_call b = ident("read_file", "{ \"opts\" : {\"enc\":\"utf8\",\"n\":1.0}, \"path\":\"a.c\", \"_meta\":{\"progressToken\":7}}");
+    struct loop_call b = ident(
+        "read_file", "{ \"opts\" : {\"enc\":\"utf8\",\"n\":1.0}, \"path\":\"a.c\", \"_meta\":{\"progressToken\":7}}");
     assert_true(a.id == b.id);
     assert_true(ident("read_file", "{\"path\":\"b.c\"}").id != ident("read_file", "{\"path\":\"a.c\"}").id);
     assert_true(ident("write_file", "{\"path\":\"a.c\"}").id != ident("read_file", "{\"path\":\"a.c\"}").id);
-    assert_true(ident("f", "{\"n\":1}").id != ident("f", "{\"n\":\"1\"}").id);      /* a number is not a string */
-    assert_true(ident("f", "[1,2]").id != ident("f", "[2,1]").id);                   /* arrays keep their order */
+    assert_true(ident("f", "{\"n\":1}").id != ident("f", "{\"n\":\"1\"}").id); /* a number is not a string */
+    assert_true(ident("f", "[1,2]").id != ident("f", "[2,1]").id); /* arrays keep their order */
     assert_true(ident("f", NULL).id == ident("f", NULL).id);
     /* strings and keys by their decoded text, numbers by value */
     assert_true(ident("f", "{\"p\":\"A\"}").id == ident("f", "{\"\\u0070\":\"\\u0041\"}").id);
@@ -53,7 +54,8 @@ static void free_text_is_blanked_in_the_shape(void **state)
     assert_true(a.shape == b.shape);
     assert_true(a.flags & LOOP_FREE_TEXT);
     /* a path with a space, a single token, a URI and a number stay in the shape */
-    assert_true(ident("r", "{\"path\":\"/home/me/My Docs/a\"}").shape != ident("r", "{\"path\":\"/home/me/My Docs/b\"}").shape);
+    assert_true(ident("r", "{\"path\":\"/home/me/My Docs/a\"}").shape !=
+                ident("r", "{\"path\":\"/home/me/My Docs/b\"}").shape);
     assert_true(ident("r", "{\"id\":\"abc\"}").shape != ident("r", "{\"id\":\"abd\"}").shape);
     assert_true(ident("r", "{\"u\":\"https://x.org/a b\"}").shape != ident("r", "{\"u\":\"https://x.org/a c\"}").shape);
     assert_false(ident("r", "{\"n\":3}").flags & LOOP_FREE_TEXT);
@@ -134,13 +136,13 @@ static void the_window_forgets(void **state)
     start(&r);
     for (int i = 0; i < 3; i++)
         step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000);
-    assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 31 * 60000), LOOP_NONE);   /* 31 min later */
+    assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 31 * 60000), LOOP_NONE); /* 31 min later */
     loop_window_free(&r.w);
     start(&r);
     for (int i = 0; i < 3; i++)
         step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000);
     char args[32];
-    for (int i = 0; i < 50; i++) {                 /* 50 other calls push them out of the count window */
+    for (int i = 0; i < 50; i++) { /* 50 other calls push them out of the count window */
         snprintf(args, sizeof args, "{\"n\":%d}", i);
         step(&r, "other", args, (uint64_t)i, 0, 1000);
     }
@@ -175,8 +177,8 @@ static void reworded_free_text_same_answer(void **state)
     (void)state;
     struct run r;
     start(&r);
-    const char *q[] = {"{\"q\":\"how to set retries\"}", "{\"q\":\"retry settings where\"}", "{\"q\":\"configure the retry policy\"}",
-                       "{\"q\":\"set retry count please\"}"};
+    const char *q[] = {"{\"q\":\"how to set retries\"}", "{\"q\":\"retry settings where\"}",
+                       "{\"q\":\"configure the retry policy\"}", "{\"q\":\"set retry count please\"}"};
     int got[4];
     for (int i = 0; i < 4; i++)
         got[i] = step(&r, "search_docs", q[i], 9, 0, 15000);
@@ -206,15 +208,17 @@ static void alternation_at_six(void **state)
     start(&r);
     int got[12];
     for (int i = 0; i < 12; i++)
-        got[i] = step(&r, i % 2 ? "run_tests" : "read_file", i % 2 ? "{}" : "{\"path\":\"a.c\"}", i % 2 ? 5 : 6, 0, 10000);
+        got[i] =
+            step(&r, i % 2 ? "run_tests" : "read_file", i % 2 ? "{}" : "{\"path\":\"a.c\"}", i % 2 ? 5 : 6, 0, 10000);
     int want[12] = {0, 0, 0, 0, 0, LOOP_ALTERNATION, 0, 0, 0, 0, 0, LOOP_ALTERNATION};
     assert_memory_equal(got, want, sizeof got);
     /* edit-build-test: the test output changes each time */
     loop_window_free(&r.w);
     start(&r);
     for (int i = 0; i < 12; i++)
-        assert_int_equal(step(&r, i % 2 ? "run_tests" : "edit", i % 2 ? "{}" : "{\"path\":\"a.c\"}", (uint64_t)i, 0, 10000),
-                         LOOP_NONE);
+        assert_int_equal(
+            step(&r, i % 2 ? "run_tests" : "edit", i % 2 ? "{}" : "{\"path\":\"a.c\"}", (uint64_t)i, 0, 10000),
+            LOOP_NONE);
     loop_window_free(&r.w);
 }
 

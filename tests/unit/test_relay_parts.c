@@ -35,7 +35,7 @@ static void splits_like_a_shell_without_one(void **state)
     assert_null(argsplit("a \"b", &err));
     assert_null(argsplit("   ", &err));
     assert_string_equal(err, "empty command");
-    v = argsplit("''", &err);                 /* an empty argument is still an argument */
+    v = argsplit("''", &err); /* an empty argument is still an argument */
     assert_non_null(v);
     assert_string_equal(v[0], "");
     assert_null(v[1]);
@@ -48,11 +48,11 @@ static void pending_keys_on_direction_and_raw_id(void **state)
     struct pending p = {0};
     int kind;
     assert_int_equal(pending_add(&p, FROM_CLIENT, "0", 1, PK_INITIALIZE, NULL), 0);
-    assert_int_equal(pending_add(&p, FROM_SERVER, "0", 1, PK_OTHER, NULL), 0);   /* the same id, the other way */
+    assert_int_equal(pending_add(&p, FROM_SERVER, "0", 1, PK_OTHER, NULL), 0); /* the same id, the other way */
     assert_int_equal(pending_add(&p, FROM_CLIENT, "\"0\"", 3, PK_TOOLS_LIST, NULL), 0);
     assert_int_equal(pending_take(&p, FROM_CLIENT, "0", 1, &kind, NULL), 1);
     assert_int_equal(kind, PK_INITIALIZE);
-    assert_int_equal(pending_take(&p, FROM_CLIENT, "0", 1, &kind, NULL), 0);     /* taken once */
+    assert_int_equal(pending_take(&p, FROM_CLIENT, "0", 1, &kind, NULL), 0); /* taken once */
     assert_int_equal(pending_take(&p, FROM_SERVER, "0", 1, &kind, NULL), 1);
     assert_int_equal(pending_take(&p, FROM_CLIENT, "\"0\"", 3, &kind, NULL), 1);
     assert_int_equal(kind, PK_TOOLS_LIST);
@@ -73,7 +73,7 @@ static void pending_keys_on_direction_and_raw_id(void **state)
         int n = snprintf(id, sizeof id, "%d", i);
         count += pending_take(&p, FROM_CLIENT, id, (size_t)n, &kind, NULL);
     }
-    assert_int_equal(count, 0);               /* drained */
+    assert_int_equal(count, 0); /* drained */
     assert_int_equal(p.live, 0);
     pending_free(&p);
 }
@@ -88,13 +88,13 @@ static void outq_keeps_order_when_the_reader_is_slow(void **state)
     outq_init(&q, fd[1]);
     char line[1000];
     memset(line, 'a', sizeof line);
-    for (int i = 0; i < 500; i++) {           /* ~500 KB: far more than a pipe holds */
+    for (int i = 0; i < 500; i++) { /* ~500 KB: far more than a pipe holds */
         line[0] = (char)('A' + i % 26);
         assert_int_equal(outq_line(&q, line, sizeof line), 0);
         if (i % 7 == 0)
-            assert_int_equal(outq_flush(&q), 0);   /* writes what fits, never blocks */
+            assert_int_equal(outq_flush(&q), 0); /* writes what fits, never blocks */
     }
-    assert_true(q.bytes > 0);                 /* the rest is queued, nothing lost */
+    assert_true(q.bytes > 0); /* the rest is queued, nothing lost */
     size_t total = 0;
     int i = 0;
     char buf[1001];
@@ -106,7 +106,7 @@ static void outq_keeps_order_when_the_reader_is_slow(void **state)
         have += (size_t)got;
         total += (size_t)got;
         if (have == sizeof buf) {
-            assert_int_equal(buf[0], 'A' + i % 26);   /* in order */
+            assert_int_equal(buf[0], 'A' + i % 26); /* in order */
             assert_int_equal(buf[1000], '\n');
             have = 0;
             i++;
@@ -114,11 +114,11 @@ static void outq_keeps_order_when_the_reader_is_slow(void **state)
     }
     assert_int_equal(i, 500);
     assert_int_equal(q.bytes, 0);
-    close(fd[0]);                             /* the reader leaves */
+    close(fd[0]); /* the reader leaves */
     assert_int_equal(outq_line(&q, "x", 1), 0);
     assert_int_equal(outq_flush(&q), -1);
     assert_int_equal(q.failed, 1);
-    assert_int_equal(outq_line(&q, "y", 1), 0);   /* later lines are dropped quietly */
+    assert_int_equal(outq_line(&q, "y", 1), 0); /* later lines are dropped quietly */
     assert_int_equal(q.bytes, 0);
     outq_free(&q);
     close(fd[1]);
@@ -132,7 +132,7 @@ static char *annotated(const char *line, const char *adv_json)
     char *out = relay_annotate(line, strlen(line), &top.result, adv);
     cJSON_Delete(adv);
     assert_non_null(out);
-    assert_true(jscan_valid(out, strlen(out)));    /* always valid JSON */
+    assert_true(jscan_valid(out, strlen(out))); /* always valid JSON */
     return out;
 }
 
@@ -142,14 +142,17 @@ static void annotation_is_a_splice(void **state)
     const char *adv = "[{\"detector\":\"rumination\",\"confidence\":0.8,\"reason\":\"again\","
                       "\"override_options\":[{\"token\":\"override-once\",\"description\":\"x\"}]}]";
     const char *low = "[{\"detector\":\"sycophancy\",\"confidence\":0.4,\"reason\":\"maybe\",\"override_options\":[]}]";
-    char *o = annotated("{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"structuredContent\":{\"n\":1e400}},"
-                        "\"jsonrpc\":\"2.0\",\"id\":9007199254740993}", adv);
-    assert_non_null(strstr(o, "\"structuredContent\":{\"n\":1e400}"));       /* untouched bytes */
+    char *o =
+        annotated("{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"structuredContent\":{\"n\":1e400}},"
+                  "\"jsonrpc\":\"2.0\",\"id\":9007199254740993}",
+                  adv);
+    assert_non_null(strstr(o, "\"structuredContent\":{\"n\":1e400}")); /* untouched bytes */
     assert_non_null(strstr(o, "\"id\":9007199254740993}"));
-    assert_non_null(strstr(o, "{\"type\":\"text\",\"text\":\"hi\"},{\"type\":\"text\",\"text\":\"keel advisory (rumination)"));
+    assert_non_null(
+        strstr(o, "{\"type\":\"text\",\"text\":\"hi\"},{\"type\":\"text\",\"text\":\"keel advisory (rumination)"));
     assert_non_null(strstr(o, "\"result\":{\"_meta\":{\"keel/advisories\":[{\"detector\":\"rumination\""));
     free(o);
-    o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", adv);          /* empty result */
+    o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", adv); /* empty result */
     cJSON *j = cJSON_Parse(o);
     cJSON *res = cJSON_GetObjectItem(j, "result");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(res, "content")), 1);
@@ -157,18 +160,18 @@ static void annotation_is_a_splice(void **state)
     cJSON_Delete(j);
     free(o);
     o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[ ],\"_meta\":{}}}", adv);
-    assert_non_null(strstr(o, "\"content\":[ {\"type\":\"text\""));               /* no stray comma */
+    assert_non_null(strstr(o, "\"content\":[ {\"type\":\"text\"")); /* no stray comma */
     assert_non_null(strstr(o, "\"_meta\":{\"keel/advisories\":"));
     free(o);
     o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"isError\":true,\"_meta\":{\"a\":1}}}", adv);
     j = cJSON_Parse(o);
     res = cJSON_GetObjectItem(j, "result");
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "_meta"), "a")->valueint, 1);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(res, "content")), 1);  /* content added */
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(res, "content")), 1); /* content added */
     cJSON_Delete(j);
     free(o);
     o = annotated("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}", low);
-    assert_non_null(strstr(o, "\"content\":[]"));       /* low confidence: no text block */
+    assert_non_null(strstr(o, "\"content\":[]")); /* low confidence: no text block */
     assert_non_null(strstr(o, "keel/advisories"));
     free(o);
 }
@@ -185,7 +188,7 @@ static void finds_ids_written_last(void **state)
     const char *b = "zz\"},\"id\" : \"a\\\"b\" }\n";
     assert_int_equal(jscan_tail_id(b, strlen(b), &v, &n), 1);
     assert_memory_equal(v, "\"a\\\"b\"", n);
-    const char *c = "{\"inner\":{\"id\":5}}";                          /* a nested id is not it */
+    const char *c = "{\"inner\":{\"id\":5}}"; /* a nested id is not it */
     assert_int_equal(jscan_tail_id(c, strlen(c), &v, &n), 0);
     const char *d = "\"text\":\"x\"}";
     assert_int_equal(jscan_tail_id(d, strlen(d), &v, &n), 0);
@@ -194,13 +197,14 @@ static void finds_ids_written_last(void **state)
 static void raw_ids_are_strings_or_numbers(void **state)
 {
     (void)state;
-    static const char *const good[] = {"0", "-0", "12", "-7", "1.5", "1e3", "\"\"", "\"a b\"", "\"a\\\"b\"",
-                                       "123456789012345678901234", NULL};
+    static const char *const good[] = {
+        "0", "-0", "12", "-7", "1.5", "1e3", "\"\"", "\"a b\"", "\"a\\\"b\"", "123456789012345678901234", NULL};
     /* Echoed byte for byte, so nothing JSON forbids: control characters or
      * spaces around a number (found by fuzz_router), leading zeros, a raw
      * control character in a string. */
-    static const char *const bad[] = {"-", "1-", "--1", "\"", "\"a\"b\"", "null", "true", "{}", "[1]", "\"a",
-                                      "\x0e\x0e2", " 1", "1 ", "\t\"a\"", "01", "-01", "\"a\x01\"", "1.", ".5", "+1", NULL};
+    static const char *const bad[] = {"-",  "1-",  "--1",       "\"",        "\"a\"b\"", "null", "true",
+                                      "{}", "[1]", "\"a",       "\x0e\x0e2", " 1",       "1 ",   "\t\"a\"",
+                                      "01", "-01", "\"a\x01\"", "1.",        ".5",       "+1",   NULL};
     for (int i = 0; good[i]; i++)
         if (!jr_valid_raw_id(good[i], strlen(good[i])))
             fail_msg("should be an id: %s", good[i]);
@@ -220,7 +224,7 @@ static void a_line_in_parts_holds_others_back(void **state)
     outq_init(&q, fds[1]);
     outq_part(&q, "{\"a\":", 5);
     outq_line(&q, "{\"b\":1}", 7);
-    assert_int_equal(q.bytes, 0);                 /* the part went straight out; the line waits */
+    assert_int_equal(q.bytes, 0); /* the part went straight out; the line waits */
     outq_part(&q, "1}", 2);
     outq_end(&q);
     assert_int_equal(outq_flush(&q), 0);
@@ -244,7 +248,7 @@ int main(void)
         cmocka_unit_test(raw_ids_are_strings_or_numbers),
         cmocka_unit_test(a_line_in_parts_holds_others_back),
     };
-    signal(SIGPIPE, SIG_IGN);                 /* as keel does */
+    signal(SIGPIPE, SIG_IGN); /* as keel does */
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

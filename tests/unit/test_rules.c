@@ -45,7 +45,7 @@ static void shipped_rules_answer_alike_either_way(void **state)
         }
         agree(r, "");
     }
-    assert_true(joined >= 3);           /* the hygiene rules take the quick path */
+    assert_true(joined >= 3); /* the hygiene rules take the quick path */
     assert_true(checked > 100);
     ruleset_free(&rs);
 }
@@ -75,7 +75,7 @@ static void a_quiet_result_is_one_no_rule_fires_on(void **state)
             loud += fires;
             free(c);
         }
-    assert_true(quiet > 20 && loud >= 10);   /* every fires example of the hygiene rules */
+    assert_true(quiet > 20 && loud >= 10); /* every fires example of the hygiene rules */
     ruleset_current = was;
     ruleset_free(&rs);
 }
@@ -83,36 +83,35 @@ static void a_quiet_result_is_one_no_rule_fires_on(void **state)
 static void group_numbers_keep_patterns_apart(void **state)
 {
     (void)state;
-    static const char yml[] =
-        "rules:\n"
-        "  - name: doubled\n"
-        "    applies_to: tool_result\n"
-        "    detector: regex\n"
-        "    patterns: ['(a)\\1', '(b)\\1']\n"
-        "    action: annotate\n"
-        "    guidance: g\n"
-        "    examples: {fires: [aa, bb], passes: [ab]}\n"
-        "  - name: plain\n"
-        "    applies_to: tool_result\n"
-        "    detector: regex\n"
-        "    patterns: ['(?i)x+y', 'z{2}']\n"
-        "    action: annotate\n"
-        "    guidance: g\n"
-        "    examples: {fires: [XXy, zz], passes: [z]}\n"
-        "  - name: hashed\n"
-        "    applies_to: tool_result\n"
-        "    detector: regex\n"
-        "    patterns: ['(?x) q # a comment', 'w']\n"
-        "    action: annotate\n"
-        "    guidance: g\n"
-        "    examples: {fires: [q, w], passes: [e]}\n";
+    static const char yml[] = "rules:\n"
+                              "  - name: doubled\n"
+                              "    applies_to: tool_result\n"
+                              "    detector: regex\n"
+                              "    patterns: ['(a)\\1', '(b)\\1']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [aa, bb], passes: [ab]}\n"
+                              "  - name: plain\n"
+                              "    applies_to: tool_result\n"
+                              "    detector: regex\n"
+                              "    patterns: ['(?i)x+y', 'z{2}']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [XXy, zz], passes: [z]}\n"
+                              "  - name: hashed\n"
+                              "    applies_to: tool_result\n"
+                              "    detector: regex\n"
+                              "    patterns: ['(?x) q # a comment', 'w']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [q, w], passes: [e]}\n";
     struct ruleset rs;
     memset(&rs, 0, sizeof rs);
     ruleset_load_text(&rs, "t.yml", yml, sizeof yml - 1);
     assert_int_equal(rs.n, 3);
-    assert_null(rs.v[0].any);           /* back-references: never joined */
+    assert_null(rs.v[0].any); /* back-references: never joined */
     assert_non_null(rs.v[1].any);
-    assert_null(rs.v[2].any);           /* a comment could swallow what follows */
+    assert_null(rs.v[2].any); /* a comment could swallow what follows */
     const char *texts[] = {"aa", "bb", "ab", "ba", "XXY", "xy", "zz", "z", "q", "w", "e", " q ", ""};
     for (int i = 0; i < rs.n; i++)
         for (size_t t = 0; t < sizeof texts / sizeof *texts; t++)

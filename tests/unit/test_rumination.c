@@ -5,7 +5,7 @@
  * item is compared in passes over those words; any other text goes through
  * libunistring and the word-by-word comparison. This file includes
  * rumination.c to reach both. */
-#define rum_check test_rum_check
+#define rum_check      test_rum_check
 #define rum_confidence test_rum_confidence
 #include "../../detectors/rumination.c"
 
@@ -68,10 +68,48 @@ static void ascii_words_are_unicode_words(void **state)
  * prefixes (auth, authentication), typos (revew), a concept phrase (turn
  * down), joined words and numbers, words longer than 16 and 64 bytes. */
 static const char *const vocab[] = {
-    "the", "a", "of", "to", "how", "do", "i", "is", "should", "clear", "cache", "caches", "clearing", "auth",
-    "authentication", "authenticate", "revew", "review", "reviews", "turn", "down", "decline", "say", "no", "plan",
-    "planning", "database", "databse", "migration", "migrate", "deploy", "rollback", "1,000", "3.5", "don't", "e.g",
-    "x_y", "__", "visa", "trip", "internationalisation", "internationalization",
+    "the",
+    "a",
+    "of",
+    "to",
+    "how",
+    "do",
+    "i",
+    "is",
+    "should",
+    "clear",
+    "cache",
+    "caches",
+    "clearing",
+    "auth",
+    "authentication",
+    "authenticate",
+    "revew",
+    "review",
+    "reviews",
+    "turn",
+    "down",
+    "decline",
+    "say",
+    "no",
+    "plan",
+    "planning",
+    "database",
+    "databse",
+    "migration",
+    "migrate",
+    "deploy",
+    "rollback",
+    "1,000",
+    "3.5",
+    "don't",
+    "e.g",
+    "x_y",
+    "__",
+    "visa",
+    "trip",
+    "internationalisation",
+    "internationalization",
     "pneumonoultramicroscopicsilicovolcanoconiosisandthensomemorelettersthatpasssixtyfourbytes"};
 static const char *const seps[] = {" ", " ", " ", ", ", ". ", "? ", "\n", ": ", " - "};
 
@@ -143,7 +181,7 @@ static void ascii_items_score_as_unicode_items(void **state)
         text(prompt, sizeof prompt, 1 + rnd(40));
         int nitems = 1 + (int)rnd(12);
         for (int i = 0; i < nitems; i++) {
-            if (rnd(3) == 0) {                     /* the prompt again, with some words changed */
+            if (rnd(3) == 0) { /* the prompt again, with some words changed */
                 memcpy(items[i], prompt, strlen(prompt) + 1);
                 for (char *p = items[i]; *p; p++)
                     if (rnd(40) == 0)
@@ -172,9 +210,11 @@ static void ascii_items_score_as_unicode_items(void **state)
  * and kana alone and in pairs, forms that normalise to them (halfwidth ｱ is
  * ア, U+F900 is U+8C48) without being them, Latin with accents, capitals. */
 static const char *const mixed[] = {
-    "ア", "ｱ", "猫", "犬", "豈", "豈", "魚", "東京", "天気", "Straße", "STRASSE", "école", "ÉCOLE", "Japan", "Canada",
-    "visa", "for", "a", "the", "auth", "authentication", "authorize", "author", "authority", "authentic",
-    "authenticity", "authored", "authoring", "authorship", "review", "revew", "turn", "down", "decline", "plan"};
+    "ア",         "ｱ",      "猫",        "犬",        "豈",           "豈",       "魚",
+    "東京",       "天気",   "Straße",    "STRASSE",   "école",        "ÉCOLE",    "Japan",
+    "Canada",     "visa",   "for",       "a",         "the",          "auth",     "authentication",
+    "authorize",  "author", "authority", "authentic", "authenticity", "authored", "authoring",
+    "authorship", "review", "revew",     "turn",      "down",         "decline",  "plan"};
 
 static size_t mixed_text(char *buf, size_t cap, size_t words)
 {

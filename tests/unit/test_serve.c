@@ -82,7 +82,8 @@ static void negotiates_versions(void **state)
         char line[256];
         snprintf(line, sizeof line,
                  "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
-                 "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}", cases[i][0]);
+                 "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+                 cases[i][0]);
         cJSON *m = ask(line);
         const cJSON *r = cJSON_GetObjectItem(m, "result");
         assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(r, "protocolVersion")), cases[i][1]);

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROCS 8
+#define PROCS  8
 #define CYCLES 200
 
 static struct profile profile;
@@ -139,7 +139,7 @@ static void kill_9_never_tears_the_file(void **state)
         snprintf(path, sizeof path, "%s/state.json", sub);
         FILE *f = fopen(path, "rb");
         if (!f)
-            continue;                      /* killed before the first write */
+            continue; /* killed before the first write */
         static char buf[1 << 20];
         size_t n = fread(buf, 1, sizeof buf - 1, f);
         fclose(f);

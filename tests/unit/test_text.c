@@ -28,21 +28,22 @@ static void splits_ascii_words_with_offsets(void **state)
     assert_int_equal(words(s, &w), 6);
     assert_int_equal(w.v[0].start, 0);
     assert_int_equal(w.v[0].end, 2);
-    assert_true(w.v[4].hash == h("you're"));   /* apostrophe inside a word keeps it whole */
-    assert_true(w.v[3].hash == h("ok"));       /* case folded */
+    assert_true(w.v[4].hash == h("you're")); /* apostrophe inside a word keeps it whole */
+    assert_true(w.v[3].hash == h("ok")); /* case folded */
     assert_int_equal(w.v[3].sentence, 0);
-    assert_int_equal(w.v[4].sentence, 1);      /* "?" ends a sentence */
+    assert_int_equal(w.v[4].sentence, 1); /* "?" ends a sentence */
     text_words_free(&w);
 }
 
 static void folds_unicode_forms(void **state)
 {
     (void)state;
-    assert_true(h("STRASSE") == h("straße"));               /* full case folding */
-    assert_true(h("ｐｌａｎ") == h("plan"));                  /* NFKC: fullwidth */
-    assert_true(h("you\xE2\x80\x99re") == h("you're"));      /* typographic apostrophe */
+    assert_true(h("STRASSE") == h("straße")); /* full case folding */
+    assert_true(h("ｐｌａｎ") == h("plan")); /* NFKC: fullwidth */
+    assert_true(h("you\xE2\x80\x99re") == h("you're")); /* typographic apostrophe */
     assert_true(h("ÉCOLE") == h("école"));
-    assert_true(h("e\xCC\x81" "cole") == h("école"));        /* decomposed é */
+    assert_true(h("e\xCC\x81"
+                  "cole") == h("école")); /* decomposed é */
     assert_true(h("plan") != h("plans"));
 }
 
@@ -51,9 +52,9 @@ static void tokenises_other_scripts(void **state)
     (void)state;
     struct text_words w = {0};
     assert_int_equal(words("Ist der Plan in Ordnung?", &w), 5);
-    assert_true(words("迁移计划可以吗？", &w) >= 2);          /* Han splits into words */
+    assert_true(words("迁移计划可以吗？", &w) >= 2); /* Han splits into words */
     assert_int_equal(words("Это нормальный план.", &w), 3);
-    assert_int_equal(words("🙂 🚀 ... !!!", &w), 0);          /* no letters, no words */
+    assert_int_equal(words("🙂 🚀 ... !!!", &w), 0); /* no letters, no words */
     assert_int_equal(words("", &w), 0);
     text_words_free(&w);
 }
@@ -65,7 +66,7 @@ static void jaccard_of_content_words(void **state)
     struct text_set a, b;
     words("Is the migration plan okay?", &w);
     text_set_from_words(&w, 1, &a);
-    assert_int_equal(a.n, 2);                                /* migration, plan */
+    assert_int_equal(a.n, 2); /* migration, plan */
     words("the plan for the migration", &w);
     text_set_from_words(&w, 1, &b);
     assert_true(text_jaccard(&a, &b) == 1.0);
@@ -74,7 +75,7 @@ static void jaccard_of_content_words(void **state)
     text_set_from_words(&w, 1, &b);
     assert_true(text_jaccard(&a, &b) > 0.33 && text_jaccard(&a, &b) < 0.34);
     text_set_free(&b);
-    words("is it and the", &w);                              /* only stopwords */
+    words("is it and the", &w); /* only stopwords */
     text_set_from_words(&w, 1, &b);
     assert_int_equal(b.n, 0);
     assert_true(text_jaccard(&b, &b) == 0.0);
@@ -89,7 +90,7 @@ static void validates_utf8(void **state)
     assert_true(text_valid_utf8("plain", 5));
     assert_true(text_valid_utf8("é", 2));
     assert_false(text_valid_utf8("\xC3", 1));
-    assert_false(text_valid_utf8("\xED\xA0\x80", 3));        /* a surrogate */
+    assert_false(text_valid_utf8("\xED\xA0\x80", 3)); /* a surrogate */
     assert_int_equal(text_char_count("héllo", strlen("héllo")), 5);
 }
 
@@ -124,8 +125,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ascii_path_equals_unicode_path),
-        cmocka_unit_test(splits_ascii_words_with_offsets), cmocka_unit_test(folds_unicode_forms),
-        cmocka_unit_test(tokenises_other_scripts), cmocka_unit_test(jaccard_of_content_words),
+        cmocka_unit_test(splits_ascii_words_with_offsets),
+        cmocka_unit_test(folds_unicode_forms),
+        cmocka_unit_test(tokenises_other_scripts),
+        cmocka_unit_test(jaccard_of_content_words),
         cmocka_unit_test(validates_utf8),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -32,12 +32,25 @@ static void parses_valid_times(void **state)
 static void rejects_invalid_times(void **state)
 {
     (void)state;
-    static const char *const bad[] = {
-        "", "2026-05-16", "2026-05-16T10:00:00", /* naive: no offset */
-        "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
-        "2026-05-16T24:00:00Z", "2026-05-16T10:60:00Z", "2026-05-16T10:00:61Z", "2026-05-16T10:00:00+1:00",
-        "2026-05-16T10:00:00+01", "2026-05-16T10:00:00+24:00", "2026-05-16T10:00:00.Z", "2026-05-16T10:00:00Zjunk",
-        "2026/05/16T10:00:00Z", "2026-05-16X10:00:00Z", "20a6-05-16T10:00:00Z", NULL};
+    static const char *const bad[] = {"",
+                                      "2026-05-16",
+                                      "2026-05-16T10:00:00", /* naive: no offset */
+                                      "2026-13-01T00:00:00Z",
+                                      "2026-02-29T00:00:00Z",
+                                      "2100-02-29T00:00:00Z",
+                                      "2026-04-31T00:00:00Z",
+                                      "2026-05-16T24:00:00Z",
+                                      "2026-05-16T10:60:00Z",
+                                      "2026-05-16T10:00:61Z",
+                                      "2026-05-16T10:00:00+1:00",
+                                      "2026-05-16T10:00:00+01",
+                                      "2026-05-16T10:00:00+24:00",
+                                      "2026-05-16T10:00:00.Z",
+                                      "2026-05-16T10:00:00Zjunk",
+                                      "2026/05/16T10:00:00Z",
+                                      "2026-05-16X10:00:00Z",
+                                      "20a6-05-16T10:00:00Z",
+                                      NULL};
     int64_t ms;
     for (int i = 0; bad[i]; i++)
         assert_int_equal(tf_parse_rfc3339(bad[i], &ms, NULL), -1);
@@ -56,7 +69,7 @@ static void formats_round_trip(void **state)
     assert_string_equal(buf, "1969-12-31T20:30:00-03:30");
     struct tf_civil c;
     tf_civil(1778922000000LL, 3600, &c);
-    assert_int_equal(c.wday, 6);   /* 2026-05-16 is a Saturday */
+    assert_int_equal(c.wday, 6); /* 2026-05-16 is a Saturday */
     assert_string_equal(tf_weekday_names[c.wday], "saturday");
 }
 
@@ -94,7 +107,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_valid_times), cmocka_unit_test(rejects_invalid_times),
-        cmocka_unit_test(formats_round_trip), cmocka_unit_test(formats_durations), cmocka_unit_test(parses_hhmm),
+        cmocka_unit_test(formats_round_trip), cmocka_unit_test(formats_durations),
+        cmocka_unit_test(parses_hhmm),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,7 +32,8 @@ static char *slurp(const char *path, size_t *n)
  * Python does: 1e+100, 0.1; keel as %.17g). */
 static int same(const cJSON *a, const cJSON *b)
 {
-    if (cJSON_IsObject(a) && cJSON_GetObjectItemCaseSensitive(a, "type") && cJSON_IsString(cJSON_GetObjectItem(a, "value"))) {
+    if (cJSON_IsObject(a) && cJSON_GetObjectItemCaseSensitive(a, "type") &&
+        cJSON_IsString(cJSON_GetObjectItem(a, "value"))) {
         const char *ta = cJSON_GetStringValue(cJSON_GetObjectItem(a, "type"));
         const char *tb = cJSON_GetStringValue(cJSON_GetObjectItem(b, "type"));
         const char *va = cJSON_GetStringValue(cJSON_GetObjectItem(a, "value"));
@@ -52,14 +53,16 @@ static int same(const cJSON *a, const cJSON *b)
     const cJSON *x;
     if (cJSON_IsArray(a)) {
         const cJSON *y = b->child;
-        cJSON_ArrayForEach(x, a) {
+        cJSON_ArrayForEach(x, a)
+        {
             if (!y || !same(x, y))
                 return 0;
             y = y->next;
         }
         return 1;
     }
-    cJSON_ArrayForEach(x, a) {
+    cJSON_ArrayForEach(x, a)
+    {
         const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
         if (!y || !same(x, y))
             return 0;
@@ -163,7 +166,7 @@ static void errors_name_line_and_column(void **state)
     assert_int_equal(err.line, 3);
     assert_int_equal(err.column, 1);
     assert_non_null(strstr(err.message, "x"));
-    assert_null(parse("a = \"é\" b\n", &err));      /* the column counts characters */
+    assert_null(parse("a = \"é\" b\n", &err)); /* the column counts characters */
     assert_int_equal(err.line, 1);
     assert_int_equal(err.column, 9);
     assert_null(parse("[mcp_servers.a]\n[mcp_servers.a]\n", &err));
