@@ -242,6 +242,14 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
     '9: a tools/list with the id of a tools/call in flight is refused (keel\'s tools went missing)', m);
   m = JSON.parse(await k.next(PATIENCE));
   ok(m.id === 50 && m.result && m.result.content[0].text === 'slow done', '9: and the call in flight is answered as it was');
+  // A plain request too: two pings with one id in one write, so the second
+  // is read while the first is still in flight.
+  k.send('{"jsonrpc":"2.0","id":51,"method":"ping"}\n{"jsonrpc":"2.0","id":51,"method":"ping"}');
+  const pings = [];
+  try { pings.push(JSON.parse(await k.next(PATIENCE)), JSON.parse(await k.next(5000))); } catch { /* fewer */ }
+  const refused = pings.filter((p) => p.id === 51 && p.error && p.error.code === -32600 && /already used/.test(p.error.message));
+  const answered = pings.filter((p) => p.id === 51 && p.result && !p.error);
+  ok(refused.length === 1 && answered.length === 1, '9: a ping with the id of a ping in flight is refused, the first ping answered', pings);
   for (const [i, line] of ['{"jsonrpc":"2.0","id":1001,"id":1002,"method":"ping"}', '{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/list"}'].entries()) {
     k.send(line);
     m = JSON.parse(await k.next(PATIENCE));

@@ -97,6 +97,14 @@ async function handshake(k) {
     && !p2.result.nextCursor, 'pagination: keel\'s tools on the last page, clashes with earlier pages seen');
   await k.close();
 }
+{
+  const k = wrap('nullcursor');
+  await handshake(k);
+  const r = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  ok(r.result.tools.some((t) => t.name === 'echo') && r.result.tools.some((t) => t.name === 'get_time_context'),
+    'pagination: a page with "nextCursor": null is the last, keel\'s tools are on it', r.result.tools.map((t) => t.name));
+  await k.close();
+}
 
 // The environment, cwd and joined command strings.
 {
