@@ -175,6 +175,34 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   await k.close();
 }
 
+// lower-sensitivity raises the rumination threshold by one and its similarity
+// bar to 0.75: the same ask, advised on the 4th without it, is advised on the
+// 5th with it; reworded asks, advised on the 4th without it, not by the 5th.
+{
+  const asks = async (lower, prompts) => {
+    const w = world();
+    const k = w.start();
+    await open(k);
+    await k.ask(call('mark_session_start', { intent: 'plan the migration' }));
+    if (lower) await k.ask(call('apply_override', { token: 'lower-sensitivity' }));
+    const seen = [];
+    for (const prompt of prompts) {
+      k.send(call('ask_model', { prompt }));
+      const req = await k.until((m) => m.method === 'sampling/createMessage');
+      k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: 'It depends on the backup.' } } });
+      seen.push(!!of(await k.until((m) => m.result && m.result.content), 'rumination'));
+    }
+    await k.close();
+    return seen.indexOf(true) + 1;                     // the ask first advised, 0 for none
+  };
+  const same = Array(5).fill('Is the migration plan safe to run tonight?');
+  const reworded = ['Is the migration safe to run tonight?', 'Should we run the migration tonight or wait until Monday?',   // similarity 0.5 to 0.67
+    'Am I being reckless doing the migration tonight?', 'Is tonight really a good time for the migration?', 'Would you do the migration tonight, honestly?'];
+  const got = [await asks(false, same), await asks(true, same), await asks(false, reworded), await asks(true, reworded)];
+  ok(got.join() === '4,5,4,0', 'lower-sensitivity: the same ask is advised on the 5th, not the 4th; reworded asks not by the 5th '
+    + '(first advised: same ask without, with; reworded without, with)', got);
+}
+
 // Hyperfocus across simulated hours, in two keel processes at once.
 {
   const w = world();
