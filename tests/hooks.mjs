@@ -2,7 +2,8 @@
 // (tests/hooks/payloads) on stdin, no tty, the host's timeout, and its
 // output checked against the fields that host documents for that event.
 // The transcripts in tests/hooks/ are written for keel: a question asked the
-// fourth time in 40 minutes, one question frame about four different things,
+// fourth time in 40 minutes, the same with the current prompt already written
+// as the last line, one question frame about four different things,
 // and a transcript full of lines that hold the question but are not the
 // person's prompts (tool results, meta lines, slash commands, task
 // notifications, keel's own context, assistant text).
@@ -86,6 +87,21 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'tool results, meta lines, slash commands, task notifications, keel\'s own context and assistant text holding the question are not counted', r.out);
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl'), source: 'system' }, { box: sandbox() });
   ok(r.status === 0 && r.stdout === '', 'a turn the host started itself (source: system) gets nothing', r.stdout);
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl'),
+    prompt: `<task-notification>Background task finished: ${base.prompt}</task-notification>` }, { box: sandbox() });
+  ok(r.status === 0 && r.stdout === '', 'a prompt that is a task notification holding the question, after three askings, is not the person\'s: nothing', r.stdout);
+  // Claude Code writes the prompt into the transcript before UserPromptSubmit
+  // fires: that line is this prompt, not an earlier asking.
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-current.jsonl') }, { box: sandbox() });
+  ok(r.status === 0 && !/rumination/.test(r.stdout), 'the third asking, already written as the transcript\'s last prompt: not counted twice, no rumination advisory', r.out);
+  {
+    const box = sandbox(), written = join(box.dir, 'written.jsonl');
+    const current = readFileSync(transcript('claude-current.jsonl'), 'utf8').trim().split('\n').pop();
+    writeFileSync(written, readFileSync(transcript('claude-reask.jsonl'), 'utf8') + current + '\n');
+    r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: written }, { box });
+    ok(r.status === 0 && /rumination/.test(r.out?.systemMessage || '') && /3 times before/.test(r.out.systemMessage),
+      'the fourth asking, already written as the transcript\'s last prompt: its advisory counts 3 times before', r.out);
+  }
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl') }, { box: sandbox(), env: { KEEL_NOW: '2026-05-15T17:40:00Z' } });
   ok(r.status === 0 && !/rumination/.test(r.stdout), 'the same three earlier askings, three hours later (outside the window): none', r.out);
   // keel reads the transcript from its end in a tail that grows (64 KiB, then
@@ -122,6 +138,9 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
      !next.stdout.includes('wire the export'), 'the next prompt carries a note naming the rule, not the reply\'s text', next.out);
   const again = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box, args: rules });
   ok(again.out?.decision === 'block' && /attempt 1 of 4/.test(again.out.reason), 'a new turn (stop_hook_active false) counts from 1 again', again.out);
+  const fresh = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box, args: rules });
+  ok(fresh.out?.decision === 'block' && /attempt 1 of 4/.test(fresh.out.reason),
+    'a second stop with stop_hook_active false and no prompt between counts from 1 again, not 2', fresh.out);
   const shipped = hook('gemini', 'AfterAgent', payload('gemini-AfterAgent.json', { prompt_response: 'Shall I go ahead and run the linter on the whole repo?' }), { box: sandbox() });
   ok(shipped.status === 0 && shipped.out?.decision === undefined, 'a shipped rule (rules/voice.yml) never blocks: only the person\'s own do', shipped.out);
   const gem = hook('gemini', 'AfterAgent', payload('gemini-AfterAgent.json', { prompt_response: 'Done. TODO: tests.' }), { box: sandbox(), args: rules });
