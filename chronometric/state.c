@@ -178,14 +178,15 @@ static int dir_safe(const char *dir, kerr *e)
 }
 
 /* Temporary files left by a process killed mid-write; safe to remove under the lock. */
-static void remove_stale_temps(const char *dir)
+static void remove_stale_temps(const char *dir, const char *name)
 {
+    size_t nl = strlen(name);
     DIR *d = opendir(dir);
     if (!d)
         return;
     struct dirent *de;
     while ((de = readdir(d)))
-        if (strncmp(de->d_name, "state.json.tmp.", 15) == 0) {
+        if (strncmp(de->d_name, name, nl) == 0 && strncmp(de->d_name + nl, ".tmp.", 5) == 0) {
             char p[1400];
             snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
             unlink(p);
@@ -196,10 +197,10 @@ static void remove_stale_temps(const char *dir)
 static int write_atomic(const char *dir, const char *file, const char *text, kerr *e)
 {
     char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s/state.json.tmp.%ld", dir, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", file, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write the state file in %s: %s", dir, strerror(errno));
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write %s: %s", file, strerror(errno));
     size_t len = strlen(text), off = 0;
     while (off < len) {
         ssize_t w = write(fd, text + off, len - off);
@@ -216,7 +217,7 @@ static int write_atomic(const char *dir, const char *file, const char *text, ker
     if (!ok || rename(tmp, file) != 0) {
         saved = ok ? errno : saved;
         unlink(tmp);
-        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write the state file in %s: %s", dir, strerror(saved));
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write %s: %s", file, strerror(saved));
     }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* make the rename durable */
     if (dfd >= 0) {
@@ -259,11 +260,16 @@ static int move_aside(const char *file, int64_t now_ms, const char *why, kerr *e
     if (rename(file, aside) != 0)
         return kerr_set(e, "STATE_UNREADABLE", NULL, "%s is %s and could not be moved aside: %s", file, why,
                         strerror(errno));
-    return kerr_set(e, "STATE_UNREADABLE", NULL, "the state file was %s; it was moved to %s and a fresh one starts now",
-                    why, aside);
+    return kerr_set(e, "STATE_UNREADABLE", NULL, "%s was %s; it was moved to %s and a fresh one starts now", file, why,
+                    aside);
 }
 
-int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
+int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
+{
+    return state_update_file(dir, "state.json", now_ms, fn, ctx, e);
+}
+
+int state_update_file(const char *dir_in, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
 {
     char dir[1024], file[1100], lock[1100];
     if (dir_in)
@@ -272,7 +278,7 @@ int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, ker
         return -1;
     if (mkdirs(dir) < 0)
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot create the state directory %s: %s", dir, strerror(errno));
-    snprintf(file, sizeof file, "%s/state.json", dir);
+    snprintf(file, sizeof file, "%s/%s", dir, name);
     snprintf(lock, sizeof lock, "%s/state.lock", dir);
     if (dir_safe(dir, e) < 0)
         return -1;
@@ -291,7 +297,7 @@ int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, ker
                             lock, STATE_LOCK_WAIT_MS / 1000);
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot lock %s: %s", lock, strerror(errno));
     }
-    remove_stale_temps(dir);
+    remove_stale_temps(dir, name);
 
     size_t len = 0;
     char *text = slurp(file, &len);
@@ -321,7 +327,7 @@ int state_update(const char *dir_in, int64_t now_ms, state_fn fn, void *ctx, ker
         char *out = cJSON_Print(state);
         rc = out ? write_atomic(dir, file, out, e) : kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
         free(out);
-        if (rc == 0)
+        if (rc == 0 && !strcmp(name, "state.json"))
             bump_generation(lfd);
     }
 out:

@@ -45,6 +45,11 @@ typedef int (*state_fn)(cJSON *state, void *ctx, kerr *e);
 /* Lock, read, call fn, write if changed, unlock. dir NULL means state_dir().
  * now_ms names a corrupt file moved aside. */
 int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
+/* The same for another file of keel's in that directory (name: "pins.json"),
+ * under the same lock and with the same rules: written whole and renamed,
+ * 0600, never followed through a symbolic link, moved aside when it is no
+ * keel file ({"version":1,...}). */
+int state_update_file(const char *dir, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
 
 /* A counter that every write of the state file (by any keel process)
  * increases, mapped into memory: whether the file changed costs a load, no
