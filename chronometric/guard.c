@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const guard_detector_names[DET_COUNT] = {"rumination", "hyperfocus", "sycophancy", "rules", "loop"};
+const char *const guard_detector_names[DET_COUNT] = {"rumination", "hyperfocus", "sycophancy", "rules", "loop", "pins"};
 
 const char *const guard_tokens[DET_COUNT][8] = {
     {"fresh-context", "override-once", "disable-for-session", "lower-sensitivity", "explain-the-match", NULL},
@@ -17,6 +17,7 @@ const char *const guard_tokens[DET_COUNT][8] = {
     {"i-want-validation", "explain-the-match", "override-once", "fresh-context", "disable-for-session", NULL},
     {"override-once", "explain-the-match", NULL},
     {"override-once", "disable-for-session", "fresh-context", "explain-the-match", NULL},
+    {"approve-tool", "explain-the-match", NULL},
 };
 
 #define HARD_REPEAT_MS (15 * 60000LL)

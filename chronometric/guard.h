@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-enum { DET_RUMINATION, DET_HYPERFOCUS, DET_SYCOPHANCY, DET_RULES, DET_LOOP, DET_COUNT };
+enum { DET_RUMINATION, DET_HYPERFOCUS, DET_SYCOPHANCY, DET_RULES, DET_LOOP, DET_PINS, DET_COUNT };
 extern const char *const guard_detector_names[DET_COUNT];
 /* The override tokens each detector offers, NULL-terminated: the one table
  * advisories are built from and apply_override checks against. */

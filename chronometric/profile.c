@@ -49,6 +49,7 @@ static void defaults(struct profile *p)
     p->loop_window = 30;
     p->loop_calls = 50;
     p->loop_poll = 60;
+    p->pins_on = 1;
     p->activity_gap = 30;
     p->eval_timeout_ms = 5000;
     snprintf(p->activity_intent, sizeof p->activity_intent, "this stretch of work (no intent was stated)");
@@ -433,6 +434,22 @@ static void rules_member(struct walk *w, const char *key, const yaml_node_t *v, 
     }
 }
 
+static void pins_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
+{
+    (void)ctx;
+    struct profile *p = w->p;
+    const char *s = scalar(v);
+    if (!strcmp(key, "enabled"))
+        get_bool(w, v, "pins.enabled", &p->pins_on);
+    else if (!strcmp(key, "suspect")) {
+        if (s && (!strcmp(s, "warn") || !strcmp(s, "hold")))
+            p->pins_hold_suspect = !strcmp(s, "hold");
+        else
+            problem(p, v, "pins.suspect must be warn or hold");
+    } else
+        unknown(w, v, "pins", key);
+}
+
 static void top_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
 {
     (void)ctx;
@@ -446,6 +463,10 @@ static void top_member(struct walk *w, const char *key, const yaml_node_t *v, vo
     }
     if (!strcmp(key, "loop")) {
         each_member(w, v, "loop", loop_member, NULL);
+        return;
+    }
+    if (!strcmp(key, "pins")) {
+        each_member(w, v, "pins", pins_member, NULL);
         return;
     }
     if (!strcmp(key, "chronometric"))
@@ -615,6 +636,9 @@ cJSON *profile_to_json(const struct profile *p)
     cJSON *ex = cJSON_AddArrayToObject(lp, "exempt");
     for (int i = 0; i < p->nloop_exempt; i++)
         cJSON_AddItemToArray(ex, cJSON_CreateString(p->loop_exempt[i]));
+    cJSON *pn = cJSON_AddObjectToObject(o, "pins");
+    cJSON_AddBoolToObject(pn, "enabled", p->pins_on);
+    cJSON_AddStringToObject(pn, "suspect", p->pins_hold_suspect ? "hold" : "warn");
     cJSON *ru = cJSON_AddObjectToObject(o, "rules");
     cJSON *dirs = cJSON_AddArrayToObject(ru, "dirs");
     for (int i = 0; i < p->nrule_dirs; i++)

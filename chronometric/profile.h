@@ -61,6 +61,9 @@ struct profile {
     char rule_dirs[8][512];
     char eval_url[512], eval_model[128], eval_key_env[128];
     int eval_timeout_ms;
+    /* pins: what servers' tools say, pinned on first use */
+    int pins_on;
+    int pins_hold_suspect; /* a tool that looks poisoned on first sight is held, not listed with a warning */
     /* privacy */
     int idle_consent;
     char idle_probe[512]; /* empty: default (xprintidle when DISPLAY is set) */

@@ -140,6 +140,7 @@ static const struct {
     {"extend-end-of-day", "Move today's end of day one hour later."},
     {"i-want-validation", "I know; I want encouragement right now, so don't flag it."},
     {"explain-the-match", "Show exactly what matched and why."},
+    {"approve-tool", "I have read what changed: approve the tools keel held back."},
 };
 
 void det_overrides(cJSON *out, const char *const *tokens, size_t n)

@@ -14,7 +14,7 @@
 #include <pcre2.h>
 #include <stddef.h>
 
-enum { RA_MESSAGE = 1, RA_TOOL_RESULT = 2, RA_SAMPLING = 4 };
+enum { RA_MESSAGE = 1, RA_TOOL_RESULT = 2, RA_SAMPLING = 4, RA_TOOL_DEF = 8 };
 enum { RD_REGEX, RD_LENGTH, RD_LLM };
 enum { RX_ANNOTATE, RX_REWRITE, RX_REJECT };
 

@@ -126,8 +126,8 @@ static const char *const rule_keys[] = {"name",       "description", "guidance",
 
 static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *node)
 {
-    static const char *const applies[] = {"message", "tool_result", "sampling_response", NULL};
-    static const int applies_v[] = {RA_MESSAGE, RA_TOOL_RESULT, RA_SAMPLING};
+    static const char *const applies[] = {"message", "tool_result", "sampling_response", "tool_definition", NULL};
+    static const int applies_v[] = {RA_MESSAGE, RA_TOOL_RESULT, RA_SAMPLING, RA_TOOL_DEF};
     static const char *const detectors[] = {"regex", "length", "llm", NULL};
     static const int detectors_v[] = {RD_REGEX, RD_LENGTH, RD_LLM};
     static const char *const actions[] = {"annotate", "rewrite", "reject", NULL};

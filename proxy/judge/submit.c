@@ -348,7 +348,8 @@ int submit_get_rules(const cJSON *args, const struct chrono_env *env, cJSON **ou
                             (char *)msg, (size_t)off);
         }
     }
-    static const char *const where[] = {"", "message", "tool_result", "", "sampling_response"};
+    static const char *const where[] = {"", "message", "tool_result",    "", "sampling_response", "",
+                                        "", "",        "tool_definition"};
     static const char *const act[] = {"annotate", "rewrite", "reject"};
     static const char *const det[] = {"regex", "length", "llm"};
     cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "rules");

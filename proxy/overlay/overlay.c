@@ -758,3 +758,34 @@ char *overlay_text(const cJSON *advisories)
     }
     return buf;
 }
+
+void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *names)
+{
+    if (!ov->parts || !cJSON_GetArraySize(names))
+        return;
+    char list[400] = "", reason[900];
+    const cJSON *n;
+    size_t k = 0;
+    cJSON_ArrayForEach(n, names) if (k < sizeof list) k +=
+        (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", n->valuestring);
+    int many = cJSON_GetArraySize(names) > 1;
+    snprintf(reason, sizeof reason,
+             "keel held back %d tool%s of this server (%s): %s since you approved %s, or %s as an approved one "
+             "went missing. %s not listed, and calls to %s are answered by keel. Read what changed with: keel pins "
+             "diff '%s'. To approve, run keel pins approve, or say approve-tool.",
+             cJSON_GetArraySize(names), many ? "s" : "", list,
+             many ? "their definitions changed" : "its definition changed", many ? "them" : "it",
+             many ? "appeared" : "it appeared", many ? "They are" : "It is", many ? "them" : "it", server);
+    static const char *const tokens[] = {"approve-tool", "explain-the-match"};
+    cJSON *a = advisory(DET_PINS, NULL, NULL, 0.9, reason, tokens, 2,
+                        det_heuristic("pinned_definitions", "0.1.0",
+                                      "Each tool's definition (title, description, schemas, annotations) compared as "
+                                      "canonical JSON with the one the person approved; a new name while an approved "
+                                      "one went missing is a rename"));
+    cJSON_Delete(ov->last[DET_PINS]);
+    ov->last[DET_PINS] = cJSON_Duplicate(a, 1);
+    cJSON *m = cJSON_AddObjectToObject(ov->last[DET_PINS], "matched");
+    cJSON_AddStringToObject(m, "server", server);
+    cJSON_AddItemToObject(m, "tools", cJSON_Duplicate(names, 1));
+    cJSON_AddItemToArray(ov->queued, a);
+}

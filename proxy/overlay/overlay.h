@@ -100,6 +100,11 @@ cJSON *overlay_for_result(struct overlay *ov, const char *tool, const struct loo
 /* 1 if tool is model-backed (--model-tools). */
 int overlay_is_model_tool(const struct overlay *ov, const char *tool);
 
+/* Tools of this server held back by their pins (judge/pins.h): an advisory
+ * for the person, naming them, with approve-tool; it waits for the next
+ * result. names: a JSON array of tool names. */
+void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *names);
+
 /* Keeps advisories that could not be attached for the next result. */
 void overlay_requeue(struct overlay *ov, cJSON *advisories);
 

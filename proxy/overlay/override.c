@@ -10,6 +10,7 @@
 
 #include "detect.h"
 #include "log.h"
+#include "pins.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
                 det = d;
         if (det < 0)
             return kerr_set(e, "INVALID_OVERRIDE", "detector",
-                            "detector must be one of rumination, hyperfocus, sycophancy, rules, loop");
+                            "detector must be one of rumination, hyperfocus, sycophancy, rules, loop, pins");
     } else { /* a token that belongs to one detector names it */
         int found = 0;
         for (int d = 0; d < DET_COUNT; d++)
@@ -59,7 +60,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
             return kerr_set(e, "INVALID_OVERRIDE", "token",
                             "unknown token; the tokens are fresh-context, override-once, disable-for-session, "
                             "lower-sensitivity, snooze-15m, snooze-once, commit-and-close, extend-end-of-day, "
-                            "i-want-validation, explain-the-match");
+                            "i-want-validation, explain-the-match, approve-tool");
         if (found > 1) { /* the one detector whose advisory is outstanding here, if only one */
             int outstanding = 0;
             for (int d = 0; overlay_current && d < DET_COUNT; d++)
@@ -68,7 +69,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
             if (outstanding != 1)
                 return kerr_set(e, "INVALID_OVERRIDE", "detector",
                                 "this token applies to several detectors: name one of rumination, hyperfocus, "
-                                "sycophancy, rules, loop in detector");
+                                "sycophancy, rules, loop, pins in detector");
         }
     }
     if (!allows(det, token)) {
@@ -86,7 +87,24 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
     cJSON_AddStringToObject(o, "detector", guard_detector_names[det]);
     int session_scoped = !strcmp(token, "disable-for-session") || !strcmp(token, "lower-sensitivity") ||
         !strcmp(token, "i-want-validation");
-    if (!strcmp(token, "explain-the-match")) {
+    if (!strcmp(token, "approve-tool")) {
+        /* The tools this keel's last pins advisory named, as the person saw them. */
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(ov ? ov->last[det] : NULL, "matched");
+        const char *server = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "server"));
+        int n = server ? pins_approve(ov->state_dir, server, cJSON_GetObjectItemCaseSensitive(m, "tools"), e) : 0;
+        if (n < 0) {
+            cJSON_Delete(o);
+            return -1;
+        }
+        if (!server)
+            snprintf(effect, sizeof effect,
+                     "nothing to approve: this keel held no tool back; keel pins lists held ones");
+        else
+            snprintf(effect, sizeof effect,
+                     "%d held tool definition%s approved; the client sees %s when it lists the "
+                     "tools again",
+                     n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
+    } else if (!strcmp(token, "explain-the-match")) {
         const cJSON *last = ov ? ov->last[det] : NULL;
         if (last) {
             cJSON_AddItemToObject(o, "explanation", cJSON_Duplicate(last, 1));

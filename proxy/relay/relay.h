@@ -10,6 +10,7 @@
 #include "outq.h"
 #include "overlay.h"
 #include "pending.h"
+#include "pins.h"
 #include "tools.h"
 #include "wrap.h"
 
@@ -49,6 +50,8 @@ struct relay {
     int exit_after_answer; /* FAILED: exit once the initialize is answered */
     int stdout_flags; /* stdout's flags before keel made it non-blocking */
     struct overlay ov; /* detectors on the traffic (parts 0: a pure relay) */
+    struct pins pins; /* what the server's tools say, pinned (server NULL: off) */
+    uint64_t pins_announced; /* the held set last told to the person (a hash of its names) */
     struct { /* the upstream line being passed on as it arrives (cut.c) */
         int on, dropping, declined;
         size_t bytes;

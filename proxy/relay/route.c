@@ -121,6 +121,11 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
         era_complete(res);
     send_line(&r->cout, jr_reply(id, idn, "result", res));
     cJSON_Delete(m);
+    if (cJSON_GetArraySize(r->pins.held) &&
+        pins_changed(&r->pins)) { /* approve-tool approved something: the client lists again */
+        static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+        outq_line(&r->cout, changed, sizeof changed - 1);
+    }
 }
 
 /* Client activity for get_time_context, written at most every TOUCH_EVERY_MS. */
@@ -260,6 +265,13 @@ static void client_request(struct relay *r, const char *line, size_t n, const st
             answer_keel_tool(r, t, id, idn, line, n);
             return;
         }
+    }
+    char why[1200];
+    if (r->pins.server && str_is(method, mn, "tools/call") && params &&
+        jscan_member(params, pn, "name", &name, &nn) == 1 && pins_held(&r->pins, name, nn, why, sizeof why)) {
+        log_event(LOG_WARN, "tool_call_held", "bytes=%zu", n);
+        relay_error(&r->cout, id, idn, JR_INVALID_PARAMS, why, "TOOL_HELD");
+        return;
     }
     int discover = str_is(method, mn, "server/discover");
     if (!discover)
@@ -417,6 +429,41 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     return out;
 }
 
+/* What the pins make of a tools/list page or an initialize result: a new
+ * line (tools held back left out, warnings in front of suspect text) or
+ * NULL. Tools left out of an earlier page and released by the last one are
+ * announced with list_changed. */
+static char *pinned_line(struct relay *r, int kind, const char *line, size_t n, const struct jscan_top *top)
+{
+    const struct jscan_span *res = &top->result;
+    const char *v, *next;
+    size_t vn, nn;
+    if (!r->pins.server || !res->p || res->p[0] != '{')
+        return NULL;
+    if (kind != PK_TOOLS_LIST)
+        return jscan_member(res->p, res->n, "instructions", &v, &vn) == 1 && v[0] == '"'
+            ? pins_instructions(&r->pins, line, n, v, vn)
+            : NULL;
+    if (jscan_member(res->p, res->n, "tools", &v, &vn) != 1 || v[0] != '[')
+        return NULL;
+    int last = jscan_member(res->p, res->n, "nextCursor", &next, &nn) != 1 || (nn == 4 && !memcmp(next, "null", 4));
+    int relist = 0;
+    char *out = pins_tools_page(&r->pins, line, n, v, vn, last, &relist);
+    if (last) { /* the held set changed: the person hears it once */
+        char *names = cJSON_PrintUnformatted(r->pins.held);
+        uint64_t h = names ? text_hash(names, strlen(names), 0) : 0;
+        if (h != r->pins_announced)
+            overlay_pins_held(&r->ov, r->pins.server, r->pins.held);
+        r->pins_announced = h;
+        free(names);
+    }
+    if (relist) {
+        static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+        outq_line(&r->cout, changed, sizeof changed - 1);
+    }
+    return out;
+}
+
 /* A line from the upstream that cannot be passed on. If it reads as the
  * answer to a request in flight, that request is answered now, with an
  * error, rather than left waiting for ever. */
@@ -531,11 +578,22 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     char *rewritten = NULL;
     void *data = NULL;
     if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data)) {
-        if (kind == PK_INITIALIZE || kind == PK_DISCOVER)
-            rewritten = merge_initialize(r, line, n, &top);
-        else if (kind == PK_TOOLS_LIST)
-            rewritten = append_tools(r, line, n, &top);
-        else if (kind == PK_TOOLS_CALL)
+        if (kind == PK_INITIALIZE || kind == PK_DISCOVER || kind == PK_TOOLS_LIST) {
+            char *pinned = pinned_line(r, kind, line, n, &top);
+            struct jscan_top pt;
+            if (pinned && !jscan_scan(pinned, strlen(pinned), &pt)) { /* never: keel wrote it */
+                free(pinned);
+                pinned = NULL;
+            }
+            const char *l = pinned ? pinned : line;
+            size_t ln = pinned ? strlen(pinned) : n;
+            const struct jscan_top *t = pinned ? &pt : &top;
+            rewritten = kind == PK_TOOLS_LIST ? append_tools(r, l, ln, t) : merge_initialize(r, l, ln, t);
+            if (rewritten)
+                free(pinned);
+            else
+                rewritten = pinned;
+        } else if (kind == PK_TOOLS_CALL)
             rewritten = relay_call_finished(r, data, line, n, &top);
     } else {
         /* Nobody waits for it: an unknown id, one already answered, or none. */
@@ -645,12 +703,18 @@ void relay_init(struct relay *r, const struct wrap_opts *o)
     state_lock_wait(0); /* the wire never waits on the state file */
     overlay_init(&r->ov, o->profile, o->state_dir, o->overlay, o->model_tools, o->nmodel_tools, o->loop_exempt,
                  o->nloop_exempt);
+    if (o->profile && o->profile->pins_on) {
+        char id[2048];
+        pins_identity(id, sizeof id, o->argv, o->url);
+        pins_open(&r->pins, o->state_dir, id, o->profile->pins_hold_suspect);
+    }
     outq_init(&r->sin, -1);
     frame_init(&r->sout, -1, o->max_message_bytes);
 }
 
 void relay_free(struct relay *r)
 {
+    pins_close(&r->pins);
     overlay_free(&r->ov);
     frame_free(&r->cin);
     frame_free(&r->sout);
