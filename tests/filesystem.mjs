@@ -4,7 +4,7 @@
 // file's text on its way to an agent that may write it back); reading forty
 // different files is work, not a loop; reading one unchanged file again and
 // again is.
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +67,20 @@ for (let i = 0; i < 6; i++) {
   if (loopOf(await wrapped.callTool({ name: read, arguments: { path: log } })).length) changed++;
 }
 ok(changed === 0, 'a file that changed between each of 6 reads: no advisory');
+
+// Pinned definitions: restarted on the same state, the server's tools are
+// listed exactly as the first time, nothing held back, and calls go through.
+{
+  const first = (await wrapped.listTools()).tools;
+  const again = await connect(keel, ['wrap', '--', process.execPath, FS, dir]);
+  const second = (await again.listTools()).tools;
+  const pins = JSON.parse(readFileSync(join(box.stateDir, 'pins.json'), 'utf8'));
+  const pinned = Object.values(pins.servers)[0].tools;
+  const r = await again.callTool({ name: read, arguments: { path: notes } });
+  ok(JSON.stringify(second) === JSON.stringify(first) && tools.every((t) => pinned[t] && !pinned[t].pending) && textOf(r) === '# notes\nnothing new\n',
+    `restarted with pinning on (the default): the same ${tools.length} tools, all pinned, none held, calls answered`, Object.keys(pinned));
+  await again.close();
+}
 
 await direct.close();
 await wrapped.close();

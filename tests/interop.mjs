@@ -6,6 +6,8 @@
 // elicitation, roots and cancellation. Then a recorded session is replayed
 // both ways and the client-side bytes compared.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -85,6 +87,17 @@ ok(JSON.stringify(wrapped.roots).includes('keel-interop-root'), 'roots/list roun
 ok(direct.logging > 0 && wrapped.logging > 0, `logging notifications pass (${wrapped.logging} through keel, ${direct.logging} directly)`);
 ok(direct.listChanged === wrapped.listChanged, `tools/list_changed notifications: ${wrapped.listChanged} through keel, ${direct.listChanged} directly`);
 ok(wrapped.keelTool && /^\d{4}-\d\d-\d\dT/.test(wrapped.keelTool.now), 'a keel tool answers beside the upstream\'s', wrapped.keelTool);
+
+// Pinned definitions (on by default): a second session on the same state
+// behaves as the first, every tool listed and every result the same.
+{
+  const again = await session(keel, ['--log-level', 'error', 'wrap', '--', process.execPath, EVERYTHING, 'stdio']);
+  const same = ['tools', 'echo', 'sum', 'structured', 'sampling', 'elicitation', 'roots'].every((k) => isDeepStrictEqual(again[k], wrapped[k]));
+  const pins = JSON.parse(readFileSync(join(box.stateDir, 'pins.json'), 'utf8'));
+  const pinned = Object.values(pins.servers)[0].tools;
+  ok(same && direct.tools.every((t) => pinned[t] && !pinned[t].pending),
+    `restarted with pinning on: the same tools and results, all ${direct.tools.length} pinned, none held`, Object.keys(pinned));
+}
 
 // A recorded session replayed, one message at a time: identical bytes.
 const script = [

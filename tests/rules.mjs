@@ -14,7 +14,7 @@ const box = sandbox();
 
 // lint, test, prompt
 let r = run(['rules', 'lint']);
-ok(r.status === 0 && /9 rules, 0 problems/.test(r.stdout), 'rules lint: the shipped rules are clean', r.stdout);
+ok(r.status === 0 && /10 rules, 0 problems/.test(r.stdout), 'rules lint: the shipped rules are clean', r.stdout);
 const bad = join(box.dir, 'bad');
 mkdirSync(join(bad, 'evals'), { recursive: true });
 writeFileSync(join(bad, 'broken.yml'), [
@@ -38,7 +38,7 @@ ok(/broken\.yml:5: duplicate rule name cheerleading-opener \(first in rules\/voi
 ok(/broken\.yml:10: unknown key colour/.test(r.stdout) && /rule no-examples has no examples/.test(r.stdout), 'lint: an unknown key and a rule without examples', r.stdout);
 ok(/notyaml\.yml:\d+: not valid YAML/.test(r.stdout), 'lint: a file that is not YAML');
 r = run(['rules', 'test']);
-ok(r.status === 0 && /redact-credentials\s+\d+\s+0\s+\d+\s+0/.test(r.stdout) && /9 rules, \d+ corpus examples, 0 mismatches/.test(r.stdout),
+ok(r.status === 0 && /redact-credentials\s+\d+\s+0\s+\d+\s+0/.test(r.stdout) && /10 rules, \d+ corpus examples, 0 mismatches/.test(r.stdout),
   'rules test: every shipped rule passes its examples and the corpus', r.stdout);
 const mine = join(box.dir, 'mine');
 mkdirSync(join(mine, 'evals'), { recursive: true });

@@ -11,6 +11,7 @@
  *   keel tools                         list the tools
  *   keel profile check                 the effective profile and its problems
  *   keel rules lint|test|prompt|check  the output rules (cli/rules_cli.c)
+ *   keel pins [list|diff|approve|forget]  pinned tool definitions (cli/pins_cli.c)
  *   keel eval CORPUS                   the detectors on a labelled corpus (cli/eval*.c)
  *
  * Exit status: 0 success; 1 an I/O or internal failure; 2 a tool answered
@@ -28,6 +29,7 @@
 #include "overlay.h"
 #include "readfile.h"
 #include "rulefile.h"
+#include "pins_cli.h"
 #include "rules_cli.h"
 #include "wrap.h"
 
@@ -61,6 +63,7 @@ static const char usage_text[] =
     "  tools               list the tools keel serves\n"
     "  profile check       print the effective profile and any problems in it\n"
     "  rules lint|test|prompt  check, test or describe the output rules\n"
+    "  pins [diff|approve]  what servers' tools say, pinned: review and approve changes\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "Options for every command:\n"
@@ -905,6 +908,11 @@ static int cmd_uninstall(int argc, char **argv)
     return install_main(argc, argv, self_path, 1);
 }
 
+static int cmd_pins(int argc, char **argv)
+{
+    return pins_main(argc, argv);
+}
+
 static int cmd_tools_args(int argc, char **argv)
 {
     if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
@@ -922,12 +930,19 @@ struct command {
     int relay;
 };
 static const struct command commands[] = {
-    {"wrap", wrap_help, cmd_wrap, 1},          {"serve", serve_help, cmd_serve, 1},
-    {"check", check_help, cmd_check, 0},       {"hook", hook_help, cmd_hook, 0},
-    {"install", install_help, cmd_install, 0}, {"uninstall", install_help, cmd_uninstall, 0},
-    {"inspect", inspect_help, cmd_inspect, 0}, {"eval", eval_help, cmd_eval, 0},
-    {"tools", tools_help, cmd_tools_args, 0},  {"profile", profile_help, cmd_profile, 0},
-    {"rules", rules_help, cmd_rules, 0},       {"help", usage_text, NULL, 0},
+    {"wrap", wrap_help, cmd_wrap, 1},
+    {"serve", serve_help, cmd_serve, 1},
+    {"check", check_help, cmd_check, 0},
+    {"hook", hook_help, cmd_hook, 0},
+    {"install", install_help, cmd_install, 0},
+    {"uninstall", install_help, cmd_uninstall, 0},
+    {"inspect", inspect_help, cmd_inspect, 0},
+    {"eval", eval_help, cmd_eval, 0},
+    {"tools", tools_help, cmd_tools_args, 0},
+    {"profile", profile_help, cmd_profile, 0},
+    {"rules", rules_help, cmd_rules, 0},
+    {"pins", pins_help, cmd_pins, 0},
+    {"help", usage_text, NULL, 0},
 };
 
 static const struct command *command_named(const char *name)
