@@ -2,7 +2,8 @@
  *
  * Answers initialize, tools/list and tools/call; a call whose arguments
  * contain "big" gets a result with an 8 MiB text block, any other a small
- * one. Written in C so that neither end of the benchmark hides the proxy. */
+ * one. With BENCH_TOOLS=N, tools/list answers N tools with descriptions
+ * and schemas (the pinning bench). Written in C so that neither end of the benchmark hides the proxy. */
 #include "benchutil.h"
 #include "frame.h"
 #include "jscan.h"
@@ -21,6 +22,9 @@ int main(void)
     char *big = malloc(BIG + 256);
     char *out = malloc(BIG + 512);
     memset(big, 'x', BIG);
+    int ntools = getenv("BENCH_TOOLS") ? atoi(getenv("BENCH_TOOLS")) : 0;
+    if (ntools < 0 || ntools > 2000)
+        ntools = 0;
     for (;;) {
         const char *line, *id, *m;
         size_t n, idn, mn;
@@ -41,7 +45,17 @@ int main(void)
                            "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"protocolVersion\":\"2025-06-18\","
                            "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n",
                            (int)idn, id);
-        else if (mn == 12 && !memcmp(m, "\"tools/list\"", 12))
+        else if (mn == 12 && !memcmp(m, "\"tools/list\"", 12) && ntools) { /* BENCH_TOOLS: a server with many */
+            len = snprintf(out, 512, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[", (int)idn, id);
+            for (int i = 0; i < ntools; i++)
+                len += snprintf(out + len, 1024,
+                                "%s{\"name\":\"work_%d\",\"description\":\"Runs job %d of the batch and returns its "
+                                "status, the items it processed and any errors, as text.\",\"inputSchema\":{\"type\":"
+                                "\"object\",\"properties\":{\"job\":{\"type\":\"string\",\"description\":\"the job's "
+                                "name\"},\"dry_run\":{\"type\":\"boolean\"}},\"required\":[\"job\"]}}",
+                                i ? "," : "", i, i);
+            len += snprintf(out + len, 64, "]}}\n");
+        } else if (mn == 12 && !memcmp(m, "\"tools/list\"", 12))
             len = snprintf(out, 512,
                            "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"tools\":[{\"name\":\"work\","
                            "\"inputSchema\":{\"type\":\"object\"}}]}}\n",
