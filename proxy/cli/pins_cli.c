@@ -133,11 +133,11 @@ static int list(const cJSON *all)
 /* Lines of a definition as a person reads it: indented JSON. */
 static char **lines_of(const cJSON *def, int *n)
 {
-    char *t = def ? cJSON_Print(def) : strdup("");
+    char *t = def ? cJSON_Print(def) : NULL;
     char **v = NULL;
     *n = 0;
     if (!t)
-        return NULL;
+        return NULL; /* none: no lines */
     size_t cap = 0;
     for (char *s = t, *e; s; s = e ? e + 1 : NULL) {
         e = strchr(s, '\n');
