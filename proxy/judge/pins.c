@@ -448,6 +448,16 @@ static int see(struct pins *p, const cJSON *tool, const char *nm, const char *fr
         from = NULL;
     else
         scan(def, suspect);
+    if (!pin && !from) { /* new, saying what a held-back tool now says: that tool under another name */
+        const cJSON *t;
+        cJSON_ArrayForEach(
+            t,
+            cJSON_GetObjectItemCaseSensitive(
+                p->entry, "tools")) if (!from &&
+                                        same_def(cJSON_GetObjectItemCaseSensitive(
+                                                     cJSON_GetObjectItemCaseSensitive(t, "pending"), "def"),
+                                                 def)) from = t->string;
+    }
     char *before = pin ? pins_canonical(pin) : NULL;
     pin = observe(p->entry, nm, def, suspect, from, now);
     char *after = pins_canonical(pin);
@@ -519,13 +529,17 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
     }
     const char *gone = last_page && known ? missing(p) : NULL;
     int rewrite = 0, held = 0;
-    for (size_t i = 0; tools && i < k; i++) {
+    /* Pinned tools first, then new ones: a new tool is compared with what
+     * the held-back ones now say, whatever the order of the listing. */
+    for (size_t j = 0; tools && j < 2 * k; j++) {
+        size_t i = j % k;
         if (els[i].cached) {
-            rewrite |= els[i].state != PIN_OK;
+            rewrite |= j < k && els[i].state != PIN_OK;
             continue; /* never PIN_HELD: held tools are not remembered */
         }
         const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tools[i], "name"));
-        if (!nm)
+        int pinned = nm && cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p->entry, "tools"), nm);
+        if (!nm || (j < k) != pinned)
             continue;
         if (known && !last_page &&
             !cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p->entry, "tools"), nm)) {
