@@ -1,59 +1,45 @@
 /* rumination.c: check_rumination, heuristic concept_containment 0.6.0.
  *
  * The question: has the person asked nearly this same thing several times in
- * the last while? Each prompt becomes its words (text.h); its content words
- * (stoplist removed: English, German, French, Spanish, Portuguese, Italian,
- * Dutch and Russian function words, apostrophe-less contractions, the light
- * verbs make and get; stemmed by Snowball in the language the prompt's
- * function words say, stem.h; Han characters alone and as pairs of
- * neighbours, kana only in pairs that are not both hiragana) say what it is
- * about. Words and
- * short phrases of one group in detectors/data/concepts.txt (general English
- * synonyms: decline, turn down, say no) count as one concept; a stem of four or
- * more letters matches a longer stem it begins (auth, authentication); a stem
- * of five or more matches one edit away (revew, review); a word of a prior
- * prompt stands for at most PENDING_MAX (8) of this prompt's. A prior
- * prompt's similarity is the share of this prompt's content words or
- * concepts it also holds (containment). Not asking again: the way a
- * question is asked, a shared run of three words with at most one content
- * word ("how do I clear") or a shared passage of eight or more words
- * (pasted context), which is left out on both sides; the same
- * question about another named thing: each names something the other does
- * not (a capitalised word inside a sentence; a name beginning with the
- * other's first three letters is the same name) while they share three
- * quarters of their other content words ("a visa for Japan", "a visa for
- * Canada"); the same frame about other things (objects_of: numbers,
- * identifiers, paths, quoted text; each names one the other does not and
- * they share numbers at most); and the same sentence with one or two words
- * swapped for others (three quarters of its words in shared runs), unless
- * the two name the same things (objects_same: 5k and 5,000, one file). Each
- * makes the prior prompt not similar. Asking again in other words: when the
- * prompt asks for reassurance or says it asks again (asking.h), a prior
- * prompt below the bar that holds a content word of it outside those phrases
- * counts as similar if it asks for reassurance too (or, when the prompt
- * says it asks again, is a question). A short instruction to go on
- * ("continue", "weiter") never fires; a prompt of one or two content words
- * is not matched by an item that says more about other things than they
- * share. An earlier ask that reaches HOP_SIM with one the prompt matched is
- * the same thing asked again in words that drift ("did I make a mistake
- * turning down the offer", "was saying no to that job a bad call"), unless
- * the prompt itself said it asks about another thing. A prompt sent again word for word
- * (nothing left outside the frame) matches fully. A prior prompt is
- * "similar" when this reaches similarity_threshold (default 0.25); only
- * prompts inside the window (default 90 min back from now) count, and the
- * check fires when at least threshold_count (default 3) are similar.
+ * the last while? rum_run answers it on plain text; rum_check is the tool's
+ * JSON wrapper (arguments checked, the contract's output built).
  *
- * How it is fast (make bench: 500 items of 8000 characters in about 15 ms,
- * with results identical to the plain way of doing it): text that is all
- * ASCII is cut into words from bitmaps, with no branch per byte (the same
- * words as the libunistring path; tests/unit/test_rumination.c compares
- * them). Each distinct word of the history is analysed once per call (its
- * stem, lexicon entry and the prompt's keys it holds, in a memo), and an
- * item's words are then only looked up; the keys a word holds are applied
- * once per item, and the frame is worked out on bitmaps of the prompt's
- * words. All of a call's memory is one arena. Confidence grows with how far
- * the matches clear the similarity bar. History is the caller's and is never
- * kept: the detector is a pure function. */
+ * What a prompt is about. Its words (text.h) less the stoplist (function
+ * words of eight languages, contractions, the light verbs make and get),
+ * stemmed by Snowball in the language its function words say (stem.h); Han
+ * characters alone and in neighbouring pairs, kana only in pairs. Words and
+ * short phrases of one group in data/concepts.txt count as one concept; a
+ * stem of 4+ letters matches a longer stem it begins, one of 5+ a stem one
+ * edit away. An earlier prompt's similarity is the share of this prompt's
+ * words or concepts it also holds (containment).
+ *
+ * What is not asking again, and scores 0: the way a question is asked (a
+ * shared run of 3 words with at most 1 content word, "how do I clear"), a
+ * shared passage of 8+ words (pasted context), both left out on both sides;
+ * the same question about another named thing ("a visa for Japan", "...
+ * Canada"); the same frame about other things (objects_of: numbers,
+ * identifiers, paths, quotes); the same sentence with a word or two swapped,
+ * unless both name the same things (objects_same). With only_asks (keel's
+ * hooks and overlay) a prompt that asks nothing is an instruction, and an
+ * earlier instruction is never an earlier ask; a short "continue" never
+ * fires.
+ *
+ * What is asking again in other words: a plea for reassurance, or a prompt
+ * that says it asks again (asking.h), matches an earlier such ask sharing a
+ * content word with it (same_worry); and an earlier ask reaching HOP_SIM with
+ * one the prompt matched is the same thing in words that drift (a hop).
+ *
+ * It fires when threshold_count (3) earlier prompts inside window_minutes
+ * (90) reach similarity_threshold (0.25); confidence grows with how far they
+ * clear it.
+ *
+ * How it is fast (make bench: 500 items of 8,000 characters in about 20 ms):
+ * ASCII text is cut into words from bitmaps, with no branch per byte (the
+ * same words as the libunistring path; tests/unit/test_rumination.c compares
+ * them); each distinct word of the history is analysed once per call (a
+ * memo), an item's words are then only looked up; a call's memory is one
+ * arena. History is the caller's and is never kept: the detector is a pure
+ * function. */
 #include "detect.h"
 #include "text.h"
 #include "timefmt.h"
