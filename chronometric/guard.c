@@ -22,16 +22,6 @@ const char *const guard_tokens[DET_COUNT][8] = {
 
 #define HARD_REPEAT_MS (15 * 60000LL)
 
-static cJSON *obj(cJSON *parent, const char *key)
-{
-    cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
-    if (!cJSON_IsObject(o)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
-        o = cJSON_AddObjectToObject(parent, key);
-    }
-    return o;
-}
-
 static const char *str_of(const cJSON *o, const char *key)
 {
     const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
@@ -215,7 +205,7 @@ static int do_claim(cJSON *state, void *vctx, kerr *e)
     (void)e;
     struct claim_ctx *c = vctx;
     int64_t now = c->env->now.ms;
-    cJSON *g = obj(state, "guard"), *h = obj(g, "hyperfocus"), *adv = obj(h, "advised");
+    cJSON *g = state_obj(state, "guard"), *h = state_obj(g, "hyperfocus"), *adv = state_obj(h, "advised");
     *c->result = GUARD_QUIET;
     if (time_of(h, "snooze_until") > now) {
         *c->result = GUARD_SNOOZED;
@@ -236,7 +226,7 @@ static int do_claim(cJSON *state, void *vctx, kerr *e)
         cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next"); /* snooze-once: this rung is skipped */
         return 1;
     }
-    cJSON *once = obj(g, "override_once");
+    cJSON *once = state_obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, "hyperfocus");
     if (cJSON_IsNumber(n) && n->valuedouble > 0 && holds_here(c->env, given_at(g, "override_once", "hyperfocus"))) {
         set_num(once, "hyperfocus", n->valuedouble - 1); /* override-once: swallowed */
@@ -256,7 +246,7 @@ static int do_take_once(cJSON *state, void *vctx, kerr *e)
 {
     (void)e;
     struct claim_ctx *c = vctx;
-    cJSON *g = obj(state, "guard"), *once = obj(g, "override_once");
+    cJSON *g = state_obj(state, "guard"), *once = state_obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[c->det]);
     *c->result = 0;
     if (!cJSON_IsNumber(n) || n->valuedouble <= 0 ||
@@ -287,10 +277,10 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
     struct apply_ctx *c = vctx;
     const struct chrono_env *env = c->env;
     const char *det = guard_detector_names[c->det];
-    cJSON *g = obj(state, "guard");
+    cJSON *g = state_obj(state, "guard");
     char b[40];
     if (!strcmp(c->token, "override-once")) {
-        cJSON *once = obj(g, "override_once");
+        cJSON *once = state_obj(g, "override_once");
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, det);
         /* One left unused from an earlier conversation is not this one's. */
         double left = cJSON_IsNumber(n) && holds_here(env, given_at(g, "override_once", det)) ? n->valuedouble : 0;
@@ -299,7 +289,7 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         snprintf(c->effect, c->effect_n, "the next %s advisory will not be shown", det);
         snprintf(c->until, c->until_n, "the next %s advisory", det);
     } else if (!strcmp(c->token, "disable-for-session")) {
-        set_str(obj(g, "disabled"), det, c->key);
+        set_str(state_obj(g, "disabled"), det, c->key);
         mark_given(g, "disabled", det, env->now.ms);
         snprintf(c->effect, c->effect_n, "%s advisories are off for this session", det);
         snprintf(c->until, c->until_n, "the session ends");
@@ -320,17 +310,17 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         snprintf(c->until, c->until_n, "%s", b);
     } else if (!strcmp(c->token, "snooze-15m")) {
         int64_t until = env->now.ms + 15 * 60000LL;
-        set_time(obj(g, "hyperfocus"), "snooze_until", until, env->now.offset_s);
+        set_time(state_obj(g, "hyperfocus"), "snooze_until", until, env->now.offset_s);
         snprintf(c->effect, c->effect_n, "no time reminders for 15 minutes");
         tf_format_rfc3339(until, env->now.offset_s, c->until, c->until_n);
     } else if (!strcmp(c->token, "snooze-once")) {
-        cJSON *h = obj(g, "hyperfocus");
+        cJSON *h = state_obj(g, "hyperfocus");
         cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next");
         cJSON_AddBoolToObject(h, "skip_next", 1);
         snprintf(c->effect, c->effect_n, "the next reminder step will be skipped");
         snprintf(c->until, c->until_n, "the next reminder step");
     } else if (!strcmp(c->token, "extend-end-of-day")) {
-        cJSON *ext = obj(g, "end_of_day_extension");
+        cJSON *ext = state_obj(g, "end_of_day_extension");
         char d[16];
         today(env, d, sizeof d);
         const char *date = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ext, "date"));

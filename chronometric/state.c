@@ -264,6 +264,16 @@ static int move_aside(const char *file, int64_t now_ms, const char *why, kerr *e
                     aside);
 }
 
+cJSON *state_obj(cJSON *parent, const char *key)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+    if (!cJSON_IsObject(o)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
+        o = cJSON_AddObjectToObject(parent, key);
+    }
+    return o;
+}
+
 int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
 {
     return state_update_file(dir, "state.json", now_ms, fn, ctx, e);

@@ -51,6 +51,10 @@ int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *
  * keel file ({"version":1,...}). */
 int state_update_file(const char *dir, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
 
+/* parent's member key as an object: made (replacing what is not an object)
+ * when it is not one yet. */
+cJSON *state_obj(cJSON *parent, const char *key);
+
 /* A counter that every write of the state file (by any keel process)
  * increases, mapped into memory: whether the file changed costs a load, no
  * system call. NULL when it cannot be mapped (then read the file every time). */

@@ -124,16 +124,6 @@ static int same_def(const cJSON *a, const cJSON *b)
     return same;
 }
 
-static cJSON *obj(cJSON *parent, const char *key)
-{
-    cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
-    if (!cJSON_IsObject(o)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
-        o = cJSON_AddObjectToObject(parent, key);
-    }
-    return o;
-}
-
 static void set(cJSON *o, const char *key, cJSON *v)
 {
     if (cJSON_GetObjectItemCaseSensitive(o, key))
@@ -169,7 +159,7 @@ static int pin_state(const cJSON *pin, int hold_suspect)
 static cJSON *observe(cJSON *entry, const char *name, const cJSON *def, const cJSON *suspect, const char *renamed_from,
                       int64_t now)
 {
-    cJSON *pin = name ? cJSON_GetObjectItemCaseSensitive(obj(entry, "tools"), name)
+    cJSON *pin = name ? cJSON_GetObjectItemCaseSensitive(state_obj(entry, "tools"), name)
                       : cJSON_GetObjectItemCaseSensitive(entry, "instructions");
     char *canon = pins_canonical(def);
     char h[17];
@@ -178,7 +168,7 @@ static cJSON *observe(cJSON *entry, const char *name, const cJSON *def, const cJ
     if (!pin) {
         pin = cJSON_CreateObject();
         if (name)
-            cJSON_AddItemToObject(obj(entry, "tools"), name, pin);
+            cJSON_AddItemToObject(state_obj(entry, "tools"), name, pin);
         else
             cJSON_AddItemToObject(entry, "instructions", pin);
         stamp(pin, "first_seen", now);
@@ -269,7 +259,7 @@ static int read_entry(cJSON *all, void *vctx, kerr *e)
     (void)e;
     struct read_ctx *c = vctx;
     struct pins *p = c->p;
-    cJSON *servers = obj(all, "servers");
+    cJSON *servers = state_obj(all, "servers");
     cJSON *entry = cJSON_GetObjectItemCaseSensitive(servers, p->server);
     if (!cJSON_IsObject(entry)) {
         if (!c->apply || !cJSON_GetArraySize(p->todo)) {
