@@ -86,7 +86,7 @@ bench: build $(NODE_DEPS)
 	$(BUILD)/tests/bench/keel-bench $(BUILD)/tests/bench/keel-bench-server $(BUILD)/tests/bench/keel-relay $(BUILD)/keel
 	$(BUILD)/tests/bench/keel-detbench
 	$(BUILD)/tests/bench/keel-hookbench $(BUILD)/keel
-	$(BUILD)/tests/bench/keel-servebench $(BUILD)/keel
+	$(BUILD)/tests/bench/keel-servebench $(BUILD)/keel $(BUILD)/tests/bench/keel-bench-server
 	$(BUILD)/tests/bench/keel-pinbench $(BUILD)/keel $(BUILD)/tests/bench/keel-bench-server
 	$(BUILD)/tests/bench/keel-httpbench $(BUILD)/keel "$$(command -v node)" tests/node_modules/mcp-remote/dist/proxy.js
 

@@ -183,10 +183,10 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
 /* The outcome of a call, as the loop detector compares it: a hash of what the
  * client gets (content, structuredContent, isError; keel's own additions come
  * later), or of the JSON-RPC error; and, for a failure, of its text. */
-static const char *const result_keys[] = {"content", "structuredContent", "isError", "resultType"};
-#define RESULT_KEYS 4
+static const char *const result_keys[] = {"content", "structuredContent", "isError", "resultType", "_meta"};
+#define RESULT_KEYS 5
 
-/* A result object's content, structuredContent, isError and resultType
+/* A result object's content, structuredContent, isError, resultType and _meta
  * (spans NULL when absent, or when there is no result object), read once for
  * every use. */
 static void result_members(const struct jscan_top *top, struct jscan_span rm[RESULT_KEYS])
@@ -299,12 +299,25 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
 {
     struct jscan_insert ins[2];
     char *text[2] = {NULL, NULL};
+    int k = relay_annotation(line, res, NULL, adv, ins, text);
+    char *out = k ? jscan_splice(line, n, ins, k, NULL) : NULL;
+    free(text[0]);
+    free(text[1]);
+    return out;
+}
+
+int relay_annotation(const char *line, const struct jscan_span *res, const struct jscan_span *known, const cJSON *adv,
+                     struct jscan_insert ins[2], char *text[2])
+{
     int k = 0;
     size_t r0 = (size_t)(res->p - line), r1 = r0 + res->n; /* the result object */
     int empty_result = span_ws(line, r0 + 1, r1) == r1 - 1;
     static const char *const keys[] = {"content", "_meta"};
     struct jscan_span sp[2];
-    jscan_members(res->p, res->n, keys, sp, 2, 0); /* one pass over the result */
+    if (known) /* the caller's one pass over the result found them */
+        sp[0] = known[0], sp[1] = known[1];
+    else
+        jscan_members(res->p, res->n, keys, sp, 2, 0); /* one pass over the result */
     const char *c = sp[0].p, *m = sp[1].p;
     size_t cn = sp[0].n, mn = sp[1].n;
     int has_content = c && c[0] == '[';
@@ -354,10 +367,7 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
         }
     }
     free(bj);
-    char *out = k ? jscan_splice(line, n, ins, k, NULL) : NULL;
-    free(text[0]);
-    free(text[1]);
-    return out;
+    return k;
 }
 
 /* The upstream answered a tools/call: attach what the overlay has to say. */
@@ -580,8 +590,10 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     return out;
 }
 
-char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top)
+char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top,
+                          int *queued)
 {
+    *queued = 0;
     struct call_data *d = data;
     char *text = NULL, *out = NULL;
     cJSON *rules_adv = NULL;
@@ -621,7 +633,22 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
             cJSON_AddItemToArray(adv, cJSON_DetachItemFromArray(rules_adv, 0));
         cJSON_Delete(rules_adv);
     }
-    if (adv && top->result.p && top->result.p[0] == '{') {
+    if (adv && top->result.p && top->result.p[0] == '{' && !ruled && !r->cout.open) {
+        /* The server's line as it is, the advisories put in on the way to
+         * the client: no copy of the whole line is made to annotate it. */
+        struct jscan_insert ins[2];
+        char *t[2] = {NULL, NULL};
+        struct jscan_span cm[2] = {rm[0], rm[4]}; /* content and _meta, as found */
+        int k = relay_annotation(line, &top->result, ruled ? NULL : cm, adv, ins, t);
+        if (k) {
+            outq_splice(&r->cout, line, n, ins, k);
+            *queued = 1;
+        }
+        free(t[0]);
+        free(t[1]);
+        log_event(LOG_INFO, "advisory_attached", "count=%d", cJSON_GetArraySize(adv));
+        cJSON_Delete(adv);
+    } else if (adv && top->result.p && top->result.p[0] == '{') {
         char *annotated = relay_annotate(line, n, &top->result, adv);
         if (annotated) {
             free(ruled);

@@ -105,7 +105,10 @@ void relay_init(struct relay *r, const struct wrap_opts *o);
 void relay_free(struct relay *r);
 /* annotate.c */
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn);
-char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top);
+/* The rewritten line, or NULL; *queued: it was annotated straight into the
+ * client's queue (nothing more to send). */
+char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top,
+                          int *queued);
 void relay_call_data_free(void *data);
 /* A tools/call's identity and shape (c->tool, c->id, c->shape, LOOP_FREE_TEXT)
  * from its tool name and raw arguments (valid JSON; NULL: none). */
@@ -115,5 +118,10 @@ void relay_identify(const char *tool, size_t tl, const char *args, size_t an, st
 void relay_outcome(const struct jscan_top *top, struct loop_call *c);
 /* The line with advisories spliced into the result object res. */
 char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, const cJSON *adv);
+/* What relay_annotate inserts, as insertions into line (texts malloc'd in
+ * text[], freed by the caller): how many, 0 when nothing. known: the
+ * result's content and _meta spans when the caller has them (else NULL). */
+int relay_annotation(const char *line, const struct jscan_span *res, const struct jscan_span *known, const cJSON *adv,
+                     struct jscan_insert ins[2], char *text[2]);
 
 #endif

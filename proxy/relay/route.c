@@ -593,8 +593,12 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
                 free(pinned);
             else
                 rewritten = pinned;
-        } else if (kind == PK_TOOLS_CALL)
-            rewritten = relay_call_finished(r, data, line, n, &top);
+        } else if (kind == PK_TOOLS_CALL) {
+            int queued;
+            rewritten = relay_call_finished(r, data, line, n, &top, &queued);
+            if (queued)
+                return;
+        }
     } else {
         /* Nobody waits for it: an unknown id, one already answered, or none. */
         log_event(LOG_INFO, "response_dropped", "from=upstream reason=unknown_id bytes=%zu", n);

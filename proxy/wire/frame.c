@@ -25,6 +25,8 @@ void frame_free(struct frame_reader *r)
 
 long frame_fill(struct frame_reader *r)
 {
+    if (!r->len) /* all consumed: read from the start again, into pages already in use */
+        r->start = 0, r->scanned = 0;
     if (r->start + r->len + FRAME_CHUNK > r->cap) {
         if (r->start) {
             memmove(r->buf, r->buf + r->start, r->len);

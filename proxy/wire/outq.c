@@ -7,6 +7,8 @@
  * fault in 8 MiB of fresh pages each time. */
 #include "outq.h"
 
+#include "jscan.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,4 +194,26 @@ int outq_flush(struct outq *q)
             q->head->off += left;
     }
     return q->failed ? -1 : 0;
+}
+
+int outq_splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k)
+{
+    const struct jscan_insert *v[8];
+    if (q->open || k > 8)
+        return -1;
+    for (int i = 0; i < k; i++) { /* in order of where they go */
+        int j = i;
+        for (; j > 0 && v[j - 1]->at > ins[i].at; j--)
+            v[j] = v[j - 1];
+        v[j] = &ins[i];
+    }
+    size_t at = 0;
+    int rc = 0;
+    for (int i = 0; i < k && rc == 0; i++) {
+        rc |= outq_part(q, s + at, v[i]->at - at);
+        rc |= outq_part(q, v[i]->text, strlen(v[i]->text));
+        at = v[i]->at + v[i]->del;
+    }
+    rc |= outq_part(q, s + at, n - at);
+    return outq_end(q) | rc;
 }

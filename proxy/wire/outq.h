@@ -34,6 +34,12 @@ int outq_line(struct outq *q, const char *s, size_t n);
 int outq_part(struct outq *q, const char *s, size_t n);
 int outq_end(struct outq *q);
 
+/* Queues s[0..n) with the insertions made (in any order, not overlapping:
+ * jscan.h) and a newline, without a copy of the whole: the pieces go out as
+ * outq_part's do. Not while a message is open. 0, or -1 out of memory. */
+struct jscan_insert;
+int outq_splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k);
+
 /* Writes what the descriptor takes now. 0, or -1 when the reader is gone. */
 int outq_flush(struct outq *q);
 

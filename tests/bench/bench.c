@@ -3,21 +3,22 @@
  *   keel-bench SERVER RELAY KEEL [REPS]
  *
  * Four ways for a client to reach the same server: directly, through the
- * no-parse relay (the floor for any stdio proxy here), through keel wrap as a
- * pure relay (--overlay none), and through keel wrap with the overlay on, as
- * users run it: every small call's identity and result through the loop
- * detector, the hygiene rules on every result, hyperfocus on the clock; the
- * small calls' arguments differ per call (a counter in free text), and the
- * large results' tool is marked model-backed, so each 8 MiB result is read
- * for sycophancy and, repeated, annotated.
+ * no-parse relay (64 KiB buffers, one poll loop: the floor for any stdio
+ * proxy here), through keel wrap as a pure relay (--overlay none), and
+ * through keel wrap as users run it, its defaults (the overlay on): every
+ * small call's identity and result through the loop detector, the hygiene
+ * rules on every result, hyperfocus on the clock. The small calls are an
+ * echo whose text differs in every call (a counter), so no result repeats;
+ * the large results are the same call each time, so the loop detector sees
+ * a repeat and annotates it.
  * The configurations are interleaved over REPS repetitions (default 5) and
  * the table shows medians:
- *   - pipelined small tools/call: 20000 calls, 32 in flight: calls/s and CPU
+ *   - pipelined small tools/call: 20000 calls, 64 in flight: calls/s and CPU
  *     time per call of the process in the middle (/proc/PID/schedstat, ns);
  *   - the same calls one at a time, 5000 of them: p50 and p99 latency, the
  *     time a process in the middle adds to a round trip (with 32 in flight
- *     latency is mostly queueing: Little's law makes it 32 / throughput);
- *   - an 8 MiB result, 8 times: MB/s and CPU ms per result;
+ *     latency is mostly queueing: Little's law makes it 64 / throughput);
+ *   - an 8 MiB result, 10 times: MB/s and CPU ms per result;
  *   - the middle process's RSS when idle after initialize, and its peak.
  * Wall-clock figures swing from run to run on a 2-core machine: compare keel
  * with the relay, and trust CPU time most. */
@@ -37,8 +38,8 @@
 
 #define CALLS   20000
 #define SERIAL  5000
-#define WINDOW  32
-#define BIGS    8
+#define WINDOW  64
+#define BIGS    10
 #define MAXREPS 15
 
 enum { DIRECT, RELAY, KEEL, OVERLAY, NCFG };
@@ -245,7 +246,7 @@ int main(int argc, char **argv)
         {argv[1], NULL},
         {argv[2], "--", argv[1], NULL},
         {argv[3], "--log-level", "error", "wrap", "--overlay", "none", "--", argv[1], NULL},
-        {argv[3], "--log-level", "error", "wrap", "--model-tools", "bigwork", "--", argv[1], NULL},
+        {argv[3], "--log-level", "error", "wrap", "--", argv[1], NULL},
     };
     /* keel keeps its state in a directory of its own for the run. */
     static char dir[] = "/tmp/keel-bench-XXXXXX";
@@ -296,13 +297,17 @@ int main(int argc, char **argv)
     printf("  idle RSS     %.0f KiB [<= 4096]  %s\n", k->idle_kb, k->idle_kb <= 4096 ? "ok" : "MISS");
     printf("  peak RSS     %.0f KiB [<= 3 x 8 MiB + 4 MiB = 28672]  %s\n", k->peak_kb,
            k->peak_kb <= 28672 ? "ok" : "MISS");
+    printf("  CPU/call, overlay off  %.2fx the relay's  [<= 1.3x]  %s\n", k->cpu_us_call / r->cpu_us_call,
+           k->cpu_us_call <= 1.3 * r->cpu_us_call ? "ok" : "MISS");
     printf("keel + overlay (the default: loop, hyperfocus, sycophancy, rules on every call):\n");
     printf("  calls/s      %.2fx the relay's  [>= 0.7x]  %s\n", ov->calls_s / r->calls_s,
            ov->calls_s >= 0.7 * r->calls_s ? "ok" : "MISS");
     printf("  CPU/call     %.2fx the relay's  [<= 2x]    %s\n", ov->cpu_us_call / r->cpu_us_call,
            ov->cpu_us_call <= 2 * r->cpu_us_call ? "ok" : "MISS");
-    printf("  8 MiB result read and annotated: %.1f ms CPU  [<= 30 ms]  %s\n", ov->cpu_ms_big,
-           ov->cpu_ms_big <= 30 ? "ok" : "MISS");
+    printf("  8 MiB result, repeated (annotated): %.1f ms CPU, %.2fx the relay's  [<= 2.5x]  %s\n", ov->cpu_ms_big,
+           ov->cpu_ms_big / r->cpu_ms_big, ov->cpu_ms_big <= 2.5 * r->cpu_ms_big ? "ok" : "MISS");
+    printf("  peak RSS     %.0f KiB [<= 3 x 8 MiB + 4 MiB = 28672]  %s\n", ov->peak_kb,
+           ov->peak_kb <= 28672 ? "ok" : "MISS");
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     return system(cmd) == 0 ? 0 : 1;

@@ -1,8 +1,8 @@
 /* server.c: a minimal, fast MCP server for make bench.
  *
  * Answers initialize, tools/list and tools/call; a call whose arguments
- * contain "big" gets a result with an 8 MiB text block, any other a small
- * one. With BENCH_TOOLS=N, tools/list answers N tools with descriptions
+ * contain "big" gets a result with an 8 MiB text block, any other its
+ * arguments' query back as its text (an echo). With BENCH_TOOLS=N, tools/list answers N tools with descriptions
  * and schemas (the pinning bench). Written in C so that neither end of the benchmark hides the proxy. */
 #include "benchutil.h"
 #include "frame.h"
@@ -67,11 +67,20 @@ int main(void)
             memcpy(out + len, big, BIG);
             len += BIG;
             len += snprintf(out + len, 64, "\"}]}}\n");
-        } else
+        } else { /* an echo: the query back, so each result differs as the calls do */
+            const char *q;
+            size_t qn;
+            const char *args = NULL;
+            size_t an = 0;
+            if (jscan_member(line, n, "params", &args, &an) != 1 ||
+                jscan_member(args, an, "arguments", &args, &an) != 1 || jscan_member(args, an, "query", &q, &qn) != 1 ||
+                q[0] != '"' || qn > 200)
+                q = "\"\"", qn = 2;
             len = snprintf(out, 512,
                            "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":\"text\","
-                           "\"text\":\"done: 42 items processed\"}]}}\n",
-                           (int)idn, id);
+                           "\"text\":%.*s}]}}\n",
+                           (int)idn, id, (int)qn, q);
+        }
         bench_put(1, out, (size_t)len);
     }
 }
