@@ -65,7 +65,6 @@ static double round_trips(char *const argv[], int64_t *t)
     return t[CALLS / 2] / 1e3;
 }
 
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
