@@ -7,6 +7,8 @@
 #   make eval     detector precision and recall on tests/corpus (updates the table in docs/quality.md)
 #   make fuzz     each libFuzzer harness for FUZZ_SECONDS (default 60), clang
 #   make soak     keel wrap relays SOAK_MESSAGES (default 1,000,000) mixed messages; memory stays flat
+#   make mutate   mutation testing: MUTANTS (default 50) mutants drawn by SEED from FILES, each against
+#                 the fast suite (scripts/mutate --help)
 #   make clean
 
 BUILD ?= build
@@ -18,7 +20,7 @@ SOAK_MESSAGES ?= 1000000
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NODE_DEPS = tests/node_modules/.package-lock.json
 
-.PHONY: all build bootstrap demo test test-plain test-asan fuzz fuzz-build fuzz-smoke soak bench eval clean
+.PHONY: all build bootstrap demo test test-plain test-asan fuzz fuzz-build fuzz-smoke soak bench eval mutate clean
 all: build
 
 bootstrap:
@@ -78,6 +80,11 @@ fuzz-smoke: fuzz-build
 
 soak: build
 	$(BUILD)/tests/bench/keel-soak $(BUILD)/keel $(SOAK_MESSAGES)
+
+# Works on a copy of the tree in a temporary directory; only the results
+# file is written here.
+mutate: bootstrap $(NODE_DEPS)
+	MUTANTS="$(MUTANTS)" SEED="$(SEED)" FILES="$(FILES)" RESULTS="$(BUILD)/mutate/results.tsv" scripts/mutate
 
 eval: build
 	scripts/eval-readme $(BUILD)/keel
