@@ -1,4 +1,5 @@
 /* test_text.c: segmentation and normalisation, in several scripts. */
+#include "stem.h"
 #include "text.h"
 
 #include <setjmp.h>
@@ -41,6 +42,9 @@ static void folds_unicode_forms(void **state)
     assert_true(h("STRASSE") == h("straße")); /* full case folding */
     assert_true(h("ｐｌａｎ") == h("plan")); /* NFKC: fullwidth */
     assert_true(h("you\xE2\x80\x99re") == h("you're")); /* typographic apostrophe */
+    assert_true(h("you\xE2\x80\x98re") == h("you're")); /* the left one, as some keyboards type it */
+    assert_true(h("a\xE2\x80\x94"
+                  "b") != h("a'b")); /* a dash is no apostrophe */
     assert_true(h("ÉCOLE") == h("école"));
     assert_true(h("e\xCC\x81"
                   "cole") == h("école")); /* decomposed é */
@@ -57,6 +61,28 @@ static void tokenises_other_scripts(void **state)
     assert_int_equal(words("🙂 🚀 ... !!!", &w), 0); /* no letters, no words */
     assert_int_equal(words("", &w), 0);
     text_words_free(&w);
+}
+
+/* Words are stemmed in the language the prompt's function words say. */
+static void tells_the_language(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        enum stem_lang lang;
+    } v[] = {
+        {"Is it safe to merge this change before the release, or should I wait?", STEM_EN},
+        {"Ist es sicher, den Branch heute noch zu mergen, oder soll ich warten?", STEM_DE},
+        {"Est-ce que c'est sûr de déployer ça aujourd'hui, ou je dois attendre ?", STEM_FR},
+        {"¿Es seguro desplegar esto hoy, o debería esperar a mañana?", STEM_ES},
+        {"È sicuro fare il merge di questo cambiamento prima del rilascio?", STEM_IT},
+        {"É seguro fazer o deploy disso hoje, ou devo esperar até amanhã?", STEM_PT},
+        {"Is het veilig om deze wijziging vandaag nog te mergen, of moet ik wachten?", STEM_NL},
+        {"Är det säkert att slå ihop den här ändringen i dag, eller ska jag vänta?", STEM_SV},
+        {"Безопасно ли сливать эту ветку сегодня?", STEM_RU},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        assert_int_equal(stem_lang_of(v[i].s, strlen(v[i].s)), v[i].lang);
 }
 
 static void jaccard_of_content_words(void **state)
@@ -128,6 +154,7 @@ int main(void)
         cmocka_unit_test(splits_ascii_words_with_offsets),
         cmocka_unit_test(folds_unicode_forms),
         cmocka_unit_test(tokenises_other_scripts),
+        cmocka_unit_test(tells_the_language),
         cmocka_unit_test(jaccard_of_content_words),
         cmocka_unit_test(validates_utf8),
     };
