@@ -1,7 +1,7 @@
 // cli.mjs: the command line as a person uses it: help, exit codes, errors
 // that say what to do.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel, root, sandbox } from './lib/keel.mjs';
@@ -93,8 +93,19 @@ ok(r.status === 64, 'profile without a subcommand: 64');
   r = run(['hook', 'UserPromptSubmitted'], '{"prompt":"hi"}', box.env);
   ok(r.status === 0 && r.stdout === '' && /hook_event_unknown event=UserPromptSubmitted: keel hook knows UserPromptSubmit/.test(r.stderr),
     'a misspelled hook event: exit 0 (the host is never broken), and stderr names the events keel knows', r.stderr);
+  r = run(['hook', 'Stop_Z9'], '{}', box.env);
+  ok(r.status === 0 && /hook_event_unknown event=Stop_Z9:/.test(r.stderr), 'an unknown event of letters, digits and _ is named as given (Z and 9 included)', r.stderr);
+  r = run(['hook', 'Stop;rm -rf ~'], '{}', box.env);
+  ok(r.status === 0 && /hook_event_unknown event=\(not shown\):/.test(r.stderr), 'an event name with other characters is not echoed', r.stderr);
   r = run(['hook', 'PreCompact'], '{"trigger":"auto"}', box.env);
   ok(r.status === 0 && r.stdout === '' && r.stderr === '', 'an event a host has and keel does nothing on: quietly nothing', r.stderr);
+  {
+    const home = join(box.dir, 'empty-home');
+    mkdirSync(home);
+    const ri = run(['install', '--client', 'cursor'], '', { ...box.env, HOME: home });
+    ok(/keel: Cursor does not seem to be installed here \(no .*empty-home\/\.cursor\)/i.test(ri.stderr) && readdirSync(home).length === 0,
+      'keel install --client for a client not installed says so, names what it looked for, and writes nothing', ri.stderr);
+  }
   r = run(['install', '--client'], '', box.env);
   ok(r.status === 64 && /--client needs a name: claude-code/.test(r.stderr), 'keel install --client with no value says what it takes', r.stderr);
   r = run(['wrap', '--cwd', '/nonexistent-dir', '--', 'node', '-e', '0'], '', box.env);

@@ -176,7 +176,8 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const box = sandbox();
   const start = hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });
   const ctx = start.out?.hookSpecificOutput?.additionalContext || '';
-  ok(/It is|it is/.test(ctx) && !/\bPT\d|\bP\dD|%s|\(null\)/.test(ctx) && /\.$/.test(ctx.trim()),
+  ok(/It is|it is/.test(ctx) && !/\bPT\d|\bP\dD|%s|\(null\)/.test(ctx) && /\.$/.test(ctx.trim()) &&
+    /it is [^ ]+, a [a-z]+day( \(energy zone: [a-z_]+\))?\. [A-Z]/.test(ctx),
     'SessionStart on a fresh state file: the time in words, no ISO duration ("PT0S") and no placeholder', ctx);
   const long = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'word '.repeat(320) }), { box });
   const msg = long.out?.systemMessage || '';
