@@ -216,6 +216,61 @@ void pins_approve_entry(cJSON *pin, int64_t now)
     stamp(pin, "approved_at", now);
 }
 
+/* Names to what is known of them, by hash (the names themselves compared):
+ * a listing of hundreds of tools is looked up in constant time per tool. */
+struct pins_ent {
+    uint64_t h;
+    char *name; /* NULL: empty slot */
+    char *raw; /* same: the tool's bytes as listed */
+    size_t rawn;
+    int state;
+};
+
+static void map_clear(struct pins_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->v[i].name), free(m->v[i].raw);
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+/* The entry of name, or NULL; with add, made when missing (NULL: out of memory). */
+static struct pins_ent *map_find(struct pins_map *m, const char *name, int add)
+{
+    uint64_t h = text_hash(name, strlen(name), 0x70696e6e616d6573ull);
+    for (size_t i = m->cap ? h & (m->cap - 1) : 0; m->cap; i = (i + 1) & (m->cap - 1)) {
+        if (!m->v[i].name)
+            break;
+        if (m->v[i].h == h && !strcmp(m->v[i].name, name))
+            return &m->v[i];
+    }
+    if (!add)
+        return NULL;
+    if (2 * (m->n + 1) > m->cap) { /* at most half full */
+        struct pins_map g = {calloc(m->cap ? 2 * m->cap : 64, sizeof *g.v), m->cap ? 2 * m->cap : 64, 0};
+        if (!g.v)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->v[i].name) {
+                size_t j = m->v[i].h & (g.cap - 1);
+                while (g.v[j].name)
+                    j = (j + 1) & (g.cap - 1);
+                g.v[j] = m->v[i];
+                g.n++;
+            }
+        free(m->v);
+        *m = g;
+    }
+    size_t i = h & (m->cap - 1);
+    while (m->v[i].name)
+        i = (i + 1) & (m->cap - 1);
+    if (!(m->v[i].name = strdup(name)))
+        return NULL;
+    m->v[i].h = h;
+    m->n++;
+    return &m->v[i];
+}
+
 /* --- the file ------------------------------------------------------------ */
 
 int pins_update(const char *dir, int (*fn)(cJSON *all, void *ctx, kerr *e), void *ctx, kerr *e)
@@ -281,8 +336,7 @@ static int read_entry(cJSON *all, void *vctx, kerr *e)
     cJSON_Delete(p->entry);
     p->entry = cJSON_Duplicate(entry, 1);
     apply_todo(p->entry, p->todo); /* what is not written yet still holds here */
-    cJSON_Delete(p->same); /* the pins may have changed: every tool is looked at again */
-    p->same = cJSON_CreateObject();
+    map_clear(&p->same); /* the pins may have changed: every tool is looked at again */
     return changed;
 }
 
@@ -327,9 +381,7 @@ void pins_open(struct pins *p, const char *dir, const char *server, int hold_sus
     p->hold_suspect = hold_suspect;
     p->entry = cJSON_CreateObject();
     p->todo = cJSON_CreateArray();
-    p->listing = cJSON_CreateArray();
     p->fresh = cJSON_CreateArray();
-    p->same = cJSON_CreateObject();
     p->held = cJSON_CreateArray();
     p->mtime_ns = -1;
     state_lock_wait(1000); /* before the relay runs: worth a wait */
@@ -354,9 +406,9 @@ void pins_close(struct pins *p)
     free(p->server);
     cJSON_Delete(p->entry);
     cJSON_Delete(p->todo);
-    cJSON_Delete(p->listing);
+    map_clear(&p->listing);
     cJSON_Delete(p->fresh);
-    cJSON_Delete(p->same);
+    map_clear(&p->same);
     cJSON_Delete(p->held);
     memset(p, 0, sizeof *p);
 }
@@ -394,20 +446,14 @@ static void queue(struct pins *p, const char *name, const cJSON *def, const cJSO
     cJSON_AddItemToArray(p->todo, t);
 }
 
-static int listed(const cJSON *listing, const char *name)
-{
-    const cJSON *c;
-    cJSON_ArrayForEach(c, listing) if (!strcmp(c->valuestring, name)) return 1;
-    return 0;
-}
-
 /* A pinned tool, approved once, that the finished listing lacks. */
-static const char *missing(const struct pins *p)
+static const char *missing(struct pins *p)
 {
     const cJSON *t;
     cJSON_ArrayForEach(
-        t, cJSON_GetObjectItemCaseSensitive(p->entry, "tools")) if (cJSON_GetObjectItemCaseSensitive(t, "def") &&
-                                                                    !listed(p->listing, t->string)) return t->string;
+        t,
+        cJSON_GetObjectItemCaseSensitive(p->entry, "tools")) if (cJSON_GetObjectItemCaseSensitive(t, "def") &&
+                                                                 !map_find(&p->listing, t->string, 0)) return t->string;
     return NULL;
 }
 
@@ -481,11 +527,11 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         int cached; /* as last time */
     } *els = malloc(cap * sizeof *els);
     const char *e;
-    if (!cJSON_GetArraySize(p->listing)) { /* a new listing */
+    if (!p->listing.n) { /* a new listing */
         cJSON_Delete(p->held);
         p->held = cJSON_CreateArray();
     }
-    if (!cJSON_GetArraySize(p->listing))
+    if (!p->listing.n)
         p->known = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p->entry, "tools")) > 0;
     int known = p->known;
     /* The names first: a rename is told by what the whole listing lacks. */
@@ -507,14 +553,13 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         const char *nv;
         size_t nvn;
         char *nm = jscan_member(els[i].p, els[i].n, "name", &nv, &nvn) == 1 ? jscan_string_prefix(nv, nvn, 4096) : NULL;
-        const cJSON *c = nm ? cJSON_GetObjectItemCaseSensitive(p->same, nm) : NULL;
-        const char *raw = cJSON_GetStringValue(cJSON_GetArrayItem(c, 0));
-        if (raw && strlen(raw) == els[i].n && !memcmp(raw, els[i].p, els[i].n))
-            els[i].state = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(c, 1)), els[i].cached = 1;
+        const struct pins_ent *c = nm ? map_find(&p->same, nm, 0) : NULL;
+        if (c && c->rawn == els[i].n && !memcmp(c->raw, els[i].p, els[i].n))
+            els[i].state = c->state, els[i].cached = 1;
         else
             tools[i] = jscan_parse_valid(els[i].p, els[i].n);
-        if (nm && !listed(p->listing, nm))
-            cJSON_AddItemToArray(p->listing, cJSON_CreateString(nm));
+        if (nm)
+            map_find(&p->listing, nm, 1);
         free(nm);
     }
     const char *gone = last_page && known ? missing(p) : NULL;
@@ -543,13 +588,12 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         if (els[i].state == PIN_HELD)
             cJSON_AddItemToArray(p->held, cJSON_CreateString(nm));
         if (els[i].state != PIN_HELD) { /* remembered by its bytes: the next listing skips the work */
-            cJSON *c = cJSON_CreateArray();
-            char *raw = text_dup(els[i].p, els[i].n);
-            cJSON_AddItemToArray(c, cJSON_CreateString(raw ? raw : ""));
-            cJSON_AddItemToArray(c, cJSON_CreateNumber(els[i].state));
-            free(raw);
-            cJSON_DeleteItemFromObjectCaseSensitive(p->same, nm);
-            cJSON_AddItemToObject(p->same, nm, c);
+            struct pins_ent *c = map_find(&p->same, nm, 1);
+            char *raw = c ? text_dup(els[i].p, els[i].n) : NULL;
+            if (raw) {
+                free(c->raw);
+                c->raw = raw, c->rawn = els[i].n, c->state = els[i].state;
+            }
         }
         rewrite |= els[i].state != PIN_OK;
         held += els[i].state == PIN_HELD;
@@ -568,8 +612,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         *relist = released > 0;
         cJSON_Delete(p->fresh);
         p->fresh = cJSON_CreateArray();
-        cJSON_Delete(p->listing);
-        p->listing = cJSON_CreateArray();
+        map_clear(&p->listing);
     }
     char *out = NULL;
     if (rewrite) { /* the kept elements' own bytes, joined again */

@@ -29,14 +29,19 @@
 
 #define PINS_FILE "pins.json"
 
+struct pins_ent;
+
 struct pins {
     char *server; /* the identity */
     const char *dir; /* the state directory (NULL: the default) */
     int hold_suspect; /* a definition that looks poisoned on first sight is held, not warned about */
     cJSON *entry; /* this server's pins: {"tools":{name:{...}},"instructions":{...}} */
     cJSON *todo; /* what was seen and is not yet written: [{"name","def","suspect"}...] */
-    cJSON *listing; /* the names of the tools/list under way (its pages so far) */
-    cJSON *same; /* name: [the bytes it was listed with, its PIN_* state], to skip an unchanged tool */
+    struct pins_map {
+        struct pins_ent *v;
+        size_t cap, n;
+    } listing, /* the names of the tools/list under way (its pages so far) */
+        same; /* name: the bytes it was listed with and its state, to skip an unchanged tool */
     cJSON *held; /* the names held back in the listing under way (or the last one) */
     cJSON *fresh; /* new tools left out of an earlier page until the listing ends (whole) */
     int known; /* the server had pins when the listing under way began */
