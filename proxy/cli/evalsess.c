@@ -173,8 +173,7 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
     } ep[16];
     int nep = 0, turn = 0;
     const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "turns"))
-    {
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "turns")) {
         const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "prompt"));
         const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "reply"));
         const char *episode = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "episode"));

@@ -127,8 +127,9 @@ static void tokens_of(const cJSON *adv, char *buf, size_t cap)
 {
     const cJSON *o;
     buf[0] = '\0';
-    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options")) append(
-        buf, cap, "%s%s", buf[0] ? ", " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options"))
+        append(buf, cap, "%s%s", buf[0] ? ", " : "",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
 }
 
 /* The advisories of one event as one message: for the model as facts, for
@@ -139,13 +140,11 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     const cJSON *a, *t;
     char names[120] = "", tok[400] = "";
     dets[0] = '\0';
-    cJSON_ArrayForEach(a, advs)
-    {
+    cJSON_ArrayForEach(a, advs) {
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         append(names, sizeof names, "%s%s", names[0] ? ", " : "", det);
         append(dets, dets_cap, "%s%s", dets[0] ? "," : "", det);
-        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(a, "override_options"))
-        {
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
             const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "token"));
             char seek[48];
             snprintf(seek, sizeof seek, ", %s,", w ? w : "");
@@ -159,8 +158,7 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
         return;
     append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
     append(o->msg, sizeof o->msg, "%skeel (%s):", o->msg[0] ? "\n" : "", names);
-    cJSON_ArrayForEach(a, advs)
-    {
+    cJSON_ArrayForEach(a, advs) {
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
         append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
@@ -199,10 +197,11 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
         cJSON_DeleteItemFromObjectCaseSensitive(all, h->key);
         if (cJSON_GetArraySize(all) >= HOOK_SESSIONS_MAX) { /* the least recent session goes */
             cJSON *old = NULL, *c;
-            cJSON_ArrayForEach(c, all) if (!old ||
-                                           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "at")) <
-                                               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(old, "at"))) old =
-                c;
+            cJSON_ArrayForEach(c, all)
+                if (!old ||
+                    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "at")) <
+                        cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(old, "at")))
+                    old = c;
             cJSON_Delete(cJSON_DetachItemViaPointer(all, old));
         }
         s = cJSON_AddObjectToObject(all, h->key);
@@ -460,8 +459,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         return;
     cJSON *j = ruleset_current ? rules_judge(p, text, RA_MESSAGE, NULL) : NULL, *v;
     char names[256] = "", guidance[2000] = "", soft[256] = "";
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations"))
-    {
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
         const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
         if (!persons_rule(rule)) { /* a shipped reject rule speaks, never blocks */
             append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
@@ -499,8 +497,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
      * shipped reject rules: a message and a note, never a block. */
     static const char *const lists[] = {"annotations", "applied"};
     for (int l = 0; l < 2; l++)
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l]))
-        {
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
             const char *rule =
                 cJSON_IsString(v) ? v->valuestring : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
             append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
@@ -538,8 +535,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     overlay_on_reply(&ov, text, n);
     cJSON *advs = cJSON_GetArraySize(ov.queued) ? cJSON_Duplicate(ov.queued, 1) : NULL;
     const cJSON *a;
-    cJSON_ArrayForEach(a, advs)
-    {
+    cJSON_ArrayForEach(a, advs) {
         char tok[200], line[600];
         tokens_of(a, tok, sizeof tok);
         snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, start your next prompt with one of: %s.",

@@ -115,8 +115,7 @@ static void manifest_write(const char *path, const cJSON *m)
     snprintf(side, sizeof side, "%s.keel-added", path);
     struct sb b = {0};
     const cJSON *e;
-    cJSON_ArrayForEach(e, m)
-    {
+    cJSON_ArrayForEach(e, m) {
         inst_sb_str(&b, e->valuestring);
         inst_sb_str(&b, "\n");
     }
@@ -325,8 +324,9 @@ static void after_write(const struct ctx *c, struct target *t)
     }
     cJSON *m = cJSON_Duplicate(t->manifest, 1);
     const cJSON *e;
-    cJSON_ArrayForEach(e, t->p.added) if (!inst_manifest_has(m, e->valuestring))
-        cJSON_AddItemToArray(m, cJSON_CreateString(e->valuestring));
+    cJSON_ArrayForEach(e, t->p.added)
+        if (!inst_manifest_has(m, e->valuestring))
+            cJSON_AddItemToArray(m, cJSON_CreateString(e->valuestring));
     if (cJSON_GetArraySize(m) != cJSON_GetArraySize(t->manifest))
         manifest_write(t->path, m);
     cJSON_Delete(m);

@@ -200,14 +200,18 @@ void inst_manifest_add(struct plan *p, const char *ptr)
     if (!p->added)
         p->added = cJSON_CreateArray();
     const cJSON *e;
-    cJSON_ArrayForEach(e, p->added) if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr)) return;
+    cJSON_ArrayForEach(e, p->added)
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
+            return;
     cJSON_AddItemToArray(p->added, cJSON_CreateString(ptr));
 }
 
 int inst_manifest_has(const cJSON *m, const char *ptr)
 {
     const cJSON *e;
-    cJSON_ArrayForEach(e, m) if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr)) return 1;
+    cJSON_ArrayForEach(e, m)
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
+            return 1;
     return 0;
 }
 

@@ -35,12 +35,12 @@ static cJSON *tree_group(const struct ctx *c, const struct hook_host *h, const c
 static int tree_has_keel_hook(const cJSON *groups)
 {
     const cJSON *g, *e;
-    cJSON_ArrayForEach(g, groups) cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
-    {
-        const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "command"));
-        if (cmd && inst_is_keel_hook(cmd))
-            return 1;
-    }
+    cJSON_ArrayForEach(g, groups)
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "hooks")) {
+            const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "command"));
+            if (cmd && inst_is_keel_hook(cmd))
+                return 1;
+        }
     return 0;
 }
 

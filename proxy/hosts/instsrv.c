@@ -297,8 +297,7 @@ void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, s
 static void json_unwrapped_names(const struct ctx *c, const cJSON *servers, struct sb *out)
 {
     const cJSON *s;
-    cJSON_ArrayForEach(s, servers)
-    {
+    cJSON_ArrayForEach(s, servers) {
         const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "command"));
         if (cmd && !inst_is_keel_path(c, cmd)) {
             inst_sb_str(out, out->n ? ", " : "");

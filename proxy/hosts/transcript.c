@@ -110,8 +110,7 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
     if (cJSON_IsString(c))
         return c->valuestring;
     const cJSON *b, *text = NULL;
-    cJSON_ArrayForEach(b, c)
-    {
+    cJSON_ArrayForEach(b, c) {
         const char *bt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
         if (!bt || strcmp(bt, "text") || text)
             return NULL; /* a tool result, an image, or more than one text: not a typed prompt */

@@ -265,8 +265,7 @@ int submit_justification(const cJSON *args, const struct chrono_env *env, cJSON 
     size_t named_chars = 0;
     char list[600] = "", guidance[1200] = "";
     const cJSON *v;
-    cJSON_ArrayForEach(v, violations)
-    {
+    cJSON_ArrayForEach(v, violations) {
         const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
         if (!names(just, rule))
             all_named = 0;

@@ -502,8 +502,7 @@ void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)
     if (!(ov->parts & (OV_RUMINATION | OV_SYCOPHANCY)))
         return;
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(params, "messages"), *last = NULL, *m;
-    cJSON_ArrayForEach(m, msgs)
-    {
+    cJSON_ArrayForEach(m, msgs) {
         const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "role"));
         if (role && !strcmp(role, "user"))
             last = m;
@@ -569,17 +568,17 @@ void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
             char reason[600] = "";
             const char *lists[] = {"violations", "annotations"};
             for (int l = 0; l < 2; l++)
-                cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l]))
-                {
+                cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
                     cJSON_AddItemToArray(names, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(v, "rule"), 1));
                     snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s",
                              reason[0] ? " " : "The model's answer broke a rule: ",
                              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
                 }
             cJSON *skipped = cJSON_GetObjectItemCaseSensitive(j, "skipped");
-            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "notes")) if (cJSON_GetArraySize(skipped))
-                snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s.", reason[0] ? " " : "",
-                         cJSON_GetStringValue(v));
+            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "notes"))
+                if (cJSON_GetArraySize(skipped))
+                    snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "%s%s.", reason[0] ? " " : "",
+                             cJSON_GetStringValue(v));
             if (cJSON_GetArraySize(names) || cJSON_GetArraySize(skipped)) {
                 static const char *const tokens[] = {"override-once", "explain-the-match"};
                 cJSON *a = advisory(DET_RULES, NULL, NULL, 0.9, reason, tokens, 2,
@@ -730,14 +729,12 @@ char *overlay_text(const cJSON *advisories)
         return NULL;
     buf[0] = '\0';
     const cJSON *a;
-    cJSON_ArrayForEach(a, advisories)
-    {
+    cJSON_ArrayForEach(a, advisories) {
         if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) < 0.5)
             continue; /* low confidence: _meta only */
         char tokens[400] = "";
         const cJSON *o;
-        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "override_options"))
-        {
+        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
             size_t t = strlen(tokens);
             snprintf(tokens + t, sizeof tokens - t, "%s%s", t ? ", " : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
@@ -766,8 +763,9 @@ void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *name
     char list[400] = "", reason[900];
     const cJSON *n;
     size_t k = 0;
-    cJSON_ArrayForEach(n, names) if (k < sizeof list) k +=
-        (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", n->valuestring);
+    cJSON_ArrayForEach(n, names)
+        if (k < sizeof list)
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", n->valuestring);
     int many = cJSON_GetArraySize(names) > 1;
     snprintf(reason, sizeof reason,
              "keel held back %d tool%s of this server (%s): %s since you approved %s, or %s as an approved one "

@@ -444,8 +444,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     cJSON *where = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     char guidance[600] = "", found[600] = "";
     int rewrote = 0, block = -1, left = 0;
-    cJSON_ArrayForEach(b, content)
-    {
+    cJSON_ArrayForEach(b, content) {
         block++;
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
         cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "text");
@@ -453,15 +452,13 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             continue;
         cJSON *j = rules_judge(r->o->profile, t->valuestring, RA_TOOL_RESULT, tool);
         const cJSON *v;
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations"))
-        {
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
             cJSON_AddItemToArray(rejected,
                                  cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
             snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s", guidance[0] ? " " : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations"))
-        {
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations")) {
             const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
             const cJSON *spans = cJSON_GetObjectItemCaseSensitive(v, "spans"), *s0 = cJSON_GetArrayItem(spans, 0), *x;
             int nspans = cJSON_GetArraySize(spans);
@@ -469,8 +466,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                 left = 1;
             cJSON_AddItemToArray(noted, cJSON_CreateString(rule));
             /* Where, as positions only: the matched text stays where it was. */
-            cJSON_ArrayForEach(x, spans)
-            {
+            cJSON_ArrayForEach(x, spans) {
                 cJSON *w = cJSON_CreateObject();
                 cJSON_AddStringToObject(w, "rule", rule);
                 cJSON_AddNumberToObject(w, "block", block);
@@ -485,8 +481,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                      nspans > 1 ? nspans - 1 : 0, nspans > 1 ? " more)" : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped"))
-        {
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped")) {
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
             cJSON_AddNumberToObject(w, "block", block);
@@ -569,8 +564,10 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                 reason[--l] = '\0';
             free(names);
             cJSON *all = cJSON_Duplicate(changed, 1), *x;
-            cJSON_ArrayForEach(x, noted) cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
-            cJSON_ArrayForEach(x, rejected) cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
+            cJSON_ArrayForEach(x, noted)
+                cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
+            cJSON_ArrayForEach(x, rejected)
+                cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
             if (!*adv)
                 *adv = cJSON_CreateArray();
             cJSON *a = rules_advisory(reason, all);

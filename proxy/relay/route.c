@@ -388,8 +388,7 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     if (!res->p || res->p[0] != '{' || jscan_member(res->p, res->n, "tools", &arr, &an) != 1 || arr[0] != '[')
         return NULL;
     cJSON *tools = jscan_parse_valid(arr, an), *t;
-    cJSON_ArrayForEach(t, tools)
-    {
+    cJSON_ArrayForEach(t, tools) {
         const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
         if (nm)
             remember_upstream(r, nm);
@@ -402,8 +401,7 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
     cJSON *mine = tools_list(r->o->groups);
     int i = 0;
     cJSON *d;
-    cJSON_ArrayForEach(d, mine)
-    {
+    cJSON_ArrayForEach(d, mine) {
         const char *base = r->exposed[i]->name;
         char want[160];
         snprintf(want, sizeof want, "%s", base);

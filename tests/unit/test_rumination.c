@@ -137,8 +137,7 @@ static void sims(const cJSON *out, char *buf, size_t n)
 {
     size_t used = (size_t)snprintf(buf, n, "best %.6f:", cJSON_GetObjectItem(out, "best_similarity")->valuedouble);
     const cJSON *arr = cJSON_GetObjectItem(out, "similar_prompts"), *p;
-    cJSON_ArrayForEach(p, arr)
-    {
+    cJSON_ArrayForEach(p, arr) {
         if (used >= n)
             break;
         used += (size_t)snprintf(buf + used, n - used, " %s=%.6f", cJSON_GetObjectItem(p, "at")->valuestring,
@@ -263,8 +262,7 @@ static void order_does_not_matter(void **state)
             assert_int_equal(test_rum_check(one, 1778932800000LL, 0, &o1, &e), 0);
             double alone = cJSON_GetObjectItem(o1, "best_similarity")->valuedouble, among = 0;
             const cJSON *p;
-            cJSON_ArrayForEach(p, cJSON_GetObjectItem(out, "similar_prompts"))
-            {
+            cJSON_ArrayForEach(p, cJSON_GetObjectItem(out, "similar_prompts")) {
                 char want[32];
                 snprintf(want, sizeof want, "2026-05-16T10:%02d:00Z", i);
                 if (!strcmp(cJSON_GetObjectItem(p, "at")->valuestring, want))

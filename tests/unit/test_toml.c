@@ -53,16 +53,14 @@ static int same(const cJSON *a, const cJSON *b)
     const cJSON *x;
     if (cJSON_IsArray(a)) {
         const cJSON *y = b->child;
-        cJSON_ArrayForEach(x, a)
-        {
+        cJSON_ArrayForEach(x, a) {
             if (!y || !same(x, y))
                 return 0;
             y = y->next;
         }
         return 1;
     }
-    cJSON_ArrayForEach(x, a)
-    {
+    cJSON_ArrayForEach(x, a) {
         const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
         if (!y || !same(x, y))
             return 0;
