@@ -4,7 +4,7 @@
 // definitions from a file the test rewrites: the rug pull between sessions,
 // the rename, list_changed mid-session, paging, and a poisoned first sight.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { root, keel, sandbox, Proc, httpFault } from './lib/keel.mjs';
@@ -283,6 +283,18 @@ const a = person();
   await listAll(k);
   await k.close();
   ok(readFileSync(target, 'utf8') === '{"version":1}', 'a pins.json that is a symbolic link is never followed');
+}
+// A pins.json edited by hand into other shapes: pinned afresh, keel pins still answers.
+{
+  const b = person();
+  mkdirSync(b.box.stateDir, { recursive: true });
+  writeFileSync(join(b.box.stateDir, 'pins.json'), JSON.stringify({ version: 1, servers: { [b.server]: { tools: [1, 2], instructions: 5 }, other: 7 } }));
+  const k = await b.session();
+  const l = await listAll(k);
+  await k.close();
+  const list = b.cli();
+  ok(names(l) === 'read_note,list_notes,bump' && list.status === 0 && /pinserver/.test(list.stdout),
+    'a pins.json with tools of the wrong shape: the tools are listed and pinned afresh, and keel pins lists the server', list.stdout + list.stderr);
 }
 // Off in the profile: nothing pinned.
 {

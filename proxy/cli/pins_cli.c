@@ -3,6 +3,7 @@
 #include "pins_cli.h"
 
 #include "pins.h"
+#include "state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,17 +48,17 @@ static int match(const cJSON *servers, const char *q, char *name, size_t n)
 {
     const cJSON *s;
     int k = 0;
-    cJSON_ArrayForEach(s, servers) if (!strcmp(s->string, q))
-    {
-        snprintf(name, n, "%s", s->string);
-        return 1;
-    }
-    cJSON_ArrayForEach(s, servers) if (strstr(s->string, q))
-    {
-        if (!k)
+    cJSON_ArrayForEach(s, servers)
+        if (!strcmp(s->string, q)) {
             snprintf(name, n, "%s", s->string);
-        k++;
-    }
+            return 1;
+        }
+    cJSON_ArrayForEach(s, servers)
+        if (strstr(s->string, q)) {
+            if (!k)
+                snprintf(name, n, "%s", s->string);
+            k++;
+        }
     return k > 1 ? 2 : k;
 }
 
@@ -75,6 +76,13 @@ static cJSON *load(void)
     if (pins_update(NULL, read_only, &all, &e) < 0) {
         fprintf(stderr, "keel pins: %s\n", e.message);
         return NULL;
+    }
+    /* A file edited by hand: servers and tools that are not objects are not shown. */
+    cJSON *servers = state_obj(all, "servers"), *s;
+    cJSON_ArrayForEach(s, servers) {
+        cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "tools");
+        if (t && !cJSON_IsObject(t))
+            cJSON_DeleteItemFromObjectCaseSensitive(s, "tools");
     }
     return all;
 }
@@ -99,7 +107,8 @@ static void list_pin(const char *name, const cJSON *pin)
                str(pend, "hash"));
     if (cJSON_GetArraySize(sus)) {
         printf("  suspect  %-28s since %s:", name, str(pin, "first_seen"));
-        cJSON_ArrayForEach(r, sus) printf(" %s", r->valuestring);
+        cJSON_ArrayForEach(r, sus)
+            printf(" %s", r->valuestring);
         printf("\n");
     }
 }
@@ -111,12 +120,10 @@ static int list(const cJSON *all)
         printf("No server's tools are pinned yet: keel wrap pins them the first time it lists them.\n");
         return 0;
     }
-    cJSON_ArrayForEach(s, servers)
-    {
+    cJSON_ArrayForEach(s, servers) {
         const cJSON *tools = cJSON_GetObjectItemCaseSensitive(s, "tools");
         int held = 0, sus = 0;
-        cJSON_ArrayForEach(t, tools)
-        {
+        cJSON_ArrayForEach(t, tools) {
             held += cJSON_GetObjectItemCaseSensitive(t, "pending") != NULL;
             sus += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "suspect")) > 0;
         }
@@ -125,7 +132,8 @@ static int list(const cJSON *all)
                cJSON_GetArraySize(tools) == 1 ? "" : "s", held, sus, ins ? "; its instructions pinned" : "");
         if (ins)
             list_pin("(instructions)", ins);
-        cJSON_ArrayForEach(t, tools) list_pin(t->string, t);
+        cJSON_ArrayForEach(t, tools)
+            list_pin(t->string, t);
     }
     return 0;
 }
@@ -212,7 +220,8 @@ static void diff_pin(const char *name, const cJSON *pin)
         diff(cJSON_GetObjectItemCaseSensitive(pin, "def"), cJSON_GetObjectItemCaseSensitive(pend, "def"));
     } else if (cJSON_GetArraySize(sus)) {
         printf("%s: suspect on first sight (", name);
-        cJSON_ArrayForEach(r, sus) printf("%s%s", r == sus->child ? "" : ", ", r->valuestring);
+        cJSON_ArrayForEach(r, sus)
+            printf("%s%s", r == sus->child ? "" : ", ", r->valuestring);
         printf(")\n");
         diff(NULL, cJSON_GetObjectItemCaseSensitive(pin, "def"));
     }
@@ -227,8 +236,7 @@ static int show_diff(const cJSON *all, struct job *j)
         (cJSON_GetObjectItemCaseSensitive(ins, "pending") ||
          cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ins, "suspect"))))
         diff_pin("(instructions)", ins), shown++;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "tools"))
-    {
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "tools")) {
         if (!wanted(j, t->string))
             continue;
         if (j->ntools || cJSON_GetObjectItemCaseSensitive(t, "pending") ||
@@ -249,7 +257,7 @@ static int show_diff(const cJSON *all, struct job *j)
 static int change(cJSON *all, void *ctx, kerr *e)
 {
     struct job *j = ctx;
-    cJSON *servers = cJSON_GetObjectItemCaseSensitive(all, "servers");
+    cJSON *servers = state_obj(all, "servers");
     j->found = match(servers, j->server, j->name, sizeof j->name);
     if (j->found != 1)
         return 0;
@@ -276,8 +284,7 @@ static int change(cJSON *all, void *ctx, kerr *e)
         (cJSON_GetObjectItemCaseSensitive(ins, "pending") ||
          cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ins, "suspect"))))
         pins_approve_entry(ins, now), j->done++;
-    cJSON_ArrayForEach(t, tools)
-    {
+    cJSON_ArrayForEach(t, tools) {
         if (!j->all && (!j->ntools || !wanted(j, t->string)))
             continue;
         if (cJSON_GetObjectItemCaseSensitive(t, "pending") ||

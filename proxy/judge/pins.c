@@ -47,7 +47,8 @@ static cJSON *sorted(const cJSON *v)
 {
     if (cJSON_IsArray(v)) {
         cJSON *a = cJSON_CreateArray(), *c;
-        cJSON_ArrayForEach(c, v) cJSON_AddItemToArray(a, sorted(c));
+        cJSON_ArrayForEach(c, v)
+            cJSON_AddItemToArray(a, sorted(c));
         return a;
     }
     if (!cJSON_IsObject(v))
@@ -57,7 +58,8 @@ static cJSON *sorted(const cJSON *v)
     cJSON *o = cJSON_CreateObject();
     if (!m)
         return o;
-    cJSON_ArrayForEach(c, v) m[i++] = c;
+    cJSON_ArrayForEach(c, v)
+        m[i++] = c;
     qsort(m, (size_t)n, sizeof *m, by_key);
     for (i = 0; i < n; i++)
         cJSON_AddItemToObject(o, m[i]->string ? m[i]->string : "", sorted(m[i]));
@@ -102,7 +104,8 @@ static void scan(const cJSON *v, cJSON *hits)
                 continue;
             int seen = 0;
             const cJSON *h;
-            cJSON_ArrayForEach(h, hits) seen |= !strcmp(h->valuestring, r->name);
+            cJSON_ArrayForEach(h, hits)
+                seen |= !strcmp(h->valuestring, r->name);
             if (!seen && text_valid_utf8(t, n) && rule_any(r, t, n) == 1)
                 cJSON_AddItemToArray(hits, cJSON_CreateString(r->name));
         }
@@ -110,7 +113,8 @@ static void scan(const cJSON *v, cJSON *hits)
         return;
     }
     const cJSON *c;
-    cJSON_ArrayForEach(c, v) scan(c, hits);
+    cJSON_ArrayForEach(c, v)
+        scan(c, hits);
 }
 
 static int same_def(const cJSON *a, const cJSON *b)
@@ -299,8 +303,7 @@ struct read_ctx {
 static void apply_todo(cJSON *entry, const cJSON *todo)
 {
     const cJSON *t;
-    cJSON_ArrayForEach(t, todo)
-    {
+    cJSON_ArrayForEach(t, todo) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(t, "renamed_from");
         int64_t at = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "at"));
@@ -315,6 +318,9 @@ static int read_entry(cJSON *all, void *vctx, kerr *e)
     struct read_ctx *c = vctx;
     struct pins *p = c->p;
     cJSON *servers = state_obj(all, "servers");
+    cJSON *tools = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(servers, p->server), "tools");
+    if (tools && !cJSON_IsObject(tools)) /* a file edited by hand: what cannot be read is pinned afresh */
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(servers, p->server), "tools");
     cJSON *entry = cJSON_GetObjectItemCaseSensitive(servers, p->server);
     if (!cJSON_IsObject(entry)) {
         if (!c->apply || !cJSON_GetArraySize(p->todo)) {
@@ -450,10 +456,10 @@ static void queue(struct pins *p, const char *name, const cJSON *def, const cJSO
 static const char *missing(struct pins *p)
 {
     const cJSON *t;
-    cJSON_ArrayForEach(
-        t,
-        cJSON_GetObjectItemCaseSensitive(p->entry, "tools")) if (cJSON_GetObjectItemCaseSensitive(t, "def") &&
-                                                                 !map_find(&p->listing, t->string, 0)) return t->string;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(p->entry, "tools")) {
+        if (t->string && cJSON_GetObjectItemCaseSensitive(t, "def") && !map_find(&p->listing, t->string, 0))
+            return t->string;
+    }
     return NULL;
 }
 
@@ -486,13 +492,10 @@ static int see(struct pins *p, const cJSON *tool, const char *nm, const char *fr
         scan(def, suspect);
     if (!pin && !from) { /* new, saying what a held-back tool now says: that tool under another name */
         const cJSON *t;
-        cJSON_ArrayForEach(
-            t,
-            cJSON_GetObjectItemCaseSensitive(
-                p->entry, "tools")) if (!from &&
-                                        same_def(cJSON_GetObjectItemCaseSensitive(
-                                                     cJSON_GetObjectItemCaseSensitive(t, "pending"), "def"),
-                                                 def)) from = t->string;
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(p->entry, "tools"))
+            if (!from &&
+                same_def(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "pending"), "def"), def))
+                from = t->string;
     }
     char *before = pin ? pins_canonical(pin) : NULL;
     pin = observe(p->entry, nm, def, suspect, from, now);
@@ -601,8 +604,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
     if (last_page) { /* the new tools of earlier pages: pinned, or held as renames */
         const cJSON *t;
         int released = 0;
-        cJSON_ArrayForEach(t, p->fresh)
-        {
+        cJSON_ArrayForEach(t, p->fresh) {
             const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
             if (see(p, t, nm, gone, now) != PIN_HELD)
                 released++;
@@ -741,8 +743,7 @@ static int approve_named(cJSON *all, void *ctx, kerr *e)
     cJSON *tools = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(all, "servers"), a->server), "tools");
     const cJSON *nm;
-    cJSON_ArrayForEach(nm, a->names)
-    {
+    cJSON_ArrayForEach(nm, a->names) {
         cJSON *pin = cJSON_GetObjectItemCaseSensitive(tools, cJSON_GetStringValue(nm));
         if (pin &&
             (cJSON_GetObjectItemCaseSensitive(pin, "pending") ||
