@@ -155,6 +155,15 @@ static int pin_state(const cJSON *pin, int hold_suspect)
     return PIN_OK;
 }
 
+/* How many tools of p's entry are held back. */
+static void recount(struct pins *p)
+{
+    const cJSON *t;
+    p->nheld = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(p->entry, "tools"))
+        p->nheld += pin_state(t, p->hold_suspect) == PIN_HELD;
+}
+
 /* Applies one sighting to a pins entry: key "tools"/NAME, or "instructions"
  * with name NULL. def: what was seen; suspect: rules it fired (first sight);
  * renamed_from: a pinned tool missing from the listing (a new name is then
@@ -364,6 +373,7 @@ static void sync_file(struct pins *p, int apply)
             apply_todo(p->entry, p->todo);
         }
         p->loaded = 1;
+        recount(p);
         return;
     }
     struct read_ctx c = {p, apply};
@@ -373,6 +383,7 @@ static void sync_file(struct pins *p, int apply)
         return;
     }
     p->loaded = 1;
+    recount(p);
     file_id(p, &st, &ok);
     p->ino = ok ? st.st_ino : 0;
     p->size = ok ? st.st_size : 0;
@@ -643,6 +654,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         cJSON_Delete(tools[i]);
     free(tools);
     free(els);
+    recount(p);
     pins_flush(p);
     return out;
 }
@@ -687,6 +699,8 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
 
 int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t whyn)
 {
+    if (!p->nheld)
+        return 0;
     char *nm = jscan_string_prefix(name, nn, 512);
     if (!nm)
         return 0;

@@ -45,6 +45,7 @@ struct pins {
     cJSON *held; /* the names held back in the listing under way (or the last one) */
     cJSON *fresh; /* new tools left out of an earlier page until the listing ends (whole) */
     int known; /* the server had pins when the listing under way began */
+    int nheld; /* tools held back in entry: none, and a call costs nothing */
     int loaded; /* the file was read: without it, nothing is decided (pages pass as they are) */
     ino_t ino; /* the file as last read: reread when it changes */
     off_t size;

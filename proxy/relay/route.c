@@ -46,6 +46,13 @@ static int str_is(const char *raw, size_t rn, const char *want)
     return eq;
 }
 
+/* Tells the client to list the tools again. */
+static void tools_changed(struct relay *r)
+{
+    static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+    outq_line(&r->cout, changed, sizeof changed - 1);
+}
+
 static void send_line(struct outq *q, char *text)
 {
     if (text)
@@ -123,8 +130,7 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
     cJSON_Delete(m);
     if (cJSON_GetArraySize(r->pins.held) &&
         pins_changed(&r->pins)) { /* approve-tool approved something: the client lists again */
-        static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
-        outq_line(&r->cout, changed, sizeof changed - 1);
+        tools_changed(r);
     }
 }
 
@@ -456,8 +462,7 @@ static char *pinned_line(struct relay *r, int kind, const char *line, size_t n, 
         free(names);
     }
     if (relist) {
-        static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
-        outq_line(&r->cout, changed, sizeof changed - 1);
+        tools_changed(r);
     }
     return out;
 }
@@ -567,8 +572,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
          * tell the client to list tools again. */
         if (r->initialized_line)
             relay_to_upstream(r, r->initialized_line, r->initialized_n);
-        static const char changed[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
-        outq_line(&r->cout, changed, sizeof changed - 1);
+        tools_changed(r);
         log_event(LOG_INFO, "upstream_reinitialized", "replays=%u", r->replays);
         r->up = UP;
         return;
