@@ -537,6 +537,18 @@ uint64_t text_hash(const void *p, size_t n, uint64_t seed)
     static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
     const unsigned char *s = p;
     uint64_t h = seed ^ hmix(seed ^ k0, (uint64_t)n ^ k1);
+    if (n >= 256) { /* four lanes, so a long text is not one chain of multiplies */
+        uint64_t h1 = h ^ k0, h2 = h ^ k1, h3 = h ^ k2;
+        while (n >= 64) {
+            h = hmix(read8(s) ^ k1 ^ h, read8(s + 8) ^ k2);
+            h1 = hmix(read8(s + 16) ^ k1 ^ h1, read8(s + 24) ^ k2);
+            h2 = hmix(read8(s + 32) ^ k1 ^ h2, read8(s + 40) ^ k2);
+            h3 = hmix(read8(s + 48) ^ k1 ^ h3, read8(s + 56) ^ k2);
+            s += 64;
+            n -= 64;
+        }
+        h = hmix(h ^ k0, h1 ^ k1) ^ hmix(h2 ^ k2, h3 ^ k0);
+    }
     while (n >= 16) {
         h = hmix(read8(s) ^ k1 ^ h, read8(s + 8) ^ k2);
         s += 16;

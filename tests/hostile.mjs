@@ -227,6 +227,18 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   m = await answers(5, 'nul');
   ok(m.id === 5 && m.error && m.error.data && m.error.data.code === 'UPSTREAM_BAD_RESPONSE' && /not valid JSON/.test(m.error.message),
     '8: a response with a raw NUL answers its request with an error (was never answered)', m);
+  // The same faults late in a large line that arrives in pieces: keel holds
+  // it whole (the overlay reads results) and checks it as it comes.
+  const padded = async (id, how) => { k.send(call(id, 'faulty', { how, pad: 300 })); return JSON.parse(await k.next(PATIENCE)); };
+  m = await padded(6, 'bad_utf8');
+  ok(m.id === 6 && m.error && m.error.data && m.error.data.code === 'UPSTREAM_BAD_RESPONSE' && /not valid UTF-8/.test(m.error.message),
+    '8: invalid UTF-8 300 KiB into a response that came in pieces answers its request with an error', m);
+  m = await padded(7, 'nul');
+  ok(m.id === 7 && m.error && /not valid JSON/.test(m.error.message), '8: so does a raw NUL 300 KiB in', m);
+  m = await padded(8, 'utf8');
+  const t = m.result && m.result.content[0].text;
+  ok(m.id === 8 && t && t.length === 5 + (300 << 10) + 2 + 6 && t.endsWith('p\u00e9\u6f22 bytes'),
+    '8: well-formed UTF-8 300 KiB in passes as the server wrote it', t && t.slice(-12));
   await k.close();
   ok(!k.stderr.includes('nul ') && !k.stderr.includes('bad '), '8: and what it said is not logged');
 }

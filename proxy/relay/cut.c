@@ -132,6 +132,7 @@ static size_t cut_start(struct relay *r, const char *p, size_t n)
     struct jstream *js = &r->cut.js;
     jstream_init(js);
     size_t used;
+    r->cut.held = n; /* if it is held after all, validation goes on from here */
     if (jstream_feed(js, p, n, &used) < 0 || js->first != '{' || js->top[JSCAN_METHOD].present ||
         (!js->top[JSCAN_RESULT].present && !js->top[JSCAN_ERROR].present))
         return 0;
@@ -149,6 +150,7 @@ static size_t cut_start(struct relay *r, const char *p, size_t n)
         return 0;
     }
     r->cut.on = 1;
+    r->cut.held = 0;
     r->cut.bytes = n;
     r->cut.why = NULL;
     frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, n);
@@ -205,6 +207,34 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
     return take;
 }
 
+/* The held line's first n bytes are p: validate those not seen yet (once
+ * they are not JSON, the stream stays in error and each feed stops at once). */
+static void held_feed(struct relay *r, const char *p, size_t n)
+{
+    size_t used;
+    if (n <= r->cut.held)
+        return;
+    if (!r->cut.held)
+        jstream_init(&r->cut.js);
+    jstream_feed(&r->cut.js, p + r->cut.held, n - r->cut.held, &used);
+    r->cut.held = n;
+}
+
+/* A whole line that was held: routed on the validation done as it came. */
+static void held_line(struct relay *r, const char *p, size_t n)
+{
+    struct jscan_top top;
+    if (r->cut.held) {
+        held_feed(r, p, n);
+        if (jstream_end(&r->cut.js)) {
+            jstream_top(&r->cut.js, p, &top);
+            relay_server_scanned(r, p, n, &top);
+            return;
+        }
+    }
+    relay_server_line(r, p, n);
+}
+
 int relay_server_drain(struct relay *r)
 {
     for (;;) {
@@ -222,19 +252,23 @@ int relay_server_drain(struct relay *r)
         }
         enum frame_status st = frame_next(&r->sout, &p, &n);
         if (st == FRAME_LINE || st == FRAME_OVERSIZE) {
-            r->cut.declined = 0;
             if (st == FRAME_LINE)
-                relay_server_line(r, p, n);
+                held_line(r, p, n);
             else
                 relay_server_oversize(r, p, n, r->sout.oversize_bytes);
+            r->cut.declined = 0;
+            r->cut.held = 0;
             continue;
         }
-        if (st == FRAME_NEED && !r->cut.declined && !r->sout.discarding && (n = frame_peek(&r->sout, &p)) >= CUT_MIN) {
-            size_t took = cut_start(r, p, n);
-            if (took) {
-                frame_consume(&r->sout, took);
-                continue;
+        if (st == FRAME_NEED && !r->sout.discarding && (n = frame_peek(&r->sout, &p)) >= CUT_MIN) {
+            if (!r->cut.declined) {
+                size_t took = cut_start(r, p, n);
+                if (took) {
+                    frame_consume(&r->sout, took);
+                    continue;
+                }
             }
+            held_feed(r, p, n);
         }
         return st;
     }
@@ -247,4 +281,5 @@ void relay_server_closed(struct relay *r)
     if (r->cut.dropping)
         dropped(r);
     r->cut.declined = 0;
+    r->cut.held = 0;
 }

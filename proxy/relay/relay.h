@@ -55,6 +55,9 @@ struct relay {
     struct { /* the upstream line being passed on as it arrives (cut.c) */
         int on, dropping, declined;
         size_t bytes;
+        /* A line held whole is validated by js as its pieces arrive, so its
+         * end costs no second pass: held bytes of it so far (0: none yet). */
+        size_t held;
         struct jstream js;
         const char *why, *code; /* it broke before its id was seen: answer from its tail */
         char tail[FRAME_HEAD];
@@ -83,6 +86,8 @@ void relay_close(struct relay *r, int status);
 void relay_expose_init(struct relay *r);
 void relay_client_line(struct relay *r, const char *line, size_t n);
 void relay_server_line(struct relay *r, const char *line, size_t n);
+/* The same for a line already validated as it arrived (top as jscan_scan gives it). */
+void relay_server_scanned(struct relay *r, const char *line, size_t n, const struct jscan_top *top);
 void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t total);
 void relay_server_oversize(struct relay *r, const char *head, size_t hn, size_t total);
 /* cut.c: hands out what the upstream wrote (relay_server_line and friends),

@@ -510,7 +510,13 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     if (i == n)
         return;
     struct jscan_top top;
-    if (!jscan_scan(line, n, &top) || (top.first != '{' && top.first != '[')) {
+    relay_server_scanned(r, line, n, jscan_scan(line, n, &top) ? &top : NULL);
+}
+
+void relay_server_scanned(struct relay *r, const char *line, size_t n, const struct jscan_top *scanned)
+{
+    struct jscan_top top = scanned ? *scanned : (struct jscan_top){0};
+    if (!scanned || (top.first != '{' && top.first != '[')) {
         if (answer_unusable(r, line, n, "it is not valid JSON"))
             return;
         /* Not a message: keep it off the client's stream. Its size is logged,
@@ -518,7 +524,7 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
         log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
         return;
     }
-    if (!text_valid_utf8(line, n)) { /* the client's parser would refuse the whole line */
+    if (top.high && !text_valid_utf8(line, n)) { /* the client's parser would refuse the whole line */
         if (!answer_unusable(r, line, n, "it is not valid UTF-8"))
             log_event(LOG_WARN, "upstream_not_utf8", "bytes=%zu", n);
         return;

@@ -46,6 +46,7 @@ struct jscan_top {
     char first; /* '{' for an object, '[' for a batch... */
     struct jscan_span id, method, params, result, error, jsonrpc;
     int dup; /* one of those given twice (or a short top-level key with escapes) */
+    int high; /* a byte of 0x80 or more is in it: 0 means all ASCII, so UTF-8 */
 };
 
 /* Validates s[0..n) as one JSON value, in one pass, and records the raw
@@ -71,6 +72,7 @@ struct jstream {
     unsigned char st, sub, inkey, keyn;
     unsigned char trailing; /* the error was more text after a whole value */
     unsigned char dup; /* a kept top-level member given twice */
+    unsigned char high; /* a string byte of 0x80 or more was seen */
     const char *lit;
     size_t off; /* bytes fed so far */
     size_t cap_from, key_from; /* within the piece being fed */
@@ -85,6 +87,9 @@ void jstream_init(struct jstream *j);
 int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used);
 /* 1 when what was fed is one complete value (whitespace after it allowed). */
 int jstream_end(const struct jstream *j);
+/* The top of a value jstream_end found complete, s being its first byte fed
+ * (as jscan_scan gives it). */
+void jstream_top(const struct jstream *j, const char *s, struct jscan_top *top);
 
 /* 1 if s[0..n) is exactly one valid JSON value (RFC 8259), whitespace around
  * it allowed; nesting deeper than 4096 counts as invalid. No allocation. */

@@ -21,6 +21,31 @@ static uint64_t h(const char *s)
     return text_word_hash(s, strlen(s));
 }
 
+/* text_hash: the loop detector calls two results the same when their hashes
+ * are. A change of one byte anywhere, at any length (the four-lane path from
+ * 256 bytes included), or of the length alone, or of the seed, gives another
+ * hash; the same bytes give the same hash wherever they lie in memory. */
+static void hashes_every_byte(void **state)
+{
+    (void)state;
+    static char a[1100], b[1100 + 7];
+    for (size_t i = 0; i < sizeof a; i++)
+        a[i] = (char)('a' + i % 23);
+    for (size_t n = 1; n <= sizeof a; n += n < 300 ? 1 : 37) {
+        uint64_t h = text_hash(a, n, 7);
+        memcpy(b + 7, a, n); /* elsewhere, unaligned */
+        assert_true(text_hash(b + 7, n, 7) == h);
+        assert_true(text_hash(a, n, 8) != h);
+        assert_true(text_hash(a, n - 1, 7) != h);
+        for (size_t at = 0; at < n; at += 1 + n / 40) {
+            b[7 + at] ^= 1;
+            if (text_hash(b + 7, n, 7) == h)
+                fail_msg("length %zu: a change at byte %zu kept the hash", n, at);
+            b[7 + at] ^= 1;
+        }
+    }
+}
+
 static void splits_ascii_words_with_offsets(void **state)
 {
     (void)state;
@@ -150,13 +175,10 @@ static void ascii_path_equals_unicode_path(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ascii_path_equals_unicode_path),
-        cmocka_unit_test(splits_ascii_words_with_offsets),
-        cmocka_unit_test(folds_unicode_forms),
-        cmocka_unit_test(tokenises_other_scripts),
-        cmocka_unit_test(tells_the_language),
-        cmocka_unit_test(jaccard_of_content_words),
-        cmocka_unit_test(validates_utf8),
+        cmocka_unit_test(ascii_path_equals_unicode_path),  cmocka_unit_test(hashes_every_byte),
+        cmocka_unit_test(splits_ascii_words_with_offsets), cmocka_unit_test(folds_unicode_forms),
+        cmocka_unit_test(tokenises_other_scripts),         cmocka_unit_test(tells_the_language),
+        cmocka_unit_test(jaccard_of_content_words),        cmocka_unit_test(validates_utf8),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
