@@ -184,16 +184,14 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
  * client gets (content, structuredContent, isError; keel's own additions come
  * later), or of the JSON-RPC error; and, for a failure, of its text. */
 static const char *const result_keys[] = {"content", "structuredContent", "isError", "resultType", "_meta"};
-#define RESULT_KEYS 5
+#define RESULT_KEYS JSCAN_NRESULT /* in jscan's order */
 
 /* A result object's content, structuredContent, isError, resultType and _meta
- * (spans NULL when absent, or when there is no result object), read once for
- * every use. */
+ * (spans NULL when absent, or when there is no result object): found while
+ * the line was validated (jscan_top.rm), so a large result is not walked again. */
 static void result_members(const struct jscan_top *top, struct jscan_span rm[RESULT_KEYS])
 {
-    memset(rm, 0, RESULT_KEYS * sizeof *rm);
-    if (top->result.p && top->result.p[0] == '{')
-        jscan_members(top->result.p, top->result.n, result_keys, rm, RESULT_KEYS, 0);
+    memcpy(rm, top->rm, RESULT_KEYS * sizeof *rm);
 }
 
 static void outcome(const struct jscan_top *top, const struct jscan_span *sp, struct loop_call *c)

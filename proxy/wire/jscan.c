@@ -250,6 +250,10 @@ void jstream_init(struct jstream *j)
     j->off = j->cap_from = j->key_from = 0;
     j->slot = j->next_slot = -1;
     j->first = 0;
+    j->in_result = 0;
+    j->rm_slot = j->rm_next = -1;
+    for (int x = 0; x < JSCAN_NRESULT; x++)
+        j->rm[x].start = j->rm[x].end = j->rm[x].present = 0;
     for (int x = 0; x < JSCAN_NSLOTS; x++) {
         j->top[x].start = j->top[x].end = 0;
         j->top[x].present = j->top[x].cut = j->top[x].rawn = 0;
@@ -266,6 +270,16 @@ static int slot_of(const char *k, size_t n)
 {
     static const char *const names[JSCAN_NSLOTS] = {"id", "method", "params", "result", "error", "jsonrpc"};
     for (int x = 0; x < JSCAN_NSLOTS; x++)
+        if (strlen(names[x]) == n && !memcmp(names[x], k, n))
+            return x;
+    return -1;
+}
+
+/* The member of a top-level result whose key is k[0..n), if it is one jscan records. */
+static int rm_of(const char *k, size_t n)
+{
+    static const char *const names[JSCAN_NRESULT] = {"content", "structuredContent", "isError", "resultType", "_meta"};
+    for (int x = 0; x < JSCAN_NRESULT; x++)
         if (strlen(names[x]) == n && !memcmp(names[x], k, n))
             return x;
     return -1;
@@ -309,6 +323,11 @@ static void value_starts(struct jstream *j, size_t base, size_t i)
         j->top[j->slot].present = 1;
         j->top[j->slot].rawn = 0;
         j->cap_from = i;
+    } else if (j->depth == 2 && j->in_result && j->rm_next >= 0) {
+        j->rm_slot = j->rm_next;
+        j->rm_next = -1;
+        j->rm[j->rm_slot].start = base + i;
+        j->rm[j->rm_slot].present = 1;
     }
 }
 
@@ -318,7 +337,11 @@ static void value_ends(struct jstream *j, const char *s, size_t base, size_t i)
     if (j->depth == 1 && j->slot >= 0) {
         capture(j, s, j->cap_from, i);
         j->top[j->slot].end = base + i;
+        j->in_result = 0;
         j->slot = -1;
+    } else if (j->depth == 2 && j->rm_slot >= 0) {
+        j->rm[j->rm_slot].end = base + i;
+        j->rm_slot = -1;
     }
     j->st = j->depth == 0 ? JS_DONE : JS_AFTER;
 }
@@ -349,6 +372,8 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
             if (c == '{' || c == '[') {
                 if (j->depth >= JSCAN_MAX_DEPTH)
                     goto bad;
+                if (c == '{' && j->depth == 1 && j->slot == JSCAN_RESULT)
+                    j->in_result = 1;
                 if (c == '{')
                     j->stack[j->depth / 64] |= 1ull << (j->depth % 64);
                 else
@@ -387,7 +412,8 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                 goto bad;
             j->st = JS_STRING;
             j->sub = 0;
-            j->inkey = j->depth == 1 ? 1 : 2; /* 1: a top-level key, kept */
+            /* 1: a top-level key, 3: a key of result's, both kept */
+            j->inkey = j->depth == 1 ? 1 : j->depth == 2 && j->in_result ? 3 : 2;
             j->keyn = 0;
             j->key_from = i + 1;
             i++;
@@ -450,6 +476,11 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                             }
                             if (j->keyn <= sizeof j->key && memchr(j->key, '\\', j->keyn))
                                 j->dup = 1; /* "\u0069d": a name in disguise */
+                        } else if (j->inkey == 3) {
+                            capture_key(j, s, j->key_from, i - 1);
+                            j->rm_next = (size_t)j->keyn <= sizeof j->key ? (signed char)rm_of(j->key, j->keyn) : -1;
+                            if (j->rm_next >= 0 && j->rm[j->rm_next].present)
+                                j->rm_next = -1; /* the first wins */
                         }
                         j->inkey = 0;
                         j->st = JS_COLON;
@@ -528,7 +559,7 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
     }
     /* The piece ended: keep what belongs to a value or key still open. */
     capture(j, s, j->cap_from, n);
-    if (j->st == JS_STRING && j->inkey == 1)
+    if (j->st == JS_STRING && (j->inkey == 1 || j->inkey == 3))
         capture_key(j, s, j->key_from, n);
     j->key_from = 0;
     j->off += n;
@@ -571,6 +602,9 @@ void jstream_top(const struct jstream *j, const char *s, struct jscan_top *top)
     for (int x = 0; x < JSCAN_NSLOTS; x++)
         if (j->top[x].present)
             *out[x] = (struct jscan_span){s + j->top[x].start, j->top[x].end - j->top[x].start};
+    for (int x = 0; x < JSCAN_NRESULT; x++)
+        if (j->rm[x].present)
+            top->rm[x] = (struct jscan_span){s + j->rm[x].start, j->rm[x].end - j->rm[x].start};
 }
 
 int jscan_valid(const char *s, size_t n)

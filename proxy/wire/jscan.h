@@ -42,9 +42,15 @@ struct jscan_span {
     const char *p; /* NULL when absent */
     size_t n;
 };
+/* The members of a top-level "result" object the relay reads (MCP's tool
+ * result), found on the same pass: the first of each, by its raw name. */
+enum { JSCAN_CONTENT, JSCAN_STRUCTURED, JSCAN_IS_ERROR, JSCAN_RESULT_TYPE, JSCAN_META, JSCAN_NRESULT };
 struct jscan_top {
     char first; /* '{' for an object, '[' for a batch... */
     struct jscan_span id, method, params, result, error, jsonrpc;
+    /* content, structuredContent, isError, resultType, _meta of result when
+     * it is an object (p NULL when absent) */
+    struct jscan_span rm[JSCAN_NRESULT];
     int dup; /* one of those given twice (or a short top-level key with escapes) */
     int high; /* a byte of 0x80 or more is in it: 0 means all ASCII, so UTF-8 */
 };
@@ -78,8 +84,14 @@ struct jstream {
     size_t cap_from, key_from; /* within the piece being fed */
     int slot, next_slot; /* the top-level member being read */
     char first; /* the value's first byte */
-    char key[8];
+    char key[24];
     struct jstream_slot top[JSCAN_NSLOTS];
+    unsigned char in_result; /* inside the top-level "result" object */
+    signed char rm_slot, rm_next; /* the member of it being read, or -1 */
+    struct {
+        size_t start, end;
+        unsigned char present;
+    } rm[JSCAN_NRESULT];
 };
 void jstream_init(struct jstream *j);
 /* Feeds the next n bytes. 0 while they are valid so far (*used = n); -1 at

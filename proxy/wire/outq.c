@@ -55,7 +55,9 @@ void outq_free(struct outq *q)
 /* A fresh chunk of at least need bytes at the end of a chain. */
 static struct outq_chunk *chunk(struct outq *q, struct outq_chunk **head, struct outq_chunk **tail, size_t need)
 {
-    size_t cap = need > CHUNK ? need : CHUNK;
+    size_t cap = CHUNK;
+    while (cap < need) /* a power of two, so the spare fits the next message of about this size */
+        cap *= 2;
     struct outq_chunk *c;
     if (q->spare && q->spare->cap >= cap) {
         c = q->spare;

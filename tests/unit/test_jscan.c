@@ -177,6 +177,15 @@ static int fed_in_pieces(const char *s, size_t n, size_t step, size_t split, cha
         assert_ptr_equal(sa[x]->p, sb[x]->p);
         assert_int_equal(sa[x]->n, sb[x]->n);
     }
+    /* result's members, against a walk of the result object (jscan_members) */
+    static const char *const rk[JSCAN_NRESULT] = {"content", "structuredContent", "isError", "resultType", "_meta"};
+    struct jscan_span want[JSCAN_NRESULT] = {{0}};
+    if (b.result.p && b.result.p[0] == '{')
+        jscan_members(b.result.p, b.result.n, rk, want, JSCAN_NRESULT, 0);
+    for (int x = 0; x < JSCAN_NRESULT; x++) {
+        assert_ptr_equal(a.rm[x].p, want[x].p);
+        assert_int_equal(a.rm[x].n, want[x].n);
+    }
     *idn = 0;
     if (j.top[JSCAN_ID].present && !j.top[JSCAN_ID].cut) {
         memcpy(id, j.top[JSCAN_ID].raw, j.top[JSCAN_ID].rawn);
@@ -190,6 +199,11 @@ static void validates_in_pieces(void **state)
     (void)state;
     static const char *const docs[] = {
         "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\\u00e9\",\"result\":{\"content\":[{\"text\":\"x\\ny\"}]}}",
+        "{\"id\":1,\"result\":{\"_meta\":{\"content\":1},\"isError\":true,\"content\":[{\"content\":[]}],"
+        "\"structuredContent\":{\"isError\":false},\"resultType\":\"complete\",\"content\":\"second\"}}",
+        "{\"params\":{\"content\":[1]},\"result\":[{\"content\":2}],\"x\":{\"isError\":true}}",
+        "{\"result\":{\"cont\\u0065nt\":[1],\"isError\" : 7 ,\"_meta\":null}, \"id\":2}",
+        "{\"result\":{\"content\":[]},\"result\":{\"content\":[9]}}",
         "{\"result\":{\"n\":[1,-2.5e+3,0,true,false,null]},\"jsonrpc\":\"2.0\",\"id\":12345}\r",
         " {\"id\" : -0.5E2 , \"method\":\"m\"} ",
         "{\"params\":{\"id\":1},\"id\":7}",
