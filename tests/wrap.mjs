@@ -231,6 +231,50 @@ async function handshake(k) {
   ok(ex.code === 6, 'and keel exits with the upstream\'s status', ex);
   ok(!k.lines.some((l) => l.includes(longId)), 'the 70-byte id was answered once: nothing more for it when the upstream exits', k.lines.length);
 }
+// Large results the overlay holds whole go out from where they were read:
+// while the client does not read, keel waits without spinning and reads on
+// only into the room its buffer has; nothing is lost or reordered, and a
+// restart meanwhile keeps what is still to be written.
+{
+  const cpu = (pid) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (+f[11] + +f[12]) * 10; };
+  const k = wrap('normal');
+  await handshake(k);
+  k.p.stdout.pause();
+  for (let i = 1; i <= 3; i++) k.send(call(i, 'huge', { kb: 1100 }));
+  k.send(call(4, 'echo', { message: 'after' }));
+  await sleep(300);
+  const c0 = cpu(k.p.pid);
+  await sleep(700);
+  const spent = cpu(k.p.pid) - c0;
+  k.p.stdout.resume();
+  const want = (id) => `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"${'x'.repeat(1100 << 10)}"}]}}`;
+  const got = [];
+  for (let i = 0; i < 4; i++) got.push(await k.next());
+  ok(got.slice(0, 3).every((l, i) => l === want(i + 1)), 'three 1.1 MiB results the client read late arrive whole, in order', got.map((l) => l.length));
+  ok(JSON.parse(got[3]).result.content[0].text === 'after', 'and the call after them follows');
+  ok(spent <= 100, `keel waited for the client without spinning (${spent} ms CPU in 700 ms)`);
+  await k.close();
+}
+{
+  const marker = join(root, 'build', `lent-marker-${process.pid}`);
+  rmSync(marker, { force: true });
+  const k = wrap('dies-once', ['--restart=2']);
+  await handshake(k);
+  k.p.stdout.pause();
+  k.send(call(1, 'huge', { mb: 2 }));
+  await sleep(400);
+  k.send(call(2, 'echo', { message: 'a', marker }));
+  await sleep(400);
+  k.p.stdout.resume();
+  const line = await k.next();
+  ok(line === `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'x'.repeat(2 << 20)}"}]}}`,
+    'a large result still being written when its upstream dies arrives whole', line.length);
+  const r = await k.until((m) => m.id === 2, 5000);
+  ok(r.error && /exited with status 4/.test(r.error.message), 'and the call that ended it is answered', r);
+  const ex = await k.close();
+  ok(ex.code === 0, 'keel ends cleanly (under ASan: nothing leaked)', { ex, stderr: k.stderr.slice(-300) });
+  rmSync(marker, { force: true });
+}
 {
   const k = wrap('normal', ['--overlay', 'none', '--max-message-bytes', '1M']);
   await handshake(k);

@@ -636,7 +636,7 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
         struct jscan_span cm[2] = {rm[0], rm[4]}; /* content and _meta, as found */
         int k = relay_annotation(line, &top->result, ruled ? NULL : cm, adv, ins, t);
         if (k) {
-            outq_splice(&r->cout, line, n, ins, k);
+            relay_queue_server_line(r, line, n, ins, k);
             *queued = 1;
         }
         free(t[0]);

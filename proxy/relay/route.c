@@ -569,7 +569,7 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
         }
         if (has_id)
             pending_add(&r->pend, FROM_SERVER, id, idn, kind, NULL);
-        outq_line(&r->cout, line, n);
+        relay_queue_server_line(r, line, n, NULL, 0);
         return;
     }
     int kind = PK_OTHER;
@@ -616,8 +616,36 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
         outq_line(&r->cout, rewritten, strlen(rewritten));
         free(rewritten);
     } else {
-        outq_line(&r->cout, line, n);
+        relay_queue_server_line(r, line, n, NULL, 0);
     }
+}
+
+/* Lines at least this large go out from the upstream reader's buffer itself. */
+#define LEND_MIN (256u << 10)
+
+void relay_queue_server_line(struct relay *r, const char *line, size_t n, const struct jscan_insert *ins, int k)
+{
+    if (n >= LEND_MIN && frame_holds(&r->sout, line) && !r->cout.open &&
+        (k ? outq_lend_splice(&r->cout, line, n, ins, k) : outq_lend(&r->cout, line, n)) == 0) {
+        frame_pin(&r->sout, r->cout.lent > 0); /* kept in place until written */
+        return;
+    }
+    if (k)
+        outq_splice(&r->cout, line, n, ins, k);
+    else
+        outq_line(&r->cout, line, n);
+}
+
+void relay_lent_written(struct relay *r)
+{
+    if (r->sout.pinned && !r->cout.lent)
+        frame_pin(&r->sout, 0);
+}
+
+void relay_lent_keep(struct relay *r)
+{
+    if (r->sout.pinned && outq_keep(&r->cout) == 0)
+        frame_pin(&r->sout, 0);
 }
 
 static void oversize_msg(char *buf, size_t n, size_t total, size_t limit, const char *what)
@@ -729,8 +757,9 @@ void relay_free(struct relay *r)
     pins_close(&r->pins);
     overlay_free(&r->ov);
     frame_free(&r->cin);
+    outq_free(&r->cout); /* nothing lent any more: the reader's buffer can go */
+    frame_pin(&r->sout, 0);
     frame_free(&r->sout);
-    outq_free(&r->cout);
     outq_free(&r->sin);
     pending_free(&r->pend);
     free(r->init_line);

@@ -158,6 +158,7 @@ static int start_upstream(struct relay *r)
     }
     platform_grow_pipe(r->child.in_fd);
     platform_grow_pipe(r->child.out_fd);
+    relay_lent_keep(r);
     frame_free(&r->sout);
     frame_init(&r->sout, r->child.out_fd, r->o->max_message_bytes);
     outq_free(&r->sin);
@@ -207,7 +208,7 @@ static int wait_turn(struct loop *l)
     if (l->phase == RUNNING && !l->client_eof && room)
         l->icin = l->np, l->pf[l->np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
     /* A line passing through waits in the pipe, not in keel, while the client is behind. */
-    if (l->sout_open && r->cout.bytes < (r->cut.on ? 1 : HIGH_WATER))
+    if (l->sout_open && r->cout.bytes < (r->cut.on ? 1 : HIGH_WATER) && frame_room(&r->sout))
         l->isout = l->np, l->pf[l->np++] = (struct pollfd){r->child.out_fd, POLLIN, 0};
     if (r->cout.bytes && !r->cout.failed)
         l->pf[l->np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
@@ -244,6 +245,7 @@ static void take_signals(struct loop *l)
         if (chld && r->child.pid && l->sout_open && child_poll(&r->child)) {
             /* It exited while something it left behind holds its stdout:
              * take what it wrote, then stop listening and end the group. */
+            relay_lent_keep(r); /* its reader reads on, whatever the client has taken */
             int fl = fcntl(r->child.out_fd, F_GETFL);
             fcntl(r->child.out_fd, F_SETFL, fl | O_NONBLOCK);
             while (relay_server_drain(r) != FRAME_EOF && frame_fill(&r->sout) >= 0) /* 0: the end, drained next */
@@ -274,6 +276,7 @@ static void move_bytes(struct loop *l)
     }
     if (r->cout.bytes && !r->cout.failed)
         outq_flush(&r->cout);
+    relay_lent_written(r);
     if (r->cout.failed && !l->client_eof) {
         log_event(LOG_INFO, "client_gone", NULL);
         l->client_eof = 1;

@@ -19,15 +19,22 @@ void frame_init(struct frame_reader *r, int fd, size_t max)
 
 void frame_free(struct frame_reader *r)
 {
-    free(r->buf);
+    if (!r->pinned) /* pinned, its bytes may still be going out: left to them */
+        free(r->buf);
     r->buf = NULL;
 }
 
 long frame_fill(struct frame_reader *r)
 {
-    if (!r->len) /* all consumed: read from the start again, into pages already in use */
+    if (r->pinned) { /* only the room after what is held */
+        if (!frame_room(r)) {
+            errno = EAGAIN;
+            return -1;
+        }
+    } else if (!r->len) { /* all consumed: read from the start again, into pages already in use */
         r->start = 0, r->scanned = 0;
-    if (r->start + r->len + FRAME_CHUNK > r->cap) {
+    }
+    if (!r->pinned && r->start + r->len + FRAME_CHUNK > r->cap) {
         if (r->start) {
             memmove(r->buf, r->buf + r->start, r->len);
             r->start = 0;
@@ -97,7 +104,10 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
             keep_tail(r, p, upto);
             r->oversize_bytes += upto;
             if (!nl && !r->eof) {
-                r->start = 0; /* drop what we have; the line is lost anyway */
+                if (r->pinned) /* drop what we have; the line is lost anyway */
+                    r->start += r->len;
+                else
+                    r->start = 0;
                 r->len = 0;
                 r->scanned = 0;
                 return FRAME_NEED;
@@ -167,6 +177,21 @@ void frame_consume(struct frame_reader *r, size_t n)
     r->start += n;
     r->len -= n;
     r->scanned = r->scanned > n ? r->scanned - n : 0;
-    if (!r->len)
+    if (!r->len && !r->pinned)
         r->start = 0;
+}
+
+void frame_pin(struct frame_reader *r, int on)
+{
+    r->pinned = on;
+}
+
+int frame_room(const struct frame_reader *r)
+{
+    return !r->pinned || (r->buf && r->start + r->len < r->cap);
+}
+
+int frame_holds(const struct frame_reader *r, const char *p)
+{
+    return r->buf && p >= r->buf && p < r->buf + r->cap;
 }

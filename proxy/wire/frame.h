@@ -34,6 +34,7 @@ struct frame_reader {
     size_t tail_n;
     size_t oversize_bytes;
     size_t scanned; /* bytes after start already known to hold no newline */
+    int pinned; /* lines it handed out are still in use (frame_pin) */
 };
 
 void frame_init(struct frame_reader *r, int fd, size_t max);
@@ -43,7 +44,7 @@ void frame_free(struct frame_reader *r);
 long frame_fill(struct frame_reader *r);
 
 /* The next line, if a whole one is buffered. The line stays valid until the
- * next call to frame_next or frame_fill. */
+ * next call to frame_next or frame_fill, or while the reader is pinned. */
 enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *n);
 
 /* For a line passed on before it ends: every byte buffered (when frame_next
@@ -52,5 +53,14 @@ enum frame_status frame_next(struct frame_reader *r, const char **line, size_t *
 void frame_keep_tail(char *tail, size_t *tail_n, const char *p, size_t n);
 size_t frame_peek(const struct frame_reader *r, const char **p);
 void frame_consume(struct frame_reader *r, size_t n);
+
+/* Pinned, the reader keeps every byte it handed out where it is (a large line
+ * written out from the buffer itself, outq_lend): nothing is moved, freed or
+ * read over, and frame_fill reads only into the room after what it holds
+ * (-1 with EAGAIN when there is none: frame_room says whether there is). */
+void frame_pin(struct frame_reader *r, int on);
+int frame_room(const struct frame_reader *r);
+/* 1 if p lies in the reader's buffer. */
+int frame_holds(const struct frame_reader *r, const char *p);
 
 #endif

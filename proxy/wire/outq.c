@@ -4,7 +4,8 @@
  * small messages leaves in one writev; a message larger than a chunk gets a
  * chunk of its own. The last large chunk written out is kept as a spare for
  * the next large message, so relaying a stream of 8 MiB results does not
- * fault in 8 MiB of fresh pages each time. */
+ * fault in 8 MiB of fresh pages each time. A lent chunk (outq_lend) holds no
+ * bytes of its own, only where the caller's are. */
 #include "outq.h"
 
 #include "jscan.h"
@@ -21,8 +22,14 @@
 struct outq_chunk {
     struct outq_chunk *next;
     size_t cap, len, off;
+    const char *lent; /* the bytes are the caller's, lent[0..len) (outq_lend); else data */
     char data[];
 };
+
+static const char *bytes_of(const struct outq_chunk *c)
+{
+    return c->lent ? c->lent : c->data;
+}
 
 void outq_init(struct outq *q, int fd)
 {
@@ -50,6 +57,7 @@ void outq_free(struct outq *q)
     q->spare = NULL;
     q->tail = NULL;
     q->bytes = 0;
+    q->lent = 0;
 }
 
 /* A fresh chunk of at least need bytes at the end of a chain. */
@@ -70,6 +78,7 @@ static struct outq_chunk *chunk(struct outq *q, struct outq_chunk **head, struct
     }
     c->next = NULL;
     c->len = c->off = 0;
+    c->lent = NULL;
     if (*tail)
         (*tail)->next = c;
     else
@@ -84,7 +93,7 @@ int outq_line(struct outq *q, const char *s, size_t n)
         return 0; /* the reader is gone: drop quietly */
     struct outq_chunk **head = q->open ? &q->held_head : &q->head, **tail = q->open ? &q->held_tail : &q->tail;
     struct outq_chunk *c = *tail;
-    if (!c || c->cap - c->len < n + 1) {
+    if (!c || c->lent || c->cap - c->len < n + 1) {
         c = chunk(q, head, tail, n + 1);
         if (!c)
             return -1;
@@ -96,9 +105,10 @@ int outq_line(struct outq *q, const char *s, size_t n)
     return 0;
 }
 
-int outq_part(struct outq *q, const char *s, size_t n)
+/* The next n bytes of a message: written at once when nothing is ahead of
+ * them, the rest copied into the queue, or with lend pointed at. */
+static int part(struct outq *q, const char *s, size_t n, int lend)
 {
-    q->open = 1;
     if (q->failed)
         return 0;
     if (!q->bytes && q->fd >= 0) { /* nothing ahead of it: straight out, queue the rest */
@@ -115,9 +125,23 @@ int outq_part(struct outq *q, const char *s, size_t n)
             n -= (size_t)w;
         }
     }
+    if (lend && n) {
+        struct outq_chunk *c = malloc(sizeof *c);
+        if (!c)
+            return -1;
+        *c = (struct outq_chunk){NULL, n, n, 0, s};
+        if (q->tail)
+            q->tail->next = c;
+        else
+            q->head = c;
+        q->tail = c;
+        q->bytes += n;
+        q->lent++;
+        return 0;
+    }
     while (n) {
         struct outq_chunk *c = q->tail;
-        if (!c || c->cap == c->len) {
+        if (!c || c->lent || c->cap == c->len) {
             c = chunk(q, &q->head, &q->tail, n);
             if (!c)
                 return -1;
@@ -151,9 +175,18 @@ int outq_end(struct outq *q)
     return rc;
 }
 
+int outq_part(struct outq *q, const char *s, size_t n)
+{
+    q->open = 1;
+    return part(q, s, n, 0);
+}
+
 static void release(struct outq *q, struct outq_chunk *c)
 {
-    if (c->cap > CHUNK && (!q->spare || q->spare->cap < c->cap)) {
+    if (c->lent) {
+        q->lent--;
+        free(c);
+    } else if (c->cap > CHUNK && (!q->spare || q->spare->cap < c->cap)) {
         free(q->spare);
         q->spare = c;
     } else {
@@ -167,7 +200,7 @@ int outq_flush(struct outq *q)
         struct iovec iov[MAX_IOV];
         int cnt = 0;
         for (struct outq_chunk *c = q->head; c && cnt < MAX_IOV; c = c->next, cnt++) {
-            iov[cnt].iov_base = c->data + c->off;
+            iov[cnt].iov_base = (char *)bytes_of(c) + c->off;
             iov[cnt].iov_len = c->len - c->off;
         }
         ssize_t w = writev(q->fd, iov, cnt);
@@ -198,7 +231,7 @@ int outq_flush(struct outq *q)
     return q->failed ? -1 : 0;
 }
 
-int outq_splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k)
+static int splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k, int lend)
 {
     const struct jscan_insert *v[8];
     if (q->open || k > 8)
@@ -211,11 +244,48 @@ int outq_splice(struct outq *q, const char *s, size_t n, const struct jscan_inse
     }
     size_t at = 0;
     int rc = 0;
+    q->open = 1;
     for (int i = 0; i < k && rc == 0; i++) {
-        rc |= outq_part(q, s + at, v[i]->at - at);
-        rc |= outq_part(q, v[i]->text, strlen(v[i]->text));
+        rc |= part(q, s + at, v[i]->at - at, lend);
+        rc |= part(q, v[i]->text, strlen(v[i]->text), 0);
         at = v[i]->at + v[i]->del;
     }
-    rc |= outq_part(q, s + at, n - at);
+    rc |= part(q, s + at, n - at, lend);
     return outq_end(q) | rc;
+}
+
+int outq_splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k)
+{
+    return splice(q, s, n, ins, k, 0);
+}
+
+int outq_lend_splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k)
+{
+    return splice(q, s, n, ins, k, 1);
+}
+
+int outq_lend(struct outq *q, const char *s, size_t n)
+{
+    return q->open ? outq_line(q, s, n) : splice(q, s, n, NULL, 0, 1);
+}
+
+int outq_keep(struct outq *q)
+{
+    for (struct outq_chunk **pp = &q->head; *pp; pp = &(*pp)->next) {
+        struct outq_chunk *c = *pp;
+        if (!c->lent)
+            continue;
+        size_t n = c->len - c->off;
+        struct outq_chunk *d = malloc(sizeof *d + n);
+        if (!d)
+            return -1;
+        *d = (struct outq_chunk){c->next, n, n, 0, NULL};
+        memcpy(d->data, c->lent + c->off, n);
+        *pp = d;
+        if (q->tail == c)
+            q->tail = d;
+        q->lent--;
+        free(c);
+    }
+    return 0;
 }

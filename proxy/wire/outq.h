@@ -20,6 +20,7 @@ struct outq {
     int open; /* a message is being queued in parts (outq_part) */
     struct outq_chunk *held_head, *held_tail; /* whole messages waiting for it to end */
     size_t held_bytes;
+    int lent; /* chunks queued that point at the caller's bytes (outq_lend) */
 };
 
 void outq_init(struct outq *q, int fd);
@@ -39,6 +40,15 @@ int outq_end(struct outq *q);
  * outq_part's do. Not while a message is open. 0, or -1 out of memory. */
 struct jscan_insert;
 int outq_splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k);
+
+/* outq_line and outq_splice without copying s: what the descriptor does not
+ * take at once is queued as a pointer to s, whose bytes the caller keeps in
+ * place while q->lent (frame.h, frame_pin). Not while a message is open (the
+ * bytes are then copied). outq_keep copies whatever is still lent, so the
+ * caller may let its bytes go. 0, or -1 out of memory. */
+int outq_lend(struct outq *q, const char *s, size_t n);
+int outq_lend_splice(struct outq *q, const char *s, size_t n, const struct jscan_insert *ins, int k);
+int outq_keep(struct outq *q);
 
 /* Writes what the descriptor takes now. 0, or -1 when the reader is gone. */
 int outq_flush(struct outq *q);

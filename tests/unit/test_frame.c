@@ -1,4 +1,5 @@
 /* test_frame.c: the line reader over a real pipe. */
+#define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "frame.h"
 
 #include <setjmp.h>
@@ -6,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -121,12 +124,61 @@ static void line_at_the_cap_is_accepted(void **state)
     close_reader(r);
 }
 
+/* Pinned, a reader keeps the lines it handed out where they are: it reads
+ * on only into the room after them, says EAGAIN (and frame_room 0) when
+ * there is none, and drops nothing: unpinned, it reads on as before. */
+static void pinned_lines_stay_put(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_true(fcntl(p[1], F_SETPIPE_SZ, 1 << 20) >= 1 << 20); /* both writes fit: nobody else reads */
+    struct frame_reader r;
+    frame_init(&r, p[0], 1 << 20);
+    char big[100000];
+    memset(big, 'a', sizeof big);
+    big[sizeof big - 1] = '\n';
+    assert_int_equal(write(p[1], big, sizeof big), (ssize_t)sizeof big);
+    const char *l, *l2;
+    size_t n, n2;
+    assert_int_equal(next(&r, &l, &n), FRAME_LINE);
+    assert_int_equal(n, sizeof big - 1);
+    assert_true(frame_holds(&r, l));
+    frame_pin(&r, 1);
+    char copy[sizeof big];
+    memcpy(copy, l, n);
+    /* more than the room left: the next line arrives in part */
+    size_t room = r.cap - r.start - r.len;
+    char *more = malloc(room + 5000);
+    memset(more, 'b', room + 5000);
+    more[room + 4999] = '\n';
+    assert_int_equal(write(p[1], more, room + 5000), (ssize_t)(room + 5000));
+    fcntl(p[0], F_SETFL, O_NONBLOCK); /* a reader that would move the line reads the pipe dry instead */
+    for (int k = 0; k < 100 && frame_room(&r) && frame_fill(&r) > 0; k++)
+        ;
+    assert_false(frame_room(&r));
+    assert_int_equal(frame_next(&r, &l2, &n2), FRAME_NEED);
+    errno = 0;
+    assert_int_equal(frame_fill(&r), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_memory_equal(l, copy, n); /* never moved, never read over */
+    frame_pin(&r, 0);
+    assert_int_equal(next(&r, &l2, &n2), FRAME_LINE);
+    assert_int_equal(n2, room + 4999);
+    assert_true(l2[0] == 'b' && l2[n2 - 1] == 'b');
+    free(more);
+    close(p[1]);
+    close(p[0]);
+    frame_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(splits_lines_and_strips_cr),
         cmocka_unit_test(oversize_line_is_skipped_not_held),
         cmocka_unit_test(line_at_the_cap_is_accepted),
+        cmocka_unit_test(pinned_lines_stay_put),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
