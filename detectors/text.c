@@ -18,12 +18,25 @@
 #include <unistr.h>
 #include <uniwbrk.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME  1099511628211ULL
 
 size_t text_ascii_prefix(const char *s, size_t n)
 {
     size_t i = 0;
+#ifdef __SSE2__
+    for (; i + 64 <= n; i += 64) { /* sixty-four bytes a step: a large message is mostly ASCII */
+        const __m128i *v = (const __m128i *)(const void *)(s + i);
+        __m128i x = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(v), _mm_loadu_si128(v + 1)),
+                                 _mm_or_si128(_mm_loadu_si128(v + 2), _mm_loadu_si128(v + 3)));
+        if (_mm_movemask_epi8(x))
+            break;
+    }
+#endif
     for (; i + 8 <= n; i += 8) {
         uint64_t x;
         memcpy(&x, s + i, 8);

@@ -513,10 +513,9 @@ void relay_server_line(struct relay *r, const char *line, size_t n)
     relay_server_scanned(r, line, n, jscan_scan(line, n, &top) ? &top : NULL);
 }
 
-void relay_server_scanned(struct relay *r, const char *line, size_t n, const struct jscan_top *scanned)
+void relay_server_scanned(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
 {
-    struct jscan_top top = scanned ? *scanned : (struct jscan_top){0};
-    if (!scanned || (top.first != '{' && top.first != '[')) {
+    if (!top || (top->first != '{' && top->first != '[')) {
         if (answer_unusable(r, line, n, "it is not valid JSON"))
             return;
         /* Not a message: keep it off the client's stream. Its size is logged,
@@ -524,45 +523,45 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
         log_event(LOG_WARN, "upstream_not_json", "bytes=%zu", n);
         return;
     }
-    if (top.high && !text_valid_utf8(line, n)) { /* the client's parser would refuse the whole line */
+    if (!text_valid_utf8(line, n)) { /* the client's parser would refuse the whole line */
         if (!answer_unusable(r, line, n, "it is not valid UTF-8"))
             log_event(LOG_WARN, "upstream_not_utf8", "bytes=%zu", n);
         return;
     }
-    if (top.first == '[') {
+    if (top->first == '[') {
         if (batch_of_objects(line, n))
             outq_line(&r->cout, line, n);
         else
             log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=array bytes=%zu", n);
         return;
     }
-    if (top.dup) {
+    if (top->dup) {
         if (!answer_unusable(r, line, n, "a member is given twice"))
             log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=duplicate_member bytes=%zu", n);
         return;
     }
-    if (!jscan_is_jsonrpc(&top)) { /* JSON, but not a message: a JSON logger, say */
+    if (!jscan_is_jsonrpc(top)) { /* JSON, but not a message: a JSON logger, say */
         log_event(LOG_WARN, "upstream_not_jsonrpc", "bytes=%zu", n);
         return;
     }
-    const char *id = top.id.p;
-    size_t idn = top.id.n;
+    const char *id = top->id.p;
+    size_t idn = top->id.n;
     int has_id = id && jr_valid_raw_id(id, idn);
-    if (top.method.p && has_id && idn > JR_ID_MAX) { /* kept in flight: answered here instead */
+    if (top->method.p && has_id && idn > JR_ID_MAX) { /* kept in flight: answered here instead */
         log_event(LOG_WARN, "upstream_invalid_request", "reason=id_too_long bytes=%zu", idn);
         relay_upstream_error(r, id, idn, JR_INVALID_REQUEST, "Invalid Request: the id is longer than 1024 bytes", NULL);
         return;
     }
-    if (top.method.p) {
+    if (top->method.p) {
         int kind = PK_OTHER;
         const char *rid;
         size_t ridn;
         int k2;
-        if (!has_id && str_is(top.method.p, top.method.n, "notifications/cancelled") && top.params.p &&
-            jscan_member(top.params.p, top.params.n, "requestId", &rid, &ridn) == 1)
+        if (!has_id && str_is(top->method.p, top->method.n, "notifications/cancelled") && top->params.p &&
+            jscan_member(top->params.p, top->params.n, "requestId", &rid, &ridn) == 1)
             pending_take(&r->pend, FROM_SERVER, rid, ridn, &k2, NULL);
-        if (r->ov.parts && str_is(top.method.p, top.method.n, "sampling/createMessage")) {
-            cJSON *params = top.params.p ? jscan_parse_valid(top.params.p, top.params.n) : NULL;
+        if (r->ov.parts && str_is(top->method.p, top->method.n, "sampling/createMessage")) {
+            cJSON *params = top->params.p ? jscan_parse_valid(top->params.p, top->params.n) : NULL;
             overlay_on_sampling_request(&r->ov, params);
             cJSON_Delete(params);
             kind = PK_SAMPLING;
@@ -587,7 +586,7 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
     void *data = NULL;
     if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data)) {
         if (kind == PK_INITIALIZE || kind == PK_DISCOVER || kind == PK_TOOLS_LIST) {
-            char *pinned = pinned_line(r, kind, line, n, &top);
+            char *pinned = pinned_line(r, kind, line, n, top);
             struct jscan_top pt;
             if (pinned && !jscan_scan(pinned, strlen(pinned), &pt)) { /* never: keel wrote it */
                 free(pinned);
@@ -595,7 +594,7 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
             }
             const char *l = pinned ? pinned : line;
             size_t ln = pinned ? strlen(pinned) : n;
-            const struct jscan_top *t = pinned ? &pt : &top;
+            const struct jscan_top *t = pinned ? &pt : top;
             rewritten = kind == PK_TOOLS_LIST ? append_tools(r, l, ln, t) : merge_initialize(r, l, ln, t);
             if (rewritten)
                 free(pinned);
@@ -603,7 +602,7 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
                 rewritten = pinned;
         } else if (kind == PK_TOOLS_CALL) {
             int queued;
-            rewritten = relay_call_finished(r, data, line, n, &top, &queued);
+            rewritten = relay_call_finished(r, data, line, n, top, &queued);
             if (queued)
                 return;
         }

@@ -5,10 +5,14 @@
  * room, so a burst of small lines costs one memmove per read, not per line. */
 #include "frame.h"
 
+#include "platform.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define PREFAULT (1u << 20) /* pages mapped in ahead of a read, at most */
 
 void frame_init(struct frame_reader *r, int fd, size_t max)
 {
@@ -50,6 +54,14 @@ long frame_fill(struct frame_reader *r)
             }
             r->buf = b;
             r->cap = cap;
+            r->ready = r->start + r->len; /* what was kept is mapped in; the rest may be fresh */
+        }
+    }
+    if (r->cap > 2 * FRAME_CHUNK) { /* a large line is coming in: its next pages at once */
+        size_t want = r->cap - r->start - r->len, end = r->start + r->len + (want < PREFAULT ? want : PREFAULT);
+        if (end > r->ready) {
+            platform_prefault(r->buf + r->ready, end - r->ready);
+            r->ready = end;
         }
     }
     ssize_t got;

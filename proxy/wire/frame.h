@@ -35,6 +35,7 @@ struct frame_reader {
     size_t oversize_bytes;
     size_t scanned; /* bytes after start already known to hold no newline */
     int pinned; /* lines it handed out are still in use (frame_pin) */
+    size_t ready; /* buf[0 .. ready) is mapped in (a grown buffer's pages are, ahead of each read) */
 };
 
 void frame_init(struct frame_reader *r, int fd, size_t max);

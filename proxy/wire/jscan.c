@@ -138,9 +138,7 @@ int jscan_has_nul_escape(const char *s, size_t n)
  * (1 = object), so hostile nesting costs bits, not stack frames. String
  * bodies, where big messages spend their bytes, are searched for '"', '\\'
  * and control bytes a vector at a time (string_run), and only where one may
- * be are the bytes looked at one by one. Until a string byte of 0x80 or more
- * is seen the search stops at those too, so a message that is all ASCII is
- * known to be UTF-8 without a second pass (jscan_top.high). */
+ * be are the bytes looked at one by one. */
 #define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
@@ -153,15 +151,13 @@ static inline uint64_t has_byte(uint64_t x, unsigned char b)
 #if defined(__x86_64__) && defined(__GNUC__)
 #define RUN_AVX2 1
 /* Thirty-two bytes at a time where the processor has AVX2 (asked once). */
-__attribute__((target("avx2"))) static size_t string_run_avx2(const char *s, size_t n, size_t i, int high)
+__attribute__((target("avx2"))) static size_t string_run_avx2(const char *s, size_t n, size_t i)
 {
     const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'), ctl = _mm256_set1_epi8(0x1f);
-    const __m256i top = _mm256_set1_epi8(high ? (char)0x80 : 0);
     while (i + 32 <= n) {
         __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
         __m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, bslash)),
-                                      _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_min_epu8(x, ctl), x), /* x <= 0x1f */
-                                                      _mm256_and_si256(x, top)));
+                                      _mm256_cmpeq_epi8(_mm256_min_epu8(x, ctl), x)); /* x <= 0x1f */
         unsigned mask = (unsigned)_mm256_movemask_epi8(hit);
         if (mask)
             return i + (size_t)__builtin_ctz(mask);
@@ -171,39 +167,58 @@ __attribute__((target("avx2"))) static size_t string_run_avx2(const char *s, siz
 }
 #endif
 
-/* The first index >= i that may end a plain run of string bytes (or, with
- * high, hold a byte of 0x80 or more): thirty-two bytes at a time with AVX2,
- * sixteen with SSE2 (every x86-64), else eight. */
-static size_t string_run(const char *s, size_t n, size_t i, int high)
+#ifdef __SSE2__
+/* The '"', '\\' and bytes below 0x20 of the sixteen at p, as a bit mask. */
+static inline int run_stops(const char *p)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                          _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x))); /* x <= 0x1f */
+}
+
+/* A string still running after 64 bytes is a long one: wider steps. */
+__attribute__((noinline)) static size_t long_run(const char *s, size_t n, size_t i)
 {
 #ifdef RUN_AVX2
     static int avx2 = -1;
     if (avx2 < 0)
         avx2 = __builtin_cpu_supports("avx2") != 0;
-    if (avx2 && i + 32 <= n) {
-        i = string_run_avx2(s, n, i, high);
-        if (i + 32 <= n)
-            return i;
-    }
+    if (avx2)
+        i = string_run_avx2(s, n, i);
 #endif
+    for (; i + 16 <= n; i += 16) {
+        int mask = run_stops(s + i);
+        if (mask)
+            return i + (size_t)__builtin_ctz((unsigned)mask);
+    }
+    return i;
+}
+#endif
+
+/* The first index >= i that may end a plain run of string bytes: sixteen
+ * bytes at a time with SSE2 (every x86-64), thirty-two with AVX2 once a
+ * string has run past 64 bytes (most end before: keys, ids, short values),
+ * else eight. */
+static size_t string_run(const char *s, size_t n, size_t i)
+{
 #ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
-    const __m128i top = _mm_set1_epi8(high ? (char)0x80 : 0);
+    size_t wide = i + 64;
     while (i + 16 <= n) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-                                   _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x), _mm_and_si128(x, top)));
-        int mask = _mm_movemask_epi8(hit);
+        int mask = run_stops(s + i);
         if (mask)
             return i + (size_t)__builtin_ctz((unsigned)mask);
         i += 16;
+        if (i >= wide) {
+            i = long_run(s, n, i);
+            break;
+        }
     }
 #endif
-    uint64_t tops = high ? HIGHS : 0;
     while (i + 8 <= n) {
         uint64_t x;
         memcpy(&x, s + i, 8);
-        if (has_byte(x, '"') | has_byte(x, '\\') | ((x - ONES * 0x20) & ~x & HIGHS) | (x & tops))
+        if (has_byte(x, '"') | has_byte(x, '\\') | ((x - ONES * 0x20) & ~x & HIGHS))
             break;
         i += 8;
     }
@@ -214,7 +229,7 @@ static size_t skip_string(const char *s, size_t n, size_t i)
 {
     /* s[i] == '"'; returns the index after the closing quote, or 0. */
     for (i++;;) {
-        i = string_run(s, n, i, 0);
+        i = string_run(s, n, i);
         if (i >= n || (unsigned char)s[i] < 0x20)
             return 0;
         if (s[i] == '"')
@@ -245,7 +260,7 @@ void jstream_init(struct jstream *j)
     /* The bit stack and the raw buffers are written before they are read. */
     j->depth = 0;
     j->st = JS_VALUE;
-    j->sub = j->inkey = j->keyn = j->trailing = j->dup = j->high = 0;
+    j->sub = j->inkey = j->keyn = j->trailing = j->dup = 0;
     j->lit = NULL;
     j->off = j->cap_from = j->key_from = 0;
     j->slot = j->next_slot = -1;
@@ -269,8 +284,9 @@ static int is_ws(char c)
 static int slot_of(const char *k, size_t n)
 {
     static const char *const names[JSCAN_NSLOTS] = {"id", "method", "params", "result", "error", "jsonrpc"};
+    static const unsigned char len[JSCAN_NSLOTS] = {2, 6, 6, 6, 5, 7};
     for (int x = 0; x < JSCAN_NSLOTS; x++)
-        if (strlen(names[x]) == n && !memcmp(names[x], k, n))
+        if (len[x] == n && !memcmp(names[x], k, n))
             return x;
     return -1;
 }
@@ -279,8 +295,9 @@ static int slot_of(const char *k, size_t n)
 static int rm_of(const char *k, size_t n)
 {
     static const char *const names[JSCAN_NRESULT] = {"content", "structuredContent", "isError", "resultType", "_meta"};
+    static const unsigned char len[JSCAN_NRESULT] = {7, 17, 7, 10, 5};
     for (int x = 0; x < JSCAN_NRESULT; x++)
-        if (strlen(names[x]) == n && !memcmp(names[x], k, n))
+        if (len[x] == n && !memcmp(names[x], k, n))
             return x;
     return -1;
 }
@@ -454,13 +471,9 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
             }
         case JS_STRING:
             if (j->sub == 0) {
-                i = string_run(s, n, i, !j->high);
-                if (i < n && (unsigned char)s[i] >= 0x80 && !j->high) {
-                    j->high = 1; /* from here on, runs stop only where JSON needs a look */
-                    continue;
-                }
+                i = string_run(s, n, i);
                 while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
-                    j->high |= (unsigned char)s[i++] >> 7;
+                    i++;
                 if (i >= n)
                     break;
                 unsigned char u = (unsigned char)s[i];
@@ -582,10 +595,11 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top)
     struct jstream j;
     jstream_init(&j);
     size_t used;
-    if (top)
-        memset(top, 0, sizeof *top);
-    if (jstream_feed(&j, s, n, &used) < 0 || !jstream_end(&j))
+    if (jstream_feed(&j, s, n, &used) < 0 || !jstream_end(&j)) {
+        if (top)
+            memset(top, 0, sizeof *top);
         return 0;
+    }
     if (top)
         jstream_top(&j, s, top);
     return 1;
@@ -593,18 +607,20 @@ int jscan_scan(const char *s, size_t n, struct jscan_top *top)
 
 void jstream_top(const struct jstream *j, const char *s, struct jscan_top *top)
 {
-    memset(top, 0, sizeof *top);
     top->first = j->first;
     top->dup = j->dup;
-    top->high = j->high;
     struct jscan_span *out[JSCAN_NSLOTS] = {&top->id,     &top->method, &top->params,
                                             &top->result, &top->error,  &top->jsonrpc};
     for (int x = 0; x < JSCAN_NSLOTS; x++)
-        if (j->top[x].present)
-            *out[x] = (struct jscan_span){s + j->top[x].start, j->top[x].end - j->top[x].start};
+        *out[x] = j->top[x].present ? (struct jscan_span){s + j->top[x].start, j->top[x].end - j->top[x].start}
+                                    : (struct jscan_span){NULL, 0};
+    if (!j->top[JSCAN_RESULT].present) {
+        memset(top->rm, 0, sizeof top->rm);
+        return;
+    }
     for (int x = 0; x < JSCAN_NRESULT; x++)
-        if (j->rm[x].present)
-            top->rm[x] = (struct jscan_span){s + j->rm[x].start, j->rm[x].end - j->rm[x].start};
+        top->rm[x] = j->rm[x].present ? (struct jscan_span){s + j->rm[x].start, j->rm[x].end - j->rm[x].start}
+                                      : (struct jscan_span){NULL, 0};
 }
 
 int jscan_valid(const char *s, size_t n)

@@ -52,7 +52,6 @@ struct jscan_top {
      * it is an object (p NULL when absent) */
     struct jscan_span rm[JSCAN_NRESULT];
     int dup; /* one of those given twice (or a short top-level key with escapes) */
-    int high; /* a byte of 0x80 or more is in it: 0 means all ASCII, so UTF-8 */
 };
 
 /* Validates s[0..n) as one JSON value, in one pass, and records the raw
@@ -78,7 +77,6 @@ struct jstream {
     unsigned char st, sub, inkey, keyn;
     unsigned char trailing; /* the error was more text after a whole value */
     unsigned char dup; /* a kept top-level member given twice */
-    unsigned char high; /* a string byte of 0x80 or more was seen */
     const char *lit;
     size_t off; /* bytes fed so far */
     size_t cap_from, key_from; /* within the piece being fed */

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #ifdef __linux__
@@ -31,6 +33,18 @@ void platform_grow_pipe(int fd)
         (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 #else
     (void)fd;
+#endif
+}
+
+void platform_prefault(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p & ~(page - 1),
+              b = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+    (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
 #endif
 }
 

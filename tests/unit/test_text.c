@@ -46,6 +46,30 @@ static void hashes_every_byte(void **state)
     }
 }
 
+/* text_ascii_prefix (and so text_valid_utf8's fast path) finds the first
+ * byte of 0x80 or more at every position, past each step width (64, 8, 1). */
+static void finds_the_first_high_byte(void **state)
+{
+    (void)state;
+    char s[300];
+    for (size_t n = 0; n < 200; n++) {
+        memset(s, 'a', n);
+        assert_int_equal(text_ascii_prefix(s, n), n);
+        for (size_t at = 0; at < n; at++) {
+            s[at] = (char)0xc3;
+            if (text_ascii_prefix(s, n) != at)
+                fail_msg("length %zu: high byte at %zu found at %zu", n, at, text_ascii_prefix(s, n));
+            if (at + 1 < n) {
+                s[at + 1] = (char)0xa9; /* é: valid; a lone 0xc3 before 'a' is not */
+                assert_true(text_valid_utf8(s, n));
+                s[at + 1] = 'a';
+            }
+            assert_false(text_valid_utf8(s, n));
+            s[at] = 'a';
+        }
+    }
+}
+
 static void splits_ascii_words_with_offsets(void **state)
 {
     (void)state;
@@ -175,10 +199,15 @@ static void ascii_path_equals_unicode_path(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ascii_path_equals_unicode_path),  cmocka_unit_test(hashes_every_byte),
-        cmocka_unit_test(splits_ascii_words_with_offsets), cmocka_unit_test(folds_unicode_forms),
-        cmocka_unit_test(tokenises_other_scripts),         cmocka_unit_test(tells_the_language),
-        cmocka_unit_test(jaccard_of_content_words),        cmocka_unit_test(validates_utf8),
+        cmocka_unit_test(ascii_path_equals_unicode_path),
+        cmocka_unit_test(hashes_every_byte),
+        cmocka_unit_test(finds_the_first_high_byte),
+        cmocka_unit_test(splits_ascii_words_with_offsets),
+        cmocka_unit_test(folds_unicode_forms),
+        cmocka_unit_test(tokenises_other_scripts),
+        cmocka_unit_test(tells_the_language),
+        cmocka_unit_test(jaccard_of_content_words),
+        cmocka_unit_test(validates_utf8),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
