@@ -27,6 +27,11 @@ static void parses_valid_times(void **state)
     assert_int_equal(ms, -1000);
     /* a leap second reads as :59 */
     assert_int_equal(tf_parse_rfc3339("2016-12-31T23:59:60Z", &ms, &off), 0);
+    /* RFC 3339 years run from 0000, a leap year (divisible by 400) */
+    int64_t feb29, mar1;
+    assert_int_equal(tf_parse_rfc3339("0000-02-29T00:00:00Z", &feb29, &off), 0);
+    assert_int_equal(tf_parse_rfc3339("0000-03-01T00:00:00Z", &mar1, &off), 0);
+    assert_int_equal(mar1 - feb29, 86400000LL);
 }
 
 static void rejects_invalid_times(void **state)
