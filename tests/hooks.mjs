@@ -285,4 +285,17 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'disable-for-session holds in the chat it was said in; a chat begun after it starts clean', { first, off, quiet, fresh });
 }
 
+// The state file remembers at most 32 host sessions (HOOK_SESSIONS_MAX): a
+// new one past that takes the place of the least recent, and no sooner.
+{
+  const box = sandbox();
+  const base = payload('claude-code-UserPromptSubmit.json');
+  const counts = [];
+  for (let i = 0; i < 34; i++) {
+    const at = new Date(Date.parse(NOW) + i * 60000).toISOString().replace('.000Z', 'Z');
+    hook('claude-code', 'UserPromptSubmit', { ...base, session_id: `session-${i}`, prompt: `step ${i} of the plan` }, { box, env: { KEEL_NOW: at } });
+    counts.push(Object.keys(JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8')).hooks || {}).length);
+  }
+  ok(counts[30] === 31 && counts[31] === 32 && counts[33] === 32, `the state file keeps up to 32 host sessions, then the most recent 32 (${counts.slice(29).join(', ')})`);
+}
 done();
