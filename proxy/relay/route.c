@@ -624,8 +624,12 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
 
 void relay_queue_server_line(struct relay *r, const char *line, size_t n, const struct jscan_insert *ins, int k)
 {
-    if (n >= LEND_MIN && frame_holds(&r->sout, line) && !r->cout.open &&
-        (k ? outq_lend_splice(&r->cout, line, n, ins, k) : outq_lend(&r->cout, line, n)) == 0) {
+    if (n >= LEND_MIN && frame_holds(&r->sout, line) && !r->cout.open) {
+        /* Out of memory part way, what was queued stays queued (as for a copy): never queued twice. */
+        if (k)
+            outq_lend_splice(&r->cout, line, n, ins, k);
+        else
+            outq_lend(&r->cout, line, n);
         frame_pin(&r->sout, r->cout.lent > 0); /* kept in place until written */
         return;
     }
