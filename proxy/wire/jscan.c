@@ -176,23 +176,17 @@ static inline int run_stops(const char *p)
     return _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
                                           _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x))); /* x <= 0x1f */
 }
+#endif
 
-/* A string still running after 64 bytes is a long one: wider steps. */
-__attribute__((noinline)) static size_t long_run(const char *s, size_t n, size_t i)
-{
 #ifdef RUN_AVX2
+/* A string still running after 64 bytes is a long one: thirty-two bytes a
+ * step where the processor has AVX2 (asked once). */
+static size_t long_run(const char *s, size_t n, size_t i)
+{
     static int avx2 = -1;
     if (avx2 < 0)
         avx2 = __builtin_cpu_supports("avx2") != 0;
-    if (avx2)
-        i = string_run_avx2(s, n, i);
-#endif
-    for (; i + 16 <= n; i += 16) {
-        int mask = run_stops(s + i);
-        if (mask)
-            return i + (size_t)__builtin_ctz((unsigned)mask);
-    }
-    return i;
+    return avx2 ? string_run_avx2(s, n, i) : i;
 }
 #endif
 
@@ -203,16 +197,18 @@ __attribute__((noinline)) static size_t long_run(const char *s, size_t n, size_t
 static size_t string_run(const char *s, size_t n, size_t i)
 {
 #ifdef __SSE2__
+#ifdef RUN_AVX2
     size_t wide = i + 64;
+#endif
     while (i + 16 <= n) {
         int mask = run_stops(s + i);
         if (mask)
             return i + (size_t)__builtin_ctz((unsigned)mask);
         i += 16;
-        if (i >= wide) {
+#ifdef RUN_AVX2
+        if (i == wide) /* once: it jumps past wide, or stays to step on by 16 */
             i = long_run(s, n, i);
-            break;
-        }
+#endif
     }
 #endif
     while (i + 8 <= n) {
@@ -280,26 +276,27 @@ static int is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* Which of names[0..count) k[0..n) is, or -1. */
+static int name_of(const char *const *names, int count, const char *k, size_t n)
+{
+    for (int x = 0; x < count; x++)
+        if (strlen(names[x]) == n && !memcmp(names[x], k, n))
+            return x;
+    return -1;
+}
+
 /* The top-level member whose key is k[0..n), if it is one jscan records. */
 static int slot_of(const char *k, size_t n)
 {
     static const char *const names[JSCAN_NSLOTS] = {"id", "method", "params", "result", "error", "jsonrpc"};
-    static const unsigned char len[JSCAN_NSLOTS] = {2, 6, 6, 6, 5, 7};
-    for (int x = 0; x < JSCAN_NSLOTS; x++)
-        if (len[x] == n && !memcmp(names[x], k, n))
-            return x;
-    return -1;
+    return name_of(names, JSCAN_NSLOTS, k, n);
 }
 
 /* The member of a top-level result whose key is k[0..n), if it is one jscan records. */
 static int rm_of(const char *k, size_t n)
 {
     static const char *const names[JSCAN_NRESULT] = {"content", "structuredContent", "isError", "resultType", "_meta"};
-    static const unsigned char len[JSCAN_NRESULT] = {7, 17, 7, 10, 5};
-    for (int x = 0; x < JSCAN_NRESULT; x++)
-        if (len[x] == n && !memcmp(names[x], k, n))
-            return x;
-    return -1;
+    return name_of(names, JSCAN_NRESULT, k, n);
 }
 
 /* Keeps s[a..b) of a top-level value being captured, up to the buffer. */
