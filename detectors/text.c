@@ -545,25 +545,35 @@ char *text_dup(const char *s, size_t n)
     return d;
 }
 
+static const uint64_t hk0 = 0xa0761d6478bd642fULL, hk1 = 0xe7037ed1a0b428dbULL, hk2 = 0x8ebc6af09c88c6e3ULL;
+
+/* Four independent lanes over each 64-byte block, so a long text is not one
+ * chain of multiplies. */
+static void hash_blocks(uint64_t lane[4], const unsigned char *s, size_t blocks)
+{
+    uint64_t h0 = lane[0], h1 = lane[1], h2 = lane[2], h3 = lane[3];
+    for (; blocks; blocks--, s += 64) {
+        h0 = hmix(read8(s) ^ hk1 ^ h0, read8(s + 8) ^ hk2);
+        h1 = hmix(read8(s + 16) ^ hk1 ^ h1, read8(s + 24) ^ hk2);
+        h2 = hmix(read8(s + 32) ^ hk1 ^ h2, read8(s + 40) ^ hk2);
+        h3 = hmix(read8(s + 48) ^ hk1 ^ h3, read8(s + 56) ^ hk2);
+    }
+    lane[0] = h0, lane[1] = h1, lane[2] = h2, lane[3] = h3;
+}
+
 uint64_t text_hash(const void *p, size_t n, uint64_t seed)
 {
-    static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
     const unsigned char *s = p;
-    uint64_t h = seed ^ hmix(seed ^ k0, (uint64_t)n ^ k1);
-    if (n >= 256) { /* four lanes, so a long text is not one chain of multiplies */
-        uint64_t h1 = h ^ k0, h2 = h ^ k1, h3 = h ^ k2;
-        while (n >= 64) {
-            h = hmix(read8(s) ^ k1 ^ h, read8(s + 8) ^ k2);
-            h1 = hmix(read8(s + 16) ^ k1 ^ h1, read8(s + 24) ^ k2);
-            h2 = hmix(read8(s + 32) ^ k1 ^ h2, read8(s + 40) ^ k2);
-            h3 = hmix(read8(s + 48) ^ k1 ^ h3, read8(s + 56) ^ k2);
-            s += 64;
-            n -= 64;
-        }
-        h = hmix(h ^ k0, h1 ^ k1) ^ hmix(h2 ^ k2, h3 ^ k0);
+    uint64_t h = seed ^ hmix(seed ^ hk0, (uint64_t)n ^ hk1);
+    if (n >= 256) {
+        uint64_t lane[4] = {h, h ^ hk0, h ^ hk1, h ^ hk2};
+        hash_blocks(lane, s, n / 64);
+        s += n / 64 * 64;
+        n %= 64;
+        h = hmix(lane[0] ^ hk0, lane[1] ^ hk1) ^ hmix(lane[2] ^ hk2, lane[3] ^ hk0);
     }
     while (n >= 16) {
-        h = hmix(read8(s) ^ k1 ^ h, read8(s + 8) ^ k2);
+        h = hmix(read8(s) ^ hk1 ^ h, read8(s + 8) ^ hk2);
         s += 16;
         n -= 16;
     }
@@ -575,5 +585,47 @@ uint64_t text_hash(const void *p, size_t n, uint64_t seed)
         for (size_t i = 0; i < n; i++)
             a |= (uint64_t)s[i] << (8 * i);
     }
-    return hmix(k1 ^ (uint64_t)n, hmix(a ^ k1 ^ h, b ^ k2));
+    return hmix(hk1 ^ (uint64_t)n, hmix(a ^ hk1 ^ h, b ^ hk2));
+}
+
+void text_hasher_init(struct text_hasher *t, uint64_t seed)
+{
+    t->lane[0] = seed ^ hk0;
+    t->lane[1] = seed ^ hk1;
+    t->lane[2] = seed ^ hk2;
+    t->lane[3] = ~seed;
+    t->total = 0;
+    t->bufn = 0;
+}
+
+void text_hasher_add(struct text_hasher *t, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    t->total += n;
+    if (t->bufn) { /* a block begun in an earlier piece */
+        size_t k = 64 - t->bufn < n ? 64 - t->bufn : n;
+        memcpy(t->buf + t->bufn, s, k);
+        t->bufn += k, s += k, n -= k;
+        if (t->bufn < 64)
+            return;
+        hash_blocks(t->lane, t->buf, 1);
+        t->bufn = 0;
+    }
+    hash_blocks(t->lane, s, n / 64);
+    memcpy(t->buf, s + n / 64 * 64, n % 64);
+    t->bufn = n % 64;
+}
+
+uint64_t text_hasher_end(const struct text_hasher *t)
+{
+    uint64_t h = hmix(t->lane[0] ^ hk0, t->lane[1] ^ hk1) ^ hmix(t->lane[2] ^ hk2, t->lane[3] ^ hk0);
+    return text_hash(t->buf, t->bufn, h ^ t->total);
+}
+
+uint64_t text_hash_pieces(const void *p, size_t n, uint64_t seed)
+{
+    struct text_hasher t;
+    text_hasher_init(&t, seed);
+    text_hasher_add(&t, p, n);
+    return text_hasher_end(&t);
 }

@@ -75,6 +75,20 @@ int text_is_stopword(uint64_t hash);
  * adversary must not collide. */
 uint64_t text_hash(const void *p, size_t n, uint64_t seed);
 
+/* The same kind of hash over bytes that arrive in pieces (a result passed on
+ * as it is read): the value depends on the bytes, not on how they were cut,
+ * but it is not text_hash's value for them. */
+struct text_hasher {
+    uint64_t lane[4], total;
+    unsigned char buf[64];
+    size_t bufn;
+};
+void text_hasher_init(struct text_hasher *t, uint64_t seed);
+void text_hasher_add(struct text_hasher *t, const void *p, size_t n);
+uint64_t text_hasher_end(const struct text_hasher *t);
+/* The hasher's value for p[0..n) in one piece. */
+uint64_t text_hash_pieces(const void *p, size_t n, uint64_t seed);
+
 /* A NUL-terminated copy of n bytes (a message, an id), or NULL. */
 char *text_dup(const char *s, size_t n);
 

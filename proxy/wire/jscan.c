@@ -261,10 +261,13 @@ void jstream_init(struct jstream *j)
     j->off = j->cap_from = j->key_from = 0;
     j->slot = j->next_slot = -1;
     j->first = 0;
-    j->in_result = 0;
+    j->in_result = j->result_obj = j->result_any = 0;
     j->rm_slot = j->rm_next = -1;
-    for (int x = 0; x < JSCAN_NRESULT; x++)
-        j->rm[x].start = j->rm[x].end = j->rm[x].present = 0;
+    for (int x = 0; x < JSCAN_NRESULT; x++) {
+        j->rm[x].start = j->rm[x].end = 0;
+        j->rm[x].present = j->rm[x].items = 0;
+        j->rm[x].first = 0;
+    }
     for (int x = 0; x < JSCAN_NSLOTS; x++) {
         j->top[x].start = j->top[x].end = 0;
         j->top[x].present = j->top[x].cut = j->top[x].rawn = 0;
@@ -328,7 +331,7 @@ static void capture_key(struct jstream *j, const char *s, size_t a, size_t b)
 }
 
 /* A value starts at s[i] (offset base + i). */
-static void value_starts(struct jstream *j, size_t base, size_t i)
+static void value_starts(struct jstream *j, const char *s, size_t base, size_t i)
 {
     if (j->depth == 1 && j->next_slot >= 0) {
         j->slot = j->next_slot;
@@ -337,11 +340,17 @@ static void value_starts(struct jstream *j, size_t base, size_t i)
         j->top[j->slot].present = 1;
         j->top[j->slot].rawn = 0;
         j->cap_from = i;
-    } else if (j->depth == 2 && j->in_result && j->rm_next >= 0) {
-        j->rm_slot = j->rm_next;
-        j->rm_next = -1;
-        j->rm[j->rm_slot].start = base + i;
-        j->rm[j->rm_slot].present = 1;
+    } else if (j->depth == 2 && j->in_result) {
+        j->result_any = 1;
+        if (j->rm_next >= 0) {
+            j->rm_slot = j->rm_next;
+            j->rm_next = -1;
+            j->rm[j->rm_slot].start = base + i;
+            j->rm[j->rm_slot].present = 1;
+            j->rm[j->rm_slot].first = s[i];
+        }
+    } else if (j->depth == 3 && j->rm_slot >= 0) {
+        j->rm[j->rm_slot].items = 1;
     }
 }
 
@@ -380,14 +389,14 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                 i++;
                 continue;
             }
-            value_starts(j, base, i);
+            value_starts(j, s, base, i);
             if (!j->first)
                 j->first = c;
             if (c == '{' || c == '[') {
                 if (j->depth >= JSCAN_MAX_DEPTH)
                     goto bad;
                 if (c == '{' && j->depth == 1 && j->slot == JSCAN_RESULT)
-                    j->in_result = 1;
+                    j->in_result = j->result_obj = 1;
                 if (c == '{')
                     j->stack[j->depth / 64] |= 1ull << (j->depth % 64);
                 else

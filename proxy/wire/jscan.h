@@ -85,10 +85,13 @@ struct jstream {
     char key[24];
     struct jstream_slot top[JSCAN_NSLOTS];
     unsigned char in_result; /* inside the top-level "result" object */
+    unsigned char result_obj, result_any; /* "result" is an object; it has a member */
     signed char rm_slot, rm_next; /* the member of it being read, or -1 */
     struct {
-        size_t start, end;
+        size_t start, end; /* end 0 while it is being read */
         unsigned char present;
+        unsigned char items; /* an array or object member holding something */
+        char first; /* its first byte */
     } rm[JSCAN_NRESULT];
 };
 void jstream_init(struct jstream *j);

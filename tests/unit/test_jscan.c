@@ -241,6 +241,53 @@ static void validates_in_pieces(void **state)
     assert_int_equal(used, 9);
 }
 
+/* What the relay reads of a result object while it streams it: where each
+ * member starts and ends, its first byte, whether an array or object member
+ * holds anything, and whether the result is an object with any member. The
+ * same whichever way the line is cut into pieces. */
+static void tells_result_members_apart(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *doc;
+        int obj, any;
+        const char *firsts; /* content, structuredContent, isError, resultType, _meta ('-': absent) */
+        const char *items; /* '1' where the member holds something */
+    } cases[] = {
+        {"{\"id\":1,\"result\":{\"content\":[ ],\"_meta\":{\"a\":1}}}", 1, 1, "[---{", "00001"},
+        {"{\"result\":{\"content\":[{\"t\":\"x\"}],\"isError\":true,\"structuredContent\":{}},\"id\":2}", 1, 1, "[{t--",
+         "10000"},
+        {"{\"result\":{ },\"id\":3}", 1, 0, "-----", "00000"},
+        {"{\"result\":{\"other\":[1]},\"id\":3}", 1, 1, "-----", "00000"},
+        {"{\"result\":[{\"content\":[1]}],\"id\":4}", 0, 0, "-----", "00000"},
+        {"{\"params\":{\"content\":[1]},\"result\":{\"resultType\":\"complete\",\"_meta\":{}}}", 1, 1, "---\"{",
+         "00000"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *s = cases[c].doc;
+        size_t n = strlen(s), used;
+        for (size_t split = 0; split <= n; split++) {
+            struct jstream j;
+            jstream_init(&j);
+            assert_int_equal(jstream_feed(&j, s, split, &used), 0);
+            assert_int_equal(jstream_feed(&j, s + split, n - split, &used), 0);
+            assert_true(jstream_end(&j));
+            if (j.result_obj != cases[c].obj || j.result_any != cases[c].any)
+                fail_msg("doc %zu split %zu: result object %d, with members %d", c, split, j.result_obj, j.result_any);
+            for (int x = 0; x < JSCAN_NRESULT; x++) {
+                char want = cases[c].firsts[x];
+                if (want == '-' ? j.rm[x].present : !j.rm[x].present || j.rm[x].first != want)
+                    fail_msg("doc %zu split %zu member %d: present %d first %c", c, split, x, j.rm[x].present,
+                             j.rm[x].first);
+                if (j.rm[x].items != (cases[c].items[x] == '1'))
+                    fail_msg("doc %zu split %zu member %d: holds something %d", c, split, x, j.rm[x].items);
+                if (j.rm[x].present && (s[j.rm[x].start] != want || !j.rm[x].end || j.rm[x].end <= j.rm[x].start))
+                    fail_msg("doc %zu split %zu member %d: span %zu..%zu", c, split, x, j.rm[x].start, j.rm[x].end);
+            }
+        }
+    }
+}
+
 /* A control byte in a string is refused and a byte of 0x80 or more is not,
  * wherever it falls: at every position of strings up to 200 bytes, so each
  * width the scan steps by (8, 16, and 32 once a string passes 64) meets it
@@ -273,9 +320,13 @@ static void strings_at_every_width(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(finds_top_level_members), cmocka_unit_test(works_on_truncated_heads),
-        cmocka_unit_test(validates_json),          cmocka_unit_test(finds_nul_escapes),
-        cmocka_unit_test(parses_lone_surrogates),  cmocka_unit_test(validates_in_pieces),
+        cmocka_unit_test(finds_top_level_members),
+        cmocka_unit_test(works_on_truncated_heads),
+        cmocka_unit_test(validates_json),
+        cmocka_unit_test(finds_nul_escapes),
+        cmocka_unit_test(parses_lone_surrogates),
+        cmocka_unit_test(validates_in_pieces),
+        cmocka_unit_test(tells_result_members_apart),
         cmocka_unit_test(strings_at_every_width),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -46,6 +46,39 @@ static void hashes_every_byte(void **state)
     }
 }
 
+/* The hasher for bytes that arrive in pieces gives one value however they
+ * are cut (every cut of every length up to 300, in steps of 1 and 7 bytes),
+ * and another when a byte, the length or the seed differs. */
+static void hashes_in_pieces(void **state)
+{
+    (void)state;
+    static char a[300];
+    for (size_t i = 0; i < sizeof a; i++)
+        a[i] = (char)('a' + i % 29);
+    for (size_t n = 0; n <= sizeof a; n++) {
+        uint64_t h = text_hash_pieces(a, n, 5);
+        if (n && text_hash_pieces(a, n - 1, 5) == h)
+            fail_msg("length %zu: one byte less kept the hash", n);
+        assert_true(text_hash_pieces(a, n, 6) != h);
+        for (size_t cut = 0; cut <= n; cut++)
+            for (size_t step = 1; step <= 7; step += 6) {
+                struct text_hasher t;
+                text_hasher_init(&t, 5);
+                text_hasher_add(&t, a, cut);
+                for (size_t at = cut; at < n; at += step)
+                    text_hasher_add(&t, a + at, at + step <= n ? step : n - at);
+                if (text_hasher_end(&t) != h)
+                    fail_msg("length %zu cut at %zu, then %zu at a time: another hash", n, cut, step);
+            }
+        for (size_t at = 0; at < n; at++) {
+            a[at] ^= 1;
+            if (text_hash_pieces(a, n, 5) == h)
+                fail_msg("length %zu: a change at byte %zu kept the hash", n, at);
+            a[at] ^= 1;
+        }
+    }
+}
+
 /* text_ascii_prefix (and so text_valid_utf8's fast path) finds the first
  * byte of 0x80 or more at every position, past each step width (64, 8, 1). */
 static void finds_the_first_high_byte(void **state)
@@ -201,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ascii_path_equals_unicode_path),
         cmocka_unit_test(hashes_every_byte),
+        cmocka_unit_test(hashes_in_pieces),
         cmocka_unit_test(finds_the_first_high_byte),
         cmocka_unit_test(splits_ascii_words_with_offsets),
         cmocka_unit_test(folds_unicode_forms),
