@@ -150,6 +150,13 @@ void relay_call_data_free(void *p)
     free(p);
 }
 
+static size_t span_ws(const char *s, size_t i, size_t end)
+{
+    while (i < end && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+        i++;
+    return i;
+}
+
 /* A hash of an error's whole text (never 0), numbers and ids made one: a
  * run of digits, or a hexadecimal id of 8 or more characters (a UUID, a
  * commit), counts as one '#', so "after 3021 ms" and "after 3044 ms" are the
@@ -194,28 +201,59 @@ static void result_members(const struct jscan_top *top, struct jscan_span rm[RES
     memcpy(rm, top->rm, RESULT_KEYS * sizeof *rm);
 }
 
+/* A member of a tool result, hashed as the loop detector compares it: the
+ * same value whether the member was read whole or in pieces (cut.c). */
+#define MEMBER_SEED 0x6d656d626572ULL
+
+/* The first block's text of the content array c[0..n) (c[0] == '['), when
+ * that block is an object that ends within c: its "text" span (p NULL when it
+ * has none). 0 when the block does not end within c. */
+static int first_text(const char *c, size_t n, struct jscan_span *text)
+{
+    static const char *const block_keys[] = {"text"};
+    size_t pos = 0;
+    const char *first = NULL;
+    text->p = NULL;
+    text->n = 0;
+    if (!jscan_array_next(c, n, &pos, &first))
+        return 1; /* no block */
+    size_t at = (size_t)(first - c);
+    if (!jscan_value_end(c, n, at))
+        return 0;
+    if (first[0] == '{')
+        jscan_members(first, n - at, block_keys, text, 1, 0);
+    return 1;
+}
+
+/* The loop detector's view of a result object from what was read of it. */
+static void outcome_of(const struct result_facts *f, struct loop_call *c)
+{
+    uint64_t h = 0x726573756c74;
+    for (int k = 0; k < 3; k++)
+        if (f->present[k])
+            h = text_hash(&f->member[k], sizeof f->member[k], text_hash(result_keys[k], strlen(result_keys[k]), h));
+    c->result = h;
+    if (!f->has_block && !f->present[1])
+        c->flags |= LOOP_EMPTY;
+    if (f->is_error) /* a first block too large to keep whole: its exact bytes stand for it */
+        c->error = f->text_known ? error_hash(&f->text, 0x697345) : f->member[0] | 1;
+}
+
 static void outcome(const struct jscan_top *top, const struct jscan_span *sp, struct loop_call *c)
 {
-    static const char *const block_keys[] = {"text"}, *const err_keys[] = {"code", "message"};
+    static const char *const err_keys[] = {"code", "message"};
     c->error = 0;
     c->flags &= ~LOOP_EMPTY;
     if (top->result.p && top->result.p[0] == '{') {
-        uint64_t h = 0x726573756c74;
+        struct result_facts f = {{0, 0, 0}, {0, 0, 0}, 0, 0, 1, {NULL, 0}};
         for (int k = 0; k < 3; k++)
-            if (sp[k].p)
-                h = text_hash(sp[k].p, sp[k].n, text_hash(result_keys[k], strlen(result_keys[k]), h));
-        c->result = h;
-        size_t pos = 0;
-        const char *first = NULL;
-        int has_block = sp[0].p && sp[0].p[0] == '[' && jscan_array_next(sp[0].p, sp[0].n, &pos, &first);
-        if (!has_block && !sp[1].p)
-            c->flags |= LOOP_EMPTY;
-        if (sp[2].p && sp[2].n >= 4 && !memcmp(sp[2].p, "true", 4)) {
-            struct jscan_span text = {NULL, 0};
-            if (has_block && first[0] == '{')
-                jscan_members(first, sp[0].n - (size_t)(first - sp[0].p), block_keys, &text, 1, 0);
-            c->error = error_hash(&text, 0x697345);
-        }
+            if ((f.present[k] = sp[k].p != NULL))
+                f.member[k] = text_hash_pieces(sp[k].p, sp[k].n, MEMBER_SEED + (uint64_t)k);
+        f.has_block = sp[0].p && sp[0].p[0] == '[' && span_ws(sp[0].p, 1, sp[0].n) < sp[0].n - 1;
+        f.is_error = sp[2].p && sp[2].n >= 4 && !memcmp(sp[2].p, "true", 4);
+        if (f.is_error && sp[0].p && sp[0].p[0] == '[')
+            first_text(sp[0].p, sp[0].n, &f.text);
+        outcome_of(&f, c);
     } else if (top->error.p && top->error.p[0] == '{') {
         struct jscan_span sp[2];
         jscan_members(top->error.p, top->error.n, err_keys, sp, 2, 0);
@@ -283,13 +321,6 @@ static char *result_text(const struct jscan_span *result)
     return out;
 }
 
-static size_t span_ws(const char *s, size_t i, size_t end)
-{
-    while (i < end && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
-        i++;
-    return i;
-}
-
 /* The result line with advisories spliced in, byte surgery only: a text
  * block appended to content and "keel/advisories" added to _meta. Every
  * other byte, structuredContent included, stays as it was. */
@@ -304,22 +335,23 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
     return out;
 }
 
-int relay_annotation(const char *line, const struct jscan_span *res, const struct jscan_span *known, const cJSON *adv,
-                     struct jscan_insert ins[2], char *text[2])
+/* Where advisories can go in a result object: line offsets. */
+struct annot_at {
+    size_t r0, r1; /* the result object's braces: r0 its '{', r1 one past its '}' */
+    int result_empty;
+    int content; /* content is an array ... */
+    size_t c1; /* ... ending just before c1 */
+    int content_empty;
+    int meta; /* _meta is given ... */
+    int meta_obj; /* ... as an object starting at m0 */
+    size_t m0;
+    int meta_empty;
+    int at_end; /* new members go last in the result, not first */
+};
+
+static int annotation_at(const struct annot_at *a, const cJSON *adv, struct jscan_insert ins[2], char *text[2])
 {
     int k = 0;
-    size_t r0 = (size_t)(res->p - line), r1 = r0 + res->n; /* the result object */
-    int empty_result = span_ws(line, r0 + 1, r1) == r1 - 1;
-    static const char *const keys[] = {"content", "_meta"};
-    struct jscan_span sp[2];
-    if (known) /* the caller's one pass over the result found them */
-        sp[0] = known[0], sp[1] = known[1];
-    else
-        jscan_members(res->p, res->n, keys, sp, 2, 0); /* one pass over the result */
-    const char *c = sp[0].p, *m = sp[1].p;
-    size_t cn = sp[0].n, mn = sp[1].n;
-    int has_content = c && c[0] == '[';
-    int has_meta = m != NULL;
     char *people = overlay_text(adv), *bj = NULL;
     if (people) {
         cJSON *block = cJSON_CreateObject();
@@ -329,38 +361,47 @@ int relay_annotation(const char *line, const struct jscan_span *res, const struc
         cJSON_Delete(block);
         free(people);
     }
-    int new_content = bj && !has_content; /* a result without content gets one */
-    /* _meta first: at the result's start it must precede a new content member. */
+    int new_content = bj && !a->content; /* a result without content gets one */
+    size_t new_at = a->at_end ? a->r1 - 1 : a->r0 + 1; /* where new members go */
+    int members = !a->result_empty; /* members before new ones at the end */
+    /* At the result's start, _meta comes first: it must precede a new content member. */
     char *aj = cJSON_PrintUnformatted(adv);
-    if (aj && has_meta && m[0] == '{') {
-        size_t m0 = (size_t)(m - line), l = strlen(aj) + 24;
+    if (aj && a->meta && a->meta_obj) {
+        size_t l = strlen(aj) + 24;
         if ((text[k] = malloc(l))) {
-            snprintf(text[k], l, "\"keel/advisories\":%s%s", aj,
-                     span_ws(line, m0 + 1, m0 + mn) == m0 + mn - 1 ? "" : ",");
-            ins[k] = (struct jscan_insert){m0 + 1, text[k], 0};
+            snprintf(text[k], l, "\"keel/advisories\":%s%s", aj, a->meta_empty ? "" : ",");
+            ins[k] = (struct jscan_insert){a->m0 + 1, text[k], 0};
             k++;
         }
-    } else if (aj && !has_meta) {
+    } else if (aj && !a->meta) {
         size_t l = strlen(aj) + 40;
         if ((text[k] = malloc(l))) {
-            snprintf(text[k], l, "\"_meta\":{\"keel/advisories\":%s}%s", aj, empty_result && !new_content ? "" : ",");
-            ins[k] = (struct jscan_insert){r0 + 1, text[k], 0};
+            if (a->at_end)
+                snprintf(text[k], l, "%s\"_meta\":{\"keel/advisories\":%s}", members ? "," : "", aj);
+            else
+                snprintf(text[k], l, "\"_meta\":{\"keel/advisories\":%s}%s", aj,
+                         a->result_empty && !new_content ? "" : ",");
+            ins[k] = (struct jscan_insert){new_at, text[k], 0};
+            members = 1;
             k++;
         }
     }
     free(aj);
-    if (bj && has_content) {
-        size_t c0 = (size_t)(c - line), c1 = c0 + cn, l = strlen(bj) + 2;
+    if (bj && a->content) {
+        size_t l = strlen(bj) + 2;
         if ((text[k] = malloc(l))) {
-            snprintf(text[k], l, "%s%s", span_ws(line, c0 + 1, c1) == c1 - 1 ? "" : ",", bj);
-            ins[k] = (struct jscan_insert){c1 - 1, text[k], 0};
+            snprintf(text[k], l, "%s%s", a->content_empty ? "" : ",", bj);
+            ins[k] = (struct jscan_insert){a->c1 - 1, text[k], 0};
             k++;
         }
     } else if (new_content) {
         size_t l = strlen(bj) + 16;
         if ((text[k] = malloc(l))) {
-            snprintf(text[k], l, "\"content\":[%s]%s", bj, empty_result ? "" : ",");
-            ins[k] = (struct jscan_insert){r0 + 1, text[k], 0};
+            if (a->at_end)
+                snprintf(text[k], l, "%s\"content\":[%s]", members ? "," : "", bj);
+            else
+                snprintf(text[k], l, "\"content\":[%s]%s", bj, a->result_empty ? "" : ",");
+            ins[k] = (struct jscan_insert){new_at, text[k], 0};
             k++;
         }
     }
@@ -368,8 +409,32 @@ int relay_annotation(const char *line, const struct jscan_span *res, const struc
     return k;
 }
 
+int relay_annotation(const char *line, const struct jscan_span *res, const struct jscan_span *known, const cJSON *adv,
+                     struct jscan_insert ins[2], char *text[2])
+{
+    static const char *const keys[] = {"content", "_meta"};
+    struct jscan_span sp[2];
+    if (known) /* the caller's one pass over the result found them */
+        sp[0] = known[0], sp[1] = known[1];
+    else
+        jscan_members(res->p, res->n, keys, sp, 2, 0); /* one pass over the result */
+    struct annot_at a = {0};
+    a.r0 = (size_t)(res->p - line);
+    a.r1 = a.r0 + res->n;
+    a.result_empty = span_ws(line, a.r0 + 1, a.r1) == a.r1 - 1;
+    if ((a.content = sp[0].p && sp[0].p[0] == '[')) {
+        size_t c0 = (size_t)(sp[0].p - line);
+        a.c1 = c0 + sp[0].n;
+        a.content_empty = span_ws(line, c0 + 1, a.c1) == a.c1 - 1;
+    }
+    if ((a.meta = sp[1].p != NULL) && (a.meta_obj = sp[1].p[0] == '{')) {
+        a.m0 = (size_t)(sp[1].p - line);
+        a.meta_empty = span_ws(line, a.m0 + 1, a.m0 + sp[1].n) == a.m0 + sp[1].n - 1;
+    }
+    return annotation_at(&a, adv, ins, text);
+}
+
 /* The upstream answered a tools/call: attach what the overlay has to say. */
-#define RULES_MAX_LINE (1u << 20) /* larger results are not read by the rules */
 
 /* A rules advisory naming what fired. */
 static cJSON *rules_advisory(const char *reason, cJSON *names)
@@ -657,6 +722,147 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     }
     if (!out)
         out = ruled;
+    relay_call_data_free(d);
+    return out;
+}
+
+/* --- a result passed on as it arrives (cut.c) ------------------------------ */
+
+void relay_result_begin(struct result_stream *rs)
+{
+    for (int k = 0; k < 3; k++)
+        text_hasher_init(&rs->member[k], MEMBER_SEED + (uint64_t)k);
+    rs->small_n[0] = rs->small_n[1] = rs->small_cut[0] = rs->small_cut[1] = 0;
+    rs->head = NULL;
+    rs->head_n = 0;
+}
+
+void relay_result_done(struct result_stream *rs)
+{
+    free(rs->head);
+    rs->head = NULL;
+    rs->head_n = 0;
+}
+
+/* The part of p[0..n) (at line offset base) inside member k's value, which
+ * may end in a later piece. 0 when none is. */
+static size_t member_part(const struct jstream *js, int k, size_t base, size_t n, size_t *from)
+{
+    if (!js->rm[k].present)
+        return 0;
+    size_t s0 = js->rm[k].start, s1 = js->rm[k].end ? js->rm[k].end : base + n;
+    size_t a = s0 > base ? s0 : base, b = s1 < base + n ? s1 : base + n;
+    *from = a - base;
+    return b > a ? b - a : 0;
+}
+
+void relay_result_piece(struct result_stream *rs, const struct jstream *js, const char *p, size_t n, size_t base)
+{
+    size_t at, m;
+    for (int k = 0; k < 3; k++)
+        if ((m = member_part(js, k, base, n, &at)))
+            text_hasher_add(&rs->member[k], p + at, m);
+    for (int x = 0; x < 2; x++) { /* isError, resultType: small values kept whole */
+        if (!(m = member_part(js, JSCAN_IS_ERROR + x, base, n, &at)))
+            continue;
+        size_t room = sizeof rs->small[x] - rs->small_n[x];
+        if (m > room)
+            rs->small_cut[x] = 1, m = room;
+        memcpy(rs->small[x] + rs->small_n[x], p + at, m);
+        rs->small_n[x] += (unsigned char)m;
+    }
+    if ((m = member_part(js, JSCAN_CONTENT, base, n, &at)) && rs->head_n < RESULT_HEAD &&
+        (rs->head || (rs->head = malloc(RESULT_HEAD)))) {
+        if (m > RESULT_HEAD - rs->head_n)
+            m = RESULT_HEAD - rs->head_n;
+        memcpy(rs->head + rs->head_n, p + at, m);
+        rs->head_n += m;
+    }
+}
+
+size_t relay_result_hold_point(const struct jstream *js)
+{
+    size_t hp = SIZE_MAX;
+    if (!js->result_obj)
+        return hp;
+    if (js->rm[JSCAN_META].present && js->rm[JSCAN_META].first == '{')
+        hp = js->rm[JSCAN_META].start + 1;
+    if (js->rm[JSCAN_CONTENT].present && js->rm[JSCAN_CONTENT].first == '[' && js->rm[JSCAN_CONTENT].end &&
+        js->rm[JSCAN_CONTENT].end - 1 < hp)
+        hp = js->rm[JSCAN_CONTENT].end - 1;
+    if (js->top[JSCAN_RESULT].end && js->top[JSCAN_RESULT].end - 1 < hp)
+        hp = js->top[JSCAN_RESULT].end - 1;
+    return hp;
+}
+
+/* The loop detector's view of a result read in pieces. */
+static void streamed_outcome(const struct jstream *js, struct result_stream *rs, struct loop_call *c)
+{
+    c->error = 0;
+    c->flags &= ~LOOP_EMPTY;
+    if (!js->result_obj) {
+        c->result = 0;
+        c->flags |= LOOP_EMPTY;
+        return;
+    }
+    struct result_facts f = {{0, 0, 0}, {0, 0, 0}, 0, 0, 1, {NULL, 0}};
+    for (int k = 0; k < 3; k++)
+        if ((f.present[k] = js->rm[k].present))
+            f.member[k] = text_hasher_end(&rs->member[k]);
+    int array = js->rm[JSCAN_CONTENT].present && js->rm[JSCAN_CONTENT].first == '[';
+    f.has_block = array && js->rm[JSCAN_CONTENT].items;
+    f.is_error = js->rm[JSCAN_IS_ERROR].present && rs->small_n[0] >= 4 && !memcmp(rs->small[0], "true", 4);
+    if (f.is_error && array)
+        f.text_known = rs->head && first_text(rs->head, rs->head_n, &f.text);
+    outcome_of(&f, c);
+}
+
+char *relay_call_streamed(struct relay *r, void *data, const struct jstream *js, struct result_stream *rs,
+                          const char *tail, size_t tn, size_t at, size_t *out_n)
+{
+    struct call_data *d = data;
+    char *out = NULL;
+    if (js->rm[JSCAN_RESULT_TYPE].present &&
+        !(rs->small_n[1] == 10 && !rs->small_cut[1] && !memcmp(rs->small[1], "\"complete\"", 10))) {
+        relay_call_data_free(d); /* input_required: not the call's result (see relay_call_finished) */
+        return NULL;
+    }
+    if (d->watched)
+        streamed_outcome(js, rs, &d->call);
+    cJSON *adv = overlay_for_result(&r->ov, d->tool, d->watched ? &d->call : NULL, NULL);
+    if (adv && js->result_obj) {
+        /* New members go last in the result: its start has long gone by. */
+        struct annot_at a = {0};
+        a.r1 = js->top[JSCAN_RESULT].end;
+        a.result_empty = !js->result_any;
+        a.at_end = 1;
+        if ((a.content = js->rm[JSCAN_CONTENT].present && js->rm[JSCAN_CONTENT].first == '[')) {
+            a.c1 = js->rm[JSCAN_CONTENT].end;
+            a.content_empty = !js->rm[JSCAN_CONTENT].items;
+        }
+        if ((a.meta = js->rm[JSCAN_META].present) && (a.meta_obj = js->rm[JSCAN_META].first == '{')) {
+            a.m0 = js->rm[JSCAN_META].start;
+            a.meta_empty = !js->rm[JSCAN_META].items;
+        }
+        struct jscan_insert ins[2];
+        char *t[2] = {NULL, NULL};
+        int k = annotation_at(&a, adv, ins, t), fits = 1;
+        for (int i = 0; i < k; i++) {
+            fits &= ins[i].at >= at && ins[i].at - at <= tn;
+            ins[i].at -= at;
+        }
+        if (k && fits)
+            out = jscan_splice(tail, tn, ins, k, out_n);
+        free(t[0]);
+        free(t[1]);
+        if (out) {
+            log_event(LOG_INFO, "advisory_attached", "count=%d", cJSON_GetArraySize(adv));
+            cJSON_Delete(adv);
+            adv = NULL;
+        }
+    }
+    if (adv)
+        overlay_requeue(&r->ov, adv); /* nowhere to put them: the next result carries them */
     relay_call_data_free(d);
     return out;
 }

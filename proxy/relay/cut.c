@@ -11,13 +11,22 @@
  * queued as it arrives, and the top-level id is kept as it goes by.
  *
  * A response keel rewrites is held as before: one to initialize or tools/list,
- * a tools/call while the overlay reads results, the replayed initialize. When
- * the id has not been seen yet (SDKs write it last), the line is held if any
- * such request is in flight. Whatever keel writes to the client meanwhile
- * waits in the queue until the line ends (outq_part).
+ * the replayed initialize, a tools/call's result the rules may read (up to
+ * RULES_MAX_LINE) or an error. When the id has not been seen yet (SDKs write
+ * it last), the line is held if any such request is in flight. Whatever keel
+ * writes to the client meanwhile waits in the queue until the line ends
+ * (outq_part).
  *
- * A line that breaks after it began to pass (bytes that are not JSON, more
- * than --max-message-bytes, the upstream exiting mid-line) is ended with a
+ * A larger tools/call result passes on while the overlay reads it: what the
+ * loop detector compares is gathered from the pieces (relay_result_piece),
+ * and only the bytes from the first place an advisory may go (the end of
+ * content, the start of _meta, the end of the result) wait in cut.hold until
+ * the line ends, when the advisories are put into them. So a result of many
+ * megabytes costs keel a buffer of one read, not one of its own size.
+ *
+ * A line that breaks after it began to pass (bytes that are not JSON or not
+ * UTF-8, a member given twice, more than --max-message-bytes, the upstream
+ * exiting mid-line) is ended with a
  * newline where it broke, so the client's next message starts clean, and the
  * rest of the line is discarded. The request it answered gets a JSON-RPC
  * error: its id was seen on the way, or is read from the line's last bytes
@@ -26,12 +35,16 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "text.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CUT_MIN   (64u << 10)
 #define REWRITTEN ((1u << PK_INITIALIZE) | (1u << PK_TOOLS_LIST) | (1u << PK_TOOLS_CALL) | (1u << PK_REPLAY))
+#define CALLS     (1u << PK_TOOLS_CALL)
 
 /* 1 if the line's top-level id went by whole. */
 static int id_seen(const struct jstream *js)
@@ -53,18 +66,89 @@ static int line_id(const struct relay *r, int ended, const char **id, size_t *id
     return ended && jscan_tail_id(r->cut.tail, r->cut.tail_n, id, idn) && jr_valid_raw_id(*id, *idn);
 }
 
-/* The line was passed on whole: its request is answered. */
+static void put(struct relay *r, const char *p, size_t n)
+{
+    if (n)
+        outq_part(&r->cout, p, n);
+}
+
+/* Bytes of a line passing on: to the client, or, from the first place an
+ * advisory may go, into the hold until the line ends. */
+static void pass(struct relay *r, const char *p, size_t n, size_t base)
+{
+    if (!r->cut.annotating) {
+        put(r, p, n);
+        return;
+    }
+    if (r->cut.hold_from == SIZE_MAX) {
+        size_t hp = relay_result_hold_point(&r->cut.js), go = hp < base ? 0 : hp - base < n ? hp - base : n;
+        put(r, p, go);
+        if (go == n)
+            return;
+        r->cut.hold_from = base + go;
+        p += go, n -= go;
+    }
+    if (r->cut.hold_n + n > r->cut.hold_cap) {
+        size_t cap = r->cut.hold_cap ? r->cut.hold_cap : 4096;
+        while (cap < r->cut.hold_n + n)
+            cap *= 2;
+        char *h = realloc(r->cut.hold, cap);
+        if (!h) { /* no room to hold it: it goes as it is, unannotated */
+            put(r, r->cut.hold, r->cut.hold_n);
+            put(r, p, n);
+            r->cut.hold_n = 0;
+            r->cut.annotating = 0;
+            return;
+        }
+        r->cut.hold = h;
+        r->cut.hold_cap = cap;
+    }
+    memcpy(r->cut.hold + r->cut.hold_n, p, n);
+    r->cut.hold_n += n;
+}
+
+/* A line is no longer passing on: what it held goes (as it is), its state is let go. */
+static void let_go(struct relay *r)
+{
+    if (r->cut.annotating) {
+        put(r, r->cut.hold, r->cut.hold_n);
+        relay_result_done(&r->cut.rs);
+    }
+    r->cut.annotating = 0;
+    r->cut.hold_n = 0;
+    if (r->cut.hold_cap > (1u << 20)) { /* a large hold is not kept for the next line */
+        free(r->cut.hold);
+        r->cut.hold = NULL;
+        r->cut.hold_cap = 0;
+    }
+    r->cut.on = 0;
+}
+
+/* The line was passed on whole: its request is answered, a tools/call's
+ * result with the overlay's advisories put into what was held. */
 static void finish(struct relay *r, int ended)
 {
-    outq_end(&r->cout);
     const char *id;
     size_t idn;
     int kind;
     void *data = NULL;
-    if (line_id(r, ended, &id, &idn) && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data))
-        relay_call_data_free(data);
+    if (line_id(r, ended, &id, &idn) && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data)) {
+        if (r->cut.annotating && kind == PK_TOOLS_CALL && data) {
+            size_t on = 0;
+            char *out =
+                relay_call_streamed(r, data, &r->cut.js, &r->cut.rs, r->cut.hold, r->cut.hold_n, r->cut.hold_from, &on);
+            if (out) {
+                put(r, out, on);
+                free(out);
+                r->cut.hold_n = 0;
+            }
+        } else {
+            relay_call_data_free(data);
+        }
+    }
+    let_go(r);
+    outq_end(&r->cout);
     log_event(LOG_DEBUG, "message_cut_through", "bytes=%zu", r->cut.bytes);
-    r->cut.on = 0;
 }
 
 static void answer_broken(struct relay *r, const char *id, size_t idn, const char *why, const char *code)
@@ -81,6 +165,7 @@ static void answer_broken(struct relay *r, const char *id, size_t idn, const cha
  * its id is known; if not, it may yet come at the end of the line. */
 static void abort_cut(struct relay *r, const char *why, const char *code, int ended)
 {
+    let_go(r);
     outq_end(&r->cout);
     const char *id;
     size_t idn;
@@ -90,7 +175,6 @@ static void abort_cut(struct relay *r, const char *why, const char *code, int en
         answer_broken(r, id, idn, why, code);
     else if (!ended)
         r->cut.why = why, r->cut.code = code;
-    r->cut.on = 0;
 }
 
 /* The rest of a broken line went by: its id, if it ends with one. */
@@ -122,18 +206,70 @@ static int opens_message(const char *p, size_t n)
     return 0;
 }
 
+/* The held line's first n bytes are p: validate those not seen yet (once
+ * they are not JSON, the stream stays in error and each feed stops at once). */
+static void held_feed(struct relay *r, const char *p, size_t n)
+{
+    size_t used;
+    if (n <= r->cut.held)
+        return;
+    if (!r->cut.held)
+        jstream_init(&r->cut.js);
+    jstream_feed(&r->cut.js, p + r->cut.held, n - r->cut.held, &used);
+    r->cut.held = n;
+}
+
+/* 1 while the bytes of a line seen in pieces are UTF-8 so far: a character
+ * cut between two pieces waits in cut.u8 for its other bytes. */
+static int utf8_piece(struct relay *r, const char *p, size_t n)
+{
+    size_t i = 0;
+    if (r->cut.u8n) { /* the cut character's other bytes */
+        unsigned char c = r->cut.u8[0];
+        size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        while (r->cut.u8n < want && i < n)
+            r->cut.u8[r->cut.u8n++] = (unsigned char)p[i++];
+        if (r->cut.u8n < want)
+            return 1;
+        r->cut.u8n = 0;
+        if (!text_valid_utf8((const char *)r->cut.u8, want))
+            return 0;
+    }
+    size_t end = n, k = n;
+    while (k > i && n - k < 3 && ((unsigned char)p[k - 1] & 0xC0) == 0x80)
+        k--;
+    if (k > i) { /* the last character's first byte: does the piece hold all of it? */
+        unsigned char c = (unsigned char)p[k - 1];
+        size_t want = c >= 0xF0 && c < 0xF8 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 1;
+        if (c >= 0xC2 && c < 0xF8 && n - (k - 1) < want)
+            end = k - 1;
+    }
+    if (!text_valid_utf8(p + i, end - i))
+        return 0;
+    memcpy(r->cut.u8, p + end, n - end);
+    r->cut.u8n = n - end;
+    return 1;
+}
+
+/* Overlay parts that read a tool's result whole: a model-backed tool's text. */
+static int reads_results_whole(const struct relay *r)
+{
+    return (r->ov.parts & OV_SYCOPHANCY) && r->ov.nmodel_tools > 0;
+}
+
 /* Should the line whose first n bytes are p (no newline among them) pass on
- * as it arrives? Then it starts, and all n bytes are taken. */
+ * as it arrives? Then it starts, and all n bytes are taken. 0 leaves it held:
+ * for good (cut.declined), or until a later look when more of it is in. */
 static size_t cut_start(struct relay *r, const char *p, size_t n)
 {
-    r->cut.declined = 1; /* looked at once per line */
-    if (r->up != UP || n >= r->o->max_message_bytes || !opens_message(p, n))
+    if (r->up != UP || n >= r->o->max_message_bytes || !opens_message(p, n)) {
+        r->cut.declined = 1;
         return 0;
+    }
+    held_feed(r, p, n); /* validated as it came: this look goes on from the last */
     struct jstream *js = &r->cut.js;
-    jstream_init(js);
-    size_t used;
-    r->cut.held = n; /* if it is held after all, validation goes on from here */
-    if (jstream_feed(js, p, n, &used) < 0 || js->first != '{' || js->top[JSCAN_METHOD].present ||
+    r->cut.declined = 1;
+    if (js->off != n || js->dup || js->first != '{' || js->top[JSCAN_METHOD].present ||
         (!js->top[JSCAN_RESULT].present && !js->top[JSCAN_ERROR].present))
         return 0;
     const struct jstream_slot *t = &js->top[JSCAN_ID];
@@ -142,19 +278,41 @@ static size_t cut_start(struct relay *r, const char *p, size_t n)
     if (t->present && t->cut)
         return 0; /* an id too long to keep: held whole */
     r->cut.tail_n = 0;
+    int call; /* a tools/call's result the overlay reads */
     if (line_id(r, 0, &id, &idn)) {
         int kind = pending_kind(&r->pend, FROM_CLIENT, id, idn);
-        if (kind >= 0 && (REWRITTEN >> kind & 1))
+        if (kind >= 0 && (REWRITTEN & ~CALLS) >> kind & 1)
             return 0;
-    } else if (pending_any(&r->pend, FROM_CLIENT, REWRITTEN) || pending_any(&r->pend, FROM_KEEL, REWRITTEN)) {
+        call = kind == PK_TOOLS_CALL;
+    } else if (pending_any(&r->pend, FROM_CLIENT, REWRITTEN & ~CALLS) || pending_any(&r->pend, FROM_KEEL, REWRITTEN)) {
         return 0;
+    } else {
+        call = pending_any(&r->pend, FROM_CLIENT, CALLS);
     }
+    if (call) {
+        if (js->top[JSCAN_ERROR].present || reads_results_whole(r))
+            return 0;
+        if (n <= RULES_MAX_LINE) { /* the rules may read it whole: look again when more is in */
+            r->cut.declined = 0;
+            return 0;
+        }
+    }
+    r->cut.u8n = 0;
+    if (!utf8_piece(r, p, n))
+        return 0; /* held, and refused whole */
     r->cut.on = 1;
     r->cut.held = 0;
     r->cut.bytes = n;
     r->cut.why = NULL;
+    r->cut.annotating = call;
+    r->cut.hold_from = SIZE_MAX;
+    r->cut.hold_n = 0;
+    if (call) {
+        relay_result_begin(&r->cut.rs);
+        relay_result_piece(&r->cut.rs, js, p, n, 0);
+    }
     frame_keep_tail(r->cut.tail, &r->cut.tail_n, p, n);
-    outq_part(&r->cout, p, n);
+    pass(r, p, n, 0);
     return n;
 }
 
@@ -172,10 +330,20 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
             dropped(r);
         return take;
     }
-    size_t room = r->o->max_message_bytes - r->cut.bytes;
-    int over = lim > room;
-    if (jstream_feed(&r->cut.js, p, over ? room : lim, &used) < 0) {
-        outq_part(&r->cout, p, used);
+    size_t room = r->o->max_message_bytes - r->cut.bytes, base = r->cut.bytes;
+    int over = lim > room, bad = jstream_feed(&r->cut.js, p, over ? room : lim, &used) < 0;
+    if (!bad)
+        used = over ? room : lim;
+    if (r->cut.annotating)
+        relay_result_piece(&r->cut.rs, &r->cut.js, p, used, base);
+    if (!utf8_piece(r, p, used) || (ended && !bad && !over && r->cut.u8n)) { /* cut off before this piece */
+        r->cut.bytes += used;
+        abort_cut(r, "it is not valid UTF-8", "UPSTREAM_BAD_RESPONSE", ended);
+    } else if (r->cut.js.dup) {
+        r->cut.bytes += used;
+        abort_cut(r, "a member is given twice", "UPSTREAM_BAD_RESPONSE", ended);
+    } else if (bad) {
+        pass(r, p, used, base);
         r->cut.bytes += used;
         if (r->cut.js.trailing) { /* a whole message, then more on its line */
             log_event(LOG_WARN, "upstream_trailing_bytes", "bytes=%zu", lim - used);
@@ -184,12 +352,12 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
             abort_cut(r, "it is not valid JSON", "UPSTREAM_MALFORMED", ended);
         }
     } else if (over) {
-        outq_part(&r->cout, p, room);
+        pass(r, p, room, base);
         r->cut.bytes += room;
         abort_cut(r, "it exceeds --max-message-bytes", "MESSAGE_TOO_LARGE", ended);
     } else {
         size_t fwd = nl && lim && p[lim - 1] == '\r' ? lim - 1 : lim; /* the line's CR stays behind */
-        outq_part(&r->cout, p, fwd);
+        pass(r, p, fwd, base);
         r->cut.bytes += lim;
         if (!ended)
             return n;
@@ -205,19 +373,6 @@ static size_t cut_feed(struct relay *r, const char *p, size_t n, int eof)
     else
         r->cut.why = NULL; /* ended here: answered above if it could be */
     return take;
-}
-
-/* The held line's first n bytes are p: validate those not seen yet (once
- * they are not JSON, the stream stays in error and each feed stops at once). */
-static void held_feed(struct relay *r, const char *p, size_t n)
-{
-    size_t used;
-    if (n <= r->cut.held)
-        return;
-    if (!r->cut.held)
-        jstream_init(&r->cut.js);
-    jstream_feed(&r->cut.js, p + r->cut.held, n - r->cut.held, &used);
-    r->cut.held = n;
 }
 
 /* A whole line that was held: routed on the validation done as it came. */

@@ -11,6 +11,7 @@
 #include "overlay.h"
 #include "pending.h"
 #include "pins.h"
+#include "text.h"
 #include "tools.h"
 #include "wrap.h"
 
@@ -24,6 +25,28 @@ enum upstream_state {
     WAITING, /* exited; a respawn is scheduled */
     FAILED, /* could not be started; every request is answered with why */
     GONE, /* exited for good */
+};
+
+/* What the loop detector reads of a tool result object (annotate.c). */
+struct result_facts {
+    uint64_t member[3]; /* content, structuredContent, isError, hashed (text_hasher) */
+    unsigned char present[3];
+    int has_block; /* content is an array holding a block */
+    int is_error; /* isError is true */
+    int text_known; /* text is the first block's "text" (p NULL: it has none) */
+    struct jscan_span text;
+};
+
+/* A tools/call result passed on as it arrives: what the overlay needs of it
+ * is gathered from its pieces, the rest goes by (annotate.c, cut.c). */
+#define RULES_MAX_LINE (1u << 20) /* larger results are not read by the rules */
+#define RESULT_HEAD    (64u << 10) /* content's first bytes kept, for an error's first block */
+struct result_stream {
+    struct text_hasher member[3];
+    char small[2][32]; /* isError's and resultType's bytes */
+    unsigned char small_n[2], small_cut[2];
+    char *head; /* content's first bytes (up to RESULT_HEAD) */
+    size_t head_n;
 };
 
 struct relay {
@@ -62,6 +85,16 @@ struct relay {
         const char *why, *code; /* it broke before its id was seen: answer from its tail */
         char tail[FRAME_HEAD];
         size_t tail_n;
+        /* A tools/call result passed on as it arrives while the overlay reads
+         * it: the bytes from the first place an advisory may go (hold_from)
+         * wait in hold until the line ends. */
+        int annotating;
+        size_t hold_from; /* SIZE_MAX: nothing held yet */
+        char *hold;
+        size_t hold_n, hold_cap;
+        struct result_stream rs;
+        unsigned char u8[4]; /* a character cut between two pieces */
+        size_t u8n;
     } cut;
 };
 
@@ -131,6 +164,20 @@ void relay_identify(const char *tool, size_t tl, const char *args, size_t an, st
 /* The outcome of a tools/call as the loop detector compares it, from its
  * response (result or error): c->result, c->error, LOOP_EMPTY. */
 void relay_outcome(const struct jscan_top *top, struct loop_call *c);
+/* The stream's state for a new line (rs->head freed by relay_result_done). */
+void relay_result_begin(struct result_stream *rs);
+void relay_result_done(struct result_stream *rs);
+/* The piece p[0..n) at line offset base was fed to js: what belongs to the
+ * members the overlay reads is taken from it. */
+void relay_result_piece(struct result_stream *rs, const struct jstream *js, const char *p, size_t n, size_t base);
+/* Where an advisory may first go in the result js is reading (a line offset),
+ * or SIZE_MAX while no such place has gone by. */
+size_t relay_result_hold_point(const struct jstream *js);
+/* A tools/call's result passed on as it arrived has ended; its bytes from
+ * line offset at are tail[0..tn). The tail with the overlay's advisories put
+ * in (malloc'd, *out_n its length), or NULL to send it as it is. */
+char *relay_call_streamed(struct relay *r, void *data, const struct jstream *js, struct result_stream *rs,
+                          const char *tail, size_t tn, size_t at, size_t *out_n);
 /* The line with advisories spliced into the result object res. */
 char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, const cJSON *adv);
 /* What relay_annotate inserts, as insertions into line (texts malloc'd in

@@ -767,6 +767,8 @@ void relay_free(struct relay *r)
     pending_free(&r->pend);
     free(r->init_line);
     free(r->initialized_line);
+    free(r->cut.hold);
+    relay_result_done(&r->cut.rs);
     for (size_t i = 0; i < r->nupstream; i++)
         free(r->upstream_names[i]);
     free(r->upstream_names);
