@@ -33,18 +33,20 @@
 #define TOUCH_EVERY_MS 10000 /* activity is written to the state file at most this often */
 
 /* 1 if the raw JSON string token equals want (escapes decoded when present). */
-static int str_is(const char *raw, size_t rn, const char *want)
+static int str_is_n(const char *raw, size_t rn, const char *want, size_t wn)
 {
-    size_t wn = strlen(want);
     if (rn < 2 || raw[0] != '"')
         return 0;
+    if (rn == wn + 2 && memcmp(raw + 1, want, wn) == 0)
+        return 1;
     if (!memchr(raw, '\\', rn))
-        return rn == wn + 2 && memcmp(raw + 1, want, wn) == 0;
+        return 0;
     cJSON *v = jscan_parse_valid(raw, rn);
     int eq = cJSON_IsString(v) && strcmp(v->valuestring, want) == 0;
     cJSON_Delete(v);
     return eq;
 }
+#define str_is(raw, rn, lit) str_is_n(raw, rn, "" lit, sizeof lit - 1) /* lit: a string literal */
 
 /* Tells the client to list the tools again. */
 static void tools_changed(struct relay *r)
@@ -95,7 +97,7 @@ void relay_expose_init(struct relay *r)
 static const struct tool *exposed_tool(const struct relay *r, const char *raw, size_t rn)
 {
     for (int i = 0; i < r->nexposed; i++)
-        if (str_is(raw, rn, r->exposed_name[i]))
+        if (str_is_n(raw, rn, r->exposed_name[i], strlen(r->exposed_name[i])))
             return r->exposed[i];
     return NULL;
 }
@@ -263,7 +265,9 @@ static void client_request(struct relay *r, const char *line, size_t n, const st
     size_t mn = top->method.n, idn = top->id.n, pn = top->params.n, nn;
     if (request_refused(r, id, idn, n))
         return;
-    if (str_is(method, mn, "tools/call") && params && jscan_member(params, pn, "name", &name, &nn) == 1) {
+    int call = str_is(method, mn, "tools/call"); /* and the tool's name: */
+    int named = call && params && jscan_member(params, pn, "name", &name, &nn) == 1;
+    if (named) {
         const struct tool *t = exposed_tool(r, name, nn);
         if (t) {
             if (!(t->flags & TOOL_PURE_READ))
@@ -273,8 +277,7 @@ static void client_request(struct relay *r, const char *line, size_t n, const st
         }
     }
     char why[1200];
-    if (r->pins.server && str_is(method, mn, "tools/call") && params &&
-        jscan_member(params, pn, "name", &name, &nn) == 1 && pins_held(&r->pins, name, nn, why, sizeof why)) {
+    if (r->pins.server && named && pins_held(&r->pins, name, nn, why, sizeof why)) {
         log_event(LOG_WARN, "tool_call_held", "bytes=%zu", n);
         relay_error(&r->cout, id, idn, JR_INVALID_PARAMS, why, "TOOL_HELD");
         return;
@@ -291,7 +294,7 @@ static void client_request(struct relay *r, const char *line, size_t n, const st
     }
     int kind = PK_OTHER;
     void *data = NULL;
-    if (r->ov.parts && str_is(method, mn, "tools/call") && params)
+    if (r->ov.parts && call && params)
         data = relay_call_started(r, params, pn);
     if (data)
         kind = PK_TOOLS_CALL;

@@ -279,11 +279,21 @@ static int is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* A member name jscan records, with its length. */
+struct name {
+    const char *s;
+    size_t n;
+};
+#define NAME(lit)                                                                                                      \
+    {                                                                                                                  \
+        lit, sizeof lit - 1                                                                                            \
+    }
+
 /* Which of names[0..count) k[0..n) is, or -1. */
-static int name_of(const char *const *names, int count, const char *k, size_t n)
+static int name_of(const struct name *names, int count, const char *k, size_t n)
 {
     for (int x = 0; x < count; x++)
-        if (strlen(names[x]) == n && !memcmp(names[x], k, n))
+        if (names[x].n == n && !memcmp(names[x].s, k, n))
             return x;
     return -1;
 }
@@ -291,14 +301,16 @@ static int name_of(const char *const *names, int count, const char *k, size_t n)
 /* The top-level member whose key is k[0..n), if it is one jscan records. */
 static int slot_of(const char *k, size_t n)
 {
-    static const char *const names[JSCAN_NSLOTS] = {"id", "method", "params", "result", "error", "jsonrpc"};
+    static const struct name names[JSCAN_NSLOTS] = {NAME("id"),     NAME("method"), NAME("params"),
+                                                    NAME("result"), NAME("error"),  NAME("jsonrpc")};
     return name_of(names, JSCAN_NSLOTS, k, n);
 }
 
 /* The member of a top-level result whose key is k[0..n), if it is one jscan records. */
 static int rm_of(const char *k, size_t n)
 {
-    static const char *const names[JSCAN_NRESULT] = {"content", "structuredContent", "isError", "resultType", "_meta"};
+    static const struct name names[JSCAN_NRESULT] = {NAME("content"), NAME("structuredContent"), NAME("isError"),
+                                                     NAME("resultType"), NAME("_meta")};
     return name_of(names, JSCAN_NRESULT, k, n);
 }
 
