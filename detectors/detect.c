@@ -117,13 +117,39 @@ int det_time(const cJSON *obj, const char *key, const char *field, int64_t *ms, 
     return 0;
 }
 
-cJSON *det_heuristic(const char *name, const char *version, const char *description)
+static cJSON *heuristic_object(const char *name, const char *version, const char *description)
 {
     cJSON *h = cJSON_CreateObject(); /* static text, keys and values: referenced, not copied */
     cJSON_AddItemToObjectCS(h, "name", cJSON_CreateStringReference(name));
     cJSON_AddItemToObjectCS(h, "version", cJSON_CreateStringReference(version));
     cJSON_AddItemToObjectCS(h, "description", cJSON_CreateStringReference(description));
     return h;
+}
+
+cJSON *det_heuristic(const char *name, const char *version, const char *description)
+{
+    /* The same few static texts on every answer: each is printed (escaped)
+     * once, and goes out as that JSON. */
+    static struct {
+        const char *name, *version, *description;
+        char *json;
+    } printed[16];
+    size_t i = 0;
+    while (i < sizeof printed / sizeof printed[0] && printed[i].name &&
+           !(printed[i].name == name && printed[i].version == version && printed[i].description == description))
+        i++;
+    if (i == sizeof printed / sizeof printed[0]) /* more heuristics than kept: built each time */
+        return heuristic_object(name, version, description);
+    if (!printed[i].name) {
+        cJSON *h = heuristic_object(name, version, description);
+        char *json = cJSON_PrintUnformatted(h);
+        if (!json)
+            return h;
+        cJSON_Delete(h);
+        printed[i].name = name, printed[i].version = version, printed[i].description = description;
+        printed[i].json = json;
+    }
+    return cJSON_CreateRaw(printed[i].json);
 }
 
 /* The closed override vocabulary (ADR 0006), each with the sentence a person reads. */

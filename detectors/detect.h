@@ -139,7 +139,8 @@ int det_number(const cJSON *obj, const char *key, const char *field, double lo, 
 /* An RFC 3339 timestamp member (required). */
 int det_time(const cJSON *obj, const char *key, const char *field, int64_t *ms, int *off, kerr *e);
 
-/* name, version and description must be static text: they are referenced, not copied. */
+/* name, version and description must be static text: they are referenced,
+ * not copied. The result is that object as raw JSON, printed once per process. */
 cJSON *det_heuristic(const char *name, const char *version, const char *description);
 /* Adds "override_options": [{token, description}...] for the given tokens. */
 void det_overrides(cJSON *out, const char *const *tokens, size_t n);

@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "embed.h"
 #include "jscan.h"
+#include "jsonrpc.h"
 #include "log.h"
 #include "overlay.h"
 #include "submit.h"
@@ -171,10 +172,14 @@ cJSON *tools_call_result(cJSON *structured, int is_error, const char *text_field
     } else {
         /* The structured result printed once: as the text block and, raw, as
          * structuredContent (printing its numbers twice was most of a call). */
-        char *text = cJSON_PrintUnformatted(structured);
+        char *text = cJSON_PrintUnformatted(structured), *quoted = text ? jr_quote_printed(text) : NULL;
         cJSON *raw = text ? cJSON_CreateRaw(text) : NULL;
-        cJSON_AddStringToObject(block, "text", text ? text : "");
+        if (quoted)
+            cJSON_AddRawToObject(block, "text", quoted);
+        else
+            cJSON_AddStringToObject(block, "text", text ? text : "");
         free(text);
+        free(quoted);
         if (raw) {
             cJSON_Delete(structured); /* before the arguments it may borrow from (detect.h) */
             structured = raw;

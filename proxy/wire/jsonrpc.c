@@ -61,6 +61,29 @@ char *jr_reply(const char *id, size_t id_n, const char *member, cJSON *value)
     return s;
 }
 
+char *jr_quote_printed(const char *json)
+{
+    size_t n = strlen(json), extra = 0;
+    for (const char *p = json; (p = strpbrk(p, "\"\\")); p++)
+        extra++;
+    char *out = malloc(n + extra + 3), *o = out;
+    if (!out)
+        return NULL;
+    *o++ = '"';
+    for (const char *p = json;;) {
+        size_t run = strcspn(p, "\"\\");
+        memcpy(o, p, run);
+        o += run, p += run;
+        if (!*p)
+            break;
+        *o++ = '\\';
+        *o++ = *p++;
+    }
+    *o++ = '"';
+    *o = '\0';
+    return out;
+}
+
 cJSON *jr_error_value(int code, const char *message, const char *keel_code)
 {
     cJSON *e = cJSON_CreateObject();

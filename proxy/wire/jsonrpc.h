@@ -28,6 +28,11 @@ int jr_write_line(int fd, const char *s, size_t n);
  * Takes ownership of value. NULL when memory runs out. */
 char *jr_reply(const char *id, size_t id_n, const char *member, cJSON *value);
 
+/* cJSON's unformatted print of a value, as a JSON string (quotes included):
+ * each quote and backslash escaped. That print has no raw control
+ * characters, so nothing else needs escaping. NULL when memory runs out. */
+char *jr_quote_printed(const char *json);
+
 /* An error object {code, message[, data: {code: keel_code}]}. */
 cJSON *jr_error_value(int code, const char *message, const char *keel_code);
 

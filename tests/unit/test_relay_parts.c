@@ -215,6 +215,30 @@ static void raw_ids_are_strings_or_numbers(void **state)
 }
 
 /* A line written in parts keeps whole lines queued meanwhile out of it. */
+/* A tool's printed result, quoted as its text block: read back as a string,
+ * it is the print again, whatever quotes, backslashes, control characters
+ * and non-ASCII text the values hold. */
+static void quotes_a_print_as_a_string(void **state)
+{
+    (void)state;
+    static const char *const values[] = {
+        "plain", "a \"quoted\" word", "C:\\dir\\file", "tab\tnew\nline\x01", "caf\xc3\xa9 \xe6\xbc\xa2 \\\"", ""};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, values[i], values[i]);
+        cJSON_AddNumberToObject(o, "n", 0.25);
+        char *print = cJSON_PrintUnformatted(o), *quoted = jr_quote_printed(print);
+        cJSON *back = cJSON_Parse(quoted);
+        assert_non_null(back);
+        assert_true(cJSON_IsString(back));
+        assert_string_equal(back->valuestring, print);
+        cJSON_Delete(back);
+        free(quoted);
+        free(print);
+        cJSON_Delete(o);
+    }
+}
+
 static void a_line_in_parts_holds_others_back(void **state)
 {
     (void)state;
@@ -247,6 +271,7 @@ int main(void)
         cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
         cmocka_unit_test(raw_ids_are_strings_or_numbers),
         cmocka_unit_test(a_line_in_parts_holds_others_back),
+        cmocka_unit_test(quotes_a_print_as_a_string),
     };
     signal(SIGPIPE, SIG_IGN); /* as keel does */
     cmocka_set_message_output(CM_OUTPUT_TAP);
