@@ -117,6 +117,8 @@ int jscan_member(const char *s, size_t n, const char *key, const char **v, size_
 
 int jscan_has_nul_escape(const char *s, size_t n)
 {
+    if (!memchr(s, '\\', n)) /* no escape at all: most texts */
+        return 0;
     int in = 0;
     for (size_t i = 0; i < n; i++) {
         if (!in) {
