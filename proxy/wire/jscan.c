@@ -295,7 +295,7 @@ struct name {
 static int name_of(const struct name *names, int count, const char *k, size_t n)
 {
     for (int x = 0; x < count; x++)
-        if (names[x].n == n && !memcmp(names[x].s, k, n))
+        if (names[x].n == n && names[x].s[0] == k[0] && !memcmp(names[x].s, k, n))
             return x;
     return -1;
 }
