@@ -37,8 +37,8 @@ static int str_is_n(const char *raw, size_t rn, const char *want, size_t wn)
 {
     if (rn < 2 || raw[0] != '"')
         return 0;
-    if (rn == wn + 2 && memcmp(raw + 1, want, wn) == 0)
-        return 1;
+    if (rn <= wn + 2) /* an escape only makes the raw text longer than what it says */
+        return rn == wn + 2 && memcmp(raw + 1, want, wn) == 0;
     if (!memchr(raw, '\\', rn))
         return 0;
     cJSON *v = jscan_parse_valid(raw, rn);

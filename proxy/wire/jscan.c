@@ -196,7 +196,7 @@ static size_t long_run(const char *s, size_t n, size_t i)
  * bytes at a time with SSE2 (every x86-64), thirty-two with AVX2 once a
  * string has run past 64 bytes (most end before: keys, ids, short values),
  * else eight. */
-static size_t string_run(const char *s, size_t n, size_t i)
+static inline __attribute__((always_inline)) size_t string_run(const char *s, size_t n, size_t i)
 {
 #ifdef __SSE2__
 #ifdef RUN_AVX2
@@ -281,9 +281,9 @@ static int is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* A member name jscan records, with its length. */
+/* A member name jscan records, zero-padded as a key being read is. */
 struct name {
-    const char *s;
+    char s[24];
     size_t n;
 };
 #define NAME(lit)                                                                                                      \
@@ -291,11 +291,11 @@ struct name {
         lit, sizeof lit - 1                                                                                            \
     }
 
-/* Which of names[0..count) k[0..n) is, or -1. */
+/* Which of names[0..count) the key k (zero-padded to 24 bytes) of n bytes is, or -1. */
 static int name_of(const struct name *names, int count, const char *k, size_t n)
 {
     for (int x = 0; x < count; x++)
-        if (names[x].n == n && names[x].s[0] == k[0] && !memcmp(names[x].s, k, n))
+        if (names[x].n == n && !memcmp(names[x].s, k, sizeof names[x].s)) /* a fixed size: compared inline */
             return x;
     return -1;
 }
@@ -452,6 +452,7 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
             /* 1: a top-level key, 3: a key of result's, both kept */
             j->inkey = j->depth == 1 ? 1 : j->depth == 2 && j->in_result ? 3 : 2;
             j->keyn = 0;
+            memset(j->key, 0, sizeof j->key); /* zero-padded, as the names it is compared with */
             j->key_from = i + 1;
             i++;
             continue;
