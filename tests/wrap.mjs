@@ -323,7 +323,12 @@ async function handshake(k) {
   }
   const r = await k.ask({ jsonrpc: '2.0', id: ++id, method: 'ping' });
   ok(r.result, 'and keel goes on', r);
-  await k.close();
+  k.send(call(++id, 'trickle', { kb: 1536, ms: 200, end: 'die' }));
+  const broken = await k.next();
+  const e = JSON.parse(await k.next());
+  const ex = await k.exited;
+  ok(broken.length >= 1 << 20 && e.id === id && e.error && e.error.data.code === 'UPSTREAM_MALFORMED' && ex.code === 6,
+    'the upstream exits while a 1.5 MiB result passes on: the line is cut off, its request answered, keel exits with the upstream\'s status', { n: broken.length, e, ex });
 }
 {
   const k = wrap('normal');
