@@ -164,6 +164,13 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     const r = hook('claude-code', event, input, { box });
     ok(r.status === 0 && (r.stdout === '' || valid('claude-code', kindOf(event), r.out)), `${name}: exit 0, nothing broken`, r);
   }
+  // The payload limit is 4 MiB exactly: a payload of 4 MiB is read, one byte more is not.
+  for (const extra of [0, 1]) {
+    const input = JSON.stringify({ prompt: 'x'.repeat((4 << 20) - 13 + extra) });
+    const big = hook('claude-code', 'UserPromptSubmit', input, { box });
+    ok(Buffer.byteLength(input) === (4 << 20) + extra && big.status === 0 && /hook_input_unreadable/.test(big.stderr) === (extra === 1),
+      `a payload of ${extra ? '4 MiB and 1 byte is not read (logged), exit 0' : 'exactly 4 MiB is read'}`, big.stderr.slice(0, 300));
+  }
   const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'fine' }), { box, args: ['--host', 'nonsense'] });
   ok(r.status === 0 && r.stdout === '', 'a wrong --host: exit 0, no output, the problem on stderr', r.stderr);
   const secret = 'my-very-private-question-about-ana';
