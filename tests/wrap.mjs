@@ -296,6 +296,19 @@ async function handshake(k) {
   const last = [];
   for (let i = 1; i <= 4; i++) { k.send(call(++id, 'shaped', { layout: 'last_byte' })); last.push((await k.next()) === shaped(id, { layout: 'last_byte', n: i })); }
   ok(last.every(Boolean), 'the same call four times, its 1.5 MiB results differing only in their last character: no advisory, each byte for byte', last);
+  const sc = [];
+  for (let i = 0; i < 4; i++) { k.send(call(++id, 'shaped', { layout: 'string_content' })); sc.push(JSON.parse(await k.next())); }
+  ok(sc.every((r) => r.result.content === 'x'.repeat(1536 << 10)) && sc[3].result._meta && sc[3].result._meta['keel/advisories'][0].detector === 'loop',
+    'a 1.5 MiB result whose content is a string (not MCP\'s array): the 4th repeat carries the advisory in _meta, and a parser still reads the server\'s content',
+    sc.map((r) => [typeof r.result.content, Object.keys(r.result)]));
+  const mixed = [];
+  for (const i of [1, 2, 3]) { // a 70-byte id is held whole; a short one passes on as it arrives
+    const cid = i === 2 ? ++id : `${'i'.repeat(70)}${++id}`;
+    k.send(call(cid, 'shaped', { layout: 'big_error', n: 7 }));
+    mixed.push(JSON.parse(await k.next()));
+  }
+  ok(mixed.map((e) => (e.result._meta ? e.result._meta['keel/advisories'].map((a) => a.pattern).join() : '')).join('|') === '||same_error',
+    'the same 1.5 MiB error three times, held, passed on, held: the 3rd carries same_error (one identity either way)', mixed.map((e) => e.result._meta));
   const errs = [];
   for (const n of [1001, 1002, 1003]) { k.send(call(++id, 'shaped', { layout: 'error', n })); errs.push(JSON.parse(await k.next())); }
   ok(errs.map((e) => (e.result._meta ? e.result._meta['keel/advisories'].map((a) => a.pattern).join() : '')).join('|') === '||same_error',

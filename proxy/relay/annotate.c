@@ -251,8 +251,8 @@ static void outcome(const struct jscan_top *top, const struct jscan_span *sp, st
                 f.member[k] = text_hash_pieces(sp[k].p, sp[k].n, MEMBER_SEED + (uint64_t)k);
         f.has_block = sp[0].p && sp[0].p[0] == '[' && span_ws(sp[0].p, 1, sp[0].n) < sp[0].n - 1;
         f.is_error = sp[2].p && sp[2].n >= 4 && !memcmp(sp[2].p, "true", 4);
-        if (f.is_error && sp[0].p && sp[0].p[0] == '[')
-            first_text(sp[0].p, sp[0].n, &f.text);
+        if (f.is_error && sp[0].p && sp[0].p[0] == '[') /* as a result read in pieces keeps it: */
+            f.text_known = first_text(sp[0].p, sp[0].n < RESULT_HEAD ? sp[0].n : RESULT_HEAD, &f.text);
         outcome_of(&f, c);
     } else if (top->error.p && top->error.p[0] == '{') {
         struct jscan_span sp[2];
@@ -339,6 +339,7 @@ char *relay_annotate(const char *line, size_t n, const struct jscan_span *res, c
 struct annot_at {
     size_t r0, r1; /* the result object's braces: r0 its '{', r1 one past its '}' */
     int result_empty;
+    int content_given; /* content is there, of any type */
     int content; /* content is an array ... */
     size_t c1; /* ... ending just before c1 */
     int content_empty;
@@ -361,7 +362,10 @@ static int annotation_at(const struct annot_at *a, const cJSON *adv, struct jsca
         cJSON_Delete(block);
         free(people);
     }
-    int new_content = bj && !a->content; /* a result without content gets one */
+    /* A result without content gets one. One whose content is no array gets a
+     * second only at its start, where a parser keeping the last of two keeps
+     * the server's. */
+    int new_content = bj && !a->content && !(a->at_end && a->content_given);
     size_t new_at = a->at_end ? a->r1 - 1 : a->r0 + 1; /* where new members go */
     int members = !a->result_empty; /* members before new ones at the end */
     /* At the result's start, _meta comes first: it must precede a new content member. */
@@ -422,6 +426,7 @@ int relay_annotation(const char *line, const struct jscan_span *res, const struc
     a.r0 = (size_t)(res->p - line);
     a.r1 = a.r0 + res->n;
     a.result_empty = span_ws(line, a.r0 + 1, a.r1) == a.r1 - 1;
+    a.content_given = sp[0].p != NULL;
     if ((a.content = sp[0].p && sp[0].p[0] == '[')) {
         size_t c0 = (size_t)(sp[0].p - line);
         a.c1 = c0 + sp[0].n;
@@ -836,6 +841,7 @@ char *relay_call_streamed(struct relay *r, void *data, const struct jstream *js,
         a.r1 = js->top[JSCAN_RESULT].end;
         a.result_empty = !js->result_any;
         a.at_end = 1;
+        a.content_given = js->rm[JSCAN_CONTENT].present;
         if ((a.content = js->rm[JSCAN_CONTENT].present && js->rm[JSCAN_CONTENT].first == '[')) {
             a.c1 = js->rm[JSCAN_CONTENT].end;
             a.content_empty = !js->rm[JSCAN_CONTENT].items;

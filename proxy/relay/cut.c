@@ -22,7 +22,10 @@
  * and only the bytes from the first place an advisory may go (the end of
  * content, the start of _meta, the end of the result) wait in cut.hold until
  * the line ends, when the advisories are put into them. So a result of many
- * megabytes costs keel a buffer of one read, not one of its own size.
+ * megabytes laid out as servers usually write it (content first, little
+ * after it) costs keel a buffer of one read, not one of its own size; what
+ * comes after the first such place (all of it, when _meta comes first) is
+ * held as before.
  *
  * A line that breaks after it began to pass (bytes that are not JSON or not
  * UTF-8, a member given twice, more than --max-message-bytes, the upstream
@@ -98,6 +101,7 @@ static void pass(struct relay *r, const char *p, size_t n, size_t base)
             put(r, p, n);
             r->cut.hold_n = 0;
             r->cut.annotating = 0;
+            relay_result_done(&r->cut.rs);
             return;
         }
         r->cut.hold = h;

@@ -11,6 +11,7 @@ export function shaped(rawId, a) {
     meta_first: () => `{"jsonrpc":"2.0","id":${id},"result":{"_meta":{"trace":"t1"},"content":[${block}]}}`,
     meta_after: () => `{"result":{"content":[ ${block} ],"_meta":{ }},"jsonrpc":"2.0","id":${id}}`,
     structured: () => `{"jsonrpc":"2.0","id":${id},"result":{"content":[${block}],"structuredContent":{"size":${big.length},"blob":"${big.slice(0, 4096)}"}}}`,
+    string_content: () => `{"jsonrpc":"2.0","id":${id},"result":{"content":"${big}"}}`,
     no_content: () => `{"jsonrpc":"2.0","id":${id},"result":{"structuredContent":{"blob":"${big}"}}}`,
     error: () => `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"Error: build failed after ${a.n} ms"},${block}],"isError":true}}`,
     big_error: () => `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"Error ${a.n}: ${big}"}],"isError":true}}`,
