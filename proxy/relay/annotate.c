@@ -603,8 +603,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         }
         if (n_changed || n_noted || taken || n_skipped) {
             char *names = cJSON_PrintUnformatted(changed);
-            size_t l = 0;
-            reason[0] = '\0';
+            size_t l = 0; /* one of the four below writes first, from reason[0] */
             if (taken)
                 l += (size_t)snprintf(reason, sizeof reason,
                                       "A rule would have held this result back; override-once "

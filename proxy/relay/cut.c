@@ -118,8 +118,7 @@ static void let_go(struct relay *r)
         put(r, r->cut.hold, r->cut.hold_n);
         relay_result_done(&r->cut.rs);
     }
-    r->cut.annotating = 0;
-    r->cut.hold_n = 0;
+    r->cut.hold_n = 0; /* (annotating is set anew when a line starts to pass) */
     if (r->cut.hold_cap > (1u << 20)) { /* a large hold is not kept for the next line */
         free(r->cut.hold);
         r->cut.hold = NULL;
