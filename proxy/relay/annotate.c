@@ -206,15 +206,13 @@ static void result_members(const struct jscan_top *top, struct jscan_span rm[RES
 #define MEMBER_SEED 0x6d656d626572ULL
 
 /* The first block's text of the content array c[0..n) (c[0] == '['), when
- * that block is an object that ends within c: its "text" span (p NULL when it
- * has none). 0 when the block does not end within c. */
+ * that block is an object that ends within c: its "text" span into *text,
+ * which comes zeroed (p NULL: none). 0 when the block does not end within c. */
 static int first_text(const char *c, size_t n, struct jscan_span *text)
 {
     static const char *const block_keys[] = {"text"};
     size_t pos = 0;
     const char *first = NULL;
-    text->p = NULL;
-    text->n = 0;
     if (!jscan_array_next(c, n, &pos, &first))
         return 1; /* no block */
     size_t at = (size_t)(first - c);

@@ -288,6 +288,32 @@ static void tells_result_members_apart(void **state)
     }
 }
 
+/* Walking an array's elements: each in turn, nested ones stepped over,
+ * whitespace anywhere; none in an empty array; and a prefix cut inside the
+ * array gives only the elements it holds whole (the last may be cut). */
+static void walks_array_elements(void **state)
+{
+    (void)state;
+    static const char a[] = "[ 1 , {\"a\":[2,\"]\"]} ,\"x,y\",[] ]";
+    static const char *const want[] = {"1 ", "{\"a\"", "\"x,y\"", "[] "};
+    size_t pos = 0, k = 0;
+    const char *v;
+    while (jscan_array_next(a, sizeof a - 1, &pos, &v)) {
+        assert_true(k < 4);
+        assert_memory_equal(v, want[k], strlen(want[k]));
+        k++;
+    }
+    assert_int_equal(k, 4);
+    pos = 0;
+    assert_false(jscan_array_next("[ ]", 3, &pos, &v));
+    pos = 0;
+    k = 0;
+    while (jscan_array_next(a, 20, &pos, &v)) /* the first 20 bytes: up to the object and a space */
+        k++;
+    assert_int_equal(k, 2);
+    assert_int_equal(jscan_value_end(a, sizeof a - 1, 6), 19); /* the object ends after its brace */
+}
+
 /* A control byte in a string is refused and a byte of 0x80 or more is not,
  * wherever it falls: at every position of strings up to 200 bytes, so each
  * width the scan steps by (8, 16, and 32 once a string passes 64) meets it
@@ -327,6 +353,7 @@ int main(void)
         cmocka_unit_test(parses_lone_surrogates),
         cmocka_unit_test(validates_in_pieces),
         cmocka_unit_test(tells_result_members_apart),
+        cmocka_unit_test(walks_array_elements),
         cmocka_unit_test(strings_at_every_width),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
