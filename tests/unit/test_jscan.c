@@ -123,6 +123,7 @@ static void parses_lone_surrogates(void **state)
     } cases[] = {
         {"\"cut \\ud83d\"", "cut \xef\xbf\xbd"},
         {"\"\\udc00x\"", "\xef\xbf\xbdx"},
+        {"\"\\udc00\\udc00\"", "\xef\xbf\xbd\xef\xbf\xbd"}, /* two low halves: no pair */
         {"\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80"}, /* a pair: the emoji */
         {"\"\\ud83d\\ud83d\\ude00\"", "\xef\xbf\xbd\xf0\x9f\x98\x80"},
         {"\"\\\\ud83d\"", "\\ud83d"}, /* an escaped backslash, then text */
