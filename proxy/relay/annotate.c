@@ -223,9 +223,17 @@ static int first_text(const char *c, size_t n, struct jscan_span *text)
     return 1;
 }
 
-/* The loop detector's view of a result object from what was read of it. */
+/* The loop detector's view of a result from what was read of its object
+ * (f NULL: the result is no object). */
 static void outcome_of(const struct result_facts *f, struct loop_call *c)
 {
+    c->error = 0;
+    c->flags &= ~LOOP_EMPTY;
+    if (!f) {
+        c->result = 0;
+        c->flags |= LOOP_EMPTY;
+        return;
+    }
     uint64_t h = 0x726573756c74;
     for (int k = 0; k < 3; k++)
         if (f->present[k])
@@ -240,8 +248,6 @@ static void outcome_of(const struct result_facts *f, struct loop_call *c)
 static void outcome(const struct jscan_top *top, const struct jscan_span *sp, struct loop_call *c)
 {
     static const char *const err_keys[] = {"code", "message"};
-    c->error = 0;
-    c->flags &= ~LOOP_EMPTY;
     if (top->result.p && top->result.p[0] == '{') {
         struct result_facts f = {{0, 0, 0}, {0, 0, 0}, 0, 0, 1, {NULL, 0}};
         for (int k = 0; k < 3; k++)
@@ -255,12 +261,19 @@ static void outcome(const struct jscan_top *top, const struct jscan_span *sp, st
     } else if (top->error.p && top->error.p[0] == '{') {
         struct jscan_span sp[2];
         jscan_members(top->error.p, top->error.n, err_keys, sp, 2, 0);
+        c->flags &= ~LOOP_EMPTY;
         c->result = text_hash(top->error.p, top->error.n, 0x6572726f72);
         c->error = error_hash(&sp[1], sp[0].p ? text_hash(sp[0].p, sp[0].n, 0x636f6465) : 0x636f6465);
     } else {
-        c->result = 0;
-        c->flags |= LOOP_EMPTY;
+        outcome_of(NULL, c);
     }
+}
+
+/* A tool result's resultType (its raw bytes; NULL: none) says the call is
+ * over: absent or "complete" (2026-07-28's input_required is not). */
+static int call_over(const char *raw, size_t n)
+{
+    return !raw || (n == 10 && !memcmp(raw, "\"complete\"", 10));
 }
 
 void relay_outcome(const struct jscan_top *top, struct loop_call *c)
@@ -661,7 +674,7 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     cJSON *rules_adv = NULL;
     struct jscan_span rm[RESULT_KEYS];
     result_members(top, rm);
-    if (rm[3].p && !(rm[3].n == 10 && !memcmp(rm[3].p, "\"complete\"", 10))) {
+    if (!call_over(rm[3].p, rm[3].n)) {
         /* input_required (2026-07-28): the call is not over, and this is not
          * its result; the client sends it again with the input. Untouched. */
         relay_call_data_free(d);
@@ -800,11 +813,8 @@ size_t relay_result_hold_point(const struct jstream *js)
 /* The loop detector's view of a result read in pieces. */
 static void streamed_outcome(const struct jstream *js, struct result_stream *rs, struct loop_call *c)
 {
-    c->error = 0;
-    c->flags &= ~LOOP_EMPTY;
     if (!js->result_obj) {
-        c->result = 0;
-        c->flags |= LOOP_EMPTY;
+        outcome_of(NULL, c);
         return;
     }
     struct result_facts f = {{0, 0, 0}, {0, 0, 0}, 0, 0, 1, {NULL, 0}};
@@ -824,8 +834,7 @@ char *relay_call_streamed(struct relay *r, void *data, const struct jstream *js,
 {
     struct call_data *d = data;
     char *out = NULL;
-    if (js->rm[JSCAN_RESULT_TYPE].present &&
-        !(rs->small_n[1] == 10 && !rs->small_cut[1] && !memcmp(rs->small[1], "\"complete\"", 10))) {
+    if (js->rm[JSCAN_RESULT_TYPE].present && (rs->small_cut[1] || !call_over(rs->small[1], rs->small_n[1]))) {
         relay_call_data_free(d); /* input_required: not the call's result (see relay_call_finished) */
         return NULL;
     }
