@@ -33,8 +33,8 @@
  * (90) reach similarity_threshold (0.25); confidence grows with how far they
  * clear it.
  *
- * How it is fast (make bench: 500 items of 8,000 characters in about 20 ms):
- * ASCII text is cut into words from bitmaps, with no branch per byte (the
+ * How it is fast (make bench: 500 items of 8,000 characters in about 26 ms):
+ * ASCII text is cut into words in one pass with a table of byte classes (the
  * same words as the libunistring path; tests/unit/test_rumination.c compares
  * them); each distinct word of the history is analysed once per call (a
  * memo), an item's words are then only looked up; a call's memory is one
@@ -638,15 +638,9 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
 
 /* Where the words of ASCII text are: runs of word characters (letters,
  * digits, _), joined across ' . : between letters and , ; ' . between
- * digits, as text.c's ASCII path cuts them. Masks with a bit per byte (bit i
- * of word i / 64) of letters, digits and word characters are built 8 bytes at
- * a time in plain 64-bit arithmetic (SWAR); the few bytes that could join
- * (one byte, not a word character or a space, between two letters or two
- * digits) are then looked up, and the bits where runs start and end written
- * out as positions, 12 a block with no branch per word. Cutting text into
- * words costs no branch per byte or per word. */
+ * digits, as text.c's ASCII path cuts them. One pass over the bytes with a
+ * table of their classes. */
 struct wcut {
-    uint64_t *m; /* per 64 bytes: letters, digits, word bytes, spaces */
     uint32_t *a, *z; /* per run: its first byte, and the byte after its last */
     uint64_t *key; /* per word: its memo key (item_ascii) */
     size_t cap; /* bytes of text the buffers are sized for */
@@ -655,117 +649,64 @@ struct wcut {
 /* Sizes c for n bytes of text; -1 when memory runs out. */
 static int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
 {
-    if (c->m && n <= c->cap)
+    if (c->a && n <= c->cap)
         return 0;
-    size_t nb = n / 64 + 2, nr = n / 2 + 2 + 12; /* runs, and room for 12 written past the last */
-    c->m = ar_alloc(ar, (4 * nb + nr) * sizeof *c->m);
+    size_t nr = n / 2 + 1; /* a run and the byte after it */
     c->a = ar_alloc(ar, 2 * nr * sizeof *c->a);
-    if (!c->m || !c->a) {
-        c->m = NULL;
+    c->key = ar_alloc(ar, nr * sizeof *c->key);
+    if (!c->a || !c->key) {
+        c->a = NULL;
         return -1;
     }
     c->z = c->a + nr;
-    c->key = c->m + 4 * nb;
     c->cap = n;
     return 0;
 }
 
-/* Byte classes for the bytes that may join: joins letters, joins digits. */
-enum { BC_JL = 1, BC_JD = 2 };
-static const unsigned char bjoin[128] = {
-    ['\''] = BC_JL | BC_JD, ['.'] = BC_JL | BC_JD, [':'] = BC_JL, [','] = BC_JD, [';'] = BC_JD,
+/* Byte classes: a letter, a digit, a word byte (letter, digit, _), a byte
+ * that joins letters, one that joins digits. */
+enum { BC_L = 1, BC_D = 2, BC_W = 4, BC_JL = 8, BC_JD = 16 };
+#define BC_LETTERS(c) [c] = BC_L | BC_W, [c - 'a' + 'A'] = BC_L | BC_W
+static const unsigned char bclass[256] = {
+    BC_LETTERS('a'),     BC_LETTERS('b'),     BC_LETTERS('c'),        BC_LETTERS('d'),       BC_LETTERS('e'),
+    BC_LETTERS('f'),     BC_LETTERS('g'),     BC_LETTERS('h'),        BC_LETTERS('i'),       BC_LETTERS('j'),
+    BC_LETTERS('k'),     BC_LETTERS('l'),     BC_LETTERS('m'),        BC_LETTERS('n'),       BC_LETTERS('o'),
+    BC_LETTERS('p'),     BC_LETTERS('q'),     BC_LETTERS('r'),        BC_LETTERS('s'),       BC_LETTERS('t'),
+    BC_LETTERS('u'),     BC_LETTERS('v'),     BC_LETTERS('w'),        BC_LETTERS('x'),       BC_LETTERS('y'),
+    BC_LETTERS('z'),     ['0'] = BC_D | BC_W, ['1'] = BC_D | BC_W,    ['2'] = BC_D | BC_W,   ['3'] = BC_D | BC_W,
+    ['4'] = BC_D | BC_W, ['5'] = BC_D | BC_W, ['6'] = BC_D | BC_W,    ['7'] = BC_D | BC_W,   ['8'] = BC_D | BC_W,
+    ['9'] = BC_D | BC_W, ['_'] = BC_W,        ['\''] = BC_JL | BC_JD, ['.'] = BC_JL | BC_JD, [':'] = BC_JL,
+    [','] = BC_JD,       [';'] = BC_JD,
 };
 
-/* Eight ASCII bytes at a time: bit 7 of each byte of the result is set when
- * that byte of x is in [lo, hi], or equal to c. Every byte of x is below
- * 0x80, so setting bit 7 first keeps each byte's subtraction from borrowing
- * from the next. */
-#define ONES  0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
+/* Whether byte i of s[0..n), no word byte, joins the bytes either side of
+ * it into one word: ' . : between two letters, , ; ' . between two digits. */
+static inline int joins(const unsigned char *s, size_t n, size_t i)
 {
-    return ((x | HIGHS) - ONES * lo) & ~((x | HIGHS) - ONES * (hi + 1)) & HIGHS;
-}
-
-static inline uint64_t equal(uint64_t x, unsigned c)
-{
-    uint64_t t = x ^ (ONES * c); /* 0 where the byte is c */
-    return ~(((t & ~HIGHS) + ~HIGHS) | t) & HIGHS;
-}
-
-/* Bit 7 of each of the 8 bytes, as 8 bits (byte 0 the lowest). */
-static inline uint64_t high_bits(uint64_t m)
-{
-    return (((m >> 7) & ONES) * 0x0102040810204080ULL) >> 56;
-}
-
-/* Writes the positions of the set bits of x (each + base) at out; returns how many. */
-static inline size_t flatten(uint32_t *out, uint32_t base, uint64_t x)
-{
-    uint64_t y = x - ((x >> 1) & 0x5555555555555555ULL); /* popcount, without a call where the CPU */
-    y = (y & 0x3333333333333333ULL) + ((y >> 2) & 0x3333333333333333ULL); /* may lack the instruction */
-    size_t cnt = (size_t)((((y + (y >> 4)) & 0x0F0F0F0F0F0F0F0FULL) * 0x0101010101010101ULL) >> 56);
-    for (int q = 0; q < 12; q++) { /* set bit 63 so that ctz is defined once x runs out */
-        out[q] = base + (uint32_t)__builtin_ctzll(x | 1ULL << 63);
-        x &= x - 1;
-    }
-    for (size_t q = 12; q < cnt; q++) {
-        out[q] = base + (uint32_t)__builtin_ctzll(x);
-        x &= x - 1;
-    }
-    return cnt;
+    unsigned k = bclass[s[i]];
+    if (!k || i == 0 || i + 1 >= n)
+        return 0;
+    unsigned p = bclass[s[i - 1]] & bclass[s[i + 1]];
+    return ((k & BC_JL) && (p & BC_L)) || ((k & BC_JD) && (p & BC_D));
 }
 
 /* The runs of word bytes of ASCII s[0..n) into c->a and c->z; returns how
  * many. A run may be only underscores, which is no word (see wscan_next). */
 static size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
 {
-    size_t nb = n / 64 + 1;
-    uint64_t *L = c->m, *D = L + nb + 1, *W = D + nb + 1, *S = W + nb;
-    unsigned char pad[64];
-    for (size_t k = 0; k < nb; k++) {
-        const unsigned char *p = s + k * 64;
-        size_t r = n - k * 64;
-        if (r < 64) {
-            memset(pad, ' ', sizeof pad);
-            memcpy(pad, p, r);
-            p = pad;
-        }
-        uint64_t l = 0, d = 0, w = 0, sp = 0;
-        for (unsigned o = 0; o < 64; o += 8) {
-            uint64_t x;
-            memcpy(&x, p + o, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            x = __builtin_bswap64(x);
-#endif
-            uint64_t lx = in_range(x | ONES * 0x20, 'a', 'z'), dx = in_range(x, '0', '9');
-            l |= high_bits(lx) << o;
-            d |= high_bits(dx) << o;
-            w |= high_bits(lx | dx | equal(x, '_')) << o;
-            sp |= high_bits(equal(x, ' ')) << o;
-        }
-        L[k] = l, D[k] = d, W[k] = w, S[k] = sp;
+    size_t nr = 0, i = 0;
+    for (;;) {
+        while (i < n && !(bclass[s[i]] & BC_W)) /* a joiner never starts a word */
+            i++;
+        if (i == n)
+            return nr;
+        c->a[nr] = (uint32_t)i;
+        do
+            while (++i < n && (bclass[s[i]] & BC_W))
+                ;
+        while (i < n && joins(s, n, i));
+        c->z[nr++] = (uint32_t)i;
     }
-    L[nb] = D[nb] = 0;
-    size_t nr = 0, ne = 0;
-    uint64_t prev = 0; /* the last bit of the block before */
-    for (size_t k = 0; k < nb; k++) {
-        uint64_t pl = L[k] << 1 | (k ? L[k - 1] >> 63 : 0), nl = L[k] >> 1 | L[k + 1] << 63;
-        uint64_t pd = D[k] << 1 | (k ? D[k - 1] >> 63 : 0), nd = D[k] >> 1 | D[k + 1] << 63;
-        uint64_t w = W[k], jl = pl & nl, jd = pd & nd;
-        /* a byte between two letters or two digits that is no word byte and
-         * no space (nor padding, which is spaces): maybe a joiner */
-        for (uint64_t cand = ~w & ~S[k] & (jl | jd); cand; cand &= cand - 1) {
-            unsigned b = (unsigned)__builtin_ctzll(cand);
-            unsigned j = bjoin[s[k * 64 + b] & 0x7F];
-            w |= (uint64_t)(((j & BC_JL) && (jl >> b & 1)) || ((j & BC_JD) && (jd >> b & 1))) << b;
-        }
-        uint64_t before = w << 1 | prev;
-        nr += flatten(c->a + nr, (uint32_t)(k * 64), w & ~before);
-        ne += flatten(c->z + ne, (uint32_t)(k * 64), ~w & before);
-        prev = w >> 63;
-    }
-    return nr; /* bits past the text are 0: every run ends inside */
 }
 
 /* The words of a cut ASCII text, in order. */
