@@ -21,7 +21,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
-import { root, check, invalid, sandbox } from './lib/keel.mjs';
+import { root, keel, invalid, sandbox } from './lib/keel.mjs';
 
 function expand(v) {
   if (Array.isArray(v)) return v.map(expand);
@@ -56,62 +56,95 @@ function matches(actual, want) {
   return JSON.stringify(actual) === JSON.stringify(want);
 }
 
+// keel check, as check() in lib/keel.mjs runs it, without waiting for it:
+// the cases run a few at a time (four of them wait out a held state lock).
+function checkAsync(tool, args, opts) {
+  const input = typeof args === 'string' ? args : JSON.stringify(args);
+  const env = { ...process.env, ...opts.box.env, ...(opts.now ? { KEEL_NOW: opts.now } : {}), ...(opts.tz ? { TZ: opts.tz } : {}), ...(opts.env || {}) };
+  return new Promise((resolve) => {
+    const p = spawn(keel, ['--log-level', 'error', 'check', tool], { env });
+    let stdout = '', stderr = '';
+    p.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
+    p.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
+    p.stdin.on('error', () => {});
+    p.stdin.end(input);
+    p.on('close', (status) => {
+      let json = null;
+      try { json = JSON.parse(stdout); } catch { /* left null */ }
+      resolve({ status, stdout, stderr, json });
+    });
+  });
+}
+
+// One case file: its name and what is wrong with what keel did.
+async function runCase(tool, f) {
+  const c = JSON.parse(readFileSync(join(dir, tool, f), 'utf8'));
+  const name = `${tool}/${f}: ${c.description}`;
+  const box = sandbox(c);
+  const problems = [];
+  let holder = null;
+  if (c.hold_lock) {
+    const lock = join(box.stateDir, 'state.lock');
+    mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
+    holder = spawn('flock', ['-x', lock, 'sleep', '60'], { stdio: 'ignore' });
+    while (spawnSync('flock', ['-n', '-x', lock, 'true']).status === 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  const steps = c.steps || [{ args: c.args, expect: c.expect, exit: c.exit }];
+  for (const [i, st] of steps.entries()) {
+    const t = st.tool || tool;
+    const at = steps.length > 1 ? `step ${i} (${t}): ` : '';
+    const r = await checkAsync(t, expand(st.args), { ...c, now: st.now || c.now, box });
+    const isError = Object.keys(st.expect).some((k) => k.startsWith('error'));
+    const wantExit = st.exit ?? (isError ? 2 : 0);
+    if (r.status !== wantExit) problems.push(`${at}exit ${r.status}, expected ${wantExit}; stderr: ${r.stderr}`);
+    if (wantExit === 64) {
+      if (r.stdout !== '') problems.push(`${at}a usage error printed to stdout: ${r.stdout.slice(0, 200)}`);
+      if (!/keel: /.test(r.stderr)) problems.push(`${at}a usage error must explain itself on stderr`);
+      continue;
+    }
+    if (!r.json) { problems.push(`${at}output is not JSON: ${r.stdout.slice(0, 200)}`); continue; }
+    for (const [path, want] of Object.entries(st.expect)) {
+      const got = get(r.json, path);
+      if (!matches(got, want)) problems.push(`${at}${path}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+    }
+    const errs = invalid(t, 'output', r.json);
+    if (errs) problems.push(`${at}output not valid against ${t}.json#/output: ${JSON.stringify(errs.slice(0, 3))}`);
+    if (r.json.error && r.json.error.code && !(r.json.error.code in loadCodes(t)))
+      problems.push(`${at}error code ${r.json.error.code} is not declared in ${t}.json`);
+  }
+  if (c.state_after) {
+    let st = null;
+    try { st = JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8')); } catch (e) { problems.push(`state file: ${e.message}`); }
+    for (const [path, want] of Object.entries(c.state_after)) {
+      const got = st && get(st, path);
+      if (!matches(got, want)) problems.push(`state ${path}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+    }
+  }
+  for (const [prefix, n] of Object.entries(c.files_after || {})) {
+    const have = existsSync(box.stateDir) ? readdirSync(box.stateDir).filter((x) => x.startsWith(prefix)).length : 0;
+    if (have !== n) problems.push(`files starting ${prefix}: ${have}, expected ${n}`);
+  }
+  if (holder) holder.kill('SIGKILL');
+  return { name, problems };
+}
+
 const dir = join(root, 'tests', 'cases');
-let count = 0;
+const files = [];
 for (const tool of readdirSync(dir).sort()) {
   if (!existsSync(join(root, 'schemas', `${tool}.json`))) continue;
-  for (const f of readdirSync(join(dir, tool)).filter((f) => f.endsWith('.json')).sort()) {
-    const c = JSON.parse(readFileSync(join(dir, tool, f), 'utf8'));
-    const name = `${tool}/${f}: ${c.description}`;
-    const box = sandbox(c);
-    const problems = [];
-    let holder = null;
-    if (c.hold_lock) {
-      const lock = join(box.stateDir, 'state.lock');
-      mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
-      holder = spawn('flock', ['-x', lock, 'sleep', '60'], { stdio: 'ignore' });
-      while (spawnSync('flock', ['-n', '-x', lock, 'true']).status === 0) await new Promise((r) => setTimeout(r, 20));
-    }
-    const steps = c.steps || [{ args: c.args, expect: c.expect, exit: c.exit }];
-    for (const [i, st] of steps.entries()) {
-      const t = st.tool || tool;
-      const at = steps.length > 1 ? `step ${i} (${t}): ` : '';
-      const r = check(t, expand(st.args), { ...c, now: st.now || c.now, box });
-      const isError = Object.keys(st.expect).some((k) => k.startsWith('error'));
-      const wantExit = st.exit ?? (isError ? 2 : 0);
-      if (r.status !== wantExit) problems.push(`${at}exit ${r.status}, expected ${wantExit}; stderr: ${r.stderr}`);
-      if (wantExit === 64) {
-        if (r.stdout !== '') problems.push(`${at}a usage error printed to stdout: ${r.stdout.slice(0, 200)}`);
-        if (!/keel: /.test(r.stderr)) problems.push(`${at}a usage error must explain itself on stderr`);
-        continue;
-      }
-      if (!r.json) { problems.push(`${at}output is not JSON: ${r.stdout.slice(0, 200)}`); continue; }
-      for (const [path, want] of Object.entries(st.expect)) {
-        const got = get(r.json, path);
-        if (!matches(got, want)) problems.push(`${at}${path}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
-      }
-      const errs = invalid(t, 'output', r.json);
-      if (errs) problems.push(`${at}output not valid against ${t}.json#/output: ${JSON.stringify(errs.slice(0, 3))}`);
-      if (r.json.error && r.json.error.code && !(r.json.error.code in loadCodes(t)))
-        problems.push(`${at}error code ${r.json.error.code} is not declared in ${t}.json`);
-    }
-    if (c.state_after) {
-      let st = null;
-      try { st = JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8')); } catch (e) { problems.push(`state file: ${e.message}`); }
-      for (const [path, want] of Object.entries(c.state_after)) {
-        const got = st && get(st, path);
-        if (!matches(got, want)) problems.push(`state ${path}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
-      }
-    }
-    for (const [prefix, n] of Object.entries(c.files_after || {})) {
-      const have = existsSync(box.stateDir) ? readdirSync(box.stateDir).filter((x) => x.startsWith(prefix)).length : 0;
-      if (have !== n) problems.push(`files starting ${prefix}: ${have}, expected ${n}`);
-    }
-    if (holder) holder.kill("SIGKILL");
-    ok(problems.length === 0, name, problems.join("\n"));
-    count++;
-  }
+  for (const f of readdirSync(join(dir, tool)).filter((f) => f.endsWith('.json')).sort()) files.push([tool, f]);
 }
+// Four at a time; reported in file order.
+const results = new Array(files.length);
+let next = 0;
+await Promise.all(Array.from({ length: 4 }, async () => {
+  while (next < files.length) {
+    const i = next++;
+    results[i] = await runCase(...files[i]);
+  }
+}));
+for (const { name, problems } of results) ok(problems.length === 0, name, problems.join('\n'));
+const count = results.length;
 function loadCodes(tool) {
   if (!existsSync(join(root, 'schemas', `${tool}.json`))) return {};
   return JSON.parse(readFileSync(join(root, 'schemas', `${tool}.json`), 'utf8')).errors;
