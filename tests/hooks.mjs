@@ -56,6 +56,44 @@ function hook(host, event, input, { box, env = {}, args = [] } = {}) {
 const transcript = (name) => join(dir, name);
 const kindOf = (e) => (['UserPromptSubmit', 'BeforeAgent'].includes(e) ? 'prompt' : e === 'SessionStart' ? 'start' : 'reply');
 
+// --- two checks that wait out a timer (2 s, 5 s) -----------------------------------
+// Started first, they run beside the rest. Each hook is timed by its own
+// shell, not by this process, whose loop the other checks keep busy.
+function timedHook(args, box, write, { keepOpen = false } = {}) {
+  return new Promise((res) => {
+    const c = spawn('bash', ['-c', 't0=$(date +%s%N); "$0" "$@"; rc=$?; echo "rc=$rc ms=$((($(date +%s%N) - t0) / 1000000))" >&2',
+      keel, 'hook', ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', KEEL_NOW: NOW, TZ: 'UTC', ...box.env } });
+    let out = '', err = '';
+    c.stdout.on('data', (d) => { out += d; });
+    c.stderr.on('data', (d) => { err += d; });
+    c.stdin.on('error', () => {});
+    if (keepOpen) c.stdin.write(write);         // and the pipe stays open
+    else c.stdin.end(write);
+    const kill = setTimeout(() => c.kill('SIGKILL'), 40000);
+    c.on('close', () => {
+      clearTimeout(kill);
+      c.stdin.destroy();
+      const m = /rc=(\d+) ms=(\d+)/.exec(err);
+      res({ status: m ? Number(m[1]) : null, ms: m ? Number(m[2]) : null, stdout: out, stderr: err });
+    });
+  });
+}
+const halfPayload = timedHook(['Stop', '--host', 'claude-code'], sandbox(),
+  JSON.stringify(payload('claude-code-Stop.json')).slice(0, 40), { keepOpen: true });
+const lockedState = (async () => {
+  const box = sandbox();
+  hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });   // creates the state directory
+  const lock = join(box.stateDir, 'state.lock');
+  const holder = spawn('flock', [lock, 'sleep', '20'], { stdio: 'ignore' });
+  while (spawnSync('flock', ['-n', lock, 'true']).status === 0) await new Promise((r) => setTimeout(r, 20));
+  const r = await timedHook(['UserPromptSubmit', '--host', 'claude-code'], box,
+    JSON.stringify(payload('claude-code-UserPromptSubmit.json', { transcript_path: transcript('claude-reask.jsonl') })));
+  holder.kill();
+  if (r.stdout.trim()) { try { r.out = JSON.parse(r.stdout); } catch { r.out = 'not json'; } }
+  return r;
+})();
+
 // --- every host and event: the output is the host's shape ----------------------
 for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const [host, event] = f.replace(/\.json$/, '').split(/-(?=[A-Z])/);
@@ -210,10 +248,8 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     c.on('exit', (code, signal) => { clearTimeout(kill); c.stdin.destroy(); res({ code, signal, out, ms: Date.now() - t0 }); });
   });
   const whole = JSON.stringify(payload('claude-code-Stop.json', { last_assistant_message: 'Great question! You are absolutely right, this is a brilliant plan.' }));
-  let r = await run(whole);
+  const r = await run(whole);
   ok(r.code === 0 && r.ms < 1500 && /sycophancy/.test(r.out), `a whole payload with stdin left open: answered at once (${r.ms} ms; it waited for the writer to close, 30 s)`, r);
-  r = await run(whole.slice(0, 40));
-  ok(r.code === 0 && r.out === '' && r.ms >= 1900 && r.ms < 5000, `half a payload with stdin left open: exit 0, no output, after 2 s (${r.ms} ms)`, r);
   // a host that closed its end of stdout before the answer: SIGPIPE is ignored
   const closed = await new Promise((res) => {
     const c = spawn('bash', ['-c', `"$0" hook Stop --host claude-code | true; echo "exit=\${PIPESTATUS[0]}" >&2`, keel], {
@@ -226,17 +262,6 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(/exit=0/.test(closed), 'a host that closed the hook\'s stdout: exit 0, not killed by SIGPIPE (exit 141)', closed);
 }
 
-// --- a locked state file: the hook answers within the host's timeout ------------------
-{
-  const box = sandbox();
-  hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });   // creates the state directory
-  const holder = spawn('flock', [join(box.stateDir, 'state.lock'), 'sleep', '20'], { stdio: 'ignore' });
-  await new Promise((res) => setTimeout(res, 300));
-  const r = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { transcript_path: transcript('claude-reask.jsonl') }), { box });
-  holder.kill();
-  ok(r.status === 0 && r.ms < 30000 && (r.stdout === '' || valid('claude-code', 'prompt', r.out)),
-    `a state file held by another process: exit 0 within the host's 30 s (${r.ms} ms)`, r);
-}
 
 
 // A person who asks the same worry again: the message names when they asked
@@ -305,4 +330,14 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   }
   ok(counts[30] === 31 && counts[31] === 32 && counts[33] === 32, `the state file keeps up to 32 host sessions, then the most recent 32 (${counts.slice(29).join(', ')})`);
 }
+// --- the two timed checks started first ------------------------------------------
+{
+  const r = await halfPayload;
+  ok(r.status === 0 && r.stdout === '' && r.ms >= 1900 && r.ms < 5000,
+    `half a payload with stdin left open: exit 0, no output, after 2 s (${r.ms} ms)`, r);
+  const l = await lockedState;
+  ok(l.status === 0 && l.ms < 30000 && (l.stdout === '' || valid('claude-code', 'prompt', l.out)),
+    `a state file held by another process: exit 0 within the host's 30 s (${l.ms} ms)`, l);
+}
+
 done();
