@@ -112,4 +112,19 @@ ok(r.status === 64, 'profile without a subcommand: 64');
   ok(r.status === 64 && /--cwd \/nonexistent-dir: no such directory/.test(r.stderr) && !/cannot start the upstream/.test(r.stderr),
     'keel wrap --cwd with a directory that does not exist: said as such, before any command is tried', r.stderr);
 }
+// --- standard input closed (cron, a service): the state file is still kept --------
+{
+  const box = sandbox();
+  // the first file keel opens then gets descriptor 0
+  const run = (tool, args) => spawnSync('bash', ['-c', '"$0" check "$1" --json "$2" <&-', keel, tool, JSON.stringify(args)],
+    { env: { ...process.env, ...box.env }, encoding: 'utf8' });
+  const start = run('mark_session_start', { intent: 'nightly report' });
+  const ctx = run('get_time_context', {});
+  let got = null;
+  try { got = JSON.parse(ctx.stdout); } catch { /* left null */ }
+  ok(start.status === 0 && ctx.status === 0 && got?.session_open === true,
+    'keel check with standard input closed: the session it starts is in the state file the next call reads',
+    { start: start.stdout + start.stderr, ctx: ctx.stdout + ctx.stderr });
+}
+
 done();

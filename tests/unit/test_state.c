@@ -4,7 +4,10 @@
  * parseable file in which every session started is accounted for (closed,
  * or the one left open) and every session id is distinct. A writer killed
  * with SIGKILL at random moments, 100 times, must never leave a state file
- * that does not parse. */
+ * that does not parse. A lock another process lets go of within the wait is
+ * waited for; one held past it is STATE_BUSY, and then not waited for again
+ * at once. The directory is $KEEL_STATE_DIR, $XDG_STATE_HOME/keel or
+ * ~/.local/state/keel, the first that is an absolute path. */
 #include "chrono.h"
 #include "state.h"
 
@@ -13,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +161,122 @@ static void kill_9_never_tears_the_file(void **state)
     assert_int_not_equal(system(cmd), 0);
 }
 
+/* A process that takes the state lock, says so on a pipe, holds it hold_ms
+ * and exits. */
+static pid_t hold_lock(int hold_ms)
+{
+    char lock[300];
+    snprintf(lock, sizeof lock, "%s/state.lock", dir);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(lock, O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || flock(fd, LOCK_EX) < 0)
+            _exit(1);
+        if (write(p[1], "x", 1) != 1)
+            _exit(1);
+        struct timespec ts = {hold_ms / 1000, hold_ms % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+        _exit(0);
+    }
+    close(p[1]);
+    char c;
+    assert_int_equal(read(p[0], &c, 1), 1);
+    close(p[0]);
+    return pid;
+}
+
+static int touch(cJSON *st, void *ctx, kerr *e)
+{
+    (void)ctx, (void)e;
+    cJSON_DeleteItemFromObject(st, "test_touch");
+    cJSON_AddNumberToObject(st, "test_touch", 1);
+    return 0;
+}
+
+static int64_t update_ms(kerr *e, int *rc)
+{
+    int64_t t0 = chrono_mono_ms();
+    *rc = state_update(dir, 1778922000000LL, touch, NULL, e);
+    return chrono_mono_ms() - t0;
+}
+
+static void a_lock_let_go_within_the_wait_is_waited_for(void **state)
+{
+    (void)state;
+    pid_t pid = hold_lock(400);
+    kerr e = {0};
+    int rc;
+    int64_t ms = update_ms(&e, &rc);
+    waitpid(pid, NULL, 0);
+    if (rc != 0)
+        fail_msg("the update failed (%s: %s) after %lld ms", e.code, e.message, (long long)ms);
+    assert_true(ms >= 300);
+    assert_true(ms < 2500); /* as soon as the lock is free, not at the end of the wait */
+}
+
+/* Last: it leaves the process not waiting for STATE_STUCK_MS. */
+static void a_lock_held_past_the_wait_is_busy_then_not_waited_for(void **state)
+{
+    (void)state;
+    state_lock_wait(300);
+    pid_t pid = hold_lock(3000);
+    kerr e = {0};
+    int rc;
+    int64_t ms = update_ms(&e, &rc);
+    assert_int_equal(rc, -1);
+    assert_string_equal(e.code, "STATE_BUSY");
+    assert_true(ms >= 250 && ms < 2000);
+    kerr e2 = {0};
+    ms = update_ms(&e2, &rc);
+    assert_int_equal(rc, -1);
+    assert_string_equal(e2.code, "STATE_BUSY");
+    assert_true(ms < 200);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static void the_directory_is_the_first_absolute_one_named(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *own, *xdg, *home, *want;
+    } cases[] = {
+        {"/k", "/x", "/h", "/k"},
+        {"rel", "/x", "/h", "/x/keel"},
+        {NULL, "/x", "/h", "/x/keel"},
+        {NULL, "x", "/h", "/h/.local/state/keel"},
+        {"", "", "/h", "/h/.local/state/keel"},
+        {"k", "x", "h", NULL},
+        {NULL, NULL, NULL, NULL},
+    };
+    const char *names[] = {"KEEL_STATE_DIR", "XDG_STATE_HOME", "HOME"};
+    char *saved[3];
+    for (int v = 0; v < 3; v++)
+        saved[v] = getenv(names[v]) ? strdup(getenv(names[v])) : NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *vals[] = {cases[i].own, cases[i].xdg, cases[i].home};
+        for (int v = 0; v < 3; v++)
+            vals[v] ? setenv(names[v], vals[v], 1) : unsetenv(names[v]);
+        char buf[256] = "";
+        kerr e = {0};
+        int rc = state_dir(buf, sizeof buf, &e);
+        if (cases[i].want) {
+            assert_int_equal(rc, 0);
+            assert_string_equal(buf, cases[i].want);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_string_equal(e.code, "STATE_UNWRITABLE");
+        }
+    }
+    for (int v = 0; v < 3; v++) {
+        saved[v] ? setenv(names[v], saved[v], 1) : unsetenv(names[v]);
+        free(saved[v]);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -179,6 +300,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(concurrent_processes_account_for_every_session),
         cmocka_unit_test(kill_9_never_tears_the_file),
+        cmocka_unit_test(the_directory_is_the_first_absolute_one_named),
+        cmocka_unit_test(a_lock_let_go_within_the_wait_is_waited_for),
+        cmocka_unit_test(a_lock_held_past_the_wait_is_busy_then_not_waited_for),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, setup, teardown);
