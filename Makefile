@@ -8,7 +8,8 @@
 #   make fuzz     each libFuzzer harness for FUZZ_SECONDS (default 60), clang
 #   make soak     keel wrap relays SOAK_MESSAGES (default 1,000,000) mixed messages; memory stays flat
 #   make mutate   mutation testing: MUTANTS (default 50) mutants drawn by SEED from FILES, each against
-#                 the fast suite (scripts/mutate --help)
+#                 the fast suite; MUTANTS=full one per deciding line and function, each against the
+#                 tests that run its line (scripts/mutate --help)
 #   make clean
 
 BUILD ?= build
@@ -84,7 +85,8 @@ soak: build
 # Works on a copy of the tree in a temporary directory; only the results
 # file is written here.
 mutate: bootstrap $(NODE_DEPS)
-	MUTANTS="$(MUTANTS)" SEED="$(SEED)" FILES="$(FILES)" RESULTS="$(BUILD)/mutate/results.tsv" scripts/mutate
+	MUTANTS="$(MUTANTS)" SEED="$(SEED)" FILES="$(FILES)" COVER="$(COVER)" RESULTS="$(BUILD)/mutate/results.tsv" \
+	  scripts/mutate
 
 eval: build
 	scripts/eval-readme $(BUILD)/keel
