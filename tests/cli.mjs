@@ -95,6 +95,13 @@ ok(r.status === 64, 'profile without a subcommand: 64');
     'a misspelled hook event: exit 0 (the host is never broken), and stderr names the events keel knows', r.stderr);
   r = run(['hook', 'Stop_Z9'], '{}', box.env);
   ok(r.status === 0 && /hook_event_unknown event=Stop_Z9:/.test(r.stderr), 'an unknown event of letters, digits and _ is named as given (Z and 9 included)', r.stderr);
+  r = run(['hook', 'AgentAwait_0'], '{}', box.env);
+  ok(r.status === 0 && /hook_event_unknown event=AgentAwait_0:/.test(r.stderr), 'an unknown event with A, a and 0 in it is named as given', r.stderr);
+  const forty = 'X'.repeat(40), fortyOne = 'X'.repeat(41);
+  r = run(['hook', forty], '{}', box.env);
+  const r41 = run(['hook', fortyOne], '{}', box.env);
+  ok(r.status === 0 && r.stderr.includes(`event=${forty}:`) && r41.status === 0 && /event=\(not shown\):/.test(r41.stderr),
+    'an unknown event name of 40 characters is named, one of 41 is not shown', { forty: r.stderr, fortyOne: r41.stderr });
   r = run(['hook', 'Stop;rm -rf ~'], '{}', box.env);
   ok(r.status === 0 && /hook_event_unknown event=\(not shown\):/.test(r.stderr), 'an event name with other characters is not echoed', r.stderr);
   r = run(['hook', 'PreCompact'], '{"trigger":"auto"}', box.env);

@@ -290,6 +290,31 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
 }
 
 
+// An override word may be said after "keel", "keel:" or "keel,"; and a
+// sycophantic reply's message lists the words the person may start with.
+{
+  const asks = ['is it safe to drop the legacy table tonight?', 'are you sure dropping the legacy table is safe?',
+    'honestly, is dropping the legacy table safe?'];
+  const said = {};
+  for (const prefix of ['keel ', 'keel: ', 'keel, ']) {
+    const box = sandbox();
+    const tr = join(box.dir, 'drop.jsonl');
+    writeFileSync(tr, asks.map((text, i) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T09:0${i}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+    const say = (prompt, minute) => {
+      const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-26T09:${minute}:00Z`, TZ: 'UTC' },
+        input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'drop', prompt, transcript_path: tr }) });
+      try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+    };
+    const fired = say('sorry to ask again, is dropping the legacy table really safe?', '10');
+    said[prefix] = /keel \(rumination/.test(fired) && /keel \(rumination\): override-once applied/.test(say(`${prefix}override-once`, '11'));
+  }
+  ok(Object.values(said).every(Boolean), 'an override word after "keel", "keel:" or "keel," applies as the word alone does', said);
+  const box = sandbox();
+  const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'Great question! You are absolutely right, this is a brilliant plan.' }), { box });
+  const words = (/keel \(sycophancy\): .* start your next prompt with one of: ([a-z0-9-]+(?:, [a-z0-9-]+)+)\./.exec(r.out?.systemMessage || '') || [])[1] || '';
+  ok(/i-want-validation/.test(words) && /override-once/.test(words), 'a sycophantic reply: the message lists the words the person may start the next prompt with', r.out);
+}
+
 // Overrides hold in the conversation they were given in: disable-for-session
 // said in one chat keeps that chat quiet, and a chat begun after it starts
 // clean; so does an override-once left unused.
