@@ -287,6 +287,20 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const u = hook('override-once', '2026-11-26T10:46:00Z');
   ok(/keel \(rumination\): override-once applied/.test(u.systemMessage || '') && /keel \(sycophancy\): override-once applied/.test(u.systemMessage || ''),
     'the word that several detectors offer, said at the start of the next prompt, applies to each that spoke', u.systemMessage);
+  const named = hook('override-once  rumination', '2026-11-26T10:47:00Z').systemMessage || '';
+  ok(/keel \(rumination\): override-once applied/.test(named) && !/sycophancy/.test(named),
+    'the word followed by a detector\'s name applies to that detector alone', named);
+}
+
+// A word several detectors take, said before any advisory in this chat,
+// says so; and every prompt the hook sees is the person's activity.
+{
+  const box = sandbox();
+  const r = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'quiet', prompt: 'override-once' }, { box });
+  ok(/override-once belongs to several detectors and no advisory was given here yet/.test(r.out?.systemMessage || ''),
+    'a word of several detectors before any advisory: the person is told to name the detector', r.out);
+  const st = JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8'));
+  ok(st.last_prompt_at === '2026-05-15T14:40:00+00:00', 'the prompt hook records the person\'s activity (last_prompt_at) in the state file', st);
 }
 
 
