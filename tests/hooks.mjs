@@ -179,6 +179,17 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const fresh = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box, args: rules });
   ok(fresh.out?.decision === 'block' && /attempt 1 of 4/.test(fresh.out.reason),
     'a second stop with stop_hook_active false and no prompt between counts from 1 again, not 2', fresh.out);
+  // a revised reply that passes ends the count: a later break in the same
+  // run of stops is attempt 1 again
+  const b2 = sandbox();
+  const first = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box: b2, args: rules });
+  const passed = hook('claude-code', 'Stop', { ...p, last_assistant_message: 'Done: the export button is wired and tested.', stop_hook_active: true }, { box: b2, args: rules });
+  const later = hook('claude-code', 'Stop', { ...p, stop_hook_active: true }, { box: b2, args: rules });
+  ok(/attempt 1 of 4/.test(first.out?.reason || '') && passed.out?.decision === undefined && later.out?.decision === 'block' && /attempt 1 of 4/.test(later.out.reason),
+    'a revised reply that follows the rules ends the count: the next break is attempt 1, not 2', [first.out, passed.out, later.out]);
+  const closer = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'The build passes now. Hope this helps!' }), { box: sandbox() });
+  ok(/the reply matched the rule cheerleading-closer \(A closer that adds nothing/.test(closer.out?.systemMessage || '') && closer.out?.decision === undefined,
+    'a reply a shipped rewrite rule matches: the person is told the rule in its own words, and nothing is blocked', closer.out);
   const shipped = hook('gemini', 'AfterAgent', payload('gemini-AfterAgent.json', { prompt_response: 'Shall I go ahead and run the linter on the whole repo?' }), { box: sandbox() });
   ok(shipped.status === 0 && shipped.out?.decision === undefined, 'a shipped rule (rules/voice.yml) never blocks: only the person\'s own do', shipped.out);
   const gem = hook('gemini', 'AfterAgent', payload('gemini-AfterAgent.json', { prompt_response: 'Done. TODO: tests.' }), { box: sandbox(), args: rules });
