@@ -340,6 +340,25 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(/i-want-validation/.test(words) && /override-once/.test(words), 'a sycophantic reply: the message lists the words the person may start the next prompt with', r.out);
 }
 
+// SessionStart tells the model how long ago the person last wrote and how
+// long the open session has run, in words, and the session's stated intent.
+{
+  const box = sandbox();
+  const env = { ...process.env, ...box.env, TZ: 'UTC' };
+  spawnSync(keel, ['check', 'mark_session_start', '--json', JSON.stringify({ intent: 'draft the Q3 plan' })], { env: { ...env, KEEL_NOW: '2026-05-15T09:00:00Z' } });
+  spawnSync(keel, ['hook', 'UserPromptSubmit'], { env: { ...env, KEEL_NOW: '2026-05-15T09:00:00Z' }, input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's1', prompt: 'hello there' }) });
+  const start = (now) => {
+    const r = spawnSync(keel, ['hook', 'SessionStart'], { encoding: 'utf8', env: { ...env, KEEL_NOW: now }, input: JSON.stringify({ hook_event_name: 'SessionStart', session_id: 's2', source: 'startup' }) });
+    try { return JSON.parse(r.stdout).hookSpecificOutput.additionalContext; } catch { return ''; }
+  };
+  const seen = {
+    '1 h 5 min': start('2026-05-15T10:05:40Z'), '40 s': start('2026-05-15T09:00:40Z'),
+    '1 day': start('2026-05-16T09:00:00Z'), '2 days 3 h': start('2026-05-17T12:05:00Z'),
+  };
+  ok(Object.entries(seen).every(([w, c]) => c.includes(`The person's last prompt was ${w} ago. A work session is open (${w} so far); its stated intent: draft the Q3 plan.`)),
+    'SessionStart: the time since the last prompt and the session\'s length in words (seconds, minutes, hours, days), and its intent', seen);
+}
+
 // Overrides hold in the conversation they were given in: disable-for-session
 // said in one chat keeps that chat quiet, and a chat begun after it starts
 // clean; so does an override-once left unused.

@@ -554,16 +554,16 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     log_event(LOG_INFO, "hook_reply", "bytes=%zu", n);
 }
 
-/* An ISO 8601 duration as get_time_context gives it (PT1H5M3S, P2DT3H) in
- * words for a person ("1 h 5 min", "2 days 3 h", "40 s"); 0 when it is zero
- * or not one. */
+/* A duration as get_time_context gives it (PT51H5M3S: hours, minutes,
+ * seconds) in words for a person ("2 days 3 h", "1 h 5 min", "40 s"); 0 when
+ * it is zero or not one. */
 static int human_duration(const char *iso, char *out, size_t cap)
 {
-    long d = 0, h = 0, m = 0, sec = 0, v = 0;
-    int t = 0, any = 0;
-    if (*iso++ != 'P')
+    long h = 0, m = 0, sec = 0, v = 0;
+    int any = 0;
+    if (strncmp(iso, "PT", 2) != 0)
         return 0;
-    for (; *iso; iso++) {
+    for (iso += 2; *iso; iso++) {
         if (*iso >= '0' && *iso <= '9') {
             v = v * 10 + (*iso - '0');
             any = 1;
@@ -571,35 +571,21 @@ static int human_duration(const char *iso, char *out, size_t cap)
                 return 0;
             continue;
         }
-        switch (*iso) {
-        case 'T':
-            t = 1;
-            break;
-        case 'D':
-            d = v;
-            break;
-        case 'H':
+        if (*iso == 'H')
             h = v;
-            break;
-        case 'M':
-            if (t)
-                m = v;
-            break;
-        case 'S':
+        else if (*iso == 'M')
+            m = v;
+        else if (*iso == 'S')
             sec = v;
-            break;
-        case '.': /* a fraction of a second: dropped */
-            while (iso[1] >= '0' && iso[1] <= '9')
-                iso++;
-            continue;
-        default:
+        else
             return 0;
-        }
         v = 0;
     }
     out[0] = '\0';
-    if (!any || (!d && !h && !m && !sec))
+    if (!any || (!h && !m && !sec))
         return 0;
+    long d = h / 24;
+    h %= 24;
     if (d)
         append(out, cap, "%ld day%s", d, d == 1 ? "" : "s");
     if (h)
@@ -631,16 +617,21 @@ static void on_session_start(const struct profile *p, const char *state_dir, str
         if (since && human_duration(since, words, sizeof words)) /* none on a fresh state file */
             append(o->ctx, sizeof o->ctx, " The person's last prompt was %s ago.", words);
         if (cJSON_IsTrue(open)) {
-            const char *intent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "session_intent"));
+            /* get_time_context does not give the intent: the state file does */
+            kerr se = {0};
+            cJSON *st = chrono_read_state(&env, &se);
+            const char *intent = cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "open_session"), "intent"));
             const char *len = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "current_session_length"));
             if (!len || !human_duration(len, words, sizeof words))
                 snprintf(words, sizeof words, "just begun");
             else
                 append(words, sizeof words, " so far");
             append(o->ctx, sizeof o->ctx, " A work session is open (%s)", words);
-            if (intent)
+            if (intent && intent[0])
                 append(o->ctx, sizeof o->ctx, "; its stated intent: %s", intent);
             append(o->ctx, sizeof o->ctx, ".");
+            cJSON_Delete(st);
         } else {
             append(o->ctx, sizeof o->ctx, " No work session is open.");
         }
