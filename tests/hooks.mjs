@@ -213,6 +213,11 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     const r = hook('claude-code', event, input, { box });
     ok(r.status === 0 && (r.stdout === '' || valid('claude-code', kindOf(event), r.out)), `${name}: exit 0, nothing broken`, r);
   }
+  // stdin that ends in the middle of the payload is read to its end, not
+  // waited on: said to be invalid, never "unfinished" after the 2 s wait
+  const cut = hook('claude-code', 'UserPromptSubmit', '{"prompt": ', { box });
+  ok(cut.status === 0 && /hook_input_invalid/.test(cut.stderr) && !/hook_input_unfinished/.test(cut.stderr) && cut.ms < 1500,
+    `a payload cut short by the end of stdin: invalid at once (${cut.ms} ms), not waited on`, cut.stderr);
   // The payload limit is 4 MiB exactly: a payload of 4 MiB is read, one byte more is not.
   for (const extra of [0, 1]) {
     const input = JSON.stringify({ prompt: 'x'.repeat((4 << 20) - 13 + extra) });
