@@ -280,7 +280,8 @@ static void the_directory_is_the_first_absolute_one_named(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/keel-state-test-XXXXXX");
+    const char *tmp = getenv("TMPDIR"); /* scripts/mutate's scratch directory, removed even when a test dies */
+    snprintf(dir, sizeof dir, "%s/keel-state-test-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return -1;
     profile_load_text(&profile, "", 0);
