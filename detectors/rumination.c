@@ -636,10 +636,8 @@ static int words_unicode(const char *s, size_t n, struct text_words *tw, struct 
     return 0;
 }
 
-/* Where the words of ASCII text are: runs of word characters (letters,
- * digits, _), joined across ' . : between letters and , ; ' . between
- * digits, as text.c's ASCII path cuts them. One pass over the bytes with a
- * table of their classes. */
+/* Where the words of ASCII text are, cut as text.c's ASCII path cuts them
+ * (text_ascii_word_end). */
 struct wcut {
     uint32_t *a, *z; /* per run: its first byte, and the byte after its last */
     uint64_t *key; /* per word: its memo key (item_ascii) */
@@ -663,48 +661,18 @@ static int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
     return 0;
 }
 
-/* Byte classes: a letter, a digit, a word byte (letter, digit, _), a byte
- * that joins letters, one that joins digits. */
-enum { BC_L = 1, BC_D = 2, BC_W = 4, BC_JL = 8, BC_JD = 16 };
-#define BC_LETTERS(c) [c] = BC_L | BC_W, [c - 'a' + 'A'] = BC_L | BC_W
-static const unsigned char bclass[256] = {
-    BC_LETTERS('a'),     BC_LETTERS('b'),     BC_LETTERS('c'),        BC_LETTERS('d'),       BC_LETTERS('e'),
-    BC_LETTERS('f'),     BC_LETTERS('g'),     BC_LETTERS('h'),        BC_LETTERS('i'),       BC_LETTERS('j'),
-    BC_LETTERS('k'),     BC_LETTERS('l'),     BC_LETTERS('m'),        BC_LETTERS('n'),       BC_LETTERS('o'),
-    BC_LETTERS('p'),     BC_LETTERS('q'),     BC_LETTERS('r'),        BC_LETTERS('s'),       BC_LETTERS('t'),
-    BC_LETTERS('u'),     BC_LETTERS('v'),     BC_LETTERS('w'),        BC_LETTERS('x'),       BC_LETTERS('y'),
-    BC_LETTERS('z'),     ['0'] = BC_D | BC_W, ['1'] = BC_D | BC_W,    ['2'] = BC_D | BC_W,   ['3'] = BC_D | BC_W,
-    ['4'] = BC_D | BC_W, ['5'] = BC_D | BC_W, ['6'] = BC_D | BC_W,    ['7'] = BC_D | BC_W,   ['8'] = BC_D | BC_W,
-    ['9'] = BC_D | BC_W, ['_'] = BC_W,        ['\''] = BC_JL | BC_JD, ['.'] = BC_JL | BC_JD, [':'] = BC_JL,
-    [','] = BC_JD,       [';'] = BC_JD,
-};
-
-/* Whether byte i of s[0..n), no word byte, joins the bytes either side of
- * it into one word: ' . : between two letters, , ; ' . between two digits. */
-static inline int joins(const unsigned char *s, size_t n, size_t i)
-{
-    unsigned k = bclass[s[i]];
-    if (!k || i == 0 || i + 1 >= n)
-        return 0;
-    unsigned p = bclass[s[i - 1]] & bclass[s[i + 1]];
-    return ((k & BC_JL) && (p & BC_L)) || ((k & BC_JD) && (p & BC_D));
-}
-
 /* The runs of word bytes of ASCII s[0..n) into c->a and c->z; returns how
  * many. A run may be only underscores, which is no word (see wscan_next). */
 static size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
 {
     size_t nr = 0, i = 0;
     for (;;) {
-        while (i < n && !(bclass[s[i]] & BC_W)) /* a joiner never starts a word */
+        while (i < n && !(text_ascii_class[s[i]] & TEXT_W)) /* a joiner never starts a word */
             i++;
         if (i == n)
             return nr;
         c->a[nr] = (uint32_t)i;
-        do
-            while (++i < n && (bclass[s[i]] & BC_W))
-                ;
-        while (i < n && joins(s, n, i));
+        i = text_ascii_word_end((const char *)s, n, i);
         c->z[nr++] = (uint32_t)i;
     }
 }

@@ -168,91 +168,46 @@ static int push(struct text_words *w, uint32_t a, uint32_t b, uint32_t sent, uin
     return 0;
 }
 
-/* ASCII word-break classes (UAX #29 for the code points below 0x80). */
-enum { WB_OTHER, WB_ALETTER, WB_NUMERIC, WB_EXTEND_NUM, WB_MID_LETTER, WB_MID_NUM_LET, WB_MID_NUM };
-
-static unsigned char wb_table[128];
-
-static int wb_class_slow(unsigned char c)
-{
-    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
-        return WB_ALETTER;
-    if (c >= '0' && c <= '9')
-        return WB_NUMERIC;
-    switch (c) {
-    case '_':
-        return WB_EXTEND_NUM;
-    case ':':
-        return WB_MID_LETTER;
-    case '.':
-    case '\'':
-        return WB_MID_NUM_LET;
-    case ',':
-    case ';':
-        return WB_MID_NUM;
-    default:
-        return WB_OTHER;
-    }
-}
-
-static void wb_init(void)
-{
-    static int done;
-    if (done)
-        return;
-    for (int c = 0; c < 128; c++)
-        wb_table[c] = (unsigned char)wb_class_slow((unsigned char)c);
-    done = 1;
-}
-
-#define wb_class(c)  ((int)wb_table[(c)])
-#define IS_WORDCH(k) ((k) == WB_ALETTER || (k) == WB_NUMERIC || (k) == WB_EXTEND_NUM)
+#define TEXT_LETTERS(c) [c] = TEXT_L | TEXT_W, [c - 'a' + 'A'] = TEXT_L | TEXT_W
+#define TEXT_DIGIT(c)   [c] = TEXT_D | TEXT_W
+const unsigned char text_ascii_class[256] = {
+    TEXT_LETTERS('a'), TEXT_LETTERS('b'), TEXT_LETTERS('c'), TEXT_LETTERS('d'),         TEXT_LETTERS('e'),
+    TEXT_LETTERS('f'), TEXT_LETTERS('g'), TEXT_LETTERS('h'), TEXT_LETTERS('i'),         TEXT_LETTERS('j'),
+    TEXT_LETTERS('k'), TEXT_LETTERS('l'), TEXT_LETTERS('m'), TEXT_LETTERS('n'),         TEXT_LETTERS('o'),
+    TEXT_LETTERS('p'), TEXT_LETTERS('q'), TEXT_LETTERS('r'), TEXT_LETTERS('s'),         TEXT_LETTERS('t'),
+    TEXT_LETTERS('u'), TEXT_LETTERS('v'), TEXT_LETTERS('w'), TEXT_LETTERS('x'),         TEXT_LETTERS('y'),
+    TEXT_LETTERS('z'), TEXT_DIGIT('0'),   TEXT_DIGIT('1'),   TEXT_DIGIT('2'),           TEXT_DIGIT('3'),
+    TEXT_DIGIT('4'),   TEXT_DIGIT('5'),   TEXT_DIGIT('6'),   TEXT_DIGIT('7'),           TEXT_DIGIT('8'),
+    TEXT_DIGIT('9'),   ['_'] = TEXT_W,    [':'] = TEXT_JL,   ['.'] = TEXT_JL | TEXT_JD, ['\''] = TEXT_JL | TEXT_JD,
+    [','] = TEXT_JD,   [';'] = TEXT_JD,
+};
 
 /* The same words, offsets and sentences as the libunistring path, for text
  * that is all ASCII: runs of letters, digits and underscores (WB5, WB8-10,
  * WB13a-b), joined across a ' . or : between letters (WB6-7) and across a
- * , ; ' or . between digits (WB11-12). Each word is hashed (lower-cased) as
- * it is scanned. A test compares the two paths on random text. */
+ * , ; ' or . between digits (WB11-12); a run of underscores alone is no
+ * word. Each word is hashed lower-cased. A test compares the two paths on
+ * random text. */
 static int ascii_words(const uint8_t *s, size_t n, struct text_words *out)
 {
-    wb_init();
     uint32_t sent = 0;
     int pending_break = 0;
     size_t i = 0;
     while (i < n) {
-        int c = wb_class(s[i]);
-        if (!IS_WORDCH(c)) {
+        if (!(text_ascii_class[s[i]] & TEXT_W)) {
             if (is_terminator(s[i]))
                 pending_break = 1;
             i++;
             continue;
         }
-        size_t j = i;
-        int prev = c, alnum = 0;
+        size_t j = text_ascii_word_end((const char *)s, n, i);
+        int alnum = 0;
         uint64_t h = FNV_OFFSET;
-        while (j < n) {
-            uint8_t ch = s[j];
-            int k = wb_class(ch);
-            if (IS_WORDCH(k)) {
-                prev = k;
-                alnum |= k != WB_EXTEND_NUM;
-                h ^= (uint8_t)(k == WB_ALETTER ? ch | 0x20 : ch);
-                h *= FNV_PRIME;
-                j++;
-                continue;
-            }
-            int next = j + 1 < n ? wb_class(s[j + 1]) : WB_OTHER;
-            int letters = prev == WB_ALETTER && next == WB_ALETTER && (k == WB_MID_LETTER || k == WB_MID_NUM_LET);
-            int digits = prev == WB_NUMERIC && next == WB_NUMERIC && (k == WB_MID_NUM || k == WB_MID_NUM_LET);
-            if (!letters && !digits)
-                break;
-            h ^= ch;
+        for (size_t q = i; q < j; q++) {
+            uint8_t ch = s[q];
+            alnum |= (text_ascii_class[ch] & (TEXT_L | TEXT_D)) != 0;
+            h ^= (uint8_t)(ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
             h *= FNV_PRIME;
-            prev = next;
-            ch = s[j + 1];
-            h ^= (uint8_t)(next == WB_ALETTER ? ch | 0x20 : ch);
-            h *= FNV_PRIME;
-            j += 2;
         }
         if (alnum) {
             if (pending_break && out->n > 0)

@@ -32,6 +32,31 @@ struct text_set {
     size_t n;
 };
 
+/* ASCII bytes by how they make words (UAX #29 below 0x80): a letter, a
+ * digit, a word byte (letter, digit, _), a byte that joins two letters
+ * (' . :), one that joins two digits (, ; ' .). Bytes from 0x80 are none. */
+enum { TEXT_L = 1, TEXT_D = 2, TEXT_W = 4, TEXT_JL = 8, TEXT_JD = 16 };
+extern const unsigned char text_ascii_class[256];
+
+/* The end of the ASCII word that begins at s[i], a word byte, in ASCII
+ * s[0..n): word bytes, joined across a joiner between two letters or two
+ * digits. The ASCII path of text_words and check_rumination's both cut so. */
+static inline size_t text_ascii_word_end(const char *str, size_t n, size_t i)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    const unsigned char *k = text_ascii_class;
+    for (;;) {
+        while (++i < n && (k[s[i]] & TEXT_W))
+            ;
+        unsigned j = i + 1 < n ? k[s[i]] : 0; /* most words end at a space: no joiner */
+        if (!j)
+            return i;
+        unsigned p = k[s[i - 1]] & k[s[i + 1]];
+        if (!((j & TEXT_JL && p & TEXT_L) || (j & TEXT_JD && p & TEXT_D)))
+            return i;
+    }
+}
+
 /* The length of s's leading run of ASCII bytes, eight bytes at a time. */
 size_t text_ascii_prefix(const char *s, size_t n);
 /* 1 if s[0..n) is valid UTF-8. */
