@@ -22,7 +22,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
-import { root, keel, invalid, sandbox } from './lib/keel.mjs';
+import { root, checkAsync, invalid, sandbox } from './lib/keel.mjs';
 
 function expand(v) {
   if (Array.isArray(v)) return v.map(expand);
@@ -57,26 +57,7 @@ function matches(actual, want) {
   return JSON.stringify(actual) === JSON.stringify(want);
 }
 
-// keel check, as check() in lib/keel.mjs runs it, without waiting for it:
-// the cases run a few at a time (four of them wait out a held state lock).
-function checkAsync(tool, args, opts) {
-  const input = typeof args === 'string' ? args : JSON.stringify(args);
-  const env = { ...process.env, ...opts.box.env, ...(opts.now ? { KEEL_NOW: opts.now } : {}), ...(opts.tz ? { TZ: opts.tz } : {}), ...(opts.env || {}) };
-  return new Promise((resolve) => {
-    const p = spawn(keel, ['--log-level', 'error', 'check', tool], { env });
-    let stdout = '', stderr = '';
-    p.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
-    p.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
-    p.stdin.on('error', () => {});
-    p.stdin.end(input);
-    p.on('close', (status) => {
-      let json = null;
-      try { json = JSON.parse(stdout); } catch { /* left null */ }
-      resolve({ status, stdout, stderr, json });
-    });
-  });
-}
-
+// The cases run a few at a time (four of them wait out a held state lock).
 // One case file: its name and what is wrong with what keel did.
 async function runCase(tool, f) {
   const c = JSON.parse(readFileSync(join(dir, tool, f), 'utf8'));

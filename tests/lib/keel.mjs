@@ -49,16 +49,36 @@ export function sandbox({ state, profile } = {}) {
 }
 
 // opts: {now, tz, state, profile, env, box}; returns {status, stdout, stderr, json, box}.
-export function check(tool, args, opts = {}) {
-  const input = typeof args === 'string' ? args : JSON.stringify(args);
+function checkSetup(args, opts) {
   const box = opts.box || sandbox(opts);
   const env = { ...process.env, ...box.env, ...(opts.now ? { KEEL_NOW: opts.now } : {}), ...(opts.tz ? { TZ: opts.tz } : {}), ...(opts.env || {}) };
+  return { input: typeof args === 'string' ? args : JSON.stringify(args), box, env };
+}
+function checked(status, stdout, stderr, box) {
+  let json = null;
+  try { json = JSON.parse(stdout); } catch { /* left null */ }
+  return { status, stdout, stderr, json, box };
+}
+export function check(tool, args, opts = {}) {
+  const { input, box, env } = checkSetup(args, opts);
   const r = spawnSync(keel, ['--log-level', 'error', 'check', tool], {
     input, env, encoding: 'utf8', maxBuffer: 64 << 20,
   });
-  let json = null;
-  try { json = JSON.parse(r.stdout); } catch { /* left null */ }
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json, box };
+  return checked(r.status, r.stdout, r.stderr, box);
+}
+
+// check() without waiting for it: resolves to the same result.
+export function checkAsync(tool, args, opts = {}) {
+  const { input, box, env } = checkSetup(args, opts);
+  return new Promise((resolve) => {
+    const p = spawn(keel, ['--log-level', 'error', 'check', tool], { env });
+    let stdout = '', stderr = '';
+    p.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
+    p.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
+    p.stdin.on('error', () => {});
+    p.stdin.end(input);
+    p.on('close', (status) => resolve(checked(status, stdout, stderr, box)));
+  });
 }
 
 // A keel process (any command line) with a line-based request/response API.
