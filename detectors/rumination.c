@@ -33,7 +33,7 @@
  * (90) reach similarity_threshold (0.25); confidence grows with how far they
  * clear it.
  *
- * How it is fast (make bench: 500 items of 8,000 characters in about 26 ms):
+ * How it is fast (make bench: 500 items of 8,000 characters in 26 to 30 ms):
  * ASCII text is cut into words in one pass with a table of byte classes (the
  * same words as the libunistring path; tests/unit/test_rumination.c compares
  * them); each distinct word of the history is analysed once per call (a
