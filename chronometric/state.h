@@ -33,6 +33,12 @@
 #define STATE_TOOL_WAIT_MS 50
 void state_lock_wait(int ms);
 
+/* Whether a write is made durable (fsync of the file and of its directory
+ * before and after the rename): on, unless a caller whose state is thrown
+ * away at its end turns it off (keel eval's replays). A write is atomic
+ * either way. */
+void state_durable(int on);
+
 /* The directory: $KEEL_STATE_DIR, else $XDG_STATE_HOME/keel, else
  * ~/.local/state/keel. 0 or -1 (STATE_UNWRITABLE). */
 int state_dir(char *buf, size_t n, kerr *e);

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "hook.h"
 #include "readfile.h"
+#include "state.h"
 #include "timefmt.h"
 
 #include <dirent.h>
@@ -275,6 +276,7 @@ int eval_sessions(const char *dir, int markdown, const char *floors_file, const 
     qsort(paths, (size_t)n, sizeof *paths, by_path);
     struct sstats st[2] = {{.name = "dev"}, {.name = "test"}};
     int bad = 0;
+    state_durable(0); /* each replay's state directory goes at its end */
     for (int i = 0; i < n; i++) {
         size_t len;
         char *text = read_regular(paths[i], 4u << 20, &len);
