@@ -110,14 +110,6 @@ void overlay_free(struct overlay *ov)
         overlay_current = NULL;
 }
 
-void overlay_forget(struct overlay *ov, int det)
-{
-    if (det == DET_LOOP)
-        loop_forget(&ov->calls, ov->calls.n);
-    else
-        forget_asks(ov, ov->nasks);
-}
-
 static int clock_env(struct overlay *ov, struct chrono_env *env)
 {
     kerr e = {0};
@@ -150,8 +142,9 @@ static void refresh(struct overlay *ov, const struct chrono_env *env)
         log_event(LOG_WARN, "overlay_state_unreadable", "code=%s", e.code ? e.code : "");
         return;
     }
-    /* Another keel's fresh-context: what came before it goes (this keel's own
-     * was applied at once, by overlay_forget). */
+    /* A fresh-context, this keel's (apply_override sets view_at to 0, so the
+     * next look reads it) or another's: what came before it goes, the
+     * person's earlier messages and the calls in loop's window. */
     size_t k = 0;
     while (k < ov->nasks && ov->asks[k].at < ov->view.fresh_context_at)
         k++;

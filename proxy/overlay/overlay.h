@@ -112,10 +112,6 @@ void overlay_requeue(struct overlay *ov, cJSON *advisories);
  * with confidence >= 0.5; NULL when none qualifies. Caller frees. */
 char *overlay_text(const cJSON *advisories);
 
-/* fresh-context: forgets the loop window (loop), or the person's messages
- * (rumination, sycophancy), of this process at once. */
-void overlay_forget(struct overlay *ov, int det);
-
 /* apply_override, the tool. */
 int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
 

@@ -139,8 +139,6 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
             cJSON_Delete(o);
             return -1;
         }
-        if (ov && !strcmp(token, "fresh-context"))
-            overlay_forget(ov, det); /* at once, here; other processes at their next look */
     }
     if (ov)
         ov->view_at = 0;
