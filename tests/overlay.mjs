@@ -105,6 +105,9 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
     tmo.push(await k.ask(call('fail', { command: 'migrate', error: `connect ETIMEDOUT ${ip}:5432 after ${ms} ms (request ${rid})` })));
   ok(!of(tmo[1], 'loop') && of(tmo[2], 'loop') && of(tmo[2], 'loop').pattern === 'same_error',
     'the same timeout with its numbers, address and request id varying: one error, same_error on the 3rd', tmo.map(advisories));
+  const how = (await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'loop' }))).result.structuredContent;
+  ok(how.explanation?.matched?.compared === "the error's whole text, its numbers and ids as one",
+    'explain-the-match on same_error says how errors are compared: the whole text, numbers and ids as one', how);
 
   // Reworded free text, the same answer.
   const qs = ['how do I configure retries', 'retry configuration for the client', 'where is the retry policy set', 'configure retry policy please'];

@@ -262,7 +262,7 @@ static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const 
     tf_format_rfc3339(f.first_at, env->now.offset_s, at, sizeof at);
     cJSON_AddStringToObject(m, "first_call_at", at);
     cJSON_AddStringToObject(m, "compared",
-                            f.kind == LOOP_SAME_ERROR    ? "the error text's first 100 characters"
+                            f.kind == LOOP_SAME_ERROR    ? "the error's whole text, its numbers and ids as one"
                                 : f.kind == LOOP_REASKED ? "the result; the arguments but their free text"
                                                          : "the arguments and the result");
     if (swallowed(ov, env, DET_LOOP)) {
