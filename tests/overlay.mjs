@@ -297,6 +297,26 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   await b.close();
 }
 
+// A new client connection is a new chat: an override given before it began
+// does not hold there, though the chronometric session is the same.
+{
+  const w = world();
+  const a = w.start();
+  await open(a);
+  await a.ask(call('mark_session_start', { intent: 'port the importer' }));
+  await a.ask(call('apply_override', { token: 'disable-for-session', detector: 'loop' }));
+  let r;
+  for (let i = 0; i < 4; i++) r = await a.ask(call('echo', { message: 'same step' }));
+  ok(!of(r, 'loop'), 'disable-for-session: the connection it was said in gets no loop advisory', advisories(r));
+  w.setTime('2026-05-16T09:05:00+01:00');
+  const b = w.start();
+  await open(b);
+  for (let i = 0; i < 4; i++) r = await b.ask(call('echo', { message: 'same step' }));
+  ok(of(r, 'loop'), 'a keel wrap started after it (a new client connection): its 4th identical call is advised again', advisories(r));
+  await a.close();
+  await b.close();
+}
+
 // Hyperfocus without a stated session: the activity session.
 {
   const w = world();
