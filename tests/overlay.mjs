@@ -176,6 +176,17 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(a && a.heuristic.name === 'concept_containment' && a.override_options.map((o) => o.token).join() === 'fresh-context,override-once,disable-for-session,lower-sensitivity',
     'the person asking the same thing a 4th time (in sampling requests): a rumination advisory, from check_rumination', advisories(res));
   await k.close();
+  // A message in several text blocks is one text, its blocks joined by spaces.
+  const k2 = w.start();
+  await open(k2);
+  for (const [i, p] of prompts.entries()) {
+    k2.send(call('ask_model', i === 3 ? { parts: p.split(' ') } : { prompt: p }));
+    const req = await k2.until((m) => m.method === 'sampling/createMessage');
+    k2.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: 'It depends on the backup.' } } });
+    res = await k2.until((m) => m.result && m.result.content && m.result.content[0].text === 'It depends on the backup.');
+  }
+  ok(of(res, 'rumination'), 'the 4th ask sent as one text block a word: read as one text, blocks joined by spaces, and advised', advisories(res));
+  await k2.close();
 }
 
 // lower-sensitivity raises the rumination threshold by one and its similarity

@@ -185,21 +185,21 @@ static int swallowed(struct overlay *ov, const struct chrono_env *env, int det)
     return taken;
 }
 
-/* Concatenates the string values of a JSON value, up to cap bytes. */
-static void collect(const cJSON *v, char *buf, size_t cap, size_t *n)
+/* Appends a text block's text (a string; anything else is not text) to
+ * buf, a space before it when buf holds some; buf holds cap bytes with its
+ * NUL, and what does not fit is left out. */
+static void add_text(const cJSON *v, char *buf, size_t cap, size_t *n)
 {
-    if (cJSON_IsString(v) && v->valuestring) {
-        size_t l = strlen(v->valuestring);
-        if (*n + l + 2 > cap)
-            l = cap > *n + 2 ? cap - *n - 2 : 0;
-        if (*n && l)
-            buf[(*n)++] = ' ';
-        memcpy(buf + *n, v->valuestring, l);
-        *n += l;
-    } else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
-        for (const cJSON *c = v->child; c && *n + 2 < cap; c = c->next)
-            collect(c, buf, cap, n);
-    }
+    const char *t = cJSON_GetStringValue(v);
+    size_t l = t ? strlen(t) : 0;
+    if (*n + l + 2 > cap)
+        l = cap > *n + 2 ? cap - *n - 2 : 0;
+    if (!l)
+        return;
+    if (*n)
+        buf[(*n)++] = ' ';
+    memcpy(buf + *n, t, l);
+    *n += l;
     buf[*n] = '\0';
 }
 
@@ -423,7 +423,7 @@ static void content_text(const cJSON *content, char *buf, size_t cap, size_t *n)
     for (; b && *n + 2 < cap; b = cJSON_IsObject(content) ? NULL : b->next) {
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
         if (type && !strcmp(type, "text"))
-            collect(cJSON_GetObjectItemCaseSensitive(b, "text"), buf, cap, n);
+            add_text(cJSON_GetObjectItemCaseSensitive(b, "text"), buf, cap, n);
     }
 }
 
