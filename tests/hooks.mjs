@@ -280,6 +280,20 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
 
 
 
+// A prompt longer than the 8,000 bytes the detectors read is cut, not
+// dropped, and never inside a character: the same short question before
+// 9,000 bytes of three-byte characters, cut 2 bytes into one, asked a 4th
+// time is advised.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'long.jsonl');
+  const ask = 'is the nightly backup job safe?  ' + '\u20ac'.repeat(3000);
+  writeFileSync(tr, ['10:02', '10:09', '10:16'].map((t) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: ask } })).join('\n') + '\n');
+  const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:23:00Z', TZ: 'UTC' },
+    input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'long', prompt: ask, transcript_path: tr }) });
+  ok(r.status === 0 && /keel \(rumination/.test(r.stdout), 'a 9,033-byte question asked a 4th time: read on its first 8,000 bytes (cut between characters) and advised', r.stdout.slice(0, 300));
+}
+
 // A person who asks the same worry again: the message names when they asked
 // (local times) with the first words of the first ask; when two detectors
 // speak, one message and one list of words; the word then applies to both.
