@@ -71,7 +71,7 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
     'while it goes on: not on every call, again after as many further repeats (the 7th)', [r, r6, r7].map(advisories));
   r = await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'loop' }));
   const ex = r.result.structuredContent.explanation;
-  ok(ex && ex.matched.tool === 'echo' && ex.matched.calls === 7 && /arguments and the result/.test(ex.matched.compared),
+  ok(ex && ex.matched.tool === 'echo' && ex.matched.calls === 7 && /arguments and the result/.test(ex.matched.compared) && !('other_tool' in ex.matched),
     'explain-the-match says what repeated and how it was compared', r.result.structuredContent);
   r = await k.ask(call('apply_override', { token: 'fresh-context' }));
   w.setTime('2026-05-16T09:01:00+01:00');
@@ -125,6 +125,8 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(ab.slice(0, 5).every((x) => !of(x, 'loop')) && of(ab[5], 'loop') && of(ab[5], 'loop').pattern === 'alternation'
     && /between structured and echo 6 times/.test(of(ab[5], 'loop').reason), 'A-B-A-B-A-B with unchanged results: alternation on the 6th', ab.map(advisories));
   ok(JSON.stringify(ab[5].result.structuredContent) === '{"temperature":21,"note":"status"}', 'an annotated result keeps structuredContent');
+  const alt = (await k.ask(call('apply_override', { token: 'explain-the-match', detector: 'loop' }))).result.structuredContent.explanation;
+  ok(alt?.matched?.tool === 'structured' && alt.matched.other_tool === 'echo', 'explain-the-match on an alternation names both tools', alt);
 
   // A JSON-RPC error has no result to carry the advisory: the next result does.
   for (let i = 0; i < 3; i++) await k.ask(call('no_such_tool', { attempt: i }));
