@@ -85,7 +85,8 @@ soak: build
 # Works on a copy of the tree in a temporary directory; only the results
 # file is written here.
 mutate: bootstrap $(NODE_DEPS)
-	MUTANTS="$(MUTANTS)" SEED="$(SEED)" FILES="$(FILES)" COVER="$(COVER)" RESULTS="$(BUILD)/mutate/results.tsv" \
+	MUTANTS="$(MUTANTS)" SEED="$(SEED)" FILES="$(FILES)" COVER="$(COVER)" SANITIZE="$(SANITIZE)" \
+	  RESULTS="$(BUILD)/mutate/results.tsv" \
 	  scripts/mutate
 
 eval: build
