@@ -275,6 +275,12 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
             : m.id === JSON.parse(id) && m.error?.code === -32600 && /longer than 1024 bytes/.test(m.error.message),
       `9: an id of ${len} bytes is ${good ? 'relayed' : 'refused with -32600, its id echoed (4096 ids of 16 MiB each would have been kept)'}`, m);
   }
+  // The server's own request with too long an id is answered to the server,
+  // never passed to the client.
+  k.send(call(60, 'ask_model', { prompt: 'hello', id: 's'.repeat(1100) }));
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 60 && /^error -32600 : Invalid Request: the id is longer than 1024 bytes/.test(m.result?.content?.[0]?.text),
+    '9: the server\'s request with an id of 1,102 bytes: the server is answered -32600, the client sees only the call\'s result', m);
   for (const id of ['null', '{}', '[]', 'true']) {
     k.send(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
     m = JSON.parse(await k.next(PATIENCE));
@@ -329,6 +335,27 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   r = check('mark_session_start', { intent: 'x' }, { box: w });
   ok(r.json && r.json.error && r.json.error.code === 'STATE_UNWRITABLE' && /can be changed by other users \(mode 0777\)/.test(r.json.error.message)
     && !existsSync(join(w.stateDir, 'state.json')), '11: a state directory others may write to is refused, with what to do', r.stdout);
+}
+
+// 12. A message over --max-message-bytes between the server and the client
+// is never passed on, and whoever asked gets an answer: the server's request
+// is answered to the server, and so is the client's answer to one.
+{
+  const k = new Proc(['--log-level', 'info', 'wrap', '--max-message-bytes', '8K', '--', process.execPath, UP, 'normal']);
+  await k.ask(INIT);
+  k.send(call(70, 'ask_model', { prompt: 'ppppp', times: 2000 }));
+  let m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 70 && /^error -32600 MESSAGE_TOO_LARGE: Invalid Request: message/.test(m.result?.content?.[0]?.text),
+    '12: the server\'s request over 8 KiB: the server is answered -32600 MESSAGE_TOO_LARGE, the client sees only the call\'s result', m);
+  k.send(call(71, 'ask_model', { prompt: 'small' }));
+  const req = await k.until((x) => x.method === 'sampling/createMessage', PATIENCE);
+  k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: 'a'.repeat(10000) } } });
+  m = await k.until((x) => x.id === 71, PATIENCE);
+  ok(/^error -32603 MESSAGE_TOO_LARGE: the client's response/.test(m.result?.content?.[0]?.text),
+    '12: the client\'s answer to it over 8 KiB: the server is answered -32603 MESSAGE_TOO_LARGE', m);
+  await k.close();
+  ok(/message_too_large from=upstream/.test(k.stderr) && /message_too_large from=client/.test(k.stderr) && !k.stderr.includes('ppppp'),
+    '12: both logged by size, never by content', k.stderr.slice(-400));
 }
 
 done();
