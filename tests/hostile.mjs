@@ -275,6 +275,16 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
             : m.id === JSON.parse(id) && m.error?.code === -32600 && /longer than 1024 bytes/.test(m.error.message),
       `9: an id of ${len} bytes is ${good ? 'relayed' : 'refused with -32600, its id echoed (4096 ids of 16 MiB each would have been kept)'}`, m);
   }
+  // A name means the same written with JSON escapes: keel's own tool called
+  // as get\u005ftime_context is keel's, and tools\/list is tools/list.
+  k.send('{"jsonrpc":"2.0","id":61,"method":"tools\\/call","params":{"name":"get\\u005ftime_context","arguments":{}}}');
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 61 && m.result?.structuredContent && 'now' in m.result.structuredContent && !m.error,
+    '9: keel\'s tool named with escapes (get\\u005ftime_context, by tools\\/call) is answered by keel, not passed to the server', m);
+  k.send('{"jsonrpc":"2.0","id":62,"method":"tools\\/list"}');
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 62 && m.result?.tools?.some((t) => t.name === 'get_time_context') && m.result.tools.some((t) => t.name === 'echo'),
+    '9: tools\\/list lists keel\'s tools beside the server\'s', m.result?.tools?.map((t) => t.name));
   // The server's own request with too long an id is answered to the server,
   // never passed to the client.
   k.send(call(60, 'ask_model', { prompt: 'hello', id: 's'.repeat(1100) }));
