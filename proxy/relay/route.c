@@ -112,13 +112,13 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
         return;
     }
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
-    char want[64];
-    int named = era_requested(params, want, sizeof want), known = !named;
-    for (int i = 0; named > 0 && era_versions[i]; i++)
+    char want[64] = ""; /* the version the call names; "" when it names none, or not as a string */
+    int known = !era_requested(params, want, sizeof want);
+    for (int i = 0; era_versions[i]; i++)
         known |= !strcmp(want, era_versions[i]);
     if (!known) {
         log_event(LOG_INFO, "unsupported_version", "bytes=%zu", n);
-        send_line(&r->cout, jr_reply(id, idn, "error", era_unsupported_error(named > 0 ? want : "")));
+        send_line(&r->cout, jr_reply(id, idn, "error", era_unsupported_error(want)));
         cJSON_Delete(m);
         return;
     }
@@ -126,7 +126,7 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
     state_lock_wait(STATE_TOOL_WAIT_MS); /* a tool the client asked for waits a little for the state */
     cJSON *res = tools_answer(t, params, line, n, r->o->profile, r->o->state_dir);
     state_lock_wait(0); /* the relay's own state work never waits */
-    if (named > 0 && era_modern_supported(want))
+    if (era_modern_supported(want))
         era_complete(res);
     send_line(&r->cout, jr_reply(id, idn, "result", res));
     cJSON_Delete(m);
