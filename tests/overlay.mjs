@@ -138,6 +138,7 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(!of(r, 'loop'), 'disable-for-session: no loop advisory');
   await k.close();
   ok(!/config\.yaml|retry/.test(k.stderr) && /loop_seen pattern=repeat calls=4/.test(k.stderr), 'the log names the pattern and count, never the calls', k.stderr.slice(0, 300));
+  ok(!/activity_not_recorded|overlay_state_unreadable/.test(k.stderr), 'and no warning that the state could not be read or written, when it could', k.stderr.slice(0, 300));
 }
 
 // --loop-exempt: a tool that repeats on purpose is never counted.

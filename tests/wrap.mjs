@@ -458,7 +458,7 @@ async function handshake(k) {
   const changed = await k.until((m) => m.method === 'notifications/tools/list_changed', 5000).catch(() => null);
   ok(changed, 'after the respawn the client is told notifications/tools/list_changed');
   r = await k.ask(call(2, 'echo', { message: 'after restart', marker }));
-  ok(r.result && r.result.content[0].text === 'after restart', 'the replayed initialize let the new upstream serve the next call', r);
+  ok(r.result && r.result.content[0].text === 'after restart', 'the replayed initialize and notifications/initialized let the new upstream serve the next call', r);
   await k.close();
   ok(/upstream_restart_scheduled attempt=1/.test(k.stderr) && /upstream_reinitialized/.test(k.stderr), 'the restart is logged', k.stderr);
   rmSync(marker, { force: true });
