@@ -257,12 +257,19 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(r.result.structuredContent.until === '2026-05-16T11:20:00+01:00', 'snooze-15m: until 15 minutes from now', r.result.structuredContent);
   const quiet = await step(b, '2026-05-16T11:17:00+01:00');
   ok(!quiet.h, 'none while snoozed, in the other process too');
-  const again = await step(b, '2026-05-16T11:22:00+01:00');
-  ok(again.h && again.h.level === 'hard', 'at hard, again after the snooze and 15 minutes', again.res);
+  const again = await step(b, '2026-05-16T11:20:00+01:00');
+  ok(again.h && again.h.level === 'hard', 'at hard, again the moment the snooze ends (15 minutes after the last)', again.res);
   await step(a, '2026-05-16T11:25:00+01:00');
   ok(seen.length === 4, 'and not again within 15 minutes');
   r = await a.ask(call('apply_override', { token: 'commit-and-close', summary: 'plan drafted' }));
   ok(r.result.structuredContent.session && r.result.structuredContent.session.duration === 'PT2H25M', 'commit-and-close ends the session', r.result.structuredContent);
+  // A new session in the same keel starts its rungs again, though this keel last saw hard.
+  await a.ask(call('mark_session_start', { intent: 'review the plan' }));
+  await step(a, '2026-05-16T11:50:00+01:00');
+  await step(a, '2026-05-16T12:15:00+01:00');
+  const fresh = await step(a, '2026-05-16T12:26:00+01:00');
+  ok(fresh.h && fresh.h.level === 'gentle' && /review the plan/.test(fresh.h.reason),
+    'a new session after one that reached hard: gentle again at 61 minutes, in the same keel, quoting the new intent', fresh.res);
   await a.close();
   await b.close();
 }
@@ -332,6 +339,26 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(of(r, 'loop'), 'a keel wrap started after it (a new client connection): its 4th identical call is advised again', advisories(r));
   await a.close();
   await b.close();
+}
+
+// After mark_session_end the activity session goes on, and its advisories do
+// not quote the ended session's intent.
+{
+  const w = world();
+  const k = w.start();
+  await open(k);
+  w.setTime('2026-05-16T13:00:00+01:00');
+  await k.ask(call('mark_session_start', { intent: 'refactor the parser' }));
+  await k.ask(call('mark_session_end', {}));
+  let r;
+  for (let m = 0; m <= 60; m += 10) {
+    w.setTime(`2026-05-16T${m === 60 ? 15 : 14}:${String(m % 60).padStart(2, '0')}:00+01:00`);
+    r = await k.ask(call('echo', { message: `step ${m}` }));
+  }
+  const h = of(r, 'hyperfocus');
+  ok(h && h.level === 'gentle' && !/refactor the parser|You set out to/.test(h.reason),
+    'an hour of traffic after the session ended: gentle, without the ended session\'s intent', h);
+  await k.close();
 }
 
 // Hyperfocus without a stated session: the activity session.

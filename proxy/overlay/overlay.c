@@ -638,9 +638,10 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
         return NULL;
     char reason[280], base[200];
     hyp_reason(&ev, g, nu, h, base, sizeof base);
-    /* The person's own intent, when they stated one, as a sentence; the
-     * activity session's placeholder is no intent and is not shown. */
-    const char *intent = ov->view.session_open && ov->view.intent[0] ? ov->view.intent : NULL;
+    /* The person's own intent, when they stated one, as a sentence (the view
+     * holds one only while their session is open; the activity session has
+     * none). */
+    const char *intent = ov->view.intent[0] ? ov->view.intent : NULL;
     size_t il = intent ? strlen(intent) : 0;
     while (il && (intent[il - 1] == ' ' || intent[il - 1] == '\n'))
         il--;
