@@ -133,6 +133,13 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   r = await echo('something else');
   ok(of(r, 'loop') && of(r, 'loop').pattern === 'same_error', 'the same JSON-RPC error 3 times: the advisory rides on the next result', advisories(r));
 
+  // Two loop advisories due on one result (a JSON-RPC error's, waiting, and
+  // this call's own): the result carries one, the more confident.
+  for (let i = 0; i < 3; i++) await echo('twice due');
+  for (let i = 0; i < 3; i++) await k.ask(call('no_such_tool', { attempt: 10 + i }));
+  r = await echo('twice due');
+  ok(advisories(r).filter((a) => a.detector === 'loop').length === 1, 'a same_error waiting and a repeat due on one result: one loop advisory', advisories(r));
+
   await k.ask(call('apply_override', { token: 'disable-for-session', detector: 'loop' }));
   for (let i = 0; i < 4; i++) r = await echo('quiet now');
   ok(!of(r, 'loop'), 'disable-for-session: no loop advisory');
