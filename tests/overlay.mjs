@@ -407,6 +407,18 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(low && low.confidence < 0.5 && r.result.content.length === 1, 'low confidence stays out of the text block (in _meta only)', r);
   r = await k.ask(call('model_echo', { text: 'The benchmark shows a 2x gain because the cache is warm; one concern is memory.' }));
   ok(!of(r, 'sycophancy'), 'an honest, reasoned answer passes');
+  // A long reply is read on its first 16,000 characters (three-byte ones here).
+  const filler = ' Die Messung zeigt \u6f22\u5b57.'.repeat(800);                      // 24,000 characters
+  const opening = 'Great question! You are absolutely right. This is brilliant work.';    // 65 characters
+  r = await k.ask(call('model_echo', { text: opening + filler }));
+  ok(of(r, 'sycophancy'), 'a 24,065-character reply that opens with praise: read on its first 16,000 characters, advised', advisories(r));
+  r = await k.ask(call('model_echo', { text: filler.slice(0, 15990) + ' ' + opening }));
+  ok(!of(r, 'sycophancy'), 'praise that begins after the 16,000th character is not read: no advisory', advisories(r));
+  k.send(call('ask_model', { prompt: 'is the benchmark sound' }));
+  const long = await k.until((m) => m.method === 'sampling/createMessage');
+  k.send({ jsonrpc: '2.0', id: long.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: opening + filler } } });
+  r = await k.until((m) => m.result && m.result.content && m.result.content[0].text.startsWith('Great question'));
+  ok(of(r, 'sycophancy'), 'a sampling answer of 72 KB that opens with praise: read on its first 16,000 characters, advised on the next result', advisories(r));
   await k.ask(call('apply_override', { token: 'i-want-validation' }));
   r = await k.ask(call('model_echo', { text: "You're absolutely right!" }));
   ok(!of(r, 'sycophancy'), 'i-want-validation: no sycophancy advisory for the session');

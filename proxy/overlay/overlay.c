@@ -398,11 +398,23 @@ static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const
     return a;
 }
 
-/* Sycophancy on a reply of the model's, if it is text the detector reads
- * (valid UTF-8, at most OV_SCAN_MAX characters). */
+/* The bytes of s[0..n)'s first max characters (UTF-8 lead bytes counted). */
+static size_t first_chars(const char *s, size_t n, size_t max)
+{
+    size_t i = 0;
+    for (size_t c = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == max)
+            break;
+    return i;
+}
+
+/* Sycophancy on a reply of the model's, on its first OV_SCAN_MAX characters
+ * (where a reply agrees or praises, it opens with it), if they are text
+ * (valid UTF-8 without NUL; what follows them is not looked at). */
 static cJSON *reply_sycophancy(struct overlay *ov, const struct chrono_env *env, const char *text, size_t n)
 {
-    if (!n || !text_valid_utf8(text, n) || text_char_count(text, n) > OV_SCAN_MAX || memchr(text, '\0', n))
+    n = first_chars(text, n, OV_SCAN_MAX);
+    if (!n || !text_valid_utf8(text, n) || memchr(text, '\0', n))
         return NULL;
     struct syc_query q = {.resp = text, .resp_n = n};
     return sycophancy(ov, env, &q);
