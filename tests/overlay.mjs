@@ -2,7 +2,7 @@
 // moved by hand (KEEL_NOW_FILE). Advisories must appear when they should and
 // not before, carry their override tokens, leave the original result alone,
 // and overrides must really take effect, across two keel processes too.
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { root, Proc, sandbox } from './lib/keel.mjs';
@@ -422,6 +422,48 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   await k.ask(call('apply_override', { token: 'i-want-validation' }));
   r = await k.ask(call('model_echo', { text: "You're absolutely right!" }));
   ok(!of(r, 'sycophancy'), 'i-want-validation: no sycophancy advisory for the session');
+  await k.close();
+}
+
+// The person's rules for sampling answers (applies_to: sampling_response):
+// an answer that breaks one and matches another gets one rules advisory
+// naming both; an answer that matches none gets none.
+{
+  const w = world();
+  const dir = join(w.box.dir, 'my-rules');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'answers.yml'), `rules:
+  - name: no-friday-deploys
+    description: Promising a production deploy on a Friday.
+    applies_to: sampling_response
+    detector: regex
+    patterns: ['(?i)deploy on friday']
+    action: reject
+    guidance: Say when it is ready for review, not when it ships.
+    examples: { fires: ['We deploy on Friday.'], passes: ['Ready on Friday.'] }
+  - name: mentions-rollback
+    description: An answer that talks about a rollback.
+    applies_to: sampling_response
+    detector: regex
+    patterns: ['(?i)rollback']
+    action: annotate
+    guidance: Say how the rollback is tested.
+    examples: { fires: ['A rollback is ready.'], passes: ['It is ready.'] }
+`);
+  const k = w.start(['--rules', dir]);
+  await open(k);
+  const answer = async (text) => {
+    k.send(call('ask_model', { prompt: 'when do we ship' }));
+    const req = await k.until((m) => m.method === 'sampling/createMessage');
+    k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text } } });
+    return k.until((m) => m.result && m.result.content && m.result.content[0].text === text);
+  };
+  let r = await answer('We deploy on Friday, and the rollback script is ready.');
+  const a = of(r, 'rules');
+  ok(a && a.rules.join() === 'no-friday-deploys,mentions-rollback' && /Say when it is ready for review/.test(a.reason) && /Say how the rollback is tested/.test(a.reason),
+    'a sampling answer that breaks one of the person\'s rules and matches another: one rules advisory naming both, with their guidance', advisories(r));
+  r = await answer('The change is ready for review on Thursday.');
+  ok(!of(r, 'rules'), 'an answer that matches none of them: no rules advisory', advisories(r));
   await k.close();
 }
 
