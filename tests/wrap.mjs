@@ -84,7 +84,18 @@ async function handshake(k) {
 {
   const k = wrap('notools');
   const r = await k.ask(init);
-  ok(r.result.capabilities.tools && r.result.capabilities.logging, 'an upstream without tools: capabilities.tools added, the rest kept', r.result.capabilities);
+  ok(r.result.capabilities.tools?.listChanged === false && r.result.capabilities.logging, 'an upstream without tools: capabilities.tools added (listChanged false: nothing will change them), the rest kept', r.result.capabilities);
+  await k.close();
+}
+// capabilities {} or none at all: the member is spliced in as valid JSON;
+// with --restart, listChanged is true (a respawn tells the client to list again).
+for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--restart=1']]]) {
+  const k = wrap(mode, opts);
+  k.send(init);
+  const raw = await k.next();
+  let caps = null;
+  try { caps = JSON.parse(raw).result.capabilities; } catch { /* not JSON */ }
+  ok(caps?.tools?.listChanged === (opts.length > 0), `initialize from an upstream (${mode}${opts.length ? ', --restart=1' : ''}): capabilities.tools with listChanged ${opts.length > 0}, valid JSON`, raw);
   await k.close();
 }
 {
