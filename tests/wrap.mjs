@@ -87,6 +87,15 @@ async function handshake(k) {
   ok(r.result.capabilities.tools?.listChanged === false && r.result.capabilities.logging, 'an upstream without tools: capabilities.tools added (listChanged false: nothing will change them), the rest kept', r.result.capabilities);
   await k.close();
 }
+// The client's notifications reach the server as they were sent.
+{
+  const k = wrap('normal');
+  await handshake(k);
+  k.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+  const r = await k.ask(call(1, 'notes'));
+  ok(r.result?.content?.[0]?.text === 'notifications/initialized,notifications/roots/list_changed', 'the client\'s notifications reach the server, in order', r.result);
+  await k.close();
+}
 // capabilities {} or none at all: the member is spliced in as valid JSON;
 // with --restart, listChanged is true (a respawn tells the client to list again).
 for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--restart=1']]]) {
