@@ -94,6 +94,8 @@ async function handshake(k) {
   k.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
   const r = await k.ask(call(1, 'notes'));
   ok(r.result?.content?.[0]?.text === 'notifications/initialized,notifications/roots/list_changed', 'the client\'s notifications reach the server, in order', r.result);
+  const p = await k.ask({ jsonrpc: '2.0', id: 2, method: 'ping' });
+  ok(JSON.stringify(p.result) === '{}', 'a ping\'s answer passes as the server gave it: {} (only initialize and server/discover get keel\'s tools capability)', p);
   await k.close();
 }
 // capabilities {} or none at all: the member is spliced in as valid JSON;
