@@ -286,7 +286,12 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   ok(m.id === 62 && m.result?.tools?.some((t) => t.name === 'get_time_context') && m.result.tools.some((t) => t.name === 'echo'),
     '9: tools\\/list lists keel\'s tools beside the server\'s', m.result?.tools?.map((t) => t.name));
   // The server's own request with too long an id is answered to the server,
-  // never passed to the client.
+  // never passed to the client; one of 1,024 bytes is passed on.
+  k.send(call(59, 'ask_model', { prompt: 'hello', id: 's'.repeat(1022) }));
+  const req = await k.until((x) => x.method === 'sampling/createMessage', PATIENCE);
+  k.send({ jsonrpc: '2.0', id: req.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: 'hi' } } });
+  m = await k.until((x) => x.id === 59, PATIENCE);
+  ok(req.id.length === 1022 && m.result?.content?.[0]?.text === 'hi', '9: the server\'s request with an id of 1,024 bytes is passed to the client, and its answer back', m);
   k.send(call(60, 'ask_model', { prompt: 'hello', id: 's'.repeat(1100) }));
   m = JSON.parse(await k.next(PATIENCE));
   ok(m.id === 60 && /^error -32600 : Invalid Request: the id is longer than 1024 bytes/.test(m.result?.content?.[0]?.text),
