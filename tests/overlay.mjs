@@ -419,6 +419,12 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   k.send({ jsonrpc: '2.0', id: long.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: opening + filler } } });
   r = await k.until((m) => m.result && m.result.content && m.result.content[0].text.startsWith('Great question'));
   ok(of(r, 'sycophancy'), 'a sampling answer of 72 KB that opens with praise: read on its first 16,000 characters, advised on the next result', advisories(r));
+  k.send(call('ask_model', { prompt: 'and the second run' }));
+  const late = await k.until((m) => m.method === 'sampling/createMessage');
+  const ascii = 'The second run took 41 seconds on the warm cache. '.repeat(320);    // 16,000 characters
+  k.send({ jsonrpc: '2.0', id: late.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: ascii + opening } } });
+  r = await k.until((m) => m.result && m.result.content && m.result.content[0].text.startsWith('The second run'));
+  ok(!of(r, 'sycophancy'), 'a sampling answer whose praise begins after its 16,000th character: not read there, no advisory', advisories(r));
   await k.ask(call('apply_override', { token: 'i-want-validation' }));
   r = await k.ask(call('model_echo', { text: "You're absolutely right!" }));
   ok(!of(r, 'sycophancy'), 'i-want-validation: no sycophancy advisory for the session');
