@@ -288,10 +288,14 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const box = sandbox();
   const tr = join(box.dir, 'long.jsonl');
   const ask = 'is the nightly backup job safe?  ' + '\u20ac'.repeat(3000);
-  writeFileSync(tr, ['10:02', '10:09', '10:16'].map((t) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: ask } })).join('\n') + '\n');
+  const first = 'is the nightly backup job safe?  ' + 'x'.repeat(60);
+  writeFileSync(tr, ['10:02', '10:09', '10:16'].map((t) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: t === '10:02' ? first : ask } })).join('\n') + '\n');
   const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:23:00Z', TZ: 'UTC' },
     input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'long', prompt: ask, transcript_path: tr }) });
   ok(r.status === 0 && /keel \(rumination/.test(r.stdout), 'a 9,033-byte question asked a 4th time: read on its first 8,000 bytes (cut between characters) and advised', r.stdout.slice(0, 300));
+  const said = JSON.parse(r.stdout || '{}').systemMessage || '';
+  ok(said.includes(`at 10:02 ("is the nightly backup job safe? ${'x'.repeat(46)}...")`),
+    'the first ask quoted in at most 78 bytes, with "..." where its words go on', said.slice(0, 300));
 }
 
 // A person who asks the same worry again: the message names when they asked

@@ -304,11 +304,14 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
             const char *t = h->t;
             char q[80];
             size_t l = 0, words = 0;
+            int cut = 0;
             for (const char *c = t ? t : ""; *c && words < 8;) {
                 unsigned char u = (unsigned char)*c;
                 size_t len = u < 0x80 ? 1 : u >= 0xF0 ? 4 : u >= 0xE0 ? 3 : 2; /* the text is valid UTF-8 */
-                if (l + len + 1 >= sizeof q)
+                if (l + len + 1 >= sizeof q) {
+                    cut = 1; /* the words are longer than the quote */
                     break;
+                }
                 if (*c == '\n' || *c == '\r' || *c == '\t' || *c == ' ') {
                     words += l && q[l - 1] != ' ';
                     if (l && q[l - 1] != ' ' && words < 8)
@@ -323,7 +326,7 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
             while (l && q[l - 1] == ' ')
                 l--;
             q[l] = '\0';
-            int cut = t && words >= 8;
+            cut |= t && words >= 8;
             if (n < cap)
                 n += (size_t)snprintf(out + n, cap - n, " (\"%s%s\")", q, cut ? "..." : "");
         }
