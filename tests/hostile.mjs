@@ -221,6 +221,14 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   ok(m.id === 2 && m.result.content[0].text === 'first answer', '8: a request answered twice: the client gets the first', m);
   m = await answers(3, 'bare');
   ok(m.id === 2 ? false : m.id === 3 && m.result.content[0].text === 'after bare array', '8: a bare [1,2,3] is not passed on (nor the second answer before it)', m);
+  k.send(call(41, 'faulty', { how: 'batch' }));
+  m = JSON.parse(await k.next(PATIENCE));
+  const after = JSON.parse(await k.next(PATIENCE));
+  ok(Array.isArray(m) && m.length === 1 && m[0].params?.data === 'in a batch' && after.id === 41 && after.result.content[0].text === 'after batch',
+    '8: an array of messages from the server passes as it is (a batch), an empty one does not', [m, after]);
+  m = await answers(42, 'dup');
+  ok(m.id === 42 && m.error?.data?.code === 'UPSTREAM_BAD_RESPONSE' && /given twice/.test(m.error.message),
+    '8: a response with a member given twice answers its request with an error', m);
   m = await answers(4, 'bad_utf8');
   ok(m.id === 4 && m.error && m.error.data && m.error.data.code === 'UPSTREAM_BAD_RESPONSE' && /not valid UTF-8/.test(m.error.message),
     '8: a response with raw invalid UTF-8 answers its request with an error (was passed on byte for byte)', m);
@@ -241,6 +249,7 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
     '8: well-formed UTF-8 300 KiB in passes as the server wrote it', t && t.slice(-12));
   await k.close();
   ok(!k.stderr.includes('nul ') && !k.stderr.includes('bad '), '8: and what it said is not logged');
+  ok(!/upstream_not_utf8|reason=duplicate_member/.test(k.stderr), '8: a fault that answered its request is not logged as stray output too', k.stderr.slice(-600));
 }
 
 // 9. Ids and keys mean one thing: an id in flight is not reused, a member
