@@ -290,6 +290,10 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   m = JSON.parse(await k.next(PATIENCE));
   ok(m.id === 61 && m.result?.structuredContent && 'now' in m.result.structuredContent && !m.error,
     '9: keel\'s tool named with escapes (get\\u005ftime_context, by tools\\/call) is answered by keel, not passed to the server', m);
+  const modern = await k.ask({ jsonrpc: '2.0', id: 63, method: 'tools/call', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }, name: 'get_time_context', arguments: {} } });
+  const legacy = await k.ask({ jsonrpc: '2.0', id: 64, method: 'tools/call', params: { name: 'get_time_context', arguments: {} } });
+  ok(modern.result?.resultType === 'complete' && legacy.result && !('resultType' in legacy.result),
+    '9: keel\'s tool called in the modern era (its version in _meta) answers resultType complete, and a legacy call does not', [modern.result?.resultType, legacy.result?.resultType]);
   k.send('{"jsonrpc":"2.0","id":62,"method":"tools\\/list"}');
   m = JSON.parse(await k.next(PATIENCE));
   ok(m.id === 62 && m.result?.tools?.some((t) => t.name === 'get_time_context') && m.result.tools.some((t) => t.name === 'echo'),
