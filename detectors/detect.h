@@ -89,9 +89,6 @@ void syc_reason(const struct syc_query *q, const struct syc_result *r, char *buf
 cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r); /* matched_spans */
 cJSON *syc_heuristic(void);
 
-/* The lens table as loaded: lenses, questions, and the data rows seen. */
-int inspect_table(int *nlenses, int *nquestions, int *rows);
-
 /* End of day for check_hyperfocus and get_time_context: has now passed the
  * end of day (eod_min, local minutes in offset off) of the date the session
  * started (or of today without a session)? A session started after that end

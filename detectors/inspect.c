@@ -34,7 +34,7 @@ struct lens {
 
 static struct lens *lenses;
 static struct question *questions;
-static int nlenses, nquestions, rows_seen;
+static int nlenses, nquestions;
 static char *universal[16];
 static int nuniversal;
 
@@ -66,7 +66,6 @@ static void add_row(const char *line, size_t n, void *ctx)
     }
     if (k != 4 || (fl[0] == 4 && !memcmp(f[0], "lens", 4)))
         return; /* the header, or a malformed row */
-    rows_seen++;
     int li;
     for (li = 0; li < nlenses; li++)
         if (strlen(lenses[li].name) == fl[0] && !memcmp(lenses[li].name, f[0], fl[0]))
@@ -139,15 +138,6 @@ static void load(void)
     b = embed_find("detectors/data/universal.txt");
     if (b)
         text_each_line(b->data, add_universal, NULL);
-}
-
-int inspect_table(int *nl, int *nq, int *rows)
-{
-    load();
-    *nl = nlenses;
-    *nq = nquestions;
-    *rows = rows_seen;
-    return 0;
 }
 
 int insp_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)

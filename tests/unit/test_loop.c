@@ -59,6 +59,11 @@ static void free_text_is_blanked_in_the_shape(void **state)
     assert_true(ident("r", "{\"id\":\"abc\"}").shape != ident("r", "{\"id\":\"abd\"}").shape);
     assert_true(ident("r", "{\"u\":\"https://x.org/a b\"}").shape != ident("r", "{\"u\":\"https://x.org/a c\"}").shape);
     assert_false(ident("r", "{\"n\":3}").flags & LOOP_FREE_TEXT);
+    /* a scheme counts to the text's last byte; a drive letter too */
+    assert_false(loop_free_text("open http://", 12));
+    assert_true(loop_free_text("open http:/", 11));
+    assert_false(loop_free_text("C:/My Docs", 10));
+    assert_true(loop_free_text("how do I", 8));
 }
 
 struct run {

@@ -1,0 +1,79 @@
+/* test_asking.c: how a prompt asks (asking.h): question marks in every
+ * script to the text's last byte, where a question word must stand, and the
+ * words a phrase marks, no more. */
+#include "asking.h"
+#include "text.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+static unsigned kinds_of(const char *s)
+{
+    unsigned k = 0;
+    assert_int_equal(ask_text(s, strlen(s), &k), 0);
+    return k;
+}
+
+static void question_marks_to_the_last_byte(void **state)
+{
+    (void)state;
+    static const char *const marked[] = {"ok?", "\xEF\xBC\x9F", "merge \xEF\xBC\x9F", "\xD8\x9F", "merge \xD8\x9F"};
+    for (size_t i = 0; i < sizeof marked / sizeof *marked; i++) {
+        size_t n = strlen(marked[i]);
+        assert_int_equal(ask_question_mark(marked[i], n), 1);
+        /* cut by one byte, the mark is not whole */
+        if (n > 1 && (unsigned char)marked[i][n - 1] >= 0x80)
+            assert_int_equal(ask_question_mark(marked[i], n - 1), 0);
+    }
+    assert_int_equal(ask_question_mark("no mark here", 12), 0);
+    /* a mark just past the span is not in it */
+    assert_int_equal(ask_question_mark("merge?", 5), 0);
+    assert_int_equal(ask_question_mark("", 0), 0);
+    /* the Arabic mark is its own sign of a question, at the very end too */
+    assert_true(kinds_of("\xD9\x87\xD9\x84 \xD8\xA7\xD9\x84\xD8\xAF\xD9\x85\xD8\xAC \xD8\xA2\xD9\x85\xD9\x86\xD8\x9F") &
+                ASK_QUESTION);
+}
+
+static void a_question_word_stands_where_questions_have_it(void **state)
+{
+    (void)state;
+    /* among a sentence's first four words */
+    assert_true(kinds_of("please now tell why the build fails on main today") & ASK_QUESTION);
+    /* the fifth word, mid-sentence: an instruction that says "why" */
+    assert_false(kinds_of("please go and write why the build failed in the log today") & ASK_QUESTION);
+    /* each sentence is read on its own: the second one opens with it */
+    assert_true(kinds_of("The build on main failed again this morning after the merge. Why did it fail") &
+                ASK_QUESTION);
+    assert_false(kinds_of("Run the whole suite on main. Then commit the change and push it") & ASK_QUESTION);
+}
+
+static void a_phrase_marks_its_own_words(void **state)
+{
+    (void)state;
+    const char *s = "is it safe merging this now";
+    struct text_words w = {0};
+    assert_int_equal(text_words(s, strlen(s), &w), 0);
+    assert_int_equal(w.n, 6);
+    unsigned char mark[6] = {0};
+    unsigned k = ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, mark);
+    assert_true(k & ASK_REASSURE);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(mark[i], ASK_REASSURE);
+    for (size_t i = 3; i < 6; i++)
+        assert_int_equal(mark[i], 0);
+    text_words_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(question_marks_to_the_last_byte),
+        cmocka_unit_test(a_question_word_stands_where_questions_have_it),
+        cmocka_unit_test(a_phrase_marks_its_own_words),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
