@@ -231,6 +231,14 @@ console.log(i);
      !read(hl, 'dotfiles/cursor.json').includes('wrap') && /is a link: keel edited the file it points to/.test(i.stdout),
     'a symlinked config (dotfiles): the file it points to is edited, the link stays a link through install and uninstall', i.stdout);
 
+  const he = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"e": {"command": "my-mcp", "args": []}}}\n' });
+  const before = read(he, '.cursor/mcp.json');
+  const ie = run(he, 'install', '--client', 'cursor');
+  const got = JSON.parse(read(he, '.cursor/mcp.json')).mcpServers.e;
+  const ue = run(he, 'uninstall', '--client', 'cursor');
+  ok(ie.status === 0 && got.command === keel && JSON.stringify(got.args) === '["wrap","--","my-mcp"]' && ue.status === 0 &&
+     read(he, '.cursor/mcp.json') === before, 'a server with an empty args array: wrapped, and given back byte for byte', got);
+
   const hm = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node"}}}\n' });
   chmodSync(join(hm, '.cursor/mcp.json'), 0o644);
   run(hm, 'install', '--client', 'cursor');
