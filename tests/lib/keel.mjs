@@ -1,7 +1,7 @@
 // keel.mjs: shared test helpers: run `keel check`, talk to `keel serve`, and
 // validate outputs against the schemas in schemas/ with ajv (2020-12).
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +46,18 @@ export function sandbox({ state, profile } = {}) {
   }
   if (profile !== undefined) writeFileSync(join(dir, 'profile.yaml'), profile);
   return { dir, stateDir, env: { KEEL_STATE_DIR: stateDir, KEEL_PROFILE: join(dir, 'profile.yaml') } };
+}
+
+// A private HOME holding just the given texts (path under HOME -> text); a
+// .claude directory beside a .claude.json, as Claude Code leaves it.
+export function homeWith(texts) {
+  const h = join(sandbox().dir, 'home');
+  for (const [to, text] of Object.entries(texts)) {
+    mkdirSync(dirname(join(h, to)), { recursive: true });
+    writeFileSync(join(h, to), text);
+  }
+  if (existsSync(join(h, '.claude.json'))) mkdirSync(join(h, '.claude'), { recursive: true });
+  return h;
 }
 
 // opts: {now, tz, state, profile, env, box}; returns {status, stdout, stderr, json, box}.
