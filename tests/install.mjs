@@ -203,6 +203,22 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
   ok(ro.status === 1 && /read-only \(mode 0444\)/.test(ro.stderr) && read(hro, '.cursor/mcp.json') === '{"mcpServers": {"n": {"command": "node"}}}\n',
     'a read-only (0444) file is refused with a clear message and left as it is', ro.stderr);
 
+  // Claude Code's two files: when the second cannot be written (here no
+  // backup can be kept beside it: every name for the next 20 seconds is
+  // taken), the first is put back and the install fails as a whole.
+  {
+    const cj = '{"mcpServers": {"n": {"command": "node", "args": ["n.js"]}}}\n', st = '{"permissions": {}}\n';
+    const hb = homeWith({ '.claude.json': cj, '.claude/settings.json': st });
+    const stamp = (t) => new Date(t).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+    for (let t = Date.now(), s = 0; s < 20; s++)
+      for (const suffix of ['', '-2', '-3', '-4', '-5', '-6', '-7', '-8', '-9'])
+        writeFileSync(join(hb, `.claude/settings.json.keel-backup-${stamp(t + 1000 * s)}${suffix}`), '');
+    const r = run(hb, 'install', '--client', 'claude-code');
+    ok(r.status === 1 && read(hb, '.claude.json') === cj && read(hb, '.claude/settings.json') === st &&
+       /\.claude\.json was put back as it was/.test(r.stderr) && /none of claude-code's files was left changed/.test(r.stderr),
+      'Claude Code\'s second file cannot be written: the first is put back, both are as they were, and it says so', r.stderr);
+  }
+
   const hh = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node"}}}\n', 'unrelated.txt': 'mine\n' });
   linkSync(join(hh, 'unrelated.txt'), join(hh, '.cursor/mcp.json.keel-tmp'));
   linkSync(join(hh, '.cursor/mcp.json'), join(hh, 'hardlink.json'));

@@ -64,6 +64,7 @@ static void free_text_is_blanked_in_the_shape(void **state)
     assert_true(loop_free_text("open http:/", 11));
     assert_false(loop_free_text("C:/My Docs", 10));
     assert_true(loop_free_text("how do I", 8));
+    assert_true(loop_free_text("first\nsecond", 12)); /* a newline spaces words too */
 }
 
 struct run {

@@ -229,6 +229,26 @@ static void ascii_path_equals_unicode_path(void **state)
     text_words_free(&b);
 }
 
+static void collect_line(const char *line, size_t n, void *ctx)
+{
+    char *out = ctx;
+    strncat(out, line, n);
+    strcat(out, "|");
+}
+
+static void reads_data_lines(void **state)
+{
+    (void)state;
+    char got[128] = "";
+    /* blanks and comments skipped, ends trimmed, the last line without its newline kept */
+    assert_int_equal(text_each_line("one\n\n# a comment\n  two \t\r\nthree", collect_line, got), 3);
+    assert_string_equal(got, "one|two|three|");
+    got[0] = '\0';
+    assert_int_equal(text_each_line("", collect_line, got), 0);
+    assert_int_equal(text_each_line("last", collect_line, got), 1);
+    assert_string_equal(got, "last|");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +262,7 @@ int main(void)
         cmocka_unit_test(tells_the_language),
         cmocka_unit_test(jaccard_of_content_words),
         cmocka_unit_test(validates_utf8),
+        cmocka_unit_test(reads_data_lines),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
