@@ -57,7 +57,12 @@ static void rejects_invalid_times(void **state)
                                       "2026-05-16T10:00:00Zjunk",
                                       "2026/05/16T10:00:00Z",
                                       "2026-05-16X10:00:00Z",
-                                      "20a6-05-16T10:00:00Z",
+                                      "20a6-05-16T10:00:00Z", /* a letter in each field */
+                                      "2026-0a-16T10:00:00Z",
+                                      "2026-05-1bT10:00:00Z",
+                                      "2026-05-16T1c:00:00Z",
+                                      "2026-05-16T10:d0:00Z",
+                                      "2026-05-16T10:00:e0Z",
                                       NULL};
     int64_t ms;
     for (int i = 0; bad[i]; i++)
