@@ -456,7 +456,7 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
     guidance: Say how the rollback is tested.
     examples: { fires: ['A rollback is ready.'], passes: ['It is ready.'] }
 `);
-  const k = w.start(['--rules', dir]);
+  let k = w.start(['--rules', dir]);
   await open(k);
   const answer = async (text) => {
     k.send(call('ask_model', { prompt: 'when do we ship' }));
@@ -470,6 +470,12 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
     'a sampling answer that breaks one of the person\'s rules and matches another: one rules advisory naming both, with their guidance', advisories(r));
   r = await answer('The change is ready for review on Thursday.');
   ok(!of(r, 'rules'), 'an answer that matches none of them: no rules advisory', advisories(r));
+  await k.close();
+  writeFileSync(join(w.box.dir, 'profile.yaml'), 'overlay:\n  rules: false\n');
+  k = w.start(['--rules', dir]);
+  await open(k);
+  r = await answer('We deploy on Friday, and the rollback script is ready.');
+  ok(r.result && !of(r, 'rules'), 'profile overlay.rules: false switches the rules off', advisories(r));
   await k.close();
 }
 

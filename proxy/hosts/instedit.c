@@ -356,10 +356,6 @@ int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text,
 out:
     cfgjson_free(&d);
     toml_free(tn);
-    if (rc == 0 && !p->n) {
-        free(p->out);
-        p->out = NULL;
-    }
     return rc;
 }
 
