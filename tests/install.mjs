@@ -365,12 +365,26 @@ ok(noval.status === 64 && /--client needs a name/.test(noval.stderr), '--client 
 for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an event with an empty list', '{"hooks": {"Stop": []}, "x": 1}']]) {
   const h3 = homeWith({ '.claude/settings.json': text });
   const r3 = run(h3, 'install', '--client', 'claude-code');
+  const laid = read(h3, '.claude/settings.json');
   let parsed = null;
   try { parsed = JSON.parse(read(h3, '.claude/settings.json')); } catch { /* left null */ }
   const u3 = run(h3, 'uninstall', '--client', 'claude-code');
   ok(r3.status === 0 && parsed && ['UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart'].every((e) => JSON.stringify(parsed.hooks[e] || '').includes('hook ' + e)) &&
-     u3.status === 0 && JSON.stringify(JSON.parse(read(h3, '.claude/settings.json'))) === JSON.stringify(JSON.parse(text)),
-    `hooks added to ${name}: valid JSON with all four, and uninstall gives the same JSON back`, read(h3, '.claude/settings.json'));
+     u3.status === 0 && JSON.stringify(JSON.parse(read(h3, '.claude/settings.json'))) === JSON.stringify(JSON.parse(text)) &&
+     (!text.includes('"Stop": []') || laid.includes('}]}], "Stop": [')),
+    `hooks added to ${name}: valid JSON with all four (put before an event on one line with ", "), and uninstall gives the same JSON back`, laid);
+}
+
+// A comment before the first event of a hooks object (Gemini's settings are
+// JSON with comments): keel's events go before it, the comment stays once.
+{
+  const text = '{\n  "hooks": { /* the team\'s */ "Notification": [] }\n}\n';
+  const hg = homeWith({ '.gemini/settings.json': text });
+  const r = run(hg, 'install', '--client', 'gemini');
+  const got = read(hg, '.gemini/settings.json');
+  const u = run(hg, 'uninstall', '--client', 'gemini');
+  ok(r.status === 0 && got.split("/* the team's */").length === 2 && got.includes('hook BeforeAgent') && u.status === 0 &&
+     read(hg, '.gemini/settings.json') === text, 'a comment before the first event of a hooks object stays, once; uninstall gives the file back byte for byte', got);
 }
 
 done();

@@ -62,8 +62,8 @@ static void insert_first(struct plan *p, const struct cfgjson *d, size_t obj, st
         inst_splice(p, obj + 1, 0, &b);
         return;
     }
-    size_t gn = first.key_at - obj - 1;
-    if (!inst_blank_between(d->scan, obj + 1, first.key_at) || !gn) {
+    size_t gn = first.key_at - obj - 1; /* blanks only: the scan has comments blanked */
+    if (!gn) {
         inst_sb_str(t, ", ");
     } else {
         inst_sb_str(t, ",");

@@ -24,7 +24,7 @@ struct srv {
     size_t cmd_at, cmd_end;
     char *cmd;
     int has_args;
-    size_t args_at, args_end;
+    size_t args_at;
     struct el *el;
     int nel;
     /* Where "args" goes when there is none: after add_at, add_pre + args
@@ -266,7 +266,6 @@ void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, s
             s.has_args = has_args;
             if (has_args) {
                 s.args_at = am.at;
-                s.args_end = am.end;
                 if (json_elements(d, &s) < 0)
                     p->oom = 1;
                 /* The member keel added: right after the command, ", "args": [...]". */
@@ -379,7 +378,6 @@ void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n
             s.has_args = args != NULL;
             if (args) {
                 s.args_at = args->at;
-                s.args_end = args->end;
                 s.el = calloc(args->nkids + 1, sizeof *s.el);
                 if (!s.el)
                     p->oom = 1;
