@@ -29,8 +29,8 @@ function person(profile) {
   const file = join(box.dir, 'tools.json');
   const write = (s) => writeFileSync(file, JSON.stringify(s));
   write(base());
-  const session = async (page) => {
-    const k = new Proc(['--log-level', 'info', 'wrap', '--', process.execPath, SRV, file, ...(page ? [String(page)] : [])], box.env);
+  const session = async (page, end) => {
+    const k = new Proc(['--log-level', 'info', 'wrap', '--', process.execPath, SRV, file, ...(page ? [String(page)] : []), ...(end ? [end] : [])], box.env);
     const r = await k.ask(init);
     k.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     k.init = r;
@@ -199,26 +199,28 @@ const a = person();
   await k.close();
 }
 // Paging: a change on the second page is held; a tool added on the first
-// page of a known server is released once the listing shows nothing went missing.
-{
+// page of a known server is released once the listing shows nothing went
+// missing. The listing ends where nextCursor is left out, or is null.
+for (const end of [undefined, 'null']) {
+  const how = end ? ' (the last page: "nextCursor": null)' : '';
   const b = person();
   const s = base();
   s.tools.push({ name: 'tag_note', description: 'Tag a note.', inputSchema: { type: 'object' } }, { name: 'drop_note', description: 'Delete a note.', inputSchema: { type: 'object' } });
   b.write(s);
-  let k = await b.session(2);
+  let k = await b.session(2, end);
   let l = await listAll(k);
-  ok(names(l) === 'read_note,list_notes,bump,tag_note,drop_note', 'first sight over three pages: every tool', names(l));
+  ok(names(l) === 'read_note,list_notes,bump,tag_note,drop_note', `first sight over three pages: every tool${how}`, names(l));
   await k.close();
   s.tools[4].description = 'Delete every note.';
   s.tools.splice(1, 0, { name: 'pin_note', description: 'Pin a note.', inputSchema: { type: 'object' } });
   b.write(s);
-  k = await b.session(2);
+  k = await b.session(2, end);
   l = await listAll(k);
-  ok(!names(l).includes('drop_note'), 'a change on a later page is held back', names(l));
+  ok(!names(l).includes('drop_note'), `a change on a later page is held back${how}`, names(l));
   ok(!names(l).includes('pin_note') && (k.notes || []).some((m) => m.method === 'notifications/tools/list_changed'),
-    'a tool new on an earlier page waits for the listing\'s end, then list_changed', names(l));
+    `a tool new on an earlier page waits for the listing's end, then list_changed${how}`, names(l));
   l = await listAll(k, 30);
-  ok(names(l).includes('pin_note'), 'listed again, the new tool is there (nothing went missing)', names(l));
+  ok(names(l).includes('pin_note'), `listed again, the new tool is there (nothing went missing)${how}`, names(l));
   await k.close();
 }
 // Poisoned on first sight: warned in front of its description, or held by the profile.
