@@ -155,6 +155,20 @@ static void the_window_forgets(void **state)
     assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000), LOOP_NONE);
     assert_true(r.w.n <= 50);
     loop_window_free(&r.w);
+    /* the count window is 50 calls, the current one among them: four
+     * repeats 50 calls apart fire, 51 apart they do not */
+    for (int others = 46; others <= 47; others++) {
+        start(&r);
+        for (int i = 0; i < 3; i++)
+            step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000);
+        for (int i = 0; i < others; i++) {
+            snprintf(args, sizeof args, "{\"n\":%d}", i);
+            step(&r, "other", args, (uint64_t)i, 0, 1000);
+        }
+        assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000),
+                         others == 46 ? LOOP_REPEAT : LOOP_NONE);
+        loop_window_free(&r.w);
+    }
 }
 
 static void the_same_error_with_varied_arguments(void **state)
