@@ -384,10 +384,8 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
         }
         if (resp_conf > 0.95)
             resp_conf = 0.95;
-        if (resp_pat >= 0) {
-            best = resp_pat;
-            conf = resp_conf;
-        }
+        best = resp_pat; /* -1 and 0 when nothing matched */
+        conf = resp_conf;
     }
 
     /* The person's messages. */
