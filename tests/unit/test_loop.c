@@ -155,6 +155,17 @@ static void the_window_forgets(void **state)
     assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000), LOOP_NONE);
     assert_true(r.w.n <= 50);
     loop_window_free(&r.w);
+    /* the time window is 30 minutes, both ends in: the same error a third
+     * time counts the first when it was 30 minutes ago to the millisecond,
+     * not a millisecond more */
+    for (int late = 0; late <= 1; late++) {
+        start(&r);
+        step(&r, "build", "{\"target\":\"all\"}", 0, 7, 1000);
+        step(&r, "build", "{\"target\":\"all\"}", 0, 7, 1000);
+        assert_int_equal(step(&r, "build", "{\"target\":\"all\"}", 0, 7, 30 * 60000 - 1000 + late),
+                         late ? LOOP_NONE : LOOP_SAME_ERROR);
+        loop_window_free(&r.w);
+    }
     /* the count window is 50 calls, the current one among them: four
      * repeats 50 calls apart fire, 51 apart they do not */
     for (int others = 46; others <= 47; others++) {

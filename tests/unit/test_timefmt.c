@@ -23,6 +23,8 @@ static void parses_valid_times(void **state)
     assert_int_equal(ms, 1778922000250LL);
     assert_int_equal(tf_parse_rfc3339("2024-02-29t23:59:59-05:30", &ms, &off), 0);
     assert_int_equal(off, -(5 * 3600 + 30 * 60));
+    assert_int_equal(tf_parse_rfc3339("2026-05-16T10:00:00+23:59", &ms, &off), 0); /* the widest offset */
+    assert_int_equal(off, 23 * 3600 + 59 * 60);
     assert_int_equal(tf_parse_rfc3339("1969-12-31T23:59:59Z", &ms, &off), 0);
     assert_int_equal(ms, -1000);
     /* a leap second reads as :59 */
