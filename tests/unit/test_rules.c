@@ -119,12 +119,52 @@ static void group_numbers_keep_patterns_apart(void **state)
     ruleset_free(&rs);
 }
 
+/* A rule with several patterns rewrites with each in turn, each on the text
+ * the one before left: two credentials of two kinds, both redacted, the rest
+ * as it was. And a text that is not UTF-8 is not matched at all. */
+static void every_pattern_rewrites_what_the_last_left(void **state)
+{
+    (void)state;
+    struct ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    ruleset_load(&rs, NULL, NULL, 0);
+    const struct rule *r = NULL;
+    for (int i = 0; i < rs.n; i++)
+        if (!strcmp(rs.v[i].name, "redact-credentials"))
+            r = &rs.v[i];
+    assert_non_null(r);
+    const char *text = "aws AKIA2Q4RT6YU8IO0PLKM then gh ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8 and the end";
+    int skipped = 0;
+    char *out = rule_rewrite(r, text, strlen(text), &skipped);
+    assert_int_equal(skipped, 0);
+    assert_non_null(out);
+    assert_string_equal(out, "aws [REDACTED] then gh [REDACTED] and the end");
+    free(out);
+    /* a replacement longer than its match: the next pattern reads all of it */
+    struct ruleset mine;
+    memset(&mine, 0, sizeof mine);
+    static const char yml[] = "rules:\n  - name: longer\n    applies_to: tool_result\n    patterns: ['a', 'z']\n"
+                              "    action: rewrite\n    replacement: 'LONGER'\n    guidance: g\n"
+                              "    examples: {fires: ['a'], passes: ['b']}\n";
+    ruleset_load_text(&mine, "mine.yml", yml, sizeof yml - 1);
+    assert_int_equal(mine.n, 1);
+    out = rule_rewrite(&mine.v[0], "a to z", 6, &skipped);
+    assert_non_null(out);
+    assert_string_equal(out, "LONGER to LONGER");
+    free(out);
+    ruleset_free(&mine);
+    /* not UTF-8: no match, and not "skipped" either */
+    assert_int_equal(rule_match(r, "\xff AKIA2Q4RT6YU8IO0PLKM", 22, NULL, 0), 0);
+    ruleset_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shipped_rules_answer_alike_either_way),
         cmocka_unit_test(group_numbers_keep_patterns_apart),
         cmocka_unit_test(a_quiet_result_is_one_no_rule_fires_on),
+        cmocka_unit_test(every_pattern_rewrites_what_the_last_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
