@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,6 +278,28 @@ static void the_directory_is_the_first_absolute_one_named(void **state)
     }
 }
 
+static void a_missing_directory_is_made_and_a_broken_file_moved_aside(void **state)
+{
+    (void)state;
+    char nested[600], path[700];
+    struct stat st;
+    snprintf(nested, sizeof nested, "%s/made/two/deep", dir);
+    kerr e = {0};
+    assert_int_equal(state_update(nested, 1778922000000LL, touch, NULL, &e), 0);
+    assert_int_equal(stat(nested, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    /* a file that does not parse: moved aside, named by when it was found, never deleted */
+    snprintf(path, sizeof path, "%s/state.json", nested);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{not json", f);
+    fclose(f);
+    e = (kerr){0};
+    state_update(nested, 1778922000000LL, touch, NULL, &e);
+    snprintf(path, sizeof path, "%s/state.json.corrupt-2026-05-16T09-00-00Z-%ld", nested, (long)getpid());
+    assert_int_equal(stat(path, &st), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -302,6 +325,7 @@ int main(void)
         cmocka_unit_test(concurrent_processes_account_for_every_session),
         cmocka_unit_test(kill_9_never_tears_the_file),
         cmocka_unit_test(the_directory_is_the_first_absolute_one_named),
+        cmocka_unit_test(a_missing_directory_is_made_and_a_broken_file_moved_aside),
         cmocka_unit_test(a_lock_let_go_within_the_wait_is_waited_for),
         cmocka_unit_test(a_lock_held_past_the_wait_is_busy_then_not_waited_for),
     };
