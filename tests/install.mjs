@@ -219,6 +219,12 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'Claude Code\'s second file cannot be written: the first is put back, both are as they were, and it says so', r.stderr);
   }
 
+  const hdir = homeWith({});
+  mkdirSync(join(hdir, '.cursor/mcp.json'), { recursive: true });
+  const rd = run(hdir, 'install', '--client', 'cursor');
+  ok(rd.status === 1 && /mcp\.json: not a regular file/.test(rd.stderr) && rd.stderr.split('mcp.json').length === 2 && /none of cursor's files was changed/.test(rd.stderr) &&
+     readdirSync(join(hdir, '.cursor/mcp.json')).length === 0, 'a config path that is a directory is refused with a line, and nothing is written', rd.stderr);
+
   const hh = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node"}}}\n', 'unrelated.txt': 'mine\n' });
   linkSync(join(hh, 'unrelated.txt'), join(hh, '.cursor/mcp.json.keel-tmp'));
   linkSync(join(hh, '.cursor/mcp.json'), join(hh, 'hardlink.json'));

@@ -372,10 +372,11 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
         t[i].client = cl->name;
         t[i].manifest = manifest_read(t[i].path);
         if (prepare(c, &t[i], why, sizeof why) < 0) {
+            int named = !strncmp(why, t[i].path, strlen(t[i].path)); /* a reading error names the file itself */
             fprintf(stderr,
-                    "keel: %s: %s\nkeel: none of %s's files was changed: fix that one (or add keel by "
+                    "keel: %s%s%s\nkeel: none of %s's files was changed: fix that one (or add keel by "
                     "hand: see keel help install) and run keel %s again\n",
-                    t[i].path, why, cl->name, c->uninstall ? "uninstall" : "install");
+                    named ? "" : t[i].path, named ? "" : ": ", why, cl->name, c->uninstall ? "uninstall" : "install");
             rc = 1;
             goto out;
         }
