@@ -240,6 +240,9 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(/It is|it is/.test(ctx) && !/\bPT\d|\bP\dD|%s|\(null\)/.test(ctx) && /\.$/.test(ctx.trim()) &&
     /it is [^ ]+, a [a-z]+day( \(energy zone: [a-z_]+\))?\. [A-Z]/.test(ctx),
     'SessionStart on a fresh state file: the time in words, no ISO duration ("PT0S") and no placeholder', ctx);
+  const trailing = hook('claude-code', 'SessionStart', JSON.stringify(payload('claude-code-SessionStart.json')) + '\nand then some words', { box });
+  ok(trailing.status === 0 && /it is /.test(trailing.out?.hookSpecificOutput?.additionalContext || ''),
+    'a payload followed by more on stdin: the payload is read, what follows it left', trailing.stdout + trailing.stderr);
   const long = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'word '.repeat(320) }), { box });
   const msg = long.out?.systemMessage || '';
   ok(/message-length-cap \(A message longer than a person reads in one go\)\./.test(msg) && /the reply/.test(msg) && !/draft/.test(msg),
