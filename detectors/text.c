@@ -419,40 +419,6 @@ size_t text_set_intersect(const struct text_set *a, const struct text_set *b)
     return k;
 }
 
-int text_jaccard_at_least(const struct text_set *a, const struct text_set *b, double threshold, double *j)
-{
-    /* |A∩B| / (|A|+|B|-|A∩B|) >= t  <=>  |A∩B| >= t(|A|+|B|) / (1+t): stop the
-     * merge as soon as what is left cannot reach that. */
-    double need = threshold * (double)(a->n + b->n) / (1.0 + threshold) - 1e-9;
-    size_t i = 0, k = 0, inter = 0;
-    while (i < a->n && k < b->n) {
-        size_t left = a->n - i < b->n - k ? a->n - i : b->n - k;
-        if ((double)(inter + left) < need) {
-            *j = 0;
-            return 0;
-        }
-        if (a->v[i] < b->v[k])
-            i++;
-        else if (a->v[i] > b->v[k])
-            k++;
-        else {
-            inter++;
-            i++;
-            k++;
-        }
-    }
-    size_t uni = a->n + b->n - inter;
-    *j = uni ? (double)inter / (double)uni : 0.0;
-    return *j >= threshold && inter > 0;
-}
-
-double text_jaccard(const struct text_set *a, const struct text_set *b)
-{
-    size_t inter = text_set_intersect(a, b);
-    size_t uni = a->n + b->n - inter;
-    return uni ? (double)inter / (double)uni : 0.0;
-}
-
 size_t text_each_line(const char *data, void (*fn)(const char *line, size_t n, void *ctx), void *ctx)
 {
     size_t count = 0;

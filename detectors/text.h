@@ -83,14 +83,8 @@ int text_set_from_words(const struct text_words *w, int drop_stop, struct text_s
 void text_set_settle(struct text_set *s);
 void text_set_free(struct text_set *s);
 
+/* |a ∩ b|: how many words two sets share. */
 size_t text_set_intersect(const struct text_set *a, const struct text_set *b);
-/* |a ∩ b| / |a ∪ b|; 0 when both are empty. */
-double text_jaccard(const struct text_set *a, const struct text_set *b);
-
-/* 1 when text_jaccard(a, b) >= threshold (and they share a word), sooner
- * than computing it: the merge stops once the threshold is out of reach.
- * *j is the index when it is reached, else 0 or the exact value. */
-int text_jaccard_at_least(const struct text_set *a, const struct text_set *b, double threshold, double *j);
 
 int text_is_stopword(uint64_t hash);
 
