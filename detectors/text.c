@@ -336,8 +336,9 @@ int text_is_stopword(uint64_t h)
 }
 
 /* Sorts n 64-bit values: insertion sort when few, else LSD radix sort by
- * bytes (no comparator calls: sets of thousands of words are common). */
-static int sort_u64(uint64_t *v, size_t n)
+ * bytes (no comparator calls: sets of thousands of words are common), or
+ * qsort when the radix sort's buffer cannot be had. */
+static void sort_u64(uint64_t *v, size_t n)
 {
     if (n < 48) {
         for (size_t i = 1; i < n; i++) {
@@ -349,11 +350,13 @@ static int sort_u64(uint64_t *v, size_t n)
             }
             v[j] = x;
         }
-        return 0;
+        return;
     }
     uint64_t *tmp = malloc(n * sizeof *tmp);
-    if (!tmp)
-        return -1;
+    if (!tmp) {
+        qsort(v, n, sizeof *v, cmp_u64);
+        return;
+    }
     uint64_t *from = v, *to = tmp;
     for (int shift = 0; shift < 64; shift += 8) {
         size_t count[257] = {0};
@@ -368,7 +371,6 @@ static int sort_u64(uint64_t *v, size_t n)
         to = t;
     }
     free(tmp); /* 8 passes: the result is back in v */
-    return 0;
 }
 
 int text_set_from_words(const struct text_words *w, int drop_stop, struct text_set *out)
@@ -386,8 +388,7 @@ int text_set_from_words(const struct text_words *w, int drop_stop, struct text_s
 
 void text_set_settle(struct text_set *s)
 {
-    if (sort_u64(s->v, s->n) < 0)
-        qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+    sort_u64(s->v, s->n);
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++)
         if (k == 0 || s->v[k - 1] != s->v[i])
