@@ -219,6 +219,14 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'Claude Code\'s second file cannot be written: the first is put back, both are as they were, and it says so', r.stderr);
   }
 
+  // A server keel already wraps with its own tools, listed after a new one:
+  // the new one still gets --expose none (keel's tools once per client).
+  const hw = homeWith({ '.cursor/mcp.json': JSON.stringify({ mcpServers: { fresh: { command: 'node', args: ['n.js'] }, old: { command: keel, args: ['wrap', '--', 'uvx', 'o'] } } }) + '\n' });
+  const iw = run(hw, 'install', '--client', 'cursor');
+  const fresh = JSON.parse(read(hw, '.cursor/mcp.json')).mcpServers.fresh;
+  ok(iw.status === 0 && JSON.stringify(fresh.args) === '["wrap","--expose","none","--","node","n.js"]',
+    'a server keel wraps already with its tools, listed after a new one: the new one gets --expose none', fresh);
+
   const hdir = homeWith({});
   mkdirSync(join(hdir, '.cursor/mcp.json'), { recursive: true });
   const rd = run(hdir, 'install', '--client', 'cursor');
