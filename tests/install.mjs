@@ -227,6 +227,15 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
   ok(iw.status === 0 && JSON.stringify(fresh.args) === '["wrap","--expose","none","--","node","n.js"]',
     'a server keel wraps already with its tools, listed after a new one: the new one gets --expose none', fresh);
 
+  // What keel added is listed beside the file (FILE.keel-added, JSON
+  // pointers), so uninstall takes out an "args" keel added, whichever keel
+  // installed it: here the list as an earlier install left it.
+  const earlier = `{"mcpServers": {"n": {"command": "${keel}", "args": ["wrap", "--", "node"]}}}\n`;
+  const hk = homeWith({ '.cursor/mcp.json': earlier, '.cursor/mcp.json.keel-added': '/mcpServers/n/args\n' });
+  const uk = run(hk, 'uninstall', '--client', 'cursor');
+  ok(uk.status === 0 && read(hk, '.cursor/mcp.json') === '{"mcpServers": {"n": {"command": "node"}}}\n' && !existsSync(join(hk, '.cursor/mcp.json.keel-added')),
+    'uninstall takes out the "args" an earlier install added, as FILE.keel-added lists it', read(hk, '.cursor/mcp.json'));
+
   const hdir = homeWith({});
   mkdirSync(join(hdir, '.cursor/mcp.json'), { recursive: true });
   const rd = run(hdir, 'install', '--client', 'cursor');
