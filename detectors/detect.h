@@ -86,7 +86,7 @@ struct syc_result {
 int syc_run(const struct syc_query *q, struct syc_result *r); /* 0, or -1 out of memory */
 const char *syc_pattern_name(int pattern); /* "none" for SYC_NONE */
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *buf, size_t n);
-cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r); /* matched_spans */
+cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r); /* matched_spans; NULL out of memory */
 cJSON *syc_heuristic(void);
 
 /* End of day for check_hyperfocus and get_time_context: has now passed the

@@ -187,10 +187,11 @@ static int exclaims(const char *t, size_t tn, const struct text_words *w, size_t
     return 0;
 }
 
-/* Scans a response; fills hits with the unvoided agreement and praise hits.
- * First pass: which sentences hold a qualifier or evidence marker, which
- * quote, which exclaim, and whether irony is present. Second: the hits,
- * voided as they are found, so only survivors take room. */
+/* Scans a response; fills hits with the unvoided agreement and praise hits,
+ * their count (or SCAN_OOM). First pass: which sentences hold a qualifier or
+ * evidence marker, which quote, which exclaim, and whether irony is present.
+ * Second: the hits, voided as they are found, so only survivors take room. */
+#define SCAN_OOM ((size_t)-1)
 static size_t scan_response(const char *t, size_t tn, const struct text_words *w, struct hit *hits, size_t max)
 {
     if (w->n == 0)
@@ -198,7 +199,7 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
     uint32_t nsent = w->v[w->n - 1].sentence + 1;
     unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims */
     if (!flags)
-        return 0;
+        return SCAN_OOM;
     for (size_t i = 0; i < w->n; i++) {
         const struct phrase *m = match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE | 1u << IRONY);
         if (m && m->cls == IRONY) {
@@ -357,6 +358,8 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
         if (text_words(resp, resp_n, &w) < 0)
             goto oom;
         nhits = scan_response(resp, resp_n, &w, hits, sizeof hits / sizeof hits[0]);
+        if (nhits == SCAN_OOM)
+            goto oom;
         size_t agree = 0, praise = 0, sentences = 0;
         uint32_t last_s = UINT32_MAX;
         int opening = 0;
@@ -404,26 +407,24 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             free(vg);
             goto oom;
         }
-        int i;
-        for (i = 0; i < mn; i++) {
+        int i, failed = 0; /* out of memory: an error, never an answer from part of the messages */
+        for (i = 0; i < mn && !failed; i++) {
             const char *t = q->msgs[i];
             w.n = 0;
-            if (text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, &sets[i]) < 0)
-                break;
             uint64_t asks;
-            seeking[i] = is_reassurance(t, &w, &asks);
-            if (seeking[i] && vague_ask(t, &w, asks, &vg[i]) < 0)
-                break;
+            failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, &sets[i]) < 0 ||
+                ((seeking[i] = is_reassurance(t, &w, &asks)) && vague_ask(t, &w, asks, &vg[i]) < 0);
         }
-        if (ctx) {
+        if (ctx && !failed) {
             w.n = 0;
-            if (text_words(ctx, ctx_n, &w) == 0 && topic_set(ctx, &w, &scope) == 0 && scope.n >= SYC_TOPIC_WORDS)
-                have_scope = 1;
+            failed = text_words(ctx, ctx_n, &w) < 0 || topic_set(ctx, &w, &scope) < 0;
+            have_scope = !failed && scope.n >= SYC_TOPIC_WORDS;
         }
         /* Groups: requests that share a subject word, directly or through
          * other requests (union-find; node mn is the decision context). */
         int *up = malloc((size_t)(mn + 1) * sizeof *up), *size = calloc((size_t)(mn + 1), sizeof *size);
-        if (up && size) {
+        failed |= !up || !size;
+        if (!failed) {
             for (i = 0; i <= mn; i++)
                 up[i] = i;
             for (i = 0; i < mn; i++) {
@@ -460,6 +461,8 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
         free(sets);
         free(seeking);
         free(vg);
+        if (failed)
+            goto oom;
         if (reassure >= SYC_REASSURANCE_MIN) {
             double c = 0.6 + 0.1 * (double)(reassure - SYC_REASSURANCE_MIN);
             if (c > 0.95)
@@ -565,12 +568,15 @@ cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r)
         cJSON_AddNumberToObject(o, "start", (double)sp->a);
         cJSON_AddNumberToObject(o, "end", (double)sp->b);
         char *t = malloc(sp->b - sp->a + 1);
-        if (t) {
-            memcpy(t, text + sp->a, sp->b - sp->a);
-            t[sp->b - sp->a] = '\0';
-            cJSON_AddStringToObject(o, "text", t);
-            free(t);
+        if (!t) {
+            cJSON_Delete(o);
+            cJSON_Delete(arr);
+            return NULL;
         }
+        memcpy(t, text + sp->a, sp->b - sp->a);
+        t[sp->b - sp->a] = '\0';
+        cJSON_AddStringToObject(o, "text", t);
+        free(t);
         cJSON_AddStringToObject(o, "pattern", pattern_names[sp->pattern]);
         cJSON_AddItemToArray(arr, o);
     }
@@ -631,12 +637,15 @@ int syc_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     struct syc_result r;
     if (syc_run(&q, &r) < 0)
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+    cJSON *spans = syc_spans(&q, &r);
+    if (!spans)
+        return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     char reason[280];
     syc_reason(&q, &r, reason, sizeof reason);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "detected", r.pattern >= 0);
     cJSON_AddStringToObject(o, "pattern", syc_pattern_name(r.pattern));
-    cJSON_AddItemToObject(o, "matched_spans", syc_spans(&q, &r));
+    cJSON_AddItemToObject(o, "matched_spans", spans);
     cJSON_AddNumberToObject(o, "reassurance_requests", (double)r.reassure);
     if (r.pattern >= 0)
         cJSON_AddStringToObject(o, "counter_prompt", counter_prompts[r.pattern]);
