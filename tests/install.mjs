@@ -264,8 +264,12 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
   const c = hooks.UserPromptSubmit[0].hooks[0].command;
   const res = spawnSync('sh', ['-c', c], { cwd: hq, input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', prompt: 'hi', transcript_path: '/nonexistent' }),
     env: { PATH: process.env.PATH, HOME: hq, KEEL_STATE_DIR: join(hq, 'state') }, encoding: 'utf8' });
-  ok(i.status === 0 && res.status === 0 && !existsSync(join(hq, 'PWNED')) && !existsSync(join(dir, 'PWNED')) && res.stderr === '',
-    `keel installed under ${JSON.stringify(dirName)}: its hook command runs as the host runs it, and nothing in the path is executed`, { c, res });
+  const again = runAs(bin, hq, 'install', '--client', 'claude-code');
+  const once = JSON.parse(read(hq, '.claude/settings.json')).hooks.UserPromptSubmit.length === 1;
+  const u = runAs(bin, hq, 'uninstall', '--client', 'claude-code');
+  ok(i.status === 0 && res.status === 0 && !existsSync(join(hq, 'PWNED')) && !existsSync(join(dir, 'PWNED')) && res.stderr === '' &&
+     again.status === 0 && once && u.status === 0 && read(hq, '.claude/settings.json') === '{}\n',
+    `keel installed under ${JSON.stringify(dirName)}: its hook command runs as the host runs it, nothing in the path is executed, a second install knows it for keel's, uninstall takes it out`, { c, res, u: u.stdout });
 }
 
 // --- 9, 13: files keel refuses, each with its line --------------------------
