@@ -7,9 +7,9 @@
 #   make eval     detector precision and recall on tests/corpus (updates the table in docs/quality.md)
 #   make fuzz     each libFuzzer harness for FUZZ_SECONDS (default 60), clang
 #   make soak     keel wrap relays SOAK_MESSAGES (default 1,000,000) mixed messages; memory stays flat
-#   make mutate   mutation testing: MUTANTS (default 300) mutants drawn by SEED from FILES, each against
-#                 the fast suite; MUTANTS=full one per deciding line and function, each against the
-#                 tests that run its line (scripts/mutate --help)
+#   make mutate   mutation testing: MUTANTS (default 300) mutants drawn by SEED and shared out among
+#                 FILES, each against the tests that run its line; MUTANTS=full one per deciding line
+#                 and function (scripts/mutate --help)
 #   make clean
 
 BUILD ?= build
