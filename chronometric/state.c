@@ -209,11 +209,9 @@ static int write_atomic(const char *dir, const char *file, const char *text, ker
     if (fd < 0)
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot write %s: %s", file, strerror(errno));
     size_t len = strlen(text), off = 0;
-    while (off < len) {
+    while (off < len) { /* a regular file: a write may be short, never interrupted (EINTR) */
         ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
+        if (w <= 0) /* 0: no progress, never a loop */
             break;
         off += (size_t)w;
     }

@@ -230,6 +230,23 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const secret = 'my-very-private-question-about-ana';
   const s = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { prompt: secret, transcript_path: transcript('claude-reask.jsonl') }), { box, env: { KEEL_LOG_LEVEL: 'debug' }, args: ['--log-level', 'debug'] });
   ok(s.status === 0 && !s.stderr.includes(secret) && !s.stderr.includes('orders migration'), 'nothing the person wrote reaches the log, at debug level', s.stderr);
+  // What the log does carry: counts. One earlier prompt is 1, not 0.
+  const one = join(box.dir, 'one.jsonl');
+  writeFileSync(one, JSON.stringify({ type: 'user', timestamp: '2026-05-15T14:30:00Z', message: { role: 'user', content: 'rename the export module' } }) + '\n');
+  const counted = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { prompt: 'now add its tests', transcript_path: one }), { box, args: ['--log-level', 'info'] });
+  ok(/hook_prompt earlier=1 advisories=0/.test(counted.stderr), 'the log counts the earlier prompts the transcript holds (one here)', counted.stderr);
+}
+
+// --- a state directory keel cannot use: a person's rule speaks, never blocks ----------
+// Blocks are counted in the state file; a block that cannot be counted
+// could repeat for ever, so the reply is let through and the person told.
+{
+  const box = sandbox();
+  writeFileSync(join(box.dir, 'file'), '');
+  const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'Done. TODO: tests.', stop_hook_active: false }),
+    { box, env: { KEEL_STATE_DIR: join(box.dir, 'file', 'state') }, args: ['--rules', join(dir, 'rules')] });
+  ok(r.status === 0 && r.out?.decision === undefined && /broke your rules \(no-todo-left\) and was let through unblocked: keel could not count its attempts/.test(r.out?.systemMessage || ''),
+    'the state directory unusable: a reply breaking the person\'s rule is let through, and the person told why', r.out);
 }
 
 // --- what the hook says reads as sentences --------------------------------------------------
@@ -410,6 +427,35 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const fresh = two('sorry to ask again, is the data migration tonight really safe?', '12');
   ok(/keel \(rumination/.test(first) && /disable-for-session applied/.test(off) && !/keel \(rumination/.test(quiet) && /keel \(rumination/.test(fresh),
     'disable-for-session holds in the chat it was said in; a chat begun after it starts clean', { first, off, quiet, fresh });
+}
+
+// A chat whose last event was a stop is recent: when a 33rd host session
+// takes the place of the least recent, it is not the one forgotten (its
+// disable-for-session still holds). Both ways a blocked reply ends: revised
+// (it passes) and bypassed (after the 4th block).
+for (const end of ['revised', 'bypassed']) {
+  const box = sandbox();
+  const asks = ['is it safe to run the data migration tonight?', 'are you sure the data migration tonight is safe?',
+    'honestly, will the data migration tonight be safe?'];
+  const tr = join(box.dir, 'kept.jsonl');
+  writeFileSync(tr, asks.map((text, i) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T10:0${i}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+  const at = (second) => new Date(Date.parse('2026-11-26T10:00:00Z') + second * 1000).toISOString().replace('.000Z', 'Z');
+  const run = (event, input, minute, args = []) => hook('claude-code', event, { hook_event_name: event, ...input }, { box, env: { KEEL_NOW: at(minute) }, args });
+  const ask = (prompt, minute, sid = 'kept') => run('UserPromptSubmit', { session_id: sid, prompt, transcript_path: tr }, minute).out?.systemMessage || '';
+  const stop = (reply, active, minute) => run('Stop', { session_id: 'kept', last_assistant_message: reply, stop_hook_active: active }, minute, ['--rules', join(dir, 'rules')]).out;
+  const first = ask('sorry to ask again, is the data migration tonight really safe?', 300);
+  const off = ask('disable-for-session', 360);
+  for (let i = 0; i < 31; i++) ask(`step ${i} of the plan`, 400 + i, `other-${i}`);
+  const blocked = stop('Done. TODO: tests.', false, 480);
+  const last = end === 'revised' ? [stop('Done, with tests.', true, 490)]
+    : [2, 3, 4, 5].map((k) => stop('Done. TODO: tests.', true, 480 + 10 * k));
+  ask('what time is it?', 540, 'newcomer');              // the 33rd session
+  const later = ask('and is the data migration tonight definitely safe?', 600);
+  ok(/keel \(rumination/.test(first) && /disable-for-session applied/.test(off) && blocked?.decision === 'block' &&
+     last.at(-1)?.decision === undefined && (end === 'revised' || /bypassed/.test(last.at(-1)?.systemMessage || '')) &&
+     !/keel \(/.test(later),
+    `a chat whose blocked reply was ${end} a moment ago is not the session forgotten for a 33rd: its disable-for-session holds`,
+    { first, off, blocked, last: last.at(-1), later });
 }
 
 // The state file remembers at most 32 host sessions (HOOK_SESSIONS_MAX): a

@@ -470,8 +470,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
     }
     struct hook_state h;
+    int pass = 0; /* the count of blocks ends: a reply that follows the rules, or one let through */
     if (names[0]) {
-        if (session_state(state_dir, sid, ST_BLOCK, continuing, now, NULL, &h) == 0 && h.blocks <= HOOK_BLOCKS_MAX) {
+        int counted = session_state(state_dir, sid, ST_BLOCK, continuing, now, NULL, &h) == 0;
+        if (counted && h.blocks <= HOOK_BLOCKS_MAX) {
             snprintf(block, block_cap,
                      "%s This reply breaks the person's rules (%s): %s Revise the reply so it "
                      "follows them; this is attempt %d of %d.",
@@ -481,17 +483,22 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             free(text);
             return;
         }
-        session_state(state_dir, sid, ST_PASS, 0, now, NULL, &h);
-        char times[16];
-        snprintf(times, sizeof times, "%d", HOOK_BLOCKS_MAX);
-        append(o->msg, sizeof o->msg,
-               "keel: the reply broke your rules (%s) and was let through after %s blocked "
-               "attempts; the rules were bypassed.",
-               names, times);
+        if (counted) {
+            pass = 1;
+            append(o->msg, sizeof o->msg,
+                   "keel: the reply broke your rules (%s) and was let through after %d blocked "
+                   "attempts; the rules were bypassed.",
+                   names, HOOK_BLOCKS_MAX);
+        } else { /* no count, no block: a block that cannot be counted could repeat forever */
+            append(o->msg, sizeof o->msg,
+                   "keel: the reply broke your rules (%s) and was let through unblocked: keel could not "
+                   "count its attempts, as its state directory is not usable (keel check get_time_context says why).",
+                   names);
+        }
         append(o->note, sizeof o->note, "%sthe rules %s were bypassed", o->note[0] ? "; " : "", names);
         log_event(LOG_INFO, "hook_rules_bypassed", "attempts=%d", HOOK_BLOCKS_MAX);
-    } else if (continuing) {
-        session_state(state_dir, sid, ST_PASS, 0, now, NULL, &h);
+    } else {
+        pass = continuing;
     }
     /* Annotate rules, rewrite rules (the reply is already written) and
      * shipped reject rules: a message and a note, never a block. */
@@ -530,7 +537,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_SYCOPHANCY, NULL, 0, NULL, 0);
     struct hook_state seen;
-    if (session_state(state_dir, sid, ST_LAST, 0, now, "", &seen) == 0)
+    if (session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0)
         ov.conversation_at = seen.started;
     overlay_on_reply(&ov, text, n);
     cJSON *advs = cJSON_GetArraySize(ov.queued) ? cJSON_Duplicate(ov.queued, 1) : NULL;
@@ -700,9 +707,9 @@ static char *read_payload(int fd, size_t max, size_t *n)
             }
             buf = b;
         }
+        /* poll said there is input: a read of a pipe or file with input
+         * does not wait, so no signal can interrupt it (EINTR) */
         ssize_t got = read(fd, buf + len, cap - len);
-        if (got < 0 && errno == EINTR)
-            continue;
         if (got <= 0)
             break;
         size_t used;
