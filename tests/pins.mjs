@@ -86,6 +86,16 @@ const a = person();
   ok(names(l) === 'read_note,list_notes,bump', 'member order and whitespace do not count: nothing is held', names(l));
   const c = await k.ask(call(5, 'read_note'));
   ok(c.result && c.result.content[0].text === 'called read_note', 'a call to an unchanged tool reaches the server');
+  // pins.json rewritten by another keel meanwhile: with nothing held here,
+  // a keel tool's call tells the client of no change to its tools.
+  const f = join(a.box.stateDir, 'pins.json');
+  writeFileSync(f, JSON.stringify(JSON.parse(readFileSync(f, 'utf8')), null, 2));
+  const t = await k.ask(call(6, 'get_time_context'));
+  k.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  const seen = [];
+  for (;;) { const m = JSON.parse(await k.next()); if (m.id === 7) break; seen.push(m); }
+  ok(t.result && !t.result.isError && !seen.some((m) => m.method === 'notifications/tools/list_changed'),
+    'nothing held: pins.json changed by another keel sends the client no list_changed', seen);
   await k.close();
 }
 // The rug pull: a description changed between sessions is held back.

@@ -1,9 +1,14 @@
 #!/bin/sh
-# valgrind-session.sh: a scripted session through keel serve and one keel
-# check per tool under valgrind; any memory error or leak fails (TAP).
+# valgrind-session.sh: keel under valgrind; any memory error or leak fails
+# (TAP). PART, the third argument, picks one part (each its own ctest test):
+#   serve    a scripted session through keel serve, one keel check per tool,
+#            keel hook, a broken state file
+#   wrap     keel wrap of a command (both eras) and of a Streamable HTTP server
+#   install  keel install and uninstall in a home of their own
 set -u
 VALGRIND=$1
 KEEL=$2
+PART=${3:-serve}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 big=$(head -c 70000 /dev/zero | tr '\0' x)
@@ -46,14 +51,15 @@ run() {
     rc=$?
     # 0 is a result, 1 problems found, 2 a tool error; 99 is valgrind's verdict.
     if [ "$rc" -le 2 ]; then
-        echo "ok $n - valgrind clean: keel $1 $2"
+        echo "ok $n - valgrind clean: keel $1 ${2:-}"
     else
-        failed=$((failed + 1)); echo "not ok $n - valgrind clean: keel $1 $2 (exit $rc)"; sed 's/^/#   /' "$tmp/err" | head -80
+        failed=$((failed + 1)); echo "not ok $n - valgrind clean: keel $1 ${2:-} (exit $rc)"; sed 's/^/#   /' "$tmp/err" | head -80
     fi
 }
 # Input that stays open a while after its last line, as a client waiting for
 # its answers does (a FIFO, not a pipe into run: run must count in this shell).
 slow() { mkfifo "$3"; (cat "$1"; sleep "$2") > "$3" & }
+if [ "$PART" = serve ]; then
 run serve --max-message-bytes 64K < "$tmp/session"
 n=$((n + 1))
 lines=$(wc -l < "$tmp/out")
@@ -70,6 +76,16 @@ run profile check
 # The rules' JIT reads a few bytes past a subject: every subject is padded.
 run check submit_message --json '{"message":"Great question! Should I run the linter on the whole repo? I hope this helps!"}'
 run rules test
+# keel hook: a prompt against a transcript, a reply through a person's reject rule.
+h="$(dirname "$0")/hooks"
+printf '{"hook_event_name":"UserPromptSubmit","session_id":"v","transcript_path":"%s","prompt":"Is the orders migration safe to run on Friday afternoon?"}' "$h/claude-reask.jsonl" > "$tmp/hookin"
+run hook UserPromptSubmit < "$tmp/hookin"
+echo '{"hook_event_name":"Stop","session_id":"v","stop_hook_active":false,"last_assistant_message":"Great question! Done. TODO: tests."}' > "$tmp/hookin"
+run --rules "$h/rules" hook Stop < "$tmp/hookin"
+echo '{version' > "$tmp/state/state.json"
+run check get_time_context --json '{}'
+fi
+if [ "$PART" = wrap ]; then
 printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"v","version":"1"}}}' \
     '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"key AKIAIOSFODNN7EXAMPLE, \\u001b[31mred\\u001b[0m, caf\\u00e9"}}}' > "$tmp/wrapped"
 run wrap -- node "$(dirname "$0")/fixtures/upstream.mjs" normal < "$tmp/wrapped"
@@ -105,14 +121,32 @@ fi
 exec 9>&-
 kill "$fx" 2>/dev/null
 wait "$fx" 2>/dev/null
-# keel hook: a prompt against a transcript, a reply through a person's reject rule.
-h="$(dirname "$0")/hooks"
-printf '{"hook_event_name":"UserPromptSubmit","session_id":"v","transcript_path":"%s","prompt":"Is the orders migration safe to run on Friday afternoon?"}' "$h/claude-reask.jsonl" > "$tmp/hookin"
-run hook UserPromptSubmit < "$tmp/hookin"
-echo '{"hook_event_name":"Stop","session_id":"v","stop_hook_active":false,"last_assistant_message":"Great question! Done. TODO: tests."}' > "$tmp/hookin"
-run --rules "$h/rules" hook Stop < "$tmp/hookin"
-echo '{version' > "$tmp/state/state.json"
-run check get_time_context --json '{}'
+fi
+if [ "$PART" = install ]; then
+# Every kind of file install edits: JSON with servers and hooks, JSON with
+# comments, TOML.
+home="$tmp/home"
+mkdir -p "$home/.claude" "$home/.cursor" "$home/.codex"
+printf '{"mcpServers":{"notes":{"command":"npx","args":["-y","notes-server"],"env":{"TOKEN":"t"}},"web":{"type":"http","url":"https://example.com/mcp"}}}\n' > "$home/.claude.json"
+printf '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo hi"}]}]}}\n' > "$home/.claude/settings.json"
+printf '{\n  "mcpServers": {"fs": {"command": "node", "args": ["fs.js"]}}\n}\n' > "$home/.cursor/mcp.json"
+mkdir -p "$home/.gemini"
+printf '{\n  // the person'"'"'s comment\n  "mcpServers": {"web": {"command": "node", "args": ["web.js"]}}\n}\n' > "$home/.gemini/settings.json"
+printf '[mcp_servers.docs]\ncommand = "uvx"\nargs = ["docs-server"]\n' > "$home/.codex/config.toml"
+export HOME="$home" # the last part: nothing after it needs the real one
+run install
+grep -q '"wrap"' "$home/.claude.json" && grep -q '"wrap"' "$home/.cursor/mcp.json" && grep -q '"wrap"' "$home/.codex/config.toml" &&
+    grep -q '"wrap"' "$home/.gemini/settings.json" &&
+    grep -q 'hook' "$home/.claude/settings.json" && wrapped=1
+run install
+run uninstall
+n=$((n + 1))
+if [ "${wrapped:-0}" = 1 ] && grep -q '"command":"npx"' "$home/.claude.json" && grep -q 'command = "uvx"' "$home/.codex/config.toml" && ! grep -q 'keel' "$home/.claude.json" "$home/.cursor/mcp.json" "$home/.codex/config.toml" "$home/.gemini/settings.json"; then
+    echo "ok $n - install wrapped each file's servers, and uninstall left them as they were"
+else
+    failed=$((failed + 1)); echo "not ok $n - install wrapped each file's servers, and uninstall left them as they were"
+fi
+fi
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
