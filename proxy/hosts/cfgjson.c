@@ -271,8 +271,10 @@ int cfgjson_member(const struct cfgjson *d, size_t obj_at, const char *key, stru
     size_t end = cfgjson_end(d, obj_at), pos = 0;
     struct jscan_span ks, vs;
     while (jscan_object_next(d->scan + obj_at, end - obj_at, &pos, &ks, &vs)) {
-        char *k = jscan_string_prefix(ks.p, ks.n, ks.n);
-        int hit = k && !strcmp(k, key);
+        char *k = jscan_string_prefix(ks.p, ks.n, ks.n); /* the document is valid: NULL is out of memory */
+        if (!k)
+            return -1;
+        int hit = !strcmp(k, key);
         free(k);
         if (hit) {
             *m = (struct cfgjson_member){(size_t)(ks.p - d->scan), (size_t)(ks.p - d->scan) + ks.n,
@@ -364,25 +366,6 @@ int cfgjson_secrets(const struct cfgjson *d, struct cfg_span *out, int max)
 
 /* --- comparing trees ---------------------------------------------------------- */
 
-static int by_member(const void *x, const void *y)
-{
-    const cJSON *a = *(const cJSON *const *)x, *b = *(const cJSON *const *)y;
-    return strcmp(a->string ? a->string : "", b->string ? b->string : "");
-}
-
-/* The children of an object, sorted by key; NULL when memory runs out. */
-static const cJSON **sorted_members(const cJSON *o, int n)
-{
-    const cJSON **v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    int k = 0;
-    for (const cJSON *c = o->child; c; c = c->next)
-        v[k++] = c;
-    qsort(v, (size_t)n, sizeof *v, by_member);
-    return v;
-}
-
 int cfg_json_equal(const cJSON *a, const cJSON *b)
 {
     if (!a || !b || (a->type & 0xFF) != (b->type & 0xFF))
@@ -404,17 +387,13 @@ int cfg_json_equal(const cJSON *a, const cJSON *b)
                 return 0;
         return !x && !y;
     }
-    case cJSON_Object: {
-        int n = cJSON_GetArraySize(a);
-        if (n != cJSON_GetArraySize(b))
+    case cJSON_Object: { /* keys are unique (a key twice is refused on reading): a lookup each */
+        if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
             return 0;
-        const cJSON **x = sorted_members(a, n), **y = sorted_members(b, n);
-        int same = x && y;
-        for (int i = 0; same && i < n; i++)
-            same = !by_member(&x[i], &y[i]) && cfg_json_equal(x[i], y[i]);
-        free(x);
-        free(y);
-        return same;
+        for (const cJSON *x = a->child; x; x = x->next)
+            if (!x->string || !cfg_json_equal(x, cJSON_GetObjectItemCaseSensitive(b, x->string)))
+                return 0;
+        return 1;
     }
     default:
         return 0;

@@ -24,7 +24,7 @@ int cfgjson_read(struct cfgjson *d, const char *text, size_t n, int comments, ch
 void cfgjson_free(struct cfgjson *d);
 
 /* The value of member key in the object at s[at..] (offsets into d->scan):
- * 1 with its span and the key's, or 0. */
+ * 1 with its span and the key's, 0 when there is none, -1 out of memory. */
 struct cfgjson_member {
     size_t key_at, key_end, at, end;
 };
@@ -49,9 +49,9 @@ int cfgjson_secrets(const struct cfgjson *d, struct cfg_span *out, int max);
 /* 1 if a and b hold the same data: types, numbers by value, strings (and
  * raw values) by bytes, arrays element by element, objects member by member
  * whatever their order (keys are unique: cfgjson_read refuses twice-given
- * ones). Time is linear in the trees' size times the log of an object's
- * width; cJSON_Compare compares each object pair twice over, which doubles
- * at every level of nesting. */
+ * ones): each member is looked up by its key, so no memory is needed and
+ * each pair is compared once (cJSON_Compare compares each object pair twice
+ * over, which doubles at every level of nesting). */
 int cfg_json_equal(const cJSON *a, const cJSON *b);
 
 /* 1 if a member or argument named name holds secrets ("env", "headers",

@@ -162,6 +162,7 @@ void inst_splice(struct plan *p, size_t at, size_t del, struct sb *b)
 {
     if (b->oom || p->oom) {
         free(b->p);
+        memset(b, 0, sizeof *b); /* taken all the same: b may be filled again */
         p->oom = 1;
         return;
     }
@@ -170,14 +171,21 @@ void inst_splice(struct plan *p, size_t at, size_t del, struct sb *b)
         struct cfg_edit *e = realloc(p->ed, (size_t)cap * sizeof *e);
         if (!e) {
             free(b->p);
+            memset(b, 0, sizeof *b);
             p->oom = 1;
             return;
         }
         p->ed = e;
         p->cap = cap;
     }
-    p->ed[p->n++] = (struct cfg_edit){at, del, b->p ? b->p : calloc(1, 1), b->n};
+    char *text = b->p ? b->p : calloc(1, 1);
+    size_t n = b->n;
     memset(b, 0, sizeof *b);
+    if (!text) {
+        p->oom = 1;
+        return;
+    }
+    p->ed[p->n++] = (struct cfg_edit){at, del, text, n};
 }
 
 void inst_cut(struct plan *p, size_t from, size_t to)
@@ -247,6 +255,14 @@ void inst_cut_items(struct plan *p, size_t open, const struct item *it, int k, c
     }
 }
 
+int inst_member(struct plan *p, const struct cfgjson *d, size_t obj_at, const char *key, struct cfgjson_member *m)
+{
+    int rc = cfgjson_member(d, obj_at, key, m);
+    if (rc < 0)
+        p->oom = 1;
+    return rc > 0;
+}
+
 int inst_blank_between(const char *s, size_t from, size_t to)
 {
     for (size_t i = from; i < to; i++)
@@ -269,7 +285,10 @@ int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text,
     int rc = -1;
     if (t->fmt == FMT_TOML) {
         if (!(tn = toml_parse(text, n, &te))) {
-            snprintf(why, whyn, "line %d, column %d: %s", te.line, te.column, te.message);
+            if (!strcmp(te.message, "out of memory")) /* not the text's fault: no place in it */
+                snprintf(why, whyn, "%s", te.message);
+            else
+                snprintf(why, whyn, "line %d, column %d: %s", te.line, te.column, te.message);
             return -1;
         }
         p->want = toml_to_json(tn, 0);
@@ -293,7 +312,7 @@ int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text,
     } else if (t->servers) {
         struct cfgjson_member sm;
         cJSON *servers = cJSON_GetObjectItemCaseSensitive(p->want, "mcpServers");
-        if (cfgjson_member(&d, root, "mcpServers", &sm) && scan[sm.at] == '{' && cJSON_IsObject(servers)) {
+        if (inst_member(p, &d, root, "mcpServers", &sm) && scan[sm.at] == '{' && cJSON_IsObject(servers)) {
             char ptr[32] = "";
             inst_ptr_add(ptr, sizeof ptr, "mcpServers");
             inst_json_servers(c, p, &d, sm.at, servers, ptr, manifest);
@@ -333,23 +352,29 @@ int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text,
     }
     /* The check: the new text parses to exactly the intended tree. */
     cJSON *got = NULL;
+    const char *read_why = "";
+    char w2[256] = "";
     if (t->fmt == FMT_TOML) {
         struct toml_node *nt = toml_parse(p->out, p->out_n, &te);
         got = nt ? toml_to_json(nt, 0) : NULL;
+        read_why = nt ? "" : te.message;
         toml_free(nt);
     } else {
         struct cfgjson nd;
-        char w2[256];
         if (cfgjson_read(&nd, p->out, p->out_n, t->fmt == FMT_JSONC, w2, sizeof w2) == 0) {
             got = nd.tree;
             nd.tree = NULL;
             cfgjson_free(&nd);
         }
+        read_why = w2;
     }
     int same = got && cfg_json_equal(got, p->want);
     cJSON_Delete(got);
     if (!same) {
-        snprintf(why, whyn, "keel's change did not come out as intended (a keel bug), so nothing was written");
+        snprintf(why, whyn, "%s",
+                 !strcmp(read_why, "out of memory")
+                     ? read_why
+                     : "keel's change did not come out as intended (a keel bug), so nothing was written");
         goto out;
     }
     rc = 0;

@@ -63,6 +63,8 @@ void inst_cut(struct plan *p, size_t from, size_t to);
 void inst_note(struct plan *p, const char *fmt, const char *a, const char *b);
 void inst_manifest_add(struct plan *p, const char *ptr);
 int inst_manifest_has(const cJSON *m, const char *ptr);
+/* cfgjson_member for a plan: out of memory is the plan's (p->oom), and 0. */
+int inst_member(struct plan *p, const struct cfgjson *d, size_t obj_at, const char *key, struct cfgjson_member *m);
 
 /* Items of a container: key (or value) start to value end. */
 struct item {

@@ -79,7 +79,7 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
     cJSON *th = cJSON_GetObjectItemCaseSensitive(p->want, "hooks");
     char ptr[64] = "";
     inst_ptr_add(ptr, sizeof ptr, "hooks");
-    if (!cfgjson_member(d, root, "hooks", &hm)) { /* one new member, first */
+    if (!inst_member(p, d, root, "hooks", &hm)) { /* one new member, first */
         struct sb t = {0};
         inst_sb_str(&t, "\"hooks\": {");
         th = cJSON_AddObjectToObject(p->want, "hooks");
@@ -112,7 +112,7 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
         char ep[128];
         snprintf(ep, sizeof ep, "%s", ptr);
         inst_ptr_add(ep, sizeof ep, h->events[i]);
-        if (!cfgjson_member(d, hm.at, h->events[i], &em)) {
+        if (!inst_member(p, d, hm.at, h->events[i], &em)) {
             struct sb t = {0};
             inst_sb_str(&t, "\"");
             inst_sb_str(&t, h->events[i]);
@@ -211,7 +211,7 @@ static int group_keel_entries(struct plan *p, const struct cfgjson *d, const str
     struct cfgjson_member hsm;
     cJSON *ths = cJSON_GetObjectItemCaseSensitive(tg, "hooks");
     memset(h, 0, sizeof *h);
-    if (!tg || d->scan[g->at] != '{' || !cfgjson_member(d, g->at, "hooks", &hsm) || d->scan[hsm.at] != '[' ||
+    if (!tg || d->scan[g->at] != '{' || !inst_member(p, d, g->at, "hooks", &hsm) || d->scan[hsm.at] != '[' ||
         !cJSON_IsArray(ths))
         return 0;
     if (kids_load(d, hsm.at, 0, h) < 0)
@@ -237,7 +237,7 @@ void inst_hooks_remove(struct plan *p, const struct cfgjson *d, size_t root, con
 {
     struct cfgjson_member hm;
     cJSON *th = cJSON_GetObjectItemCaseSensitive(p->want, "hooks");
-    if (!cfgjson_member(d, root, "hooks", &hm) || d->scan[hm.at] != '{' || !cJSON_IsObject(th))
+    if (!inst_member(p, d, root, "hooks", &hm) || d->scan[hm.at] != '{' || !cJSON_IsObject(th))
         return;
     char ptr[64] = "";
     inst_ptr_add(ptr, sizeof ptr, "hooks");

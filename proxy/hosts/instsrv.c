@@ -245,7 +245,7 @@ void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, s
         for (int i = 0; i < k; i++, item = item ? item->next : NULL) {
             struct srv s = {0};
             struct cfgjson_member cm, am;
-            if (!item || d->scan[m[i].at] != '{' || !cfgjson_member(d, m[i].at, "command", &cm))
+            if (!item || d->scan[m[i].at] != '{' || !inst_member(p, d, m[i].at, "command", &cm))
                 continue; /* a remote server, or not a server */
             s.name = item->string;
             s.text = d->scan;
@@ -253,7 +253,7 @@ void inst_json_servers(struct ctx *c, struct plan *p, const struct cfgjson *d, s
             s.tree = item;
             snprintf(s.ptr, sizeof s.ptr, "%s", ptr);
             inst_ptr_add(s.ptr, sizeof s.ptr, item->string);
-            int has_args = cfgjson_member(d, m[i].at, "args", &am);
+            int has_args = inst_member(p, d, m[i].at, "args", &am);
             if (d->scan[cm.at] != '"' || (has_args && d->scan[am.at] != '[')) {
                 if (pass)
                     inst_note(p, "%s: left alone: its %s is not what a client reads", item->string,
@@ -310,7 +310,7 @@ void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson 
 {
     struct cfgjson_member pm;
     cJSON *projects = cJSON_GetObjectItemCaseSensitive(p->want, "projects");
-    if (!cJSON_IsObject(projects) || !cfgjson_member(d, root, "projects", &pm))
+    if (!cJSON_IsObject(projects) || !inst_member(p, d, root, "projects", &pm))
         return;
     int k = cfgjson_items(d, pm.at, NULL, 0);
     struct cfgjson_member *m = calloc((size_t)k + 1, sizeof *m);
@@ -323,7 +323,7 @@ void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson 
     for (int i = 0; i < k && proj; i++, proj = proj->next) {
         struct cfgjson_member sm;
         cJSON *servers = cJSON_GetObjectItemCaseSensitive(proj, "mcpServers");
-        if (!cJSON_IsObject(servers) || d->scan[m[i].at] != '{' || !cfgjson_member(d, m[i].at, "mcpServers", &sm))
+        if (!cJSON_IsObject(servers) || d->scan[m[i].at] != '{' || !inst_member(p, d, m[i].at, "mcpServers", &sm))
             continue;
         if (c->uninstall || (c->project && !strcmp(c->project, proj->string))) {
             char ptr[PATH_MAX] = "";

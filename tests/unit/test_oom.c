@@ -7,6 +7,7 @@
  * PCRE2's and libc's own are not. */
 #include "asking.h"
 #include "detect.h"
+#include "instedit.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,11 +26,12 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
 void *__real_realloc(void *p, size_t n);
 
+/* OOM_TRACE=N: where allocation N is, when it fails (a backtrace on stderr). */
 #include <execinfo.h>
 static int fails(void)
 {
     int f = fail_at >= 0 && count++ == fail_at;
-    if (f && getenv("OOM_TRACE")) {
+    if (f && getenv("OOM_TRACE") && atol(getenv("OOM_TRACE")) == fail_at) {
         void *b[16];
         int k = backtrace(b, 16);
         backtrace_symbols_fd(b, k, 2);
@@ -54,9 +56,24 @@ typedef int (*tool_fn)(const cJSON *args, int64_t now_ms, int offset_s, cJSON **
 #define NOW        1778931000000LL /* 2026-05-16T11:30:00Z */
 #define ANSWER_MAX 65536
 
-/* The answer with allocation n failing (n < 0: none fails), in a child:
- * "rc injected json". 0, or -1 when the child did not end by itself. */
-static int answer_at(tool_fn fn, const char *args_json, long n, char *buf, size_t cap)
+/* One call, written to f as "rc injected result": allocation n fails
+ * between start_failing(n) and stop_failing(), which says whether one did. */
+typedef void (*call_fn)(const void *arg, long n, FILE *f);
+static void start_failing(long n)
+{
+    count = 0;
+    fail_at = n;
+}
+static int stop_failing(void)
+{
+    int injected = fail_at >= 0 && count > fail_at;
+    fail_at = -1;
+    return injected;
+}
+
+/* What call gives with allocation n failing (n < 0: none fails), run in a
+ * child. 0, or -1 when the child did not end by itself. */
+static int answer_at(call_fn call, const void *arg, long n, char *buf, size_t cap)
 {
     int fd[2];
     if (pipe(fd) < 0)
@@ -64,17 +81,8 @@ static int answer_at(tool_fn fn, const char *args_json, long n, char *buf, size_
     pid_t pid = fork();
     if (pid == 0) {
         close(fd[0]);
-        cJSON *args = cJSON_Parse(args_json);
-        cJSON *out = NULL;
-        kerr e = {0};
-        count = 0;
-        fail_at = n;
-        int rc = fn(args, NOW, 0, &out, &e);
-        int injected = n >= 0 && count > n;
-        fail_at = -1;
-        char *json = out ? cJSON_PrintUnformatted(out) : NULL;
         FILE *f = fdopen(fd[1], "w");
-        fprintf(f, "%d %d %s", rc, injected, rc == 0 ? (json ? json : "null") : (e.code ? e.code : "no code"));
+        call(arg, n, f);
         fclose(f);
         exit(0); /* exit, not _exit: a coverage build writes what the child ran */
     }
@@ -90,25 +98,23 @@ static int answer_at(tool_fn fn, const char *args_json, long n, char *buf, size_
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static void every_failure_an_error_or_the_answer(tool_fn fn, const char *args_json)
+/* Each allocation of the call failing in turn gives the answer given with
+ * memory enough, or the error `oom` (and at least one does); never another
+ * answer, never a crash. */
+static void every_failure_an_error_or_the_answer(call_fn call, const void *arg, const char *oom)
 {
     static char want[ANSWER_MAX], got[ANSWER_MAX];
-    cJSON *args = cJSON_Parse(args_json), *out = NULL;
-    kerr e = {0};
-    assert_int_equal(fn(args, NOW, 0, &out, &e), 0); /* the tables load here, once */
-    cJSON_Delete(out);
-    cJSON_Delete(args);
-    assert_int_equal(answer_at(fn, args_json, -1, want, sizeof want), 0);
+    assert_int_equal(answer_at(call, arg, -1, want, sizeof want), 0);
     assert_int_equal(strncmp(want, "0 0 ", 4), 0);
     int errors = 0;
     for (long n = 0;; n++) {
-        if (answer_at(fn, args_json, n, got, sizeof got) < 0)
+        if (answer_at(call, arg, n, got, sizeof got) < 0)
             fail_msg("allocation %ld failing: the call did not come back", n);
         if (got[2] == '0') /* the call made fewer than n + 1 allocations: done */
             break;
         if (!strncmp(got, "-1 1 ", 5)) {
-            if (strcmp(got + 5, "INTERNAL_ERROR"))
-                fail_msg("allocation %ld failing: the error is %s, not INTERNAL_ERROR", n, got + 5);
+            if (strcmp(got + 5, oom))
+                fail_msg("allocation %ld failing: the error is %s, not %s", n, got + 5, oom);
             errors++;
         } else if (strcmp(got + 4, want + 4)) {
             size_t k = 4;
@@ -122,22 +128,54 @@ static void every_failure_an_error_or_the_answer(tool_fn fn, const char *args_js
     assert_true(errors > 0); /* some allocation could fail, and was said to */
 }
 
+/* --- the detector tools ---------------------------------------------------- */
+
+struct tool_call {
+    tool_fn fn;
+    const char *args;
+};
+
+static void call_tool(const void *arg, long n, FILE *f)
+{
+    const struct tool_call *t = arg;
+    cJSON *args = cJSON_Parse(t->args), *out = NULL;
+    kerr e = {0};
+    start_failing(n);
+    int rc = t->fn(args, NOW, 0, &out, &e);
+    int injected = stop_failing();
+    char *json = out ? cJSON_PrintUnformatted(out) : NULL;
+    fprintf(f, "%d %d %s", rc, injected, rc == 0 ? (json ? json : "null") : (e.code ? e.code : "no code"));
+    free(json);
+    cJSON_Delete(out);
+    cJSON_Delete(args);
+}
+
+static void tool_fails_well(tool_fn fn, const char *args_json)
+{
+    cJSON *args = cJSON_Parse(args_json), *out = NULL;
+    kerr e = {0};
+    assert_int_equal(fn(args, NOW, 0, &out, &e), 0); /* the tables load here, once */
+    cJSON_Delete(out);
+    cJSON_Delete(args);
+    struct tool_call t = {fn, args_json};
+    every_failure_an_error_or_the_answer(call_tool, &t, "INTERNAL_ERROR");
+}
+
 static void rumination(void **state)
 {
     (void)state;
-    every_failure_an_error_or_the_answer(
-        rum_check,
-        "{\"current_prompt\": \"Sorry to ask again, but is the vendor contract safe to sign?\", "
-        "\"history\": [{\"text\": \"Is it safe to sign the vendor contract as it is?\", \"at\": "
-        "\"2026-05-16T10:00:00Z\"}, {\"text\": \"Did I make a mistake agreeing to the contract terms?\", "
-        "\"at\": \"2026-05-16T10:20:00Z\"}, {\"text\": \"Be honest, was signing the contract a bad "
-        "call?\", \"at\": \"2026-05-16T10:40:00Z\"}]}");
+    tool_fails_well(rum_check,
+                    "{\"current_prompt\": \"Sorry to ask again, but is the vendor contract safe to sign?\", "
+                    "\"history\": [{\"text\": \"Is it safe to sign the vendor contract as it is?\", \"at\": "
+                    "\"2026-05-16T10:00:00Z\"}, {\"text\": \"Did I make a mistake agreeing to the contract terms?\", "
+                    "\"at\": \"2026-05-16T10:20:00Z\"}, {\"text\": \"Be honest, was signing the contract a bad "
+                    "call?\", \"at\": \"2026-05-16T10:40:00Z\"}]}");
 }
 
 static void sycophancy(void **state)
 {
     (void)state;
-    every_failure_an_error_or_the_answer(
+    tool_fails_well(
         syc_check,
         "{\"candidate_response\": \"You're absolutely right, brilliant plan. Great question!\", "
         "\"recent_user_messages\": [{\"text\": \"is it safe to merge?\", \"at\": \"2026-05-16T10:00:00Z\"}, "
@@ -147,7 +185,7 @@ static void sycophancy(void **state)
 static void self_inspect(void **state)
 {
     (void)state;
-    every_failure_an_error_or_the_answer(insp_check, "{\"thought\": \"I am sure the cache is the cause\"}");
+    tool_fails_well(insp_check, "{\"thought\": \"I am sure the cache is the cause\"}");
 }
 
 /* ask_text says 0, or -1 out of memory: every failure inside it is -1. */
@@ -158,11 +196,9 @@ static void how_a_prompt_asks(void **state)
     unsigned kinds;
     assert_int_equal(ask_text(s, strlen(s), &kinds), 0); /* its tables load here, once */
     for (long n = 0;; n++) {
-        count = 0;
-        fail_at = n;
+        start_failing(n);
         int rc = ask_text(s, strlen(s), &kinds);
-        int injected = count > n;
-        fail_at = -1;
+        int injected = stop_failing();
         if (!injected)
             break;
         if (rc != -1)
@@ -170,13 +206,67 @@ static void how_a_prompt_asks(void **state)
     }
 }
 
+/* --- keel install's plans ------------------------------------------------- */
+
+/* A plan for one file, as keel install and uninstall make it. */
+struct plan_call {
+    int uninstall;
+    struct target_spec spec;
+    const char *text;
+};
+
+static void call_plan(const void *arg, long n, FILE *f)
+{
+    const struct plan_call *pc = arg;
+    struct ctx c = {.keel = "/opt/keel/bin/keel", .uninstall = pc->uninstall};
+    inst_shell_quote(c.hook_prefix, sizeof c.hook_prefix, c.keel);
+    struct plan p;
+    char why[256] = "";
+    start_failing(n);
+    int rc = inst_plan_text(&c, &pc->spec, pc->text, strlen(pc->text), NULL, &p, why, sizeof why);
+    int injected = stop_failing();
+    fprintf(f, "%d %d ", rc, injected);
+    if (rc < 0)
+        fputs(why, f);
+    else
+        fprintf(f, "wrapped %d unwrapped %d hooks %d/%d notes [%s]\n%s", p.wrapped, p.unwrapped, p.hooks_added,
+                p.hooks_removed, p.notes.p ? p.notes.p : "", p.out ? p.out : "(unchanged)");
+    inst_plan_free(&p);
+}
+
+/* A configuration's new text is the whole plan or none: out of memory at
+ * any allocation, keel install writes nothing rather than a part. */
+static void install_plans(void **state)
+{
+    (void)state;
+    static const char servers[] =
+        "{\n  \"mcpServers\": {\n    \"notes\": {\"command\": \"npx\", \"args\": [\"-y\", \"notes-server\"], "
+        "\"env\": {\"TOKEN\": \"t\"}},\n    \"web\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\"},\n"
+        "    \"fs\": {\"command\": \"node\", \"args\": [\"fs.js\"]}\n  }\n}\n";
+    static const char wrapped[] =
+        "{\"mcpServers\": {\"notes\": {\"command\": \"/opt/keel/bin/keel\", \"args\": [\"wrap\", \"--\", \"npx\", "
+        "\"notes-server\"]}, \"fs\": {\"command\": \"/opt/keel/bin/keel\", \"args\": [\"wrap\", \"--expose\", "
+        "\"none\", \"--\", \"node\", \"fs.js\"]}}}\n";
+    static const char hooks[] = "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": "
+                                "\"echo hi\"}]}]}, \"theme\": \"dark\"}\n";
+    static const char toml[] = "# mine\n[mcp_servers.docs]\ncommand = \"uvx\"\nargs = [\"docs-server\"]\n\n"
+                               "[mcp_servers.web]\nurl = \"https://example.com/mcp\"\n";
+    const struct plan_call calls[] = {
+        {0, {FMT_JSON, 1, 0, 0, NULL}, servers},
+        {0, {FMT_JSONC, 1, 0, 0, NULL}, servers},
+        {1, {FMT_JSON, 1, 0, 0, NULL}, wrapped},
+        {0, {FMT_JSON, 0, 1, 0, &hook_hosts[HOOK_HOST_CLAUDE]}, hooks},
+        {0, {FMT_TOML, 1, 0, 0, &hook_hosts[HOOK_HOST_CODEX]}, toml},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        every_failure_an_error_or_the_answer(call_plan, &calls[i], "out of memory");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(rumination),
-        cmocka_unit_test(sycophancy),
-        cmocka_unit_test(self_inspect),
-        cmocka_unit_test(how_a_prompt_asks),
+        cmocka_unit_test(rumination),        cmocka_unit_test(sycophancy),    cmocka_unit_test(self_inspect),
+        cmocka_unit_test(how_a_prompt_asks), cmocka_unit_test(install_plans),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
