@@ -165,6 +165,32 @@ static void tells_the_language(void **state)
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         assert_int_equal(stem_lang_of(v[i].s, strlen(v[i].s)), v[i].lang);
+    /* Letters with marks are Latin letters: Vietnamese (11 plain, 9 marked)
+     * naming a company in Cyrillic (12) is not Russian. */
+    const char *vi = "Tôi đã hỏi về hợp đồng với Газпромнефть";
+    assert_int_not_equal(stem_lang_of(vi, strlen(vi)), STEM_RU);
+    /* The first STEM_LANG_WORDS words decide: none of 64 names is a
+     * function word, so the German after them is not read. */
+    char text[1024] = "";
+    for (int i = 0; i < STEM_LANG_WORDS; i++)
+        strcat(text, "Kubernetes ");
+    strcat(text, "ist das nicht sicher und gut?");
+    assert_int_equal(stem_lang_of(text, strlen(text)), STEM_EN);
+    assert_int_equal(stem_lang_of(text + 11, strlen(text + 11)), STEM_DE); /* 63 names: German is read */
+}
+
+/* A word in no language, or one out of range, is left as it is. */
+static void stems_only_in_a_language(void **state)
+{
+    (void)state;
+    size_t len;
+    const char *st = stem_word(STEM_EN, "merging", 7, &len);
+    assert_int_equal(len, 4);
+    assert_memory_equal(st, "merg", 4);
+    const char *w = "merging";
+    assert_ptr_equal(stem_word(STEM_NONE, w, 7, &len), w);
+    assert_ptr_equal(stem_word(STEM_NLANG, w, 7, &len), w);
+    assert_int_equal(len, 7);
 }
 
 static void content_words_and_what_two_share(void **state)
@@ -262,6 +288,7 @@ int main(void)
         cmocka_unit_test(folds_unicode_forms),
         cmocka_unit_test(tokenises_other_scripts),
         cmocka_unit_test(tells_the_language),
+        cmocka_unit_test(stems_only_in_a_language),
         cmocka_unit_test(content_words_and_what_two_share),
         cmocka_unit_test(validates_utf8),
         cmocka_unit_test(reads_data_lines),
