@@ -234,7 +234,23 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const one = join(box.dir, 'one.jsonl');
   writeFileSync(one, JSON.stringify({ type: 'user', timestamp: '2026-05-15T14:30:00Z', message: { role: 'user', content: 'rename the export module' } }) + '\n');
   const counted = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { prompt: 'now add its tests', transcript_path: one }), { box, args: ['--log-level', 'info'] });
-  ok(/hook_prompt earlier=1 advisories=0/.test(counted.stderr), 'the log counts the earlier prompts the transcript holds (one here)', counted.stderr);
+  ok(/hook_prompt earlier=1 advisories=0/.test(counted.stderr) && !/hook_transcript_unreadable/.test(counted.stderr),
+    'the log counts the earlier prompts the transcript holds (one here)', counted.stderr);
+  const none = join(box.dir, 'none.jsonl');
+  writeFileSync(none, JSON.stringify({ type: 'assistant', timestamp: '2026-05-15T14:30:00Z', message: { role: 'assistant', content: 'hello' } }) + '\n');
+  const empty = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { prompt: 'now add its tests', transcript_path: none }), { box, args: ['--log-level', 'info'] });
+  const gone = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { prompt: 'now add its tests', transcript_path: join(box.dir, 'gone.jsonl') }), { box, args: ['--log-level', 'info'] });
+  ok(/hook_prompt earlier=0/.test(empty.stderr) && !/hook_transcript_unreadable/.test(empty.stderr) && /hook_transcript_unreadable present=1/.test(gone.stderr),
+    'a transcript with no prompts is read (earlier=0); one that is not there is logged as unreadable', [empty.stderr, gone.stderr]);
+}
+
+// --- a state file whose hooks member is not an object: made one again ---------------
+{
+  const box = sandbox({ state: { version: 1, hooks: ['from', 'elsewhere'] } });
+  const p = payload('claude-code-Stop.json', { last_assistant_message: 'Done. TODO: tests.' });
+  const seen = [false, true].map((active) => hook('claude-code', 'Stop', { ...p, stop_hook_active: active }, { box, args: ['--rules', join(dir, 'rules')] }).out);
+  ok(/attempt 1 of 4/.test(seen[0]?.reason || '') && /attempt 2 of 4/.test(seen[1]?.reason || ''),
+    'a state file whose "hooks" is an array: the count is kept all the same (attempt 1, then 2)', seen);
 }
 
 // --- a state directory keel cannot use: a person's rule speaks, never blocks ----------
@@ -338,9 +354,13 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(/^keel \(rumination, sycophancy\): You asked about this 3 times before in this stretch of work: at 10:24 \("is it safe to merge the reviewed rate\.\.\."\), 10:31 and 10:38\./.test(m) &&
      (m.match(/To change this/g) || []).length === 1 && words.split(', ').length === new Set(words.split(', ')).size && /override-once/.test(words),
     'rumination and sycophancy on one prompt: one message naming when it was asked (and its first words), one list of words, each once', m);
+  const longer = hook("override-once's effect, what is it?", '2026-11-26T10:45:30Z');
+  ok(!/applied/.test(longer.systemMessage || ''), 'an override word run on into another (override-once\'s) is no override', longer.systemMessage);
   const u = hook('override-once', '2026-11-26T10:46:00Z');
   ok(/keel \(rumination\): override-once applied/.test(u.systemMessage || '') && /keel \(sycophancy\): override-once applied/.test(u.systemMessage || ''),
     'the word that several detectors offer, said at the start of the next prompt, applies to each that spoke', u.systemMessage);
+  ok(/The person used keel's override word; keel \(rumination\): override-once applied/.test(u.hookSpecificOutput?.additionalContext || ''),
+    'and the model is told the person used it', u.hookSpecificOutput);
   const named = hook('override-once  rumination', '2026-11-26T10:47:00Z').systemMessage || '';
   ok(/keel \(rumination\): override-once applied/.test(named) && !/sycophancy/.test(named),
     'the word followed by a detector\'s name applies to that detector alone', named);

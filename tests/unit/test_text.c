@@ -162,6 +162,9 @@ static void tells_the_language(void **state)
         {"Is het veilig om deze wijziging vandaag nog te mergen, of moet ik wachten?", STEM_NL},
         {"Är det säkert att slå ihop den här ändringen i dag, eller ska jag vänta?", STEM_SV},
         {"Безопасно ли сливать эту ветку сегодня?", STEM_RU},
+        {"क्या आज इस बदलाव को मर्ज करना सुरक्षित है?", STEM_HI},
+        {"Είναι ασφαλές να συγχωνεύσω αυτή την αλλαγή σήμερα;", STEM_EL},
+        {"هل من الآمن دمج هذا التغيير اليوم؟", STEM_AR},
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         assert_int_equal(stem_lang_of(v[i].s, strlen(v[i].s)), v[i].lang);

@@ -115,6 +115,8 @@ static void parses_hhmm(void **state)
     assert_int_equal(tf_parse_hhmm("24:00", &m), -1);
     assert_int_equal(tf_parse_hhmm("9:00", &m), -1);
     assert_int_equal(tf_parse_hhmm("18:60", &m), -1);
+    assert_int_equal(tf_parse_hhmm("18:x0", &m), -1); /* a letter in either field */
+    assert_int_equal(tf_parse_hhmm("1x:00", &m), -1);
     assert_int_equal(tf_parse_hhmm("18:00 ", &m), -1);
 }
 
