@@ -134,4 +134,26 @@ ok(r.status === 64, 'profile without a subcommand: 64');
     { start: start.stdout + start.stderr, ctx: ctx.stdout + ctx.stderr });
 }
 
+// --- the state directory named by a file: said as such ------------------------------
+{
+  const box = sandbox();
+  const file = join(box.dir, 'not-a-dir');
+  writeFileSync(file, 'x');
+  const r = spawnSync(keel, ['check', 'mark_session_start', '--json', '{"intent":"x"}'], { env: { ...process.env, ...box.env, KEEL_STATE_DIR: file }, encoding: 'utf8' });
+  ok(r.status === 2 && /"STATE_UNWRITABLE"/.test(r.stdout) && r.stdout.includes(`the state directory ${file} is not a directory`),
+    'KEEL_STATE_DIR naming a file: STATE_UNWRITABLE, "is not a directory"', r.stdout);
+}
+
+// --- a long-running keel closes what it opens: 200 calls under a limit of 24 files ----
+{
+  const box = sandbox();
+  const calls = Array.from({ length: 200 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: i % 2 ? 'get_time_context' : 'mark_session_start', arguments: i % 2 ? {} : { intent: `step ${i}` } } }));
+  const r = spawnSync('bash', ['-c', 'ulimit -n 24 && exec "$0" serve', keel], { env: { ...process.env, ...box.env },
+    input: [JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }), ...calls].join('\n') + '\n',
+    encoding: 'utf8', maxBuffer: 16 << 20 });
+  const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((m) => m.id > 0);
+  const bad = answers.filter((m) => !m.result || m.result.isError && m.result.structuredContent?.error?.code !== 'SESSION_ALREADY_OPEN' || /STATE_/.test(JSON.stringify(m.result.structuredContent?.warnings || [])));
+  ok(answers.length === 200 && bad.length === 0, `keel serve with at most 24 open files: 200 calls that read and write the state all answered (${answers.length}, ${bad.length} failed)`, bad.slice(0, 2));
+}
+
 done();

@@ -3,6 +3,7 @@
 // not before, carry their override tokens, leave the original result alone,
 // and overrides must really take effect, across two keel processes too.
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { root, Proc, sandbox } from './lib/keel.mjs';
@@ -528,4 +529,19 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(kinds.size >= 4 && bad.length === 0,
     `every advisory reason and text block seen (${seenAdvisories.length} advisories of ${[...kinds].join(', ')}) reads as whole sentences`, bad.slice(0, 5));
 }
+// Between its uses of the state, a keel wrap holds no lock on it; so too
+// after it gave an empty lock file (an older keel's) its eight bytes.
+{
+  const w = world();
+  mkdirSync(w.box.stateDir, { recursive: true, mode: 0o700 });
+  const lock = join(w.box.stateDir, 'state.lock');
+  writeFileSync(lock, '');
+  const k = w.start();
+  await open(k);
+  const r = await k.ask(call('echo', { message: 'hello' }));
+  const free = spawnSync('flock', ['-n', lock, 'true']).status === 0;
+  ok(r.result && statSync(lock).size === 8 && free, 'a running keel wrap leaves the state lock free (the empty lock file now 8 bytes)', { size: statSync(lock).size, free });
+  await k.close();
+}
+
 done();
