@@ -326,7 +326,7 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
 // --- 11, 15: project scopes -------------------------------------------------
 {
   const hp = homeWith({
-    '.claude.json': JSON.stringify({ mcpServers: {}, projects: { '/elsewhere': { mcpServers: { db: { command: 'node', args: ['db.js'] } } } } }, null, 2),
+    '.claude.json': JSON.stringify({ mcpServers: {}, projects: { '/elsewhere': { mcpServers: { db: { command: 'node', args: ['db.js'] }, docs: { type: 'http', url: 'https://example.com/mcp' } } } } }, null, 2),
     'proj/.mcp.json': '{"mcpServers": {"shared": {"command": "npx", "args": ["-y", "shared-mcp"]}}}\n',
     'proj/.gemini/settings.json': '{\n  // the team\'s servers\n  "mcpServers": {"g": {"command": "node", "args": ["g.js"]}} /* keep */\n}\n',
     '.gemini/settings.json': '{}\n',
@@ -335,10 +335,12 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
   const cj0 = JSON.parse(read(hp, '.claude.json'));
   cj0.projects[proj] = { mcpServers: { local: { command: 'uvx', args: ['local-mcp'] } } };
   writeFileSync(join(hp, '.claude.json'), JSON.stringify(cj0, null, 2));
+  const last = run(hp, 'install', '--client', 'claude-code', '--dry-run', '--project');
+  ok(last.status === 0 && /dry run/.test(last.stdout), '--project as the last argument: the current directory', last.stdout + last.stderr);
   const plain = run(hp, 'install', '--client', 'claude-code');
-  ok(plain.status === 0 && /left alone, local to the project \/elsewhere: db \(keel install --project DIR wraps them\)/.test(plain.stdout) &&
+  ok(plain.status === 0 && /^  left alone, local to the project \/elsewhere: db \(keel install --project DIR wraps them\)/m.test(plain.stdout) &&
      JSON.parse(read(hp, '.claude.json')).projects['/elsewhere'].mcpServers.db.command === 'node',
-    'without --project, local-scope servers are named and left alone', plain.stdout);
+    'without --project, local-scope stdio servers are named (not a remote one) and left alone', plain.stdout);
   const pr = run(hp, 'install', '--project', proj);
   const cjp = JSON.parse(read(hp, '.claude.json'));
   const gp = read(hp, 'proj/.gemini/settings.json');
