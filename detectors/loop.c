@@ -61,8 +61,7 @@ static int due(int count, int t, int step)
 void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *cur, const struct loop_params *p,
                 struct loop_finding *f)
 {
-    memset(f, 0, sizeof *f);
-    f->first_at = cur->at;
+    memset(f, 0, sizeof *f); /* every kind sets its own first_at */
     size_t lo = 0;
     if (p->window_calls > 1 && n > (size_t)p->window_calls - 1)
         lo = n - ((size_t)p->window_calls - 1);

@@ -71,7 +71,7 @@ struct loop_finding {
     int kind; /* LOOP_*; LOOP_NONE when nothing is going round */
     int count; /* calls in the pattern, this one included */
     int advise; /* 1 when this call should carry an advisory */
-    int64_t first_at; /* when the pattern's first call was made */
+    int64_t first_at; /* when the pattern's first call was made (0 with LOOP_NONE) */
     size_t other; /* alternation: index in hist of a call of the other tool */
     double confidence;
     int changed; /* the last time this call was made it was answered differently */

@@ -182,6 +182,39 @@ static void the_window_forgets(void **state)
     }
 }
 
+/* The window moves through a buffer twice its size and back to the start:
+ * whatever came before, the fourth of a repeat fires, and an alternation
+ * names its other tool as it was called, in slots that held longer names. */
+static void the_window_as_it_moves(void **state)
+{
+    (void)state;
+    char args[64];
+    for (int before = 90; before <= 160; before++) {
+        struct run r;
+        start(&r);
+        for (int i = 0; i < before; i++) {
+            snprintf(args, sizeof args, "{\"n\":%d}", i);
+            step(&r, "a_tool_whose_name_is_long_enough_to_fill", args, (uint64_t)i, 0, 1000);
+        }
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000), LOOP_NONE);
+        assert_int_equal(step(&r, "read_file", "{\"path\":\"a.c\"}", 1, 0, 1000), LOOP_REPEAT);
+        struct loop_finding f = {0};
+        char other[64] = "";
+        for (int i = 0; i < 6; i++) {
+            const char *tool = i % 2 ? "cd" : "ls";
+            struct loop_call c = ident(tool, "{}");
+            r.t += 1000;
+            c.at = r.t;
+            c.result = (uint64_t)(i % 2 ? 5 : 6);
+            assert_int_equal(loop_observe(&r.w, &r.p, &c, tool, &f, other), 0);
+        }
+        assert_int_equal(f.kind, LOOP_ALTERNATION);
+        assert_string_equal(other, "ls");
+        loop_window_free(&r.w);
+    }
+}
+
 static void the_same_error_with_varied_arguments(void **state)
 {
     (void)state;
@@ -190,6 +223,11 @@ static void the_same_error_with_varied_arguments(void **state)
     assert_int_equal(step(&r, "bash", "{\"cmd\":\"make -j2\"}", 1, 77, 1000), LOOP_NONE);
     assert_int_equal(step(&r, "bash", "{\"cmd\":\"make -j4\"}", 2, 77, 1000), LOOP_NONE);
     assert_int_equal(step(&r, "bash", "{\"cmd\":\"make all\"}", 3, 77, 1000), LOOP_SAME_ERROR);
+    loop_window_free(&r.w);
+    start(&r); /* loop.error_threshold at its least, 2: the second failure */
+    r.p.error_threshold = 2;
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"make -j2\"}", 1, 77, 1000), LOOP_NONE);
+    assert_int_equal(step(&r, "bash", "{\"cmd\":\"make -j4\"}", 2, 77, 1000), LOOP_SAME_ERROR);
     /* a success of the tool in between starts it again */
     loop_window_free(&r.w);
     start(&r);
@@ -309,6 +347,7 @@ int main(void)
         cmocka_unit_test(a_changed_result_is_progress),
         cmocka_unit_test(different_files_are_work),
         cmocka_unit_test(the_window_forgets),
+        cmocka_unit_test(the_window_as_it_moves),
         cmocka_unit_test(the_same_error_with_varied_arguments),
         cmocka_unit_test(a_changing_world_ends_a_repeat),
         cmocka_unit_test(a_poll_waited_for_is_not_a_repeat),
