@@ -18,6 +18,13 @@ const out = batch(rows.map((r) => r[3]));
 const strays = rows.filter((r, i) => out[i].lens !== r[0]).map((r, i) => `${r[3]} -> ${out[i] && out[i].lens}`);
 ok(out.length === rows.length && strays.length === 0, 'every question, fed back as a thought, routes to its own lens', strays);
 ok(rows.every((r, i) => out[i].matched === true && out[i].id.startsWith(`${r[0]}-`)), 'and is matched, with a lens-rank id');
+// A thought no lens matches gets a universal question by a stable hash: the
+// same thought, again later in the same process, the same question.
+const plain = ['zebra quilt', 'purple marmalade', 'seven oak trees', 'quiet harbour lights', 'blue kettle', 'paper lantern moon'];
+const twice = batch([...plain, ...plain]);
+ok(twice.length === 12 && twice.every((o) => o.lens === 'universal' && o.matched === false) &&
+   plain.every((_, i) => twice[i].id === twice[i + 6].id) && new Set(twice.map((o) => o.id)).size > 1,
+  'a thought no lens matches: a universal question, the same each time it is asked in one process', twice.map((o) => o.id));
 
 // A thought that names two lenses ("the edge case and the risk") goes to one
 // of them: a lens's name counts three times a word its questions share.
