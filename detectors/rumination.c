@@ -2135,14 +2135,13 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         its[i] = it;
         /* Field names are written out only for an item that is at fault. */
         bad = item_ok(it, h) < 0 ? check_item(it, i, h, e) : 0;
-        char fa[48];
-        if (!bad && (h->at < prev || h->at > now_ms + RUM_SKEW_MS))
+        if (!bad && (h->at < prev || h->at > now_ms + RUM_SKEW_MS)) {
+            char fa[48];
             snprintf(fa, sizeof fa, "history[%d].at", i);
-        if (!bad && h->at < prev)
-            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa,
-                           "history must be oldest first; %s is earlier than the item before it", fa);
-        else if (!bad && h->at > now_ms + RUM_SKEW_MS)
-            bad = kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
+            bad = h->at < prev ? kerr_set(e, "HISTORY_OUT_OF_ORDER", fa,
+                                          "history must be oldest first; %s is earlier than the item before it", fa)
+                               : kerr_set(e, "HISTORY_OUT_OF_ORDER", fa, "%s is in the future", fa);
+        }
         prev = h->at;
     }
     q.hist = items;

@@ -125,6 +125,9 @@ static void folds_unicode_forms(void **state)
     assert_true(h("ｐｌａｎ") == h("plan")); /* NFKC: fullwidth */
     assert_true(h("you\xE2\x80\x99re") == h("you're")); /* typographic apostrophe */
     assert_true(h("you\xE2\x80\x98re") == h("you're")); /* the left one, as some keyboards type it */
+    assert_true(h("don\xCA\xBCt") == h("don't")); /* U+02BC, the modifier letter apostrophe */
+    assert_true(h("a\xCA\xBB"
+                  "b") != h("a'b")); /* U+02BB, the turned comma, is a letter of its own */
     assert_true(h("a\xE2\x80\x94"
                   "b") != h("a'b")); /* a dash is no apostrophe */
     assert_true(h("ÉCOLE") == h("école"));
@@ -165,6 +168,8 @@ static void tells_the_language(void **state)
         {"क्या आज इस बदलाव को मर्ज करना सुरक्षित है?", STEM_HI},
         {"Είναι ασφαλές να συγχωνεύσω αυτή την αλλαγή σήμερα;", STEM_EL},
         {"هل من الآمن دمج هذا التغيير اليوم؟", STEM_AR},
+        {"\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7 ok",
+         STEM_NONE}, /* Han past U+FFFF: 4 bytes each */
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         assert_int_equal(stem_lang_of(v[i].s, strlen(v[i].s)), v[i].lang);
