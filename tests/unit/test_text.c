@@ -163,6 +163,7 @@ static void tells_the_language(void **state)
         {"È sicuro fare il merge di questo cambiamento prima del rilascio?", STEM_IT},
         {"É seguro fazer o deploy disso hoje, ou devo esperar até amanhã?", STEM_PT},
         {"Is het veilig om deze wijziging vandaag nog te mergen, of moet ik wachten?", STEM_NL},
+        {"Zij zijn zo blij, ze zullen zich haasten.", STEM_NL}, /* its function words all hold a z */
         {"Är det säkert att slå ihop den här ändringen i dag, eller ska jag vänta?", STEM_SV},
         {"Безопасно ли сливать эту ветку сегодня?", STEM_RU},
         {"क्या आज इस बदलाव को मर्ज करना सुरक्षित है?", STEM_HI},
