@@ -215,6 +215,26 @@ static void the_window_as_it_moves(void **state)
     }
 }
 
+/* The reason says how long the loop took, in words a person reads. */
+static void the_reason_says_how_long(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t ms;
+        const char *says;
+    } v[] = {{59999, "in under a minute"}, {60000, "in 1 minute;"}, {89999, "in 1 minute;"}, {90000, "in 2 minutes;"}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        struct loop_finding f = {0};
+        f.kind = LOOP_REPEAT;
+        f.count = 4;
+        f.first_at = 1000000000000LL;
+        char buf[300];
+        loop_reason(&f, "read_file", "", f.first_at + v[i].ms, buf, sizeof buf);
+        if (!strstr(buf, v[i].says))
+            fail_msg("%lld ms: \"%s\" does not say \"%s\"", (long long)v[i].ms, buf, v[i].says);
+    }
+}
+
 static void the_same_error_with_varied_arguments(void **state)
 {
     (void)state;
@@ -348,6 +368,7 @@ int main(void)
         cmocka_unit_test(different_files_are_work),
         cmocka_unit_test(the_window_forgets),
         cmocka_unit_test(the_window_as_it_moves),
+        cmocka_unit_test(the_reason_says_how_long),
         cmocka_unit_test(the_same_error_with_varied_arguments),
         cmocka_unit_test(a_changing_world_ends_a_repeat),
         cmocka_unit_test(a_poll_waited_for_is_not_a_repeat),
