@@ -297,6 +297,9 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   const legacy = await k.ask({ jsonrpc: '2.0', id: 64, method: 'tools/call', params: { name: 'get_time_context', arguments: {} } });
   ok(modern.result?.resultType === 'complete' && legacy.result && !('resultType' in legacy.result),
     '9: keel\'s tool called in the modern era (its version in _meta) answers resultType complete, and a legacy call does not', [modern.result?.resultType, legacy.result?.resultType]);
+  k.send(' \t {"jsonrpc":"2.0","id":65,"method":"ping"}');
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 65 && m.result && !m.error, '9: a request with blanks before it is answered (JSON allows them)', m);
   k.send('{"jsonrpc":"2.0","id":62,"method":"tools\\/list"}');
   m = JSON.parse(await k.next(PATIENCE));
   ok(m.id === 62 && m.result?.tools?.some((t) => t.name === 'get_time_context') && m.result.tools.some((t) => t.name === 'echo'),
