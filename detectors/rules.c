@@ -50,21 +50,51 @@ pcre2_match_context *rule_limits(void)
 
 /* The coarse clock: a few nanoseconds a read where the precise one costs
  * tens, and its resolution (a few ms) is well inside the budget. */
-static int64_t clock_ns(void)
+static int64_t clock_ns(clockid_t c)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+    clock_gettime(c, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* RULE_BUDGET_MS bounds a rule's work, not the clock on the wall: a thread
+ * the machine set aside past the deadline (a loaded machine) is given another
+ * window, unless it spent half the last one on the CPU, up to
+ * RULE_BUDGET_WINDOWS. The wall clock is read on every call (a few ns); the
+ * thread's CPU clock, a system call, only when a window ends. */
+struct budget {
+    int64_t end, cpu;
+    int windows;
+};
+#define BUDGET_NS ((int64_t)RULE_BUDGET_MS * 1000000)
+
+static struct budget budget_start(void)
+{
+    return (struct budget){clock_ns(CLOCK_MONOTONIC_COARSE) + BUDGET_NS, -1, 1};
+}
+
+static int budget_spent(struct budget *b)
+{
+    int64_t now = clock_ns(CLOCK_MONOTONIC_COARSE);
+    if (now <= b->end)
+        return 0;
+    int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    if ((b->cpu >= 0 && cpu - b->cpu >= BUDGET_NS / 2) || b->windows >= RULE_BUDGET_WINDOWS)
+        return 1;
+    b->cpu = cpu;
+    b->end = now + BUDGET_NS;
+    b->windows++;
+    return 0;
+}
+
 /* The next match of pattern p at or after at: 1 (its place in md), 0 none,
- * RULE_SKIPPED past a limit or the deadline. at must be on a character
+ * RULE_SKIPPED past a limit or the budget. at must be on a character
  * boundary, as both calls require. */
 static int scan(const struct rule *r, int p, const char *text, size_t n, size_t at, pcre2_match_data *md,
-                int64_t deadline)
+                struct budget *b)
 {
     pcre2_match_context *mc = rule_limits();
-    if (!mc || clock_ns() > deadline)
+    if (!mc || budget_spent(b))
         return RULE_SKIPPED;
     int rc = r->jit && r->jit[p] ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, mc)
                                  : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
@@ -101,10 +131,10 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
     pcre2_match_data *md = match_data(r);
     if (!md)
         return RULE_SKIPPED;
-    int64_t deadline = clock_ns() + (int64_t)RULE_BUDGET_MS * 1000000;
+    struct budget b = budget_start();
     int found = 0, rc = 0;
     for (int p = 0; p < r->npatterns && rc >= 0; p++)
-        for (size_t at = 0; at <= n && (rc = scan(r, p, text, n, at, md, deadline)) == 1;) {
+        for (size_t at = 0; at <= n && (rc = scan(r, p, text, n, at, md, &b)) == 1;) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             if (found < max)
                 spans[found] = (struct rule_span){ov[0], ov[1]};
@@ -250,7 +280,7 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
         *skipped = 1;
         return NULL;
     }
-    int64_t deadline = clock_ns() + (int64_t)RULE_BUDGET_MS * 1000000;
+    struct budget b = budget_start();
     char *cur = NULL; /* each pattern rewrites what the one before left */
     size_t cur_n = n;
     int changed = 0;
@@ -259,7 +289,7 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
         struct buf out = {0};
         size_t at = 0, copied = 0;
         int rc = 0, hits = 0;
-        while (at <= cur_n && (rc = scan(r, p, src, cur_n, at, md, deadline)) == 1) {
+        while (at <= cur_n && (rc = scan(r, p, src, cur_n, at, md, &b)) == 1) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             put(&out, src + copied, ov[0] - copied);
             if (put_replacement(r, p, src, cur_n, md, &out) < 0)

@@ -50,12 +50,15 @@ struct rule_span {
 /* The work one rule may do on one text. Each PCRE2 call is bounded by the
  * match, depth and heap limits and a JIT stack of RULE_JIT_STACK bytes; all
  * the calls of one rule on one text (every match, every pattern) together
- * by RULE_BUDGET_MS of the clock. A rule past its budget is skipped for that
- * text, and says so: RULE_SKIPPED, never "no match". */
+ * by RULE_BUDGET_MS of the clock, a window the rule gets again while it
+ * spent under half the last on the CPU (the machine was busy elsewhere), at
+ * most RULE_BUDGET_WINDOWS in all. A rule past its budget is skipped for
+ * that text, and says so: RULE_SKIPPED, never "no match". */
 #define RULE_MATCH_LIMIT    2000000u
 #define RULE_HEAP_LIMIT_KIB 65536u
 #define RULE_JIT_STACK      (1u << 20)
 #define RULE_BUDGET_MS      25
+#define RULE_BUDGET_WINDOWS 8
 #define RULE_SKIPPED        (-1)
 /* Zeroed bytes a subject buffer holds past its end: PCRE2's JIT reads a few
  * bytes ahead (harmless, but valgrind rightly reports it on a buffer cut to
