@@ -379,7 +379,11 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
   w.stdin.end();
   await new Promise((res) => w.on('close', res));
   const ms = Date.now() - t0;
-  ok(ms < 1500, `the client gone with nothing in flight, keel wrap ends its server and exits in ${ms} ms (< 1500; it was 2 s of grace)`);
+  // The bound is the plain build's; a sanitized keel runs several times
+  // slower, and there only its leaving at all is checked (it took 2.1 s once
+  // on a loaded machine).
+  const bound = process.env.KEEL_SANITIZED ? 5000 : 1500;
+  ok(ms < bound, `the client gone with nothing in flight, keel wrap ends its server and exits in ${ms} ms (< ${bound}; it was 2 s of grace)`);
 }
 
 // --- usage ------------------------------------------------------------------
