@@ -48,8 +48,8 @@ pcre2_match_context *rule_limits(void)
     return mctx;
 }
 
-/* The coarse clock: a few nanoseconds a read where the precise one costs
- * tens, and its resolution (a few ms) is well inside the budget. */
+/* Clock c in ns: CLOCK_MONOTONIC_COARSE (a few ns a read, its resolution of
+ * a few ms well inside the budget) or the thread's CPU clock (a system call). */
 static int64_t clock_ns(clockid_t c)
 {
     struct timespec t;
@@ -60,7 +60,9 @@ static int64_t clock_ns(clockid_t c)
 /* RULE_BUDGET_MS bounds a rule's work, not the clock on the wall: a thread
  * the machine set aside past the deadline (a loaded machine) is given another
  * window, unless it spent half the last one on the CPU, up to
- * RULE_BUDGET_WINDOWS. The wall clock is read on every call (a few ns); the
+ * RULE_BUDGET_WINDOWS. The first window's CPU time is not known (reading it
+ * at every start would cost each rule a system call), so a rule that runs
+ * away is skipped after two windows, 50 ms. The wall clock is read on every call (a few ns); the
  * thread's CPU clock, a system call, only when a window ends. */
 struct budget {
     int64_t end, cpu;
