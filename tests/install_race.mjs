@@ -4,7 +4,7 @@
 // change made each time. Its own test, apart from install.mjs, for it takes
 // about a minute.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel as keelArg, sandbox, homeWith } from './lib/keel.mjs';
@@ -48,5 +48,39 @@ console.log(i);
   }
   ok(lost === 0 && failures.length === 0 && kept === 2 * TRIALS,
     `a writer appending a key every ~${every} ms during install and uninstall (${TRIALS} trials each): no key lost, keel's change made each time`, { lost, failures: failures.slice(0, 3) });
+}
+// A writer that opened the file before keel replaced it and writes to it
+// well after (300 ms: past any fixed watch) still loses nothing: keel waits
+// for it to close the file it holds, then makes its change again on what the
+// writer wrote.
+{
+  const holder = join(sandbox().dir, 'holder.mjs');
+  writeFileSync(holder, `import { closeSync, fstatSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
+const [file, ready, tag] = process.argv.slice(2);
+const fd = openSync(file, 'a'), ino = fstatSync(fd).ino, sab = new Int32Array(new SharedArrayBuffer(4));
+writeFileSync(ready, '');
+for (let t = 0; t < 10000 && statSync(file).ino === ino; t++) Atomics.wait(sab, 0, 0, 1);
+const swapped = statSync(file).ino !== ino;
+Atomics.wait(sab, 0, 0, 300);
+writeSync(fd, tag + ' = 1\\n');
+closeSync(fd);
+console.log(swapped ? 'swapped' : 'not swapped');
+`);
+  const ht = homeWith({ '.codex/config.toml': '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs"]\n' });
+  for (const verb of ['install', 'uninstall']) {
+    const ready = join(ht, `ready-${verb}`);
+    const w = spawn(process.execPath, [holder, join(ht, '.codex/config.toml'), ready, `late_${verb}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let said = '';
+    w.stdout.on('data', (d) => { said += d; });
+    for (let wait = 0; wait < 1000 && !existsSync(ready); wait++) await new Promise((res) => setTimeout(res, 5));
+    const k = run(ht, verb, '--client', 'codex');
+    await new Promise((res) => w.on('close', res));
+    const text = read(ht, '.codex/config.toml');
+    const wrapped = text.includes(`command = "${keel}"`);
+    ok(said.trim() === 'swapped' && k.status === 0 && text.includes(`late_${verb} = 1\n`) && (verb === 'install') === wrapped
+      && (verb === 'install' || text.includes('late_install = 1\n')),
+    `${verb}: a key written 300 ms after keel replaced the file, by a writer that had it open, is kept, with keel's change`,
+    { said: said.trim(), status: k.status, err: k.stderr.slice(0, 300), wrapped, text: text.slice(-200) });
+  }
 }
 done();

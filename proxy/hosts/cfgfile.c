@@ -203,26 +203,40 @@ static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int
 }
 
 /* A writer that opened the file before keel replaced it may still write to
- * it, and what it writes would reach no name. The file replaced (fd) is
- * watched for CFG_SETTLE_MS: when its size or mtime moves from what keel
- * read (st), its whole content is handed back. 1 then, 0 not. */
+ * it, and what it writes would reach no name. Where the system tells who
+ * holds the file replaced (fd) open for writing, keel waits for the last
+ * such writer to close it, CFG_WRITER_WAIT_MS at most; where it cannot tell,
+ * the file is watched for CFG_SETTLE_MS. When its size or mtime has moved
+ * from what keel read (st), its whole content is handed back: 1 then, 0 not. */
 static int late_write(int fd, const struct stat *st, char **text, size_t *n)
 {
     struct stat now;
     int64_t t0 = chrono_mono_ms();
     for (;;) {
+        int writers = platform_writers(fd);
         if (fstat(fd, &now) < 0)
             return 0;
-        if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
-            now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
+        int moved = now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != st->st_mtim.tv_nsec;
+        if (writers == 0) { /* nobody can write to it any more: what it holds is final */
+            if (!moved)
+                return 0;
             break;
-        if (chrono_mono_ms() - t0 >= CFG_SETTLE_MS)
-            return 0; /* by the clock: a process held off the CPU still gets the whole watch */
+        }
+        if (writers < 0 && moved) {
+            struct timespec settle = {0, 1000000}; /* let the writer finish what it writes */
+            nanosleep(&settle, NULL);
+            break;
+        }
+        /* by the clock: a process held off the CPU still gets the whole wait */
+        if (chrono_mono_ms() - t0 >= (writers > 0 ? CFG_WRITER_WAIT_MS : CFG_SETTLE_MS)) {
+            if (!moved)
+                return 0;
+            break;
+        }
         struct timespec nap = {0, 500000};
         nanosleep(&nap, NULL);
     }
-    struct timespec settle = {0, 1000000}; /* let the writer finish what it writes */
-    nanosleep(&settle, NULL);
     if (fstat(fd, &now) < 0 || now.st_size > (off_t)CFG_MAX)
         return 0;
     char *b = malloc((size_t)now.st_size + 1);

@@ -19,9 +19,12 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#define CFG_MAX       (16u << 20) /* the largest configuration keel edits */
-#define CFG_BACKUPS   3 /* timestamped backups kept per file */
-#define CFG_SETTLE_MS 100 /* how long the file replaced is watched for a late write */
+#define CFG_MAX     (16u << 20) /* the largest configuration keel edits */
+#define CFG_BACKUPS 3 /* timestamped backups kept per file */
+#define CFG_SETTLE_MS                                                                                                  \
+    100 /* how long the file replaced is watched for a late write where the system cannot
+                             tell who holds it open */
+#define CFG_WRITER_WAIT_MS 2000 /* how long keel waits for a writer holding the file replaced to close it */
 
 struct cfg_file {
     char path[PATH_MAX]; /* as named: ~/.claude.json */
@@ -48,7 +51,7 @@ void cfg_release(struct cfg_file *f);
  * time of a read. */
 int cfg_commit(struct cfg_file *f, const char *text, size_t n, char *why, size_t whyn);
 /* The same, and 2: written, but a writer that had opened the file before it
- * was replaced wrote to it within CFG_SETTLE_MS after: its content is in
+ * was replaced wrote to it after (see late_write in cfgfile.c): its content is in
  * f->late (caller frees), to redo the edit on and write over keel's text. */
 int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after, char *why, size_t whyn);
 

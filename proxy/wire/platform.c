@@ -93,3 +93,19 @@ int platform_swap(const char *a, const char *b)
     return -1;
 #endif
 }
+
+int platform_writers(int fd)
+{
+#if defined(__linux__) && defined(F_SETLEASE)
+    /* A read lease is granted only while nobody holds the file open for
+     * writing; given back at once, it is only a question. */
+    if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+        (void)fcntl(fd, F_SETLEASE, F_UNLCK);
+        return 0;
+    }
+    return errno == EAGAIN ? 1 : -1;
+#else
+    (void)fd;
+    return -1;
+#endif
+}

@@ -38,4 +38,10 @@ int platform_self_path(const char *argv0, char *buf, size_t n);
  * the caller falls back to rename(2). */
 int platform_swap(const char *a, const char *b);
 
+/* Whether some process holds the file open for writing, fd being open
+ * read-only (Linux: a read lease, asked for and given back): 1 yes, 0 no,
+ * -1 it cannot be told here (another system, a file system without leases,
+ * a file of another user's). */
+int platform_writers(int fd);
+
 #endif
