@@ -300,6 +300,103 @@ static void a_missing_directory_is_made_and_a_broken_file_moved_aside(void **sta
     assert_int_equal(stat(path, &st), 0);
 }
 
+static int write_member(cJSON *st, void *ctx, kerr *e)
+{
+    (void)ctx, (void)e;
+    cJSON_DeleteItemFromObject(st, "test_member");
+    cJSON_AddNumberToObject(st, "test_member", 1);
+    return 1;
+}
+
+static int read_only(cJSON *st, void *ctx, kerr *e)
+{
+    (void)e;
+    *(int *)ctx = cJSON_GetObjectItem(st, "test_member") != NULL;
+    return 0;
+}
+
+/* An update that changes nothing writes nothing: the file keeps its inode
+ * and the generation (what tells other processes to read again) stays. */
+static void a_read_writes_nothing(void **state)
+{
+    (void)state;
+    char path[300];
+    struct stat a, b;
+    kerr e = {0};
+    assert_int_equal(state_update(dir, 1778922000000LL, write_member, NULL, &e), 0);
+    const uint64_t *gen = state_generation(dir);
+    assert_non_null(gen);
+    uint64_t g = *gen;
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    assert_int_equal(stat(path, &a), 0);
+    int seen = 0;
+    assert_int_equal(state_update(dir, 1778922000000LL, read_only, &seen, &e), 0);
+    assert_int_equal(seen, 1);
+    assert_int_equal(stat(path, &b), 0);
+    assert_true(a.st_ino == b.st_ino);
+    assert_true(*gen == g);
+    /* while a write moves both */
+    assert_int_equal(state_update(dir, 1778922000000LL, write_member, NULL, &e), 0);
+    assert_int_equal(stat(path, &b), 0);
+    assert_true(a.st_ino != b.st_ino);
+    assert_true(*gen != g);
+}
+
+static void make_file(const char *name)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"half", f);
+    fclose(f);
+}
+
+static int exists_in_dir(const char *name)
+{
+    char path[400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0;
+}
+
+/* A temporary file left by a writer killed mid-write is removed by the next
+ * update, under the lock; anything else in the directory is left. */
+static void a_killed_writer_s_temporary_file_is_removed(void **state)
+{
+    (void)state;
+    make_file("state.json.tmp.99999");
+    make_file("pins.json.tmp.99999");
+    make_file("state.json.bak");
+    make_file("notes.tmp.1");
+    kerr e = {0};
+    assert_int_equal(state_update(dir, 1778922000000LL, write_member, NULL, &e), 0);
+    assert_false(exists_in_dir("state.json.tmp.99999"));
+    assert_true(exists_in_dir("pins.json.tmp.99999")); /* another file's: its own update removes it */
+    assert_true(exists_in_dir("state.json.bak"));
+    assert_true(exists_in_dir("notes.tmp.1"));
+}
+
+/* A state.lock that is not a regular file (a FIFO: never waited on; a
+ * symbolic link: never followed): STATE_UNWRITABLE, saying to remove it. */
+static void a_lock_that_is_not_a_file_is_named(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/state.lock", dir);
+    for (int k = 0; k < 2; k++) {
+        unlink(path);
+        assert_int_equal(k ? symlink("state.json", path) : mkfifo(path, 0600), 0);
+        kerr e = {0};
+        int rc = state_update(dir, 1778922000000LL, write_member, NULL, &e);
+        unlink(path);
+        assert_int_equal(rc, -1);
+        assert_string_equal(e.code, "STATE_UNWRITABLE");
+        if (!strstr(e.message, "not a regular file: remove it"))
+            fail_msg("%s", e.message);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -326,6 +423,9 @@ int main(void)
         cmocka_unit_test(kill_9_never_tears_the_file),
         cmocka_unit_test(the_directory_is_the_first_absolute_one_named),
         cmocka_unit_test(a_missing_directory_is_made_and_a_broken_file_moved_aside),
+        cmocka_unit_test(a_read_writes_nothing),
+        cmocka_unit_test(a_killed_writer_s_temporary_file_is_removed),
+        cmocka_unit_test(a_lock_that_is_not_a_file_is_named),
         cmocka_unit_test(a_lock_let_go_within_the_wait_is_waited_for),
         cmocka_unit_test(a_lock_held_past_the_wait_is_busy_then_not_waited_for),
     };
