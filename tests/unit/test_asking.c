@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 static unsigned kinds_of(const char *s)
@@ -68,12 +69,35 @@ static void a_phrase_marks_its_own_words(void **state)
     text_words_free(&w);
 }
 
+/* Only the n words given are read: a phrase that begins right after them
+ * (the rest of the caller's array) is not the text's. */
+static void only_the_words_given_are_read(void **state)
+{
+    (void)state;
+    const char *s = "the build passed continue";
+    struct text_words w = {0};
+    assert_int_equal(text_words(s, strlen(s), &w), 0);
+    assert_int_equal(w.n, 4);
+    assert_true(ask_kinds(&w.v[0].hash, sizeof *w.v, 4, NULL) & ASK_COMMAND);
+    assert_int_equal(ask_kinds(&w.v[0].hash, sizeof *w.v, 3, NULL), 0);
+    /* and nothing past them is read: an array of exactly 3 (AddressSanitizer
+     * sees a read of a 4th) */
+    uint64_t *h = malloc(3 * sizeof *h);
+    assert_non_null(h);
+    for (size_t i = 0; i < 3; i++)
+        h[i] = w.v[i].hash;
+    assert_int_equal(ask_kinds(h, sizeof *h, 3, NULL), 0);
+    free(h);
+    text_words_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(question_marks_to_the_last_byte),
         cmocka_unit_test(a_question_word_stands_where_questions_have_it),
         cmocka_unit_test(a_phrase_marks_its_own_words),
+        cmocka_unit_test(only_the_words_given_are_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -342,6 +342,37 @@ static void a_read_writes_nothing(void **state)
     assert_true(*gen != g);
 }
 
+static size_t mappings_of(const char *path)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[1600];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, path) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* The generation of a state directory nobody used yet: made, mapped, 0, and
+ * moved by the first write; given back, its mapping is gone. */
+static void a_new_directory_s_generation_moves_with_writes(void **state)
+{
+    (void)state;
+    char fresh[400], lock[450];
+    snprintf(fresh, sizeof fresh, "%s/fresh", dir);
+    snprintf(lock, sizeof lock, "%s/state.lock", fresh);
+    const uint64_t *gen = state_generation(fresh);
+    assert_non_null(gen);
+    assert_true(state_generation_now(gen) == 0);
+    assert_int_equal(mappings_of(lock), 1);
+    kerr e = {0};
+    assert_int_equal(state_update(fresh, 1778922000000LL, write_member, NULL, &e), 0);
+    assert_true(state_generation_now(gen) != 0);
+    state_generation_release(gen);
+    assert_int_equal(mappings_of(lock), 0);
+}
+
 static void make_file(const char *name)
 {
     char path[400];
@@ -424,6 +455,7 @@ int main(void)
         cmocka_unit_test(the_directory_is_the_first_absolute_one_named),
         cmocka_unit_test(a_missing_directory_is_made_and_a_broken_file_moved_aside),
         cmocka_unit_test(a_read_writes_nothing),
+        cmocka_unit_test(a_new_directory_s_generation_moves_with_writes),
         cmocka_unit_test(a_killed_writer_s_temporary_file_is_removed),
         cmocka_unit_test(a_lock_that_is_not_a_file_is_named),
         cmocka_unit_test(a_lock_let_go_within_the_wait_is_waited_for),
