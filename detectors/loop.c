@@ -63,7 +63,7 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
 {
     memset(f, 0, sizeof *f); /* every kind sets its own first_at */
     size_t lo = 0;
-    if (p->window_calls > 1 && n > (size_t)p->window_calls - 1)
+    if (n >= (size_t)p->window_calls)
         lo = n - ((size_t)p->window_calls - 1);
     while (lo < n && hist[lo].at < cur->at - p->window_ms)
         lo++;
@@ -136,8 +136,6 @@ void loop_check(const struct loop_call *hist, size_t n, const struct loop_call *
     else if (!cur->error && (cur->flags & LOOP_FREE_TEXT) && ask_ids > 1 &&
              due(ask, p->reask_threshold, p->reask_threshold - 1))
         f->kind = LOOP_REASKED, f->count = ask, f->first_at = ask_at, f->confidence = 0.7, f->advise = 1;
-    else if (rep >= 2)
-        f->kind = LOOP_REPEAT, f->count = rep, f->first_at = rep_at;
 }
 
 void loop_forget(struct loop_window *w, size_t upto)
@@ -161,7 +159,7 @@ void loop_window_free(struct loop_window *w)
 int loop_observe(struct loop_window *w, const struct loop_params *p, const struct loop_call *c, const char *tool,
                  struct loop_finding *f, char other[64])
 {
-    size_t keep = p->window_calls > 1 ? (size_t)p->window_calls : 1, old = 0;
+    size_t keep = (size_t)p->window_calls, old = 0;
     other[0] = '\0';
     while (old < w->n && w->v[old].at < c->at - p->window_ms)
         old++;

@@ -63,12 +63,12 @@ struct loop_params {
     int64_t poll_ms; /* the same call again after this long, nothing else made in
                                       * between, is a poll, not a repeat (60 s) */
     int64_t window_ms; /* only calls this recent count (30 min) */
-    int window_calls; /* and only this many of the last ones (50) */
+    int window_calls; /* and only this many of the last ones (50; 2 at least: the profile allows 5 to 200) */
 };
 void loop_default_params(struct loop_params *p);
 
 struct loop_finding {
-    int kind; /* LOOP_*; LOOP_NONE when nothing is going round */
+    int kind; /* LOOP_* when advised, or a same error (2+) or an alternation under way; else LOOP_NONE */
     int count; /* calls in the pattern, this one included */
     int advise; /* 1 when this call should carry an advisory */
     int64_t first_at; /* when the pattern's first call was made (0 with LOOP_NONE) */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct loop_call ident(const char *tool, const char *args)
@@ -222,7 +223,9 @@ static void the_reason_says_how_long(void **state)
     static const struct {
         int64_t ms;
         const char *says;
-    } v[] = {{59999, "in under a minute"}, {60000, "in 1 minute;"}, {89999, "in 1 minute;"}, {90000, "in 2 minutes;"}};
+    } v[] = {{59999, "in under a minute"}, {60000, "in 1 minute;"},     {89999, "in 1 minute;"},
+             {90000, "in 2 minutes;"},     {3599999, "in 60 minutes;"}, {3600000, "in 1 h 00 min;"},
+             {5460000, "in 1 h 31 min;"}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         struct loop_finding f = {0};
         f.kind = LOOP_REPEAT;
@@ -233,6 +236,33 @@ static void the_reason_says_how_long(void **state)
         if (!strstr(buf, v[i].says))
             fail_msg("%lld ms: \"%s\" does not say \"%s\"", (long long)v[i].ms, buf, v[i].says);
     }
+}
+
+/* Calls older than the window are left out, and nothing past the n calls
+ * given is read (an array of exactly n: AddressSanitizer sees more). */
+static void calls_before_the_window_are_left_out(void **state)
+{
+    (void)state;
+    struct loop_params p;
+    loop_default_params(&p);
+    struct loop_call cur = ident("read_file", "{\"path\":\"a.c\"}");
+    cur.at = 1000000000000LL;
+    cur.result = 9;
+    struct loop_call *hist = malloc(3 * sizeof *hist);
+    assert_non_null(hist);
+    for (int i = 0; i < 3; i++) {
+        hist[i] = cur;
+        hist[i].at = cur.at - p.window_ms - 1000 + i;
+    }
+    struct loop_finding f;
+    loop_check(hist, 3, &cur, &p, &f);
+    assert_int_equal(f.kind, LOOP_NONE);
+    for (int i = 0; i < 3; i++) /* the same calls inside the window: the 4th is advised */
+        hist[i].at = cur.at - 3000 + i;
+    loop_check(hist, 3, &cur, &p, &f);
+    assert_int_equal(f.kind, LOOP_REPEAT);
+    assert_true(f.advise);
+    free(hist);
 }
 
 static void the_same_error_with_varied_arguments(void **state)
@@ -374,6 +404,7 @@ int main(void)
         cmocka_unit_test(a_poll_waited_for_is_not_a_repeat),
         cmocka_unit_test(reworded_free_text_same_answer),
         cmocka_unit_test(alternation_at_six),
+        cmocka_unit_test(calls_before_the_window_are_left_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
