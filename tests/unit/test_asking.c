@@ -70,7 +70,8 @@ static void a_phrase_marks_its_own_words(void **state)
 }
 
 /* Only the n words given are read: a phrase that begins right after them
- * (the rest of the caller's array) is not the text's. */
+ * (the rest of the caller's array) is not the text's, and one that ends
+ * the text is found without reading further. */
 static void only_the_words_given_are_read(void **state)
 {
     (void)state;
@@ -87,6 +88,13 @@ static void only_the_words_given_are_read(void **state)
     for (size_t i = 0; i < 3; i++)
         h[i] = w.v[i].hash;
     assert_int_equal(ask_kinds(h, sizeof *h, 3, NULL), 0);
+    free(h);
+    /* a phrase that ends the text is matched without a look past it */
+    h = malloc(4 * sizeof *h);
+    assert_non_null(h);
+    for (size_t i = 0; i < 4; i++)
+        h[i] = w.v[i].hash;
+    assert_true(ask_kinds(h, sizeof *h, 4, NULL) & ASK_COMMAND);
     free(h);
     text_words_free(&w);
 }
