@@ -39,7 +39,9 @@ static pcre2_jit_stack *jstack;
 
 pcre2_match_context *rule_limits(void)
 {
-    if (!mctx && (mctx = pcre2_match_context_create(NULL))) {
+    if (mctx)
+        return mctx;
+    if ((mctx = pcre2_match_context_create(NULL))) {
         pcre2_set_match_limit(mctx, RULE_MATCH_LIMIT);
         pcre2_set_heap_limit(mctx, RULE_HEAP_LIMIT_KIB);
         if ((jstack = pcre2_jit_stack_create(32 * 1024, RULE_JIT_STACK, NULL)))
@@ -100,8 +102,8 @@ static int scan(const struct rule *r, int p, const char *text, size_t n, size_t 
         return RULE_SKIPPED;
     int rc = r->jit && r->jit[p] ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, mc)
                                  : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
-    if (rc >= 0)
-        return 1; /* 0: a match, more groups than md holds */
+    if (rc >= 0) /* 0: a match, more groups than md holds */
+        return 1;
     return rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;
 }
 

@@ -158,6 +158,81 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
     ruleset_free(&rs);
 }
 
+/* A length rule counts characters, not bytes, and words between runs of
+ * white space; its limit itself is not over it. A pattern that matches
+ * empty steps on by a character. A joined check of patterns
+ * with a group each (more groups than one pattern's match data holds) still
+ * fires. A pattern that backtracks deep (a group repeated 20,000 times) has
+ * the JIT stack it needs and is matched, not skipped. */
+static void lengths_groups_and_deep_patterns(void **state)
+{
+    (void)state;
+    static const char yml[] = "rules:\n"
+                              "  - name: chars\n"
+                              "    detector: length\n"
+                              "    max_chars: 10\n"
+                              "    action: reject\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [abcdefghijk], passes: [abc]}\n"
+                              "  - name: words\n"
+                              "    detector: length\n"
+                              "    max_words: 3\n"
+                              "    action: reject\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [a b c d], passes: [a b c]}\n"
+                              "  - name: grouped\n"
+                              "    applies_to: tool_result\n"
+                              "    patterns: ['(TOP) SECRET', '(EYES) ONLY']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [EYES ONLY], passes: [eyes]}\n"
+                              "  - name: empty\n"
+                              "    applies_to: tool_result\n"
+                              "    patterns: ['x*']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [x], passes: []}\n"
+                              "  - name: deep\n"
+                              "    applies_to: tool_result\n"
+                              "    patterns: ['^(?:a|b)*c$']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [abc], passes: [abd]}\n";
+    struct ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    ruleset_load_text(&rs, "t.yml", yml, sizeof yml - 1);
+    assert_int_equal(rs.n, 5);
+    const char *ten =
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x82\xac"; /* 10 characters, 21 bytes */
+    assert_int_equal(rule_match(&rs.v[0], ten, strlen(ten), NULL, 0), 0);
+    assert_int_equal(rule_match(&rs.v[0], "abcdefghijk", 11, NULL, 0), 1);
+    const char *three = " one\t two \n three ";
+    assert_int_equal(rule_match(&rs.v[1], three, strlen(three), NULL, 0), 0);
+    assert_int_equal(rule_match(&rs.v[1], "one two three four", 18, NULL, 0), 1);
+    assert_non_null(rs.v[2].any);
+    assert_int_equal(rule_any(&rs.v[2], "for your EYES ONLY", 18), 1);
+    agree(&rs.v[2], "for your EYES ONLY");
+    /* a pattern that matches nothing moves on a character after each empty
+     * match: "\xc3\xa9x\xc3\xa9" holds four matches (before the first é, "x", between, at the end) */
+    struct rule_span sp[8];
+    char *c = rule_copy("\xc3\xa9x\xc3\xa9", 5);
+    assert_non_null(c);
+    assert_int_equal(rule_match(&rs.v[3], c, 5, sp, 8), 4);
+    assert_int_equal(sp[1].start, 2);
+    assert_int_equal(sp[1].end, 3);
+    free(c);
+    size_t n = 20000;
+    char *deep = malloc(n + 2);
+    assert_non_null(deep);
+    for (size_t i = 0; i < n; i++)
+        deep[i] = i % 2 ? 'a' : 'b';
+    deep[n] = 'c';
+    deep[n + 1] = '\0';
+    assert_int_equal(rule_match(&rs.v[4], deep, n + 1, NULL, 0), 1);
+    free(deep);
+    ruleset_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +240,7 @@ int main(void)
         cmocka_unit_test(group_numbers_keep_patterns_apart),
         cmocka_unit_test(a_quiet_result_is_one_no_rule_fires_on),
         cmocka_unit_test(every_pattern_rewrites_what_the_last_left),
+        cmocka_unit_test(lengths_groups_and_deep_patterns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
