@@ -188,6 +188,33 @@ static void tells_the_language(void **state)
     assert_int_equal(stem_lang_of(text + 11, strlen(text + 11)), STEM_DE); /* 63 names: German is read */
 }
 
+/* The script with the most letters decides, Latin on a tie; each script
+ * from the first code point of its block (U+0400, U+0370, U+0600, U+0900,
+ * U+3040); function words count whatever their capitals ("Auf", "Auch"). */
+static void the_script_with_most_letters(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        enum stem_lang lang;
+    } v[] = {
+        {"\xd0\x80\xd0\x80\xd0\x80", STEM_RU}, /* U+0400 */
+        {"\xcd\xb0\xcd\xb0\xcd\xb0", STEM_EL}, /* U+0370 */
+        {"\xd8\x80\xd8\x80\xd8\x80", STEM_AR}, /* U+0600 */
+        {"\xe0\xa4\x80\xe0\xa4\x80\xe0\xa4\x80", STEM_HI}, /* U+0900 */
+        {"\xe3\x81\x80\xe3\x81\x80\xe3\x81\x80", STEM_NONE}, /* U+3040 */
+        {"abc \xd0\xb3\xd0\xb4\xd0\xb5", STEM_EN}, /* 3 Latin, 3 Cyrillic */
+        {"abc \xce\xb1\xce\xb2\xce\xb3", STEM_EN}, /* 3 Greek */
+        {"abc \xd9\x85\xd9\x86\xd9\x87", STEM_EN}, /* 3 Arabic */
+        {"abc \xe0\xa4\x95\xe0\xa4\x96\xe0\xa4\x97", STEM_EN}, /* 3 Devanagari */
+        {"abc \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", STEM_EN}, /* 3 Han */
+        {"Auf Auch Auf Auch", STEM_DE},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (stem_lang_of(v[i].s, strlen(v[i].s)) != v[i].lang)
+            fail_msg("case %zu: %d, not %d", i, (int)stem_lang_of(v[i].s, strlen(v[i].s)), (int)v[i].lang);
+}
+
 /* A word in no language, or one out of range, is left as it is. */
 static void stems_only_in_a_language(void **state)
 {
@@ -297,6 +324,7 @@ int main(void)
         cmocka_unit_test(folds_unicode_forms),
         cmocka_unit_test(tokenises_other_scripts),
         cmocka_unit_test(tells_the_language),
+        cmocka_unit_test(the_script_with_most_letters),
         cmocka_unit_test(stems_only_in_a_language),
         cmocka_unit_test(content_words_and_what_two_share),
         cmocka_unit_test(validates_utf8),
