@@ -287,10 +287,12 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The stoplist: word hashes in an open-addressing set (a power of two, at
- * most a quarter full), built once. */
+ * most a quarter full: STOP_MAX words, of the list's 692 today), built once. */
+#define STOP_SET 4096
+#define STOP_MAX (STOP_SET / 4)
 static uint64_t *stop_v;
 static size_t stop_n;
-static uint64_t stop_set[1024];
+static uint64_t stop_set[STOP_SET];
 
 static void add_stop(const char *line, size_t n, void *ctx)
 {
@@ -316,10 +318,10 @@ static void stop_init(void)
     size_t cap = 0;
     if (b)
         text_each_line(b->data, add_stop, &cap);
-    for (size_t i = 0; i < stop_n && i < 256; i++) {
-        size_t j = stop_v[i] & 1023;
+    for (size_t i = 0; i < stop_n && i < STOP_MAX; i++) {
+        size_t j = stop_v[i] & (STOP_SET - 1);
         while (stop_set[j] && stop_set[j] != stop_v[i])
-            j = (j + 1) & 1023;
+            j = (j + 1) & (STOP_SET - 1);
         stop_set[j] = stop_v[i];
     }
 }
@@ -329,7 +331,7 @@ int text_is_stopword(uint64_t h)
     stop_init();
     if (!h)
         return 0;
-    for (size_t j = h & 1023; stop_set[j]; j = (j + 1) & 1023)
+    for (size_t j = h & (STOP_SET - 1); stop_set[j]; j = (j + 1) & (STOP_SET - 1))
         if (stop_set[j] == h)
             return 1;
     return 0;

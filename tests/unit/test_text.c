@@ -250,6 +250,11 @@ static void content_words_and_what_two_share(void **state)
     words("is it and the", &w); /* only stopwords */
     text_set_from_words(&w, 1, &b);
     assert_int_equal(b.n, 0);
+    text_set_free(&b);
+    /* every language of the list, to its last word (692 of them) */
+    words("les que para della het \xd0\xb2\xd0\xb0\xd1\x81", &w);
+    text_set_from_words(&w, 1, &b);
+    assert_int_equal(b.n, 0);
     assert_int_equal(text_set_intersect(&a, &b), 0);
     text_set_free(&a);
     text_set_free(&b);
