@@ -302,7 +302,7 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
             at = after(src, cur_n, ov);
             hits++;
         }
-        if (at <= cur_n && rc < 0)
+        if (rc < 0) /* the loop ends on a scan's answer, or past the text with rc 1 */
             *skipped = 1;
         put(&out, src + copied, cur_n - copied);
         if (*skipped || out.failed || !hits) {

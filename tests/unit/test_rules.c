@@ -104,15 +104,30 @@ static void group_numbers_keep_patterns_apart(void **state)
                               "    patterns: ['(?x) q # a comment', 'w']\n"
                               "    action: annotate\n"
                               "    guidance: g\n"
-                              "    examples: {fires: [q, w], passes: [e]}\n";
+                              "    examples: {fires: [q, w], passes: [e]}\n"
+                              "  - name: escaped\n"
+                              "    applies_to: tool_result\n"
+                              "    patterns: ['\\s(c)\\1', 'd']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [' cc', d], passes: [c]}\n"
+                              "  - name: nested\n"
+                              "    applies_to: tool_result\n"
+                              "    patterns: ['f(?0)?g', 'h']\n"
+                              "    action: annotate\n"
+                              "    guidance: g\n"
+                              "    examples: {fires: [ffgg, h], passes: [f]}\n";
     struct ruleset rs;
     memset(&rs, 0, sizeof rs);
     ruleset_load_text(&rs, "t.yml", yml, sizeof yml - 1);
-    assert_int_equal(rs.n, 3);
+    assert_int_equal(rs.n, 5);
     assert_null(rs.v[0].any); /* back-references: never joined */
     assert_non_null(rs.v[1].any);
     assert_null(rs.v[2].any); /* a comment could swallow what follows */
-    const char *texts[] = {"aa", "bb", "ab", "ba", "XXY", "xy", "zz", "z", "q", "w", "e", " q ", ""};
+    assert_null(rs.v[3].any); /* a back-reference after another escape */
+    assert_null(rs.v[4].any); /* a call of the whole pattern, (?0) */
+    const char *texts[] = {"aa", "bb", "ab", "ba",  "XXY", "xy",  "zz",   "z",
+                           "q",  "w",  "e",  " q ", "",    " cc", "ffgg", "h"};
     for (int i = 0; i < rs.n; i++)
         for (size_t t = 0; t < sizeof texts / sizeof *texts; t++)
             agree(&rs.v[i], texts[t]);
@@ -151,6 +166,19 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
     out = rule_rewrite(&mine.v[0], "a to z", 6, &skipped);
     assert_non_null(out);
     assert_string_equal(out, "LONGER to LONGER");
+    free(out);
+    ruleset_free(&mine);
+    /* a match that ends the text is followed by one more scan there: an
+     * empty match at the end is rewritten too, as a global replace does */
+    static const char yml2[] = "rules:\n  - name: ends\n    applies_to: tool_result\n    patterns: ['b|$']\n"
+                               "    action: rewrite\n    replacement: 'X'\n    guidance: g\n"
+                               "    examples: {fires: ['b'], passes: []}\n";
+    memset(&mine, 0, sizeof mine);
+    ruleset_load_text(&mine, "ends.yml", yml2, sizeof yml2 - 1);
+    assert_int_equal(mine.n, 1);
+    out = rule_rewrite(&mine.v[0], "ab", 2, &skipped);
+    assert_non_null(out);
+    assert_string_equal(out, "aXX");
     free(out);
     ruleset_free(&mine);
     /* not UTF-8: no match, and not "skipped" either */
