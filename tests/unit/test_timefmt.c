@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 static void parses_valid_times(void **state)
@@ -20,6 +21,8 @@ static void parses_valid_times(void **state)
     assert_int_equal(ms, 1778922000000LL);
     assert_int_equal(off, 3600);
     assert_int_equal(tf_parse_rfc3339("2026-05-16T09:00:00.250Z", &ms, &off), 0);
+    assert_int_equal(ms, 1778922000250LL);
+    assert_int_equal(tf_parse_rfc3339("2026-05-16T09:00:00.2509999Z", &ms, &off), 0); /* past ms: cut, not rounded */
     assert_int_equal(ms, 1778922000250LL);
     assert_int_equal(tf_parse_rfc3339("2024-02-29t23:59:59-05:30", &ms, &off), 0);
     assert_int_equal(off, -(5 * 3600 + 30 * 60));
@@ -82,6 +85,24 @@ static void formats_round_trip(void **state)
     assert_string_equal(buf, "1969-12-31T23:59:59+00:00");
     tf_format_rfc3339(0, -(3 * 3600 + 30 * 60), buf, sizeof buf);
     assert_string_equal(buf, "1969-12-31T20:30:00-03:30");
+    /* every day of a leap year and of the next, and the years about 0 and
+     * 1970, formatted back as they were written */
+    static const int years[] = {2024, 2025, 1970, 1969, 0, 1};
+    static const int dm[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    for (size_t k = 0; k < sizeof years / sizeof years[0]; k++)
+        for (int m = 1; m <= 12; m++)
+            for (int d = 1; d <= dm[m - 1]; d++) {
+                int y = years[k];
+                if (m == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
+                    continue;
+                char in[40];
+                int64_t ms;
+                snprintf(in, sizeof in, "%04d-%02d-%02dT12:34:56+00:00", y, m, d);
+                assert_int_equal(tf_parse_rfc3339(in, &ms, NULL), 0);
+                tf_format_rfc3339(ms, 0, buf, sizeof buf);
+                if (strcmp(buf, in))
+                    fail_msg("%s came back as %s", in, buf);
+            }
     struct tf_civil c;
     tf_civil(1778922000000LL, 3600, &c);
     assert_int_equal(c.wday, 6); /* 2026-05-16 is a Saturday */
