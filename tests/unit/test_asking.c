@@ -69,6 +69,19 @@ static void a_phrase_marks_its_own_words(void **state)
     text_words_free(&w);
 }
 
+/* ask_kinds of w's first n words, their hashes copied to an array of
+ * exactly n. */
+static unsigned kinds_exactly(const struct text_words *w, size_t n)
+{
+    uint64_t *h = malloc(n * sizeof *h);
+    assert_non_null(h);
+    for (size_t i = 0; i < n; i++)
+        h[i] = w->v[i].hash;
+    unsigned k = ask_kinds(h, sizeof *h, n, NULL);
+    free(h);
+    return k;
+}
+
 /* Only the n words given are read: a phrase that begins right after them
  * (the rest of the caller's array) is not the text's, and one that ends
  * the text is found without reading further. */
@@ -81,21 +94,10 @@ static void only_the_words_given_are_read(void **state)
     assert_int_equal(w.n, 4);
     assert_true(ask_kinds(&w.v[0].hash, sizeof *w.v, 4, NULL) & ASK_COMMAND);
     assert_int_equal(ask_kinds(&w.v[0].hash, sizeof *w.v, 3, NULL), 0);
-    /* and nothing past them is read: an array of exactly 3 (AddressSanitizer
-     * sees a read of a 4th) */
-    uint64_t *h = malloc(3 * sizeof *h);
-    assert_non_null(h);
-    for (size_t i = 0; i < 3; i++)
-        h[i] = w.v[i].hash;
-    assert_int_equal(ask_kinds(h, sizeof *h, 3, NULL), 0);
-    free(h);
-    /* a phrase that ends the text is matched without a look past it */
-    h = malloc(4 * sizeof *h);
-    assert_non_null(h);
-    for (size_t i = 0; i < 4; i++)
-        h[i] = w.v[i].hash;
-    assert_true(ask_kinds(h, sizeof *h, 4, NULL) & ASK_COMMAND);
-    free(h);
+    /* and nothing past them is read, nor past a phrase that ends them:
+     * arrays of exactly 3 and 4 (AddressSanitizer sees a read past) */
+    assert_int_equal(kinds_exactly(&w, 3), 0);
+    assert_true(kinds_exactly(&w, 4) & ASK_COMMAND);
     text_words_free(&w);
 }
 

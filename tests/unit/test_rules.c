@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,28 @@ static void group_numbers_keep_patterns_apart(void **state)
     ruleset_free(&rs);
 }
 
+/* A rewrite rule of these patterns (a YAML flow list) and replacement turns
+ * text into want. */
+static void rewrites_to(const char *patterns, const char *replacement, const char *text, const char *want)
+{
+    char yml[512];
+    snprintf(yml, sizeof yml,
+             "rules:\n  - name: mine\n    applies_to: tool_result\n    patterns: %s\n    action: rewrite\n"
+             "    replacement: '%s'\n    guidance: g\n    examples: {fires: ['%s'], passes: []}\n",
+             patterns, replacement, text);
+    struct ruleset mine;
+    memset(&mine, 0, sizeof mine);
+    ruleset_load_text(&mine, "mine.yml", yml, strlen(yml));
+    assert_int_equal(mine.n, 1);
+    int skipped = 0;
+    char *out = rule_rewrite(&mine.v[0], text, strlen(text), &skipped);
+    assert_int_equal(skipped, 0);
+    assert_non_null(out);
+    assert_string_equal(out, want);
+    free(out);
+    ruleset_free(&mine);
+}
+
 /* A rule with several patterns rewrites with each in turn, each on the text
  * the one before left: two credentials of two kinds, both redacted, the rest
  * as it was. And a text that is not UTF-8 is not matched at all. */
@@ -156,31 +179,10 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
     assert_string_equal(out, "aws [REDACTED] then gh [REDACTED] and the end");
     free(out);
     /* a replacement longer than its match: the next pattern reads all of it */
-    struct ruleset mine;
-    memset(&mine, 0, sizeof mine);
-    static const char yml[] = "rules:\n  - name: longer\n    applies_to: tool_result\n    patterns: ['a', 'z']\n"
-                              "    action: rewrite\n    replacement: 'LONGER'\n    guidance: g\n"
-                              "    examples: {fires: ['a'], passes: ['b']}\n";
-    ruleset_load_text(&mine, "mine.yml", yml, sizeof yml - 1);
-    assert_int_equal(mine.n, 1);
-    out = rule_rewrite(&mine.v[0], "a to z", 6, &skipped);
-    assert_non_null(out);
-    assert_string_equal(out, "LONGER to LONGER");
-    free(out);
-    ruleset_free(&mine);
+    rewrites_to("['a', 'z']", "LONGER", "a to z", "LONGER to LONGER");
     /* a match that ends the text is followed by one more scan there: an
      * empty match at the end is rewritten too, as a global replace does */
-    static const char yml2[] = "rules:\n  - name: ends\n    applies_to: tool_result\n    patterns: ['b|$']\n"
-                               "    action: rewrite\n    replacement: 'X'\n    guidance: g\n"
-                               "    examples: {fires: ['b'], passes: []}\n";
-    memset(&mine, 0, sizeof mine);
-    ruleset_load_text(&mine, "ends.yml", yml2, sizeof yml2 - 1);
-    assert_int_equal(mine.n, 1);
-    out = rule_rewrite(&mine.v[0], "ab", 2, &skipped);
-    assert_non_null(out);
-    assert_string_equal(out, "aXX");
-    free(out);
-    ruleset_free(&mine);
+    rewrites_to("['b|$']", "X", "ab", "aXX");
     /* not UTF-8: no match, and not "skipped" either */
     assert_int_equal(rule_match(r, "\xff AKIA2Q4RT6YU8IO0PLKM", 22, NULL, 0), 0);
     ruleset_free(&rs);
