@@ -366,6 +366,22 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'the word followed by a detector\'s name applies to that detector alone', named);
 }
 
+// A prompt that holds more than an override word is the person's prompt
+// too: the word applies, and the detectors still read what follows.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'worry.jsonl');
+  const asks = [['10:24', 'is it safe to merge the reviewed rate limit change now?'], ['10:31', 'are you sure merging the rate limit change is safe?'],
+    ['10:38', 'honestly, is the rate limit change safe to merge?']];
+  writeFileSync(tr, asks.map(([t, text]) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+  const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:45:00Z', TZ: 'UTC' },
+    input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'worry', prompt: 'snooze-15m. sorry to ask again, but is merging the rate limit change really safe?', transcript_path: tr }) });
+  let m = '';
+  try { m = JSON.parse(r.stdout).systemMessage || ''; } catch { /* no output: the checks below fail */ }
+  ok(/keel \(hyperfocus\): snooze-15m applied/.test(m) && /keel \(rumination[,)]/.test(m),
+    'an override word followed by a question: the word applies and rumination still reads the question', m);
+}
+
 // A word several detectors take, said before any advisory in this chat,
 // says so; and every prompt the hook sees is the person's activity.
 {
@@ -447,6 +463,30 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const fresh = two('sorry to ask again, is the data migration tonight really safe?', '12');
   ok(/keel \(rumination/.test(first) && /disable-for-session applied/.test(off) && !/keel \(rumination/.test(quiet) && /keel \(rumination/.test(fresh),
     'disable-for-session holds in the chat it was said in; a chat begun after it starts clean', { first, off, quiet, fresh });
+}
+
+// The same for a reply: i-want-validation said in one chat quiets that
+// chat's next reply, not a reply in a chat begun after it.
+{
+  const box = sandbox();
+  const flattering = 'Great question! You are absolutely right, this is a brilliant plan.';
+  const run = (event, sid, minute, extra) => {
+    const r = spawnSync(keel, ['hook', event], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-26T11:${minute}:00Z`, TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: event, session_id: sid, ...extra }) });
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+  };
+  const prompt = (sid, text, minute) => run('UserPromptSubmit', sid, minute, { prompt: text });
+  const reply = (sid, minute) => run('Stop', sid, minute, { stop_hook_active: false, last_assistant_message: flattering });
+  prompt('chat-a', 'should I rewrite the parser?', '00');
+  const before = reply('chat-a', '01');
+  const want = prompt('chat-a', 'i-want-validation', '02');
+  prompt('chat-b', 'what does the parser do?', '03');   // a new chat begins
+  const other = reply('chat-b', '04');
+  const own = reply('chat-a', '05');
+  ok(/keel \(sycophancy\)/.test(before) && /i-want-validation applied/.test(want) && /keel \(sycophancy\)/.test(other) && !/keel \(sycophancy\)/.test(own),
+    'i-want-validation quiets the next reply of the chat it was said in, not a reply in a chat begun after it', { before, want, other, own });
+  const once = prompt('chat-b', 'override-once', '06');   // several detectors take it: the reply's is meant
+  ok(/keel \(sycophancy\): override-once applied/.test(once), 'override-once after a flattering reply applies to sycophancy, the detector that spoke', once);
 }
 
 // A chat whose last event was a stop is recent: when a 33rd host session
