@@ -194,6 +194,16 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(shipped.status === 0 && shipped.out?.decision === undefined, 'a shipped rule (rules/voice.yml) never blocks: only the person\'s own do', shipped.out);
   const gem = hook('gemini', 'AfterAgent', payload('gemini-AfterAgent.json', { prompt_response: 'Done. TODO: tests.' }), { box: sandbox(), args: rules });
   ok(gem.out?.decision === 'deny' && /no-todo-left/.test(gem.out.reason), 'Gemini: the same rule denies the response (its word for block)', gem.out);
+  // without --host, the event's name tells the host: Gemini's AfterAgent, Claude Code's Stop
+  const auto = (event, file, extra) => {
+    const b = sandbox();
+    const r = spawnSync(keel, ['hook', event, ...rules], { encoding: 'utf8', input: JSON.stringify(payload(file, extra)),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', KEEL_NOW: NOW, TZ: 'UTC', ...b.env } });
+    try { return JSON.parse(r.stdout).decision; } catch { return r.stdout; }
+  };
+  const told = { AfterAgent: auto('AfterAgent', 'gemini-AfterAgent.json', { prompt_response: 'Done. TODO: tests.' }),
+    Stop: auto('Stop', 'claude-code-Stop.json', { last_assistant_message: 'Done. TODO: tests.' }) };
+  ok(told.AfterAgent === 'deny' && told.Stop === 'block', 'without --host the event tells the host: AfterAgent is denied in Gemini\'s word, Stop blocked in Claude Code\'s', told);
 }
 
 // --- never fail the host ---------------------------------------------------------
