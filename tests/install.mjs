@@ -57,8 +57,18 @@ ok(r.status === 1 && /claude_desktop_config\.json: line 1, column 41: a comment/
   'a configuration that does not parse is left alone, with its line and column (exit 1)', r.stderr);
 ok(/^--- a.*\.claude\.json$/m.test(r.stdout) && /^\+\+\+ b/m.test(r.stdout) && /^@@ -\d+,\d+ \+\d+,\d+ @@$/m.test(r.stdout),
   'install prints a unified diff of each change', r.stdout.slice(0, 300));
-ok(/warning: this keel runs from its build tree/.test(r.stderr) || !existsSync(join(dirname(keel), 'CMakeCache.txt')),
-  'run from a build tree, install warns and names the installed path to use', r.stderr);
+{
+  const cache = join(dirname(keel), 'CMakeCache.txt');
+  const prefix = existsSync(cache) ? (/^CMAKE_INSTALL_PREFIX:PATH=(.*)$/m.exec(readFileSync(cache, 'utf8')) || [])[1] : null;
+  ok(prefix === null ? !/warning: this keel runs from its build tree/.test(r.stderr)
+    : /warning: this keel runs from its build tree/.test(r.stderr) && r.stderr.includes(`run ${prefix}/bin/keel install instead`),
+  'run from a build tree, install warns and names the installed path to use (the build\'s install prefix)', r.stderr);
+}
+// what a real install says of each file: what it did, where the file as it
+// was is kept; no dry run, no hard link where there is none
+ok(/\.claude\.json \(claude-code\): \d+ server\(s\) wrapped, \d+ hook\(s\) registered\n/.test(r.stdout) && !/dry run/.test(r.stdout) &&
+   !/hard link/.test(r.stdout) && /^  the file as it was: .*\.claude\.json\.keel-backup-\d{8}-\d{6}$/m.test(r.stdout),
+  'install\'s report: what it did to each file and where the file as it was is kept; no dry run, no hard link', r.stdout.slice(0, 600));
 
 const cj = JSON.parse(read(h, '.claude.json'));
 const fsrv = cj.mcpServers.filesystem, gh = cj.mcpServers.github;
@@ -84,6 +94,15 @@ ok(codex.includes('# my codex settings') && codex.includes(`command = "${keel}" 
 const ch = JSON.parse(read(h, '.codex/hooks.json'));
 ok(JSON.stringify(ch.hooks.Stop).includes('hook Stop --host codex') && /run \/hooks in Codex and trust keel's hooks/.test(r.stdout),
   'Codex hooks.json created with keel\'s hooks (--host codex), and the person told to trust them in /hooks', ch);
+ok(new RegExp(`^--- a${join(h, '.codex/hooks.json')}\\n\\+\\+\\+ b.*\\n@@ -0,0 \\+1,\\d+ @@\\n\\+\\{\\n`, 'm').test(r.stdout),
+  'a file install creates is shown whole, as lines added to nothing', r.stdout.slice(r.stdout.indexOf('hooks.json'), 800));
+{
+  const empty = homeWith({});
+  mkdirSync(empty, { recursive: true });
+  const e = run(empty, 'install');
+  ok(e.status === 0 && e.stdout.includes(`keel found no client configuration under ${empty} (claude-code, claude-desktop, cursor, codex, gemini)`),
+    'install where no client is: it says so, names the clients it looks for, and exits 0', e.stdout + e.stderr);
+}
 const gs = JSON.parse(read(h, '.gemini/settings.json'));
 ok(gs.theme === 'dark' && gs.mcpServers.fs.command === keel && JSON.stringify(gs.hooks.AfterAgent).includes('hook AfterAgent --host gemini') &&
    gs.hooks.BeforeAgent[0].hooks[0].timeout === 10000 && /Gemini CLI: servers and hooks run only in folders you trust/.test(r.stdout),

@@ -52,15 +52,17 @@ console.log(i);
 // A writer that opened the file before keel replaced it and writes to it
 // well after (300 ms: past any fixed watch) still loses nothing: keel waits
 // for it to close the file it holds, then makes its change again on what the
-// writer wrote.
+// writer wrote, keeping what was added to keel's new file meanwhile (another
+// write, by name, between keel's swap and the late one).
 {
   const holder = join(sandbox().dir, 'holder.mjs');
-  writeFileSync(holder, `import { closeSync, fstatSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
+  writeFileSync(holder, `import { appendFileSync, closeSync, fstatSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
 const [file, ready, tag] = process.argv.slice(2);
 const fd = openSync(file, 'a'), ino = fstatSync(fd).ino, sab = new Int32Array(new SharedArrayBuffer(4));
 writeFileSync(ready, '');
 for (let t = 0; t < 10000 && statSync(file).ino === ino; t++) Atomics.wait(sab, 0, 0, 1);
 const swapped = statSync(file).ino !== ino;
+if (swapped) appendFileSync(file, tag + '_fresh = 2\\n');
 Atomics.wait(sab, 0, 0, 300);
 writeSync(fd, tag + ' = 1\\n');
 closeSync(fd);
@@ -77,9 +79,9 @@ console.log(swapped ? 'swapped' : 'not swapped');
     await new Promise((res) => w.on('close', res));
     const text = read(ht, '.codex/config.toml');
     const wrapped = text.includes(`command = "${keel}"`);
-    ok(said.trim() === 'swapped' && k.status === 0 && text.includes(`late_${verb} = 1\n`) && (verb === 'install') === wrapped
+    ok(said.trim() === 'swapped' && k.status === 0 && text.includes(`late_${verb} = 1\n`) && text.includes(`late_${verb}_fresh = 2\n`) && (verb === 'install') === wrapped
       && (verb === 'install' || text.includes('late_install = 1\n')),
-    `${verb}: a key written 300 ms after keel replaced the file, by a writer that had it open, is kept, with keel's change`,
+    `${verb}: a key written 300 ms after keel replaced the file, by a writer that had it open, is kept, with keel's change and a key added to the new file meanwhile`,
     { said: said.trim(), status: k.status, err: k.stderr.slice(0, 300), wrapped, text: text.slice(-200) });
   }
 }

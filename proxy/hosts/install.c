@@ -216,7 +216,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
             t->written = 1;
             return 0;
         }
-        if (rc < 0)
+        if (rc < 0) /* it could not be written: why says so */
             break;
         if (rc == 2) {
             /* Written, but a writer that had the file open wrote to it just
