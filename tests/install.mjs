@@ -255,6 +255,36 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
   ok(uk.status === 0 && read(hk, '.cursor/mcp.json') === '{"mcpServers": {"n": {"command": "node"}}}\n' && !existsSync(join(hk, '.cursor/mcp.json.keel-added')),
     'uninstall takes out the "args" an earlier install added, as FILE.keel-added lists it', read(hk, '.cursor/mcp.json'));
 
+  // ... its pointers escaped as RFC 6901 has it (a name with / and ~), as an
+  // earlier keel wrote them
+  const named = `{"mcpServers": {"team/docs~v2": {"command": "${keel}", "args": ["wrap", "--", "docs-mcp"]}}}\n`;
+  const hn = homeWith({ '.cursor/mcp.json': named, '.cursor/mcp.json.keel-added': '/mcpServers/team~1docs~0v2/args\n' });
+  const un = run(hn, 'uninstall', '--client', 'cursor');
+  ok(un.status === 0 && read(hn, '.cursor/mcp.json') === '{"mcpServers": {"team/docs~v2": {"command": "docs-mcp"}}}\n',
+    'FILE.keel-added names members as RFC 6901 pointers (~1 for /, ~0 for ~): an earlier list is read so', read(hn, '.cursor/mcp.json'));
+
+  // A keel at another path (installed elsewhere) is keel: its server is not
+  // wrapped twice, and uninstall unwraps it.
+  const other = '/opt/keel/bin/keel';
+  const ho = homeWith({ '.cursor/mcp.json': JSON.stringify({ mcpServers: { o: { command: other, args: ['wrap', '--', 'uvx', 'o'] } } }) + '\n' });
+  const io = run(ho, 'install', '--client', 'cursor');
+  const afterInstall = JSON.parse(read(ho, '.cursor/mcp.json')).mcpServers.o;
+  const uo = run(ho, 'uninstall', '--client', 'cursor');
+  const afterUninstall = JSON.parse(read(ho, '.cursor/mcp.json')).mcpServers.o;
+  ok(io.status === 0 && afterInstall.command === other && afterInstall.args.join(' ') === 'wrap -- uvx o' &&
+     uo.status === 0 && afterUninstall.command === 'uvx' && afterUninstall.args.join(' ') === 'o',
+    'a server a keel at another path wraps: install leaves it, uninstall unwraps it', { afterInstall, afterUninstall });
+
+  // Uninstall knows keel's hook however its command is quoted, and leaves a
+  // person's hook whose second word happens to be "hook".
+  const hq2 = homeWith({ '.claude.json': '{}\n', '.claude/settings.json': JSON.stringify({ hooks: { Stop: [{ hooks: [
+    { type: 'command', command: '"/opt/my dir/keel" hook Stop' }, { type: 'command', command: '/opt/my\\ dir/keel hook Stop --host claude-code' },
+    { type: 'command', command: 'my-notify hook done' }] }] } }) + '\n' });
+  const uh = run(hq2, 'uninstall', '--client', 'claude-code');
+  const left = JSON.parse(read(hq2, '.claude/settings.json')).hooks.Stop[0].hooks.map((x) => x.command);
+  ok(uh.status === 0 && JSON.stringify(left) === '["my-notify hook done"]',
+    'uninstall removes keel\'s hook commands in double quotes or with an escaped space, and leaves another program\'s "hook"', left);
+
   const hdir = homeWith({});
   mkdirSync(join(hdir, '.cursor/mcp.json'), { recursive: true });
   const rd = run(hdir, 'install', '--client', 'cursor');
