@@ -1,0 +1,77 @@
+/* test_instedit.c: the small text helpers keel install builds its edits
+ * with: a JSON pointer member escaped (RFC 6901) and cut whole at the
+ * buffer's end, a path quoted for a POSIX shell, and a hook command known
+ * for keel's however it is quoted. */
+#include "instedit.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+static void pointers_escape_and_stop_whole(void **state)
+{
+    (void)state;
+    char p[64] = "";
+    inst_ptr_add(p, sizeof p, "mcpServers");
+    inst_ptr_add(p, sizeof p, "team/docs~v2");
+    assert_string_equal(p, "/mcpServers/team~1docs~0v2");
+    /* a buffer of 8: the slash, five bytes, the NUL; never an escape cut in two */
+    char s[8] = "";
+    inst_ptr_add(s, sizeof s, "abcdefghij");
+    assert_string_equal(s, "/abcde");
+    s[0] = '\0';
+    inst_ptr_add(s, sizeof s, "abcd~x"); /* the escape fits, whole */
+    assert_string_equal(s, "/abcd~0");
+    s[0] = '\0';
+    inst_ptr_add(s, sizeof s, "abcde~x"); /* it does not: it is left out */
+    assert_string_equal(s, "/abcde");
+    char full[3] = "ab"; /* no room for even the slash */
+    inst_ptr_add(full, sizeof full, "c");
+    assert_string_equal(full, "ab");
+}
+
+static void paths_quoted_for_a_shell(void **state)
+{
+    (void)state;
+    char q[64];
+    inst_shell_quote(q, sizeof q, "/usr/local/bin/keel");
+    assert_string_equal(q, "/usr/local/bin/keel");
+    inst_shell_quote(q, sizeof q, "/opt/it's $(x) dir/keel");
+    assert_string_equal(q, "'/opt/it'\\''s $(x) dir/keel'");
+    /* cut at the buffer's end, still closed: room is kept for a quote's four
+     * bytes, the closing quote and the NUL */
+    char small[12];
+    inst_shell_quote(small, sizeof small, "/a b'c d e f");
+    assert_string_equal(small, "'/a b'\\'''");
+    inst_shell_quote(small, sizeof small, "/abcd efgh");
+    assert_string_equal(small, "'/abcd'");
+}
+
+static void keel_s_hook_however_quoted(void **state)
+{
+    (void)state;
+    assert_true(inst_is_keel_hook("/usr/local/bin/keel hook Stop"));
+    assert_true(inst_is_keel_hook("  keel\thook"));
+    assert_true(inst_is_keel_hook("'/opt/my dir/keel' hook Stop"));
+    assert_true(inst_is_keel_hook("\"/opt/my dir/keel\" hook Stop"));
+    assert_true(inst_is_keel_hook("\"/opt/a \\\"q\\\" dir/keel\" hook Stop"));
+    assert_true(inst_is_keel_hook("/opt/my\\ dir/keel hook Stop"));
+    assert_false(inst_is_keel_hook("my-notify hook done"));
+    assert_false(inst_is_keel_hook("keel wrap -- npx server"));
+    assert_false(inst_is_keel_hook("/opt/keel-lint hook"));
+    assert_false(inst_is_keel_hook("keel"));
+    assert_false(inst_is_keel_hook(""));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pointers_escape_and_stop_whole),
+        cmocka_unit_test(paths_quoted_for_a_shell),
+        cmocka_unit_test(keel_s_hook_however_quoted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
