@@ -362,14 +362,24 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
   const hs = homeWith({
     '.claude.json': JSON.stringify({ mcpServers: { gh: { command: 'npx', args: ['-y', 'gh-mcp', '--token', `${secret}A`], env: { GITHUB_TOKEN: secret, OTHER: 'plainvalue' } } },
       projects: { '/p': { history: 'x'.repeat(5000) } } }),
-    '.codex/config.toml': `[mcp_servers.api]\ncommand = "npx"\nargs = ["api-mcp"]\nenv = { API_KEY = "${secret}B" }\n\n[mcp_servers.api.http_headers]\n`,
+    '.codex/config.toml': `[mcp_servers.api]\ncommand = "npx"\nargs = ["api-mcp", "--api-key", "${secret}C"]\nenv = { API_KEY = "${secret}B" }\n\n[mcp_servers.api.http_headers]\n`,
+    '.gemini/settings.json': `{\n  // mine\n  "mcpServers": {"g": {"command": "node", "args": ["g.js"], "env": {"G_KEY": "${secret}D"}}}\n}\n`,
   });
-  const i = run(hs, 'install', '--client', 'claude-code', '--client', 'codex');
-  const u = run(hs, 'uninstall', '--client', 'claude-code', '--client', 'codex');
+  const i = run(hs, 'install', '--client', 'claude-code', '--client', 'codex', '--client', 'gemini');
+  const u = run(hs, 'uninstall', '--client', 'claude-code', '--client', 'codex', '--client', 'gemini');
   const all = i.stdout + i.stderr + u.stdout + u.stderr;
   ok(i.status === 0 && !all.includes(secret) && !all.includes('plainvalue') && /"\*\*\*"/.test(i.stdout) &&
      Math.max(...i.stdout.split('\n').map((l) => l.length)) < 700,
     'env values, tokens after --token and header values are masked in every printed diff; a one-line file is shown only around the change', i.stdout.slice(0, 600));
+  ok(i.stdout.includes(`+command = "${keel}"`) && i.stdout.includes('"api-mcp", "--api-key", "***"') && i.stdout.includes('"g.js"'),
+    'what is not secret is shown: the command, the arguments before a secret flag (TOML), a JSON-with-comments file\'s arguments', i.stdout);
+  // more secrets than keel keeps places for (512): the rest stay hidden
+  const many = Array.from({ length: 600 }, (_, k) => `K${k}_TOKEN = "sekrit${k}"`).join(', ');
+  const hm = homeWith({ '.codex/config.toml': `[mcp_servers.api]\nenv = { ${many} }\ncommand = "npx"\nargs = ["api-mcp"]\n` });
+  const im = run(hm, 'install', '--client', 'codex');
+  const um = run(hm, 'uninstall', '--client', 'codex');
+  ok(im.status === 0 && um.status === 0 && !/sekrit/.test(im.stdout + im.stderr + um.stdout + um.stderr),
+    'a file with 600 secret values: none is printed', im.stdout.slice(0, 400));
 }
 
 // --- 11, 15: project scopes -------------------------------------------------
