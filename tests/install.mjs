@@ -285,6 +285,17 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
   ok(uh.status === 0 && JSON.stringify(left) === '["my-notify hook done"]',
     'uninstall removes keel\'s hook commands in double quotes or with an escaped space, and leaves another program\'s "hook"', left);
 
+  // A file whose object comes after a comment (JSON with comments) or after
+  // blank space: wrapped, and given back byte for byte.
+  const lead = { '.gemini/settings.json': '// my settings\n{"mcpServers": {"g": {"command": "node", "args": ["g.js"]}}}\n',
+    '.cursor/mcp.json': '\n  {"mcpServers": {"c": {"command": "node"}}}\n' };
+  const hl2 = homeWith(lead);
+  const il = run(hl2, 'install', '--client', 'gemini', '--client', 'cursor');
+  const wrappedBoth = JSON.parse(read(hl2, '.cursor/mcp.json')).mcpServers.c.command === keel && read(hl2, '.gemini/settings.json').includes(`"command": "${keel}", "args": ["wrap", "--", "node", "g.js"]`);
+  const ul = run(hl2, 'uninstall', '--client', 'gemini', '--client', 'cursor');
+  ok(il.status === 0 && wrappedBoth && ul.status === 0 && read(hl2, '.gemini/settings.json') === lead['.gemini/settings.json'] && read(hl2, '.cursor/mcp.json') === lead['.cursor/mcp.json'],
+    'a file whose object follows a comment or blank space: wrapped, and given back byte for byte', il.stdout + il.stderr);
+
   const hdir = homeWith({});
   mkdirSync(join(hdir, '.cursor/mcp.json'), { recursive: true });
   const rd = run(hdir, 'install', '--client', 'cursor');

@@ -2,6 +2,7 @@
  * with: a JSON pointer member escaped (RFC 6901) and cut whole at the
  * buffer's end, a path quoted for a POSIX shell, and a hook command known
  * for keel's however it is quoted. */
+#include "install.h"
 #include "instedit.h"
 
 #include <setjmp.h>
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void pointers_escape_and_stop_whole(void **state)
@@ -66,12 +68,46 @@ static void keel_s_hook_however_quoted(void **state)
     assert_false(inst_is_keel_hook(""));
 }
 
+/* install_edit_text (the fuzz harness's way in): install, then uninstall on
+ * its result, gives the text back, in each format; a text with nothing to
+ * change gives NULL and no reason. */
+static void install_then_uninstall_gives_the_text_back(void **state)
+{
+    (void)state;
+    static const struct {
+        int fmt, hooks;
+        const char *text, *has;
+    } v[] = {
+        {0, 1, "{\"mcpServers\": {\"a\": {\"command\": \"npx\"}}}\n", "\"hooks\": {"},
+        {1, 1, "{\n  // mine\n  \"mcpServers\": {\"a\": {\"command\": \"npx\"}}\n}\n", "AfterAgent"},
+        {2, 0, "[mcp_servers.a]\ncommand = \"npx\"\n", "args = [\"wrap\", \"--\", \"npx\"]"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char why[300];
+        char *in =
+            install_edit_text(v[i].text, strlen(v[i].text), v[i].fmt, v[i].hooks, 0, "/usr/bin/keel", why, sizeof why);
+        if (!in)
+            fail_msg("format %d: no install (%s)", v[i].fmt, why);
+        assert_non_null(strstr(in, "/usr/bin/keel"));
+        assert_non_null(strstr(in, v[i].has));
+        char *out = install_edit_text(in, strlen(in), v[i].fmt, v[i].hooks, 1, "/usr/bin/keel", why, sizeof why);
+        assert_non_null(out);
+        assert_string_equal(out, v[i].text);
+        free(out);
+        free(in);
+    }
+    char why[300] = "x";
+    assert_null(install_edit_text("{}\n", 3, 0, 0, 0, "/usr/bin/keel", why, sizeof why));
+    assert_string_equal(why, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pointers_escape_and_stop_whole),
         cmocka_unit_test(paths_quoted_for_a_shell),
         cmocka_unit_test(keel_s_hook_however_quoted),
+        cmocka_unit_test(install_then_uninstall_gives_the_text_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
