@@ -296,6 +296,30 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
   ok(il.status === 0 && wrappedBoth && ul.status === 0 && read(hl2, '.gemini/settings.json') === lead['.gemini/settings.json'] && read(hl2, '.cursor/mcp.json') === lead['.cursor/mcp.json'],
     'a file whose object follows a comment or blank space: wrapped, and given back byte for byte', il.stdout + il.stderr);
 
+  // Servers keel cannot read are named and left alone; one a keel wraps
+  // with --expose=none leaves keel's tools to the new one; a wrap with no
+  // command after "--" is left as it is by uninstall.
+  const odd = '{"mcpServers": {"x": {"command": ["npx"]}, "y": {"command": "npx", "args": "a"}, '
+    + '"old": {"command": "/opt/keel", "args": ["wrap", "--expose=none", "--", "uvx", "o"]}, '
+    + '"bad": {"command": "/opt/keel", "args": ["wrap", "--"]}, "new": {"command": "node"}}}\n';
+  const hx = homeWith({ '.cursor/mcp.json': odd, '.codex/config.toml': '[mcp_servers.t]\ncommand = 42\n\n[mcp_servers.u]\ncommand = "npx"\nargs = "x"\n' });
+  const ix = run(hx, 'install', '--client', 'cursor', '--client', 'codex');
+  const wrappedNew = JSON.parse(read(hx, '.cursor/mcp.json')).mcpServers.new;
+  const ux = run(hx, 'uninstall', '--client', 'cursor');
+  const back = JSON.parse(read(hx, '.cursor/mcp.json')).mcpServers;
+  ok(ix.status === 0 && ['x: left alone: its command is not what a client reads', 'y: left alone: its args is not what a client reads',
+    't: left alone: its command is not what Codex reads', 'u: left alone: its args is not what Codex reads'].every((l) => ix.stdout.includes(`  ${l}\n`)) &&
+     JSON.stringify(wrappedNew.args) === '["wrap","--","node"]' && ux.status === 0 &&
+     JSON.stringify(back.bad) === '{"command":"/opt/keel","args":["wrap","--"]}' && back.old.command === 'uvx' && back.new.command === 'node',
+    'servers keel cannot read are named and left alone; a wrap with --expose=none leaves keel\'s tools to the new server; a wrap with nothing after "--" stays', { out: ix.stdout.slice(0, 300), wrappedNew, back });
+
+  // The "args" keel added to a file written without spaces goes whole.
+  const tight = `{"mcpServers":{"n":{"command":"${keel}","args":["wrap","--","node"]}}}\n`;
+  const ht = homeWith({ '.cursor/mcp.json': tight, '.cursor/mcp.json.keel-added': '/mcpServers/n/args\n' });
+  const ut = run(ht, 'uninstall', '--client', 'cursor');
+  ok(ut.status === 0 && read(ht, '.cursor/mcp.json') === '{"mcpServers":{"n":{"command":"node"}}}\n',
+    'the "args" keel added, in a file with no spaces, goes whole on uninstall', read(ht, '.cursor/mcp.json'));
+
   const hdir = homeWith({});
   mkdirSync(join(hdir, '.cursor/mcp.json'), { recursive: true });
   const rd = run(hdir, 'install', '--client', 'cursor');
