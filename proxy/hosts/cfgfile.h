@@ -19,12 +19,13 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#define CFG_MAX     (16u << 20) /* the largest configuration keel edits */
-#define CFG_BACKUPS 3 /* timestamped backups kept per file */
-#define CFG_SETTLE_MS                                                                                                  \
-    100 /* how long the file replaced is watched for a late write where the system cannot
-                             tell who holds it open */
-#define CFG_WRITER_WAIT_MS 2000 /* how long keel waits for a writer holding the file replaced to close it */
+#define CFG_MAX            (16u << 20) /* the largest configuration keel edits */
+#define CFG_BACKUPS        3 /* timestamped backups kept per file */
+/* How long keel waits for a writer that holds the file it replaced open to
+ * close it; and where the system cannot tell who holds it, how long it
+ * watches that file for a late write instead. */
+#define CFG_WRITER_WAIT_MS 2000
+#define CFG_SETTLE_MS      100
 
 struct cfg_file {
     char path[PATH_MAX]; /* as named: ~/.claude.json */

@@ -98,7 +98,9 @@ int platform_writers(int fd)
 {
 #if defined(__linux__) && defined(F_SETLEASE)
     /* A read lease is granted only while nobody holds the file open for
-     * writing; given back at once, it is only a question. */
+     * writing; given back at once, it is only a question. (While it is held,
+     * an open for writing would break it with a SIGIO: callers ask about a
+     * file that no longer has a name, which nobody can open.) */
     if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
         (void)fcntl(fd, F_SETLEASE, F_UNLCK);
         return 0;

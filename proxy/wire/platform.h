@@ -41,7 +41,8 @@ int platform_swap(const char *a, const char *b);
 /* Whether some process holds the file open for writing, fd being open
  * read-only (Linux: a read lease, asked for and given back): 1 yes, 0 no,
  * -1 it cannot be told here (another system, a file system without leases,
- * a file of another user's). */
+ * a file of another user's). Only for a file with no name left (unlinked):
+ * an open of it meanwhile would break the lease with a SIGIO. */
 int platform_writers(int fd);
 
 #endif
