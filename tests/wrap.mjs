@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, skip, done } from './lib/tap.mjs';
-import { root, Proc } from './lib/keel.mjs';
+import { root, Proc, sandbox } from './lib/keel.mjs';
 import { shaped } from './lib/shapes.mjs';
 
 const UP = join(root, 'tests', 'fixtures', 'upstream.mjs');
@@ -381,7 +381,7 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
   await k.close();
 }
 {
-  const marker = join(root, 'build', `lent-marker-${process.pid}`);
+  const marker = join(sandbox().dir, 'lent-marker');   // the fixture dies once, on the call that names it
   rmSync(marker, { force: true });
   const k = wrap('dies-once', ['--restart=2']);
   await handshake(k);
@@ -471,7 +471,7 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
   ok(ex.code === 1 && /cannot start the upstream command/.test(k.stderr), 'a clear stderr line, exit 1', k.stderr);
 }
 {
-  const marker = join(root, 'build', `restart-marker-${process.pid}`);
+  const marker = join(sandbox().dir, 'restart-marker');
   rmSync(marker, { force: true });
   const k = wrap('dies-once', ['--restart=2']);
   await handshake(k);
@@ -506,7 +506,7 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
   ok(!k.lines.some((l) => JSON.parse(l).id === 60), 'a cancelled request gets no error when the upstream later ends', k.lines);
 }
 {
-  const marker = join(root, 'build', `mute-marker-${process.pid}`);
+  const marker = join(sandbox().dir, 'mute-marker');
   rmSync(marker, { force: true });
   const k = wrap('mute-after', ['--restart=1'], { UPSTREAM_MARKER: marker });
   await handshake(k);
