@@ -64,8 +64,9 @@ static int64_t clock_ns(clockid_t c)
  * window, unless it spent half the last one on the CPU, up to
  * RULE_BUDGET_WINDOWS. The first window's CPU time is not known (reading it
  * at every start would cost each rule a system call), so a rule that runs
- * away is skipped after two windows, 50 ms. The wall clock is read on every call (a few ns); the
- * thread's CPU clock, a system call, only when a window ends. */
+ * away is skipped after two windows, 50 ms. The wall clock is read on every
+ * call (a few ns); the thread's CPU clock, a system call, only when a window
+ * ends. */
 struct budget {
     int64_t end, cpu;
     int windows;

@@ -54,6 +54,12 @@ function hook(host, event, input, { box, env = {}, args = [] } = {}) {
   return { status: r.status, out, stdout: r.stdout, stderr: r.stderr, ms: Date.now() - t0 };
 }
 const transcript = (name) => join(dir, name);
+// A Claude Code transcript at path holding the person's prompts [[when, text], ...].
+const writeAsks = (path, asks) => writeFileSync(path, asks.map(([at, text]) =>
+  JSON.stringify({ type: 'user', timestamp: at, message: { role: 'user', content: text } })).join('\n') + '\n');
+// One worry asked three times in new words, on 2026-11-26 (UTC).
+const WORRY = [['10:24', 'is it safe to merge the reviewed rate limit change now?'], ['10:31', 'are you sure merging the rate limit change is safe?'],
+  ['10:38', 'honestly, is the rate limit change safe to merge?']].map(([t, text]) => [`2026-11-26T${t}:00Z`, text]);
 const kindOf = (e) => (['UserPromptSubmit', 'BeforeAgent'].includes(e) ? 'prompt' : e === 'SessionStart' ? 'start' : 'reply');
 
 // --- two checks that wait out a timer (2 s, 5 s) -----------------------------------
@@ -335,7 +341,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const tr = join(box.dir, 'long.jsonl');
   const ask = 'is the nightly backup job safe?  ' + '\u20ac'.repeat(3000);
   const first = 'is the nightly backup job safe?  ' + 'x'.repeat(60);
-  writeFileSync(tr, ['10:02', '10:09', '10:16'].map((t) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: t === '10:02' ? first : ask } })).join('\n') + '\n');
+  writeAsks(tr, ['10:02', '10:09', '10:16'].map((t) => [`2026-11-26T${t}:00Z`, t === '10:02' ? first : ask]));
   const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:23:00Z', TZ: 'UTC' },
     input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'long', prompt: ask, transcript_path: tr }) });
   ok(r.status === 0 && /keel \(rumination/.test(r.stdout), 'a 9,033-byte question asked a 4th time: read on its first 8,000 bytes (cut between characters) and advised', r.stdout.slice(0, 300));
@@ -350,9 +356,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
 {
   const box = sandbox();
   const tr = join(box.dir, 'worry.jsonl');
-  const asks = [['10:24', 'is it safe to merge the reviewed rate limit change now?'], ['10:31', 'are you sure merging the rate limit change is safe?'],
-    ['10:38', 'honestly, is the rate limit change safe to merge?']];
-  writeFileSync(tr, asks.map(([t, text]) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+  writeAsks(tr, WORRY);
   const hook = (prompt, now) => {
     const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: now, TZ: 'UTC' },
       input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'worry', prompt, transcript_path: tr }) });
@@ -381,9 +385,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
 {
   const box = sandbox();
   const tr = join(box.dir, 'worry.jsonl');
-  const asks = [['10:24', 'is it safe to merge the reviewed rate limit change now?'], ['10:31', 'are you sure merging the rate limit change is safe?'],
-    ['10:38', 'honestly, is the rate limit change safe to merge?']];
-  writeFileSync(tr, asks.map(([t, text]) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${t}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+  writeAsks(tr, WORRY);
   const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:45:00Z', TZ: 'UTC' },
     input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'worry', prompt: 'snooze-15m. sorry to ask again, but is merging the rate limit change really safe?', transcript_path: tr }) });
   let m = '';
@@ -413,7 +415,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   for (const prefix of ['keel ', 'keel: ', 'keel, ']) {
     const box = sandbox();
     const tr = join(box.dir, 'drop.jsonl');
-    writeFileSync(tr, asks.map((text, i) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T09:0${i}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+    writeAsks(tr, asks.map((text, i) => [`2026-11-26T09:0${i}:00Z`, text]));
     const say = (prompt, minute) => {
       const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-26T09:${minute}:00Z`, TZ: 'UTC' },
         input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'drop', prompt, transcript_path: tr }) });
@@ -457,7 +459,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'honestly, will the data migration tonight be safe?'];
   const chat = (sid, hour) => {
     const tr = join(box.dir, `${sid}.jsonl`);
-    writeFileSync(tr, asks.map((text, i) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T${hour}:0${i}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+    writeAsks(tr, asks.map((text, i) => [`2026-11-26T${hour}:0${i}:00Z`, text]));
     return (prompt, minute) => {
       const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-26T${hour}:${minute}:00Z`, TZ: 'UTC' },
         input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: sid, prompt, transcript_path: tr }) });
@@ -508,7 +510,7 @@ for (const end of ['revised', 'bypassed']) {
   const asks = ['is it safe to run the data migration tonight?', 'are you sure the data migration tonight is safe?',
     'honestly, will the data migration tonight be safe?'];
   const tr = join(box.dir, 'kept.jsonl');
-  writeFileSync(tr, asks.map((text, i) => JSON.stringify({ type: 'user', timestamp: `2026-11-26T10:0${i}:00Z`, message: { role: 'user', content: text } })).join('\n') + '\n');
+  writeAsks(tr, asks.map((text, i) => [`2026-11-26T10:0${i}:00Z`, text]));
   const at = (second) => new Date(Date.parse('2026-11-26T10:00:00Z') + second * 1000).toISOString().replace('.000Z', 'Z');
   const run = (event, input, minute, args = []) => hook('claude-code', event, { hook_event_name: event, ...input }, { box, env: { KEEL_NOW: at(minute) }, args });
   const ask = (prompt, minute, sid = 'kept') => run('UserPromptSubmit', { session_id: sid, prompt, transcript_path: tr }, minute).out?.systemMessage || '';

@@ -6,7 +6,7 @@
 // upstream restarts. Plus the options: --env, --cwd, --command-args,
 // --expose, --tool-prefix, and what keel adds to initialize and tools/list.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, skip, done } from './lib/tap.mjs';
 import { root, Proc, sandbox } from './lib/keel.mjs';
@@ -382,7 +382,6 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
 }
 {
   const marker = join(sandbox().dir, 'lent-marker');   // the fixture dies once, on the call that names it
-  rmSync(marker, { force: true });
   const k = wrap('dies-once', ['--restart=2']);
   await handshake(k);
   k.p.stdout.pause();
@@ -398,7 +397,6 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
   ok(r.error && /exited with status 4/.test(r.error.message), 'and the call that ended it is answered', r);
   const ex = await k.close();
   ok(ex.code === 0, 'keel ends cleanly (under ASan: nothing leaked)', { ex, stderr: k.stderr.slice(-300) });
-  rmSync(marker, { force: true });
 }
 {
   const k = wrap('normal', ['--overlay', 'none', '--max-message-bytes', '1M']);
@@ -472,7 +470,6 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
 }
 {
   const marker = join(sandbox().dir, 'restart-marker');
-  rmSync(marker, { force: true });
   const k = wrap('dies-once', ['--restart=2']);
   await handshake(k);
   let r = await k.ask(call(1, 'echo', { message: 'a', marker }));
@@ -483,7 +480,6 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
   ok(r.result && r.result.content[0].text === 'after restart', 'the replayed initialize and notifications/initialized let the new upstream serve the next call', r);
   await k.close();
   ok(/upstream_restart_scheduled attempt=1/.test(k.stderr) && /upstream_reinitialized/.test(k.stderr), 'the restart is logged', k.stderr);
-  rmSync(marker, { force: true });
 }
 {
   const k = wrap('normal');
@@ -507,7 +503,6 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
 }
 {
   const marker = join(sandbox().dir, 'mute-marker');
-  rmSync(marker, { force: true });
   const k = wrap('mute-after', ['--restart=1'], { UPSTREAM_MARKER: marker });
   await handshake(k);
   let r = await k.ask(call(1, 'echo', { message: 'dies' }));
@@ -518,7 +513,6 @@ for (const [mode, opts] of [['emptycaps', []], ['nocaps', []], ['notools', ['--r
   k.p.stdin.end();
   await k.exited;
   ok(Date.now() - t0 < 5000, `and the client leaving still ends keel promptly (${Date.now() - t0} ms)`);
-  rmSync(marker, { force: true });
 }
 {
   // A slow consumer: the client stops reading while the upstream floods.
