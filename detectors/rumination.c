@@ -1714,10 +1714,9 @@ static void obj_token(struct objs *o, const char *s, size_t n, int foreign_text)
             }
             q++;
         }
-        if (whole) {
+        if (whole) { /* digits, commas and letters: no code punctuation */
             obj_add(o, b, k, 1);
-            if (whole == 1 || !code)
-                return;
+            return;
         }
     }
     if (digit || code || camel || latin)
@@ -1742,9 +1741,9 @@ static void objects_of(const char *s, size_t n, struct objs *o)
     size_t i = 0;
     while (i < n && !o->many) {
         unsigned char c = (unsigned char)s[i];
-        /* a quoted span: `x`, "x", 'x' (not an apostrophe inside a word) */
-        if ((c == '`' || c == '"' || (c == '\'' && (i == 0 || !is_alnum((unsigned char)s[i - 1])))) &&
-            !(c == '`' && i + 1 < n && s[i + 1] == '`')) {
+        /* a quoted span: `x`, "x", 'x' (an apostrophe inside a word is
+         * inside its token, never looked at here) */
+        if ((c == '`' || c == '"' || c == '\'') && !(c == '`' && i + 1 < n && s[i + 1] == '`')) {
             const char *e = memchr(s + i + 1, c, n - i - 1 < 65 ? n - i - 1 : 65);
             if (e && e > s + i + 1 && !memchr(s + i + 1, '\n', (size_t)(e - s - i - 1))) {
                 obj_add(o, s + i + 1, (size_t)(e - s - i - 1), 0); /* the span, and its tokens below */

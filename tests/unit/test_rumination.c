@@ -1,10 +1,13 @@
-/* test_rumination.c: check_rumination's fast paths give what its plain ones
- * give.
+/* test_rumination.c: check_rumination's parts, each against what it is
+ * meant to do.
  *
- * Text that is all ASCII is cut into words from bitmaps and each history
- * item is compared in passes over those words; any other text goes through
- * libunistring and the word-by-word comparison. This file includes
- * rumination.c to reach both. */
+ * Its fast paths give what its plain ones give: text that is all ASCII is
+ * cut into words in one pass and each history item is compared in passes
+ * over those words; any other text goes through libunistring and the
+ * word-by-word comparison. The frame worked out on bitmaps is the frame
+ * worked out word by word. What a text names (objects_of), prefixes, typos,
+ * phrases and names hold as they are described, in prompts of any length.
+ * This file includes rumination.c to reach them. */
 #define rum_check      test_rum_check
 #define rum_confidence test_rum_confidence
 #include "../../detectors/rumination.c"
@@ -39,7 +42,7 @@ static void collect(void *ctx, struct word *w)
 static void ascii_words_are_unicode_words(void **state)
 {
     (void)state;
-    static const char alphabet[] = "abcXYZ019_.':,;!? \n\t-\"()/";
+    static const char alphabet[] = "abcAXYZ019_.':,;!? \n\t-\"()/@[`{";
     struct text_words tw = {0};
     static struct hashes h;
     char buf[400];
@@ -279,12 +282,482 @@ static void order_does_not_matter(void **state)
     }
 }
 
+/* objects_of(text) holds exactly want's things, in their order; a trailing #
+ * marks a number. */
+static void objs_are(const char *text, const char *const *want)
+{
+    struct objs got, exp;
+    memset(&got, 0, sizeof got);
+    memset(&exp, 0, sizeof exp);
+    objects_of(text, strlen(text), &got);
+    for (; *want; want++) {
+        size_t l = strlen(*want);
+        int num = l && (*want)[l - 1] == '#';
+        obj_add(&exp, *want, l - (size_t)num, num);
+    }
+    if (got.many || got.n != exp.n || got.num != exp.num || memcmp(got.h, exp.h, got.n * sizeof got.h[0]))
+        fail_msg("\"%s\": %u things (numbers %#llx, many %d), want %u (numbers %#llx)", text, got.n,
+                 (unsigned long long)got.num, got.many, exp.n, (unsigned long long)exp.num);
+}
+#define OBJS(text, ...) objs_are(text, (const char *const[]){__VA_ARGS__, NULL})
+#define NO_OBJS(text)   objs_are(text, (const char *const[]){NULL})
+
+/* What a text names, by which the same question about two things is told
+ * apart: numbers however written, code-like tokens, camelCase, quoted
+ * spans, Latin words in text mostly in another script. */
+static void objects_are_what_a_text_names(void **state)
+{
+    (void)state;
+    OBJS("Rename getUserName in src/app.ts", "getUserName", "src/app.ts");
+    OBJS("Is PR 412 merged?", "412#");
+    OBJS("5,000 or 5k users, order 05", "5000#", "05#");
+    OBJS("a 50-minute talk on 2GB of RAM", "50#", "2#");
+    OBJS("Alpha_Beta or alpha_beta", "alpha_beta"); /* case folded, A too */
+    OBJS("bump v0 to v1", "v0", "v1");
+    OBJS("use getAll or aToken", "getAll", "aToken"); /* camel at A, lower at a */
+    NO_OBJS("foo_ and bar_ or ab.c"); /* punctuation at a token's end, a short tail */
+    OBJS("a_b and ab.cd", "a_b", "ab.cd");
+    OBJS("the 1990's 'legacy' mode", "1990's", "legacy"); /* no quote after a digit */
+    OBJS("\"`npm test` fails\"", "`npm test` fails", "npm test");
+    OBJS("\"\" then \"ab\"", "ab"); /* an empty span opens nothing */
+    NO_OBJS("```\ncode\n```");
+    /* Latin words of three letters or more, in text mostly in another script */
+    OBJS("東京駅 の abc", "abc");
+    NO_OBJS("東京駅 の ab");
+    NO_OBJS("日本語 abc"); /* as many letters as characters of the other script */
+    /* a pasted text is not compared by what it names */
+    char big[OBJ_TEXT_MAX + 2];
+    memset(big, ' ', sizeof big);
+    memcpy(big, "a_b", 3);
+    big[OBJ_TEXT_MAX] = '\0';
+    OBJS(big, "a_b");
+    big[OBJ_TEXT_MAX] = ' ', big[OBJ_TEXT_MAX + 1] = '\0';
+    struct objs o;
+    objects_of(big, OBJ_TEXT_MAX + 1, &o);
+    assert_true(o.many);
+}
+
+static void objs(struct objs *o, const char *text)
+{
+    objects_of(text, strlen(text), o); /* o is reused as rum_run reuses it: its old hashes stay past n */
+}
+
+/* Two texts name different things when each names one the other does not
+ * and they share numbers at most; the same things when they share a name or
+ * all they name. The structures are reused, as rum_run reuses them. */
+static void objects_differ_or_match(void **state)
+{
+    (void)state;
+    struct objs a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    objs(&a, "chapter 3");
+    objs(&b, "chapter 4");
+    assert_true(objects_differ(&a, &b));
+    assert_false(objects_same(&a, &b));
+    objs(&a, "3 intro.md");
+    objs(&b, "chapter 3"); /* b names nothing a does not */
+    assert_false(objects_differ(&a, &b));
+    objs(&b, "chapter 3 and 4");
+    objs(&a, "chapter 3"); /* a's old intro.md stays past its end */
+    assert_false(objects_differ(&a, &b));
+    assert_false(objects_same(&a, &b));
+    objs(&a, "xx.ts yy.ts");
+    objs(&a, "zz.ts");
+    objs(&b, "yy.ts");
+    assert_false(objects_same(&a, &b));
+    objs(&b, "yy.ts ww.ts");
+    objs(&b, "qq.ts");
+    objs(&a, "ww.ts");
+    assert_false(objects_same(&a, &b));
+    objs(&b, "ww.ts and 3");
+    assert_true(objects_same(&a, &b)); /* a name both hold */
+    objs(&a, "chapter 3 and 4");
+    objs(&b, "4, then 3");
+    assert_true(objects_same(&a, &b)); /* all they name */
+    assert_true(all_numbers(&a));
+    objs(&a, "chapter 3 in ab.ts");
+    assert_false(all_numbers(&a));
+    objs(&a, "chapter three");
+    assert_false(all_numbers(&a));
+}
+
+/* A lone kana or Han character is a word of its own kind, from the first
+ * letter of each block; a number is one word to runs of words. */
+static void characters_and_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(ideograph("\xE3\x81\x81", 3), IDEO_HIRA); /* U+3041 */
+    assert_int_equal(ideograph("\xE3\x82\x9F", 3), IDEO_HIRA); /* U+309F */
+    assert_int_equal(ideograph("\xE3\x82\xA1", 3), IDEO_KATA); /* U+30A1 */
+    assert_int_equal(ideograph("\xE3\x90\x80", 3), IDEO_HAN); /* U+3400 */
+    assert_int_equal(ideograph("\xE4\xB8\x80", 3), IDEO_HAN); /* U+4E00 */
+    assert_int_equal(ideograph("\xE3\x80\xBF", 3), 0); /* U+303F */
+    assert_int_equal(ideograph("\xE4\xB7\x80", 3), 0); /* U+4DC0 */
+    assert_true(run_word("1,000", 5, 7) == RUN_NUMBER);
+    assert_true(run_word("3.5", 3, 7) == RUN_NUMBER);
+    assert_true(run_word("v1", 2, 7) == 7);
+    assert_true(run_word("1;0", 3, 7) == 7);
+}
+
+struct flags {
+    unsigned name[16];
+    size_t n;
+};
+
+static void collect_names(void *ctx, struct word *w)
+{
+    struct flags *f = ctx;
+    if (f->n < 16)
+        f->name[f->n++] = w->name;
+}
+
+/* A capitalised word inside a sentence names something; the first word of
+ * a sentence does not. */
+static void names_inside_a_sentence(void **state)
+{
+    (void)state;
+    static const char t[] = "we fly to Austin. Then Boston and Zurich: Amsterdam";
+    _Alignas(16) char stack[4096];
+    struct arena ar;
+    ar_init(&ar, stack, sizeof stack);
+    struct flags f = {{0}, 0};
+    assert_int_equal(words_ascii(t, sizeof t - 1, &ar, collect_names, &f), 0);
+    ar_release(&ar);
+    static const unsigned want[] = {0, 0, 0, 1, 0, 1, 0, 1, 0};
+    assert_int_equal(f.n, 9);
+    for (size_t i = 0; i < 9; i++)
+        if (f.name[i] != want[i])
+            fail_msg("word %zu of \"%s\": name %u", i, t, f.name[i]);
+}
+
+static double best_of(const char *prompt, const char *item)
+{
+    cJSON *a = cJSON_CreateObject(), *o = NULL;
+    cJSON_AddStringToObject(a, "current_prompt", prompt);
+    cJSON_AddNumberToObject(a, "similarity_threshold", 0);
+    cJSON_AddNumberToObject(a, "window_minutes", 1440);
+    cJSON *it = cJSON_CreateObject();
+    cJSON_AddStringToObject(it, "text", item);
+    cJSON_AddStringToObject(it, "at", "2026-05-16T10:00:00Z");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "history"), it);
+    kerr e = {0};
+    assert_int_equal(test_rum_check(a, 1778932800000LL, 0, &o, &e), 0);
+    double b = cJSON_GetObjectItem(o, "best_similarity")->valuedouble;
+    cJSON_Delete(o);
+    cJSON_Delete(a);
+    return b;
+}
+
+/* A phrase of the lexicon is its concept (turn down is decline); a name
+ * matches a name it begins (BER, Berlin) either way round; another name
+ * (DUB) makes it the same question about another place. */
+static void phrases_and_short_names(void **state)
+{
+    (void)state;
+    assert_true(best_of("should I turn down the offer", "should I decline the offer") == 1.0);
+    assert_true(best_of("should I decline the offer", "should I turn down the offer") == 1.0);
+    /* its words give way to the concept, and only its own */
+    assert_true(best_of("cache turn down", "cache") == 0.5);
+    static const char *const city[] = {"is my flight to Berlin delayed or on time today",
+                                       "the flight to Berlin: delayed today or on time"},
+                             *code[] = {"the %s flight: delayed today or on time",
+                                        "is my %s flight delayed or on time today"};
+    for (int k = 0; k < 2; k++) {
+        char ber[128], dub[128];
+        snprintf(ber, sizeof ber, code[k], "BER");
+        snprintf(dub, sizeof dub, code[k], "DUB");
+        double b = k ? best_of(ber, city[k]) : best_of(city[k], ber),
+               d = k ? best_of(dub, city[k]) : best_of(city[k], dub);
+        if (!(b > 0.5 && d == 0))
+            fail_msg("%s scores %.3f with BER, %.3f with DUB", city[k], b, d);
+    }
+}
+
+/* A word of random letters, 3 to 12 of them. */
+static size_t random_word(char *b)
+{
+    size_t l = 3 + rnd(10);
+    for (size_t i = 0; i < l; i++)
+        b[i] = (char)('a' + rnd(26));
+    return l;
+}
+
+/* A prompt scores 1 against itself however many words it has: its tables
+ * grow from 16 entries as its words come, and nothing is lost on the way;
+ * nor are the words of a long history in the memo. */
+static void a_prompt_matches_itself(void **state)
+{
+    (void)state;
+    static char p[8000], h[1000];
+    for (int round = 0; round < 40; round++) {
+        size_t words = 8 + rnd(round < 20 ? 200 : 1500), n = 0;
+        for (size_t i = 0; i < words && n + 16 < sizeof p; i++) {
+            n += random_word(p + n);
+            p[n++] = i % 9 == 8 ? '.' : ' ';
+        }
+        p[n] = '\0';
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddStringToObject(a, "current_prompt", p);
+        cJSON_AddNumberToObject(a, "threshold_count", 2);
+        cJSON_AddNumberToObject(a, "window_minutes", 1440);
+        cJSON *hist = cJSON_AddArrayToObject(a, "history");
+        for (int k = 0; k < 30; k++) { /* other words first, then the prompt again */
+            size_t m = 0;
+            for (size_t i = 0; i < 60; i++) {
+                m += random_word(h + m);
+                h[m++] = ' ';
+            }
+            h[m] = '\0';
+            cJSON *it = cJSON_CreateObject();
+            cJSON_AddStringToObject(it, "text", k == 29 ? p : h);
+            char at[32];
+            snprintf(at, sizeof at, "2026-05-16T10:%02d:00Z", k);
+            cJSON_AddStringToObject(it, "at", at);
+            cJSON_AddItemToArray(hist, it);
+        }
+        cJSON *o = NULL;
+        kerr e = {0};
+        assert_int_equal(test_rum_check(a, 1778932800000LL, 0, &o, &e), 0);
+        double best = cJSON_GetObjectItem(o, "best_similarity")->valuedouble;
+        if (best != 1.0)
+            fail_msg("round %d: a prompt of %zu words scores %.4f against itself", round, words, best);
+        cJSON_Delete(o);
+        cJSON_Delete(a);
+    }
+}
+
+struct runhs {
+    uint64_t v[4096];
+    size_t n;
+};
+
+static void collect_runh(void *ctx, struct word *w)
+{
+    struct runhs *r = ctx;
+    if (r->n < 4096)
+        r->v[r->n++] = w->runh;
+}
+
+/* The frame worked out on bitmaps, 64 words at a time, is the frame the
+ * words make one by one: a word is framed when one of the RUN runs through
+ * it is shared and has at most FRAME_MAXC content words (counted where that
+ * run stands last in the prompt), or one of the runs that start the
+ * LONG_RUNS + RUN - 1 words up to it begins LONG_RUNS shared runs in a row;
+ * the covered words are those of shared runs; a content word is one with a
+ * key or a pair key. Shared runs are found here from the words' hashes. */
+static void frames_are_word_by_word(void **state)
+{
+    (void)state;
+    static char prompt[6000], item[6000];
+    unsigned char *held = malloc(4096);
+    uint64_t *runh = malloc(4096 * sizeof *runh);
+    assert_non_null(held);
+    assert_non_null(runh);
+    int compared = 0;
+    for (int round = 0; round < 300; round++) {
+        size_t n =
+            round % 2 ? text(prompt, sizeof prompt, 20 + rnd(400)) : mixed_text(prompt, sizeof prompt, 20 + rnd(300));
+        if (round % 6 == 0) { /* a kana, which is no key alone, then a Han character: the first key is the pair's */
+            memmove(prompt + 10, prompt, n + 1);
+            memcpy(prompt, "\xE3\x81\xAE\xE6\x9D\xB1\xE4\xBA\xAC ", 10); /* の東京 */
+            n += 10;
+        }
+        /* the prompt again with words changed, dropped or added here and there */
+        size_t m = 0;
+        for (size_t i = 0; i < n && m + 40 < sizeof item; i++) {
+            unsigned r = rnd(60);
+            if (r == 0 && prompt[i] != ' ')
+                item[m++] = 'q';
+            else if (r == 1)
+                m += (size_t)snprintf(item + m, sizeof item - m, " then ");
+            else if (r != 2)
+                item[m++] = prompt[i];
+        }
+        item[m] = '\0';
+        _Alignas(16) char stack[32768];
+        struct arena ar;
+        ar_init(&ar, stack, sizeof stack);
+        struct text_words tw = {0};
+        struct cur c;
+        memset(&c, 0, sizeof c);
+        lex_init();
+        rum_lang = STEM_EN;
+        assert_int_equal(cur_init(&c, prompt, n, &tw, &ar), 0);
+        double sim;
+        assert_int_equal(similarity(&c, item, m, &tw, 1, &sim), 0);
+        if (c.o.any_run && c.nw < 4096) {
+            compared++;
+            size_t nw = c.nw, covered = 0;
+            /* the runs of three words the item shares, by where they start in the prompt */
+            static struct runhs ir;
+            ir.n = 0;
+            assert_int_equal(each_word(item, m, &tw, &ar, collect_runh, &ir), 0);
+            memset(held, 0, nw);
+            for (size_t p = 0; p + RUN <= nw; p++) {
+                runh[p] = run_hash(c.w[p].runh * RUN_A, c.w[p + 1].runh * RUN_B, c.w[p + 2].runh);
+                for (size_t q = 0; q + RUN <= ir.n && !held[p]; q++)
+                    held[p] = runh[p] == run_hash(ir.v[q] * RUN_A, ir.v[q + 1] * RUN_B, ir.v[q + 2]);
+            }
+            for (size_t p = 0; p < nw; p++) {
+                int framed = 0, content = c.ki[p] >= 0 || c.ki2[p] >= 0;
+                for (size_t t = 0; t < RUN && t <= p; t++) {
+                    size_t s = p - t, nc = 0;
+                    if (!held[s])
+                        continue;
+                    /* its content words where the same run stands last (a
+                     * pair key depends on the word before the run) */
+                    size_t last = s;
+                    for (size_t q = s + 1; q + RUN <= nw; q++)
+                        if (runh[q] == runh[s])
+                            last = q;
+                    for (size_t q = last; q < last + RUN; q++)
+                        nc += c.ki[q] >= 0 || c.ki2[q] >= 0;
+                    framed |= nc <= FRAME_MAXC;
+                }
+                for (size_t t = 0; t < LONG_RUNS + RUN - 1 && t <= p; t++) {
+                    size_t s = p - t, k = 0;
+                    while (k < LONG_RUNS && s + k < nw && held[s + k])
+                        k++;
+                    framed |= k == LONG_RUNS;
+                }
+                covered += held[p] || (p >= 1 && held[p - 1]) || (p >= 2 && held[p - 2]);
+                if (!!(c.bcont[p / 64] >> (p % 64) & 1) != content)
+                    fail_msg("round %d: word %zu of %zu: content %d", round, p, nw, content);
+                if (!!(c.bfr[p / 64] >> (p % 64) & 1) != framed)
+                    fail_msg("round %d: word %zu of %zu: framed %d on the bitmaps, %d word by word", round, p, nw,
+                             !framed, framed);
+            }
+            if (covered != c.o.covered)
+                fail_msg("round %d: %zu words covered on the bitmaps, %zu word by word", round, c.o.covered, covered);
+        }
+        text_words_free(&tw);
+        ar_release(&ar);
+    }
+    free(held);
+    free(runh);
+    assert_true(compared > 200);
+}
+
+/* Word i of a prompt: consonants only, 4 to 11 of them, which no stemmer
+ * changes (its stem is itself), the first two its own (no word of the
+ * prompt begins another). */
+static size_t plain_word(char *b, size_t i)
+{
+    static const char cons[] = "bcdfghjklmnpqrtvwxz";
+    size_t l = 4 + rnd(8), k = sizeof cons - 1;
+    b[0] = cons[i / k % k];
+    b[1] = cons[i % k];
+    for (size_t q = 2; q < l; q++)
+        b[q] = cons[rnd((unsigned)k)];
+    return l;
+}
+
+/* An earlier prompt holds the prompt's words that begin its own or that
+ * its own begin (auth, authentication), and those one typo away (a byte
+ * left out, added, changed, or two swapped, in stems of five bytes or
+ * more), however many words the prompt has. */
+static void prefixes_and_typos_hold(void **state)
+{
+    (void)state;
+    static char p[8000], longer[8000], typo[8000];
+    for (int round = 0; round < 120; round++) {
+        size_t words = 1 + rnd(round < 60 ? 30 : 361), n = 0, nl = 0, nt = 0;
+        for (size_t i = 0; i < words && nl + 40 < sizeof longer; i++) {
+            char w[16];
+            size_t l = plain_word(w, i);
+            memcpy(p + n, w, l);
+            n += l;
+            p[n++] = ' ';
+            memcpy(longer + nl, w, l); /* the word with more letters after it */
+            nl += l;
+            nl += (size_t)snprintf(longer + nl, sizeof longer - nl, "zqx ");
+            /* the word with one typo; the first word's first byte left out
+             * every other round */
+            size_t at = round % 2 == 0 && i == 0 ? 0 : 2 + rnd((unsigned)l - 2);
+            unsigned kind = round % 2 == 0 && i == 0 ? 0 : rnd(4);
+            if (l < TYPO_MIN + 1)
+                kind = 4; /* too short for typos: as it is */
+            for (size_t q = 0; q < l; q++) {
+                if (q == at && kind == 0)
+                    continue;
+                if (q == at && kind == 1)
+                    typo[nt++] = 'x';
+                if (q == at && kind == 2) {
+                    typo[nt++] = w[q] == 'b' ? 'c' : 'b';
+                    continue;
+                }
+                if (q == at && kind == 3 && q + 1 < l && w[q] != w[q + 1]) {
+                    typo[nt++] = w[q + 1];
+                    typo[nt++] = w[q];
+                    q++;
+                    continue;
+                }
+                typo[nt++] = w[q];
+            }
+            typo[nt++] = ' ';
+        }
+        p[n] = longer[nl] = typo[nt] = '\0';
+        double a = best_of(p, longer), b = best_of(longer, p), t = best_of(p, typo);
+        if (a != 1.0 || b != 1.0 || t != 1.0)
+            fail_msg("round %d, %zu words: %.4f with longer words, %.4f the other way round, %.4f with typos", round,
+                     words, a, b, t);
+    }
+}
+
+/* The memo's key for an ASCII word is the same wherever the word stands
+ * (near the text's end or not) and whatever its case. */
+static void a_word_has_one_key(void **state)
+{
+    (void)state;
+    char w[48], up[48], far[128];
+    for (int round = 0; round < 4000; round++) {
+        size_t n = 1 + rnd(40);
+        for (size_t i = 0; i < n; i++) {
+            w[i] = (char)('a' + rnd(26));
+            up[i] = rnd(2) ? (char)(w[i] - 32) : w[i];
+        }
+        memcpy(far, w, n);
+        memset(far + n, ' ', sizeof far - n);
+        const unsigned char *a = (const unsigned char *)w, *b = (const unsigned char *)up,
+                            *f = (const unsigned char *)far;
+        uint64_t k = ascii_key(a, n, a + n);
+        if (ascii_key(f, n, f + sizeof far) != k || ascii_key(b, n, b + n) != k)
+            fail_msg("\"%.*s\" has two keys", (int)n, w);
+    }
+}
+
+/* A prompt that names its subject in a word or two is matched only by an
+ * item that says no more about other things than they share; a pair of Han
+ * characters is a word of its own, so the same characters in another order
+ * share less. */
+static void thin_prompts_and_character_pairs(void **state)
+{
+    (void)state;
+    assert_true(best_of("why is login failing?", "is login failing again?") == 1.0);
+    assert_true(best_of("why is login failing?", "what are the upsides of login failing hard, and of retries?") == 0);
+    double pairs = best_of("\xE6\x9D\xB1\xE4\xBA\xAC\xE3\x81\xAE\xE5\xA4\xA9\xE6\xB0\x97", /* 東京の天気 */
+                           "\xE4\xBA\xAC\xE6\x9D\xB1\xE3\x81\xAE\xE6\xB0\x97\xE5\xA4\xA9"); /* 京東の気天 */
+    if (!(pairs > 0 && pairs < 1))
+        fail_msg("the same characters in another order score %.3f", pairs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ascii_words_are_unicode_words),
         cmocka_unit_test(ascii_items_score_as_unicode_items),
         cmocka_unit_test(order_does_not_matter),
+        cmocka_unit_test(objects_are_what_a_text_names),
+        cmocka_unit_test(objects_differ_or_match),
+        cmocka_unit_test(characters_and_numbers),
+        cmocka_unit_test(names_inside_a_sentence),
+        cmocka_unit_test(phrases_and_short_names),
+        cmocka_unit_test(a_prompt_matches_itself),
+        cmocka_unit_test(frames_are_word_by_word),
+        cmocka_unit_test(prefixes_and_typos_hold),
+        cmocka_unit_test(a_word_has_one_key),
+        cmocka_unit_test(thin_prompts_and_character_pairs),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
