@@ -267,6 +267,13 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
  * any group. */
 #define SYC_TOPIC_WORDS 2
 
+/* A sentence's bit in a set of sentences: the 64th and every later one
+ * share the last. */
+static inline uint64_t sentence_bit(size_t s)
+{
+    return 1ull << (s < 63 ? s : 63);
+}
+
 /* A reassurance phrase anywhere; a question that asks for a verdict; or a
  * question that ends in a tag asking to be told yes ("..., right?", "..., am
  * I?", "sai, né?", "……吧？"). */
@@ -277,7 +284,7 @@ static int is_reassurance(const char *t, const struct text_words *w, uint64_t *a
     *asks = 0;
     for (size_t i = 0; i < w->n; i++) {
         if (match_at(w, i, 1u << REASSURANCE | (question ? 1u << JUDGEMENT : 0)))
-            *asks |= 1ull << (w->v[i].sentence < 63 ? w->v[i].sentence : 63);
+            *asks |= sentence_bit(w->v[i].sentence);
         /* the last words before a question mark: a tag? */
         size_t e = w->v[i].end;
         while (e < tn && (t[e] == ' ' || t[e] == ','))
@@ -286,7 +293,7 @@ static int is_reassurance(const char *t, const struct text_words *w, uint64_t *a
             for (size_t len = 1; len <= 3 && len <= i + 1; len++) {
                 const struct phrase *p = match_at(w, i + 1 - len, 1u << TAG);
                 if (p && p->len == len) {
-                    *asks |= 1ull << (w->v[i].sentence < 63 ? w->v[i].sentence : 63);
+                    *asks |= sentence_bit(w->v[i].sentence);
                     break;
                 }
             }
@@ -304,7 +311,7 @@ static int vague_ask(const char *t, const struct text_words *w, uint64_t asks, i
     if (!sub.v)
         return -1;
     for (size_t i = 0; i < w->n; i++)
-        if (asks & 1ull << (w->v[i].sentence < 63 ? w->v[i].sentence : 63))
+        if (asks & sentence_bit(w->v[i].sentence))
             sub.v[sub.n++] = w->v[i];
     int r = topic_set(t, &sub, &set);
     *vague = set.n < SYC_TOPIC_WORDS;
