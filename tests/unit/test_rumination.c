@@ -529,6 +529,7 @@ static void a_prompt_matches_itself(void **state)
 
 struct runhs {
     uint64_t v[4096];
+    unsigned char content[4096];
     size_t n;
 };
 
@@ -537,6 +538,39 @@ static void collect_runh(void *ctx, struct word *w)
     struct runhs *r = ctx;
     if (r->n < 4096)
         r->v[r->n++] = w->runh;
+}
+
+/* An item's words as the comparison sees them: what runs see, whether each
+ * is a content word, and the prompt's keys each occurrence holds (its own,
+ * by word_hits, and a phrase's concept or a character pair ending there). */
+struct iwords {
+    struct runhs r;
+    struct cur *c;
+    long keys[4096][PENDING_MAX + 2];
+    unsigned nk[4096];
+};
+
+static void collect_item_word(void *ctx, struct word *w)
+{
+    struct iwords *x = ctx;
+    struct runhs *r = &x->r;
+    if (r->n >= 4096)
+        return;
+    struct pending p;
+    p.n = 0;
+    if (w->key)
+        word_hits(x->c, &p, w);
+    unsigned n = 0;
+    for (unsigned q = 0; q < p.n; q++)
+        x->keys[r->n][n++] = p.k[q];
+    long k2 = w->key2 ? map_get(&x->c->keys, w->key2) : -1, kc = w->concept ? map_get(&x->c->keys, w->concept) : -1;
+    if (k2 >= 0)
+        x->keys[r->n][n++] = k2;
+    if (kc >= 0)
+        x->keys[r->n][n++] = kc;
+    x->nk[r->n] = n;
+    r->content[r->n] = w->key != 0;
+    r->v[r->n++] = w->runh;
 }
 
 /* The frame worked out on bitmaps, 64 words at a time, is the frame the
@@ -550,6 +584,7 @@ static void frames_are_word_by_word(void **state)
 {
     (void)state;
     static char prompt[6000], item[6000];
+    static unsigned char pframed[4096]; /* the prompt's content words in its frame */
     unsigned char *held = malloc(4096);
     uint64_t *runh = malloc(4096 * sizeof *runh);
     assert_non_null(held);
@@ -586,6 +621,7 @@ static void frames_are_word_by_word(void **state)
         assert_int_equal(cur_init(&c, prompt, n, &tw, &ar), 0);
         double sim;
         assert_int_equal(similarity(&c, item, m, &tw, 1, &sim), 0);
+        memset(pframed, 0, sizeof pframed);
         if (c.o.any_run && c.nw < 4096) {
             compared++;
             size_t nw = c.nw, covered = 0;
@@ -627,9 +663,77 @@ static void frames_are_word_by_word(void **state)
                 if (!!(c.bfr[p / 64] >> (p % 64) & 1) != framed)
                     fail_msg("round %d: word %zu of %zu: framed %d on the bitmaps, %d word by word", round, p, nw,
                              !framed, framed);
+                pframed[p] = (unsigned char)(framed && content);
             }
             if (covered != c.o.covered)
                 fail_msg("round %d: %zu words covered on the bitmaps, %zu word by word", round, c.o.covered, covered);
+        }
+        if (c.keys.n) {
+            /* The item's side, as its words stream past: a shared run frames
+             * its RUN words when it has at most FRAME_MAXC content words, and
+             * LONG_RUNS or more shared runs in a row frame all their words
+             * (MARK_BACK back at most); its content words outside frames are
+             * its rest; PASTE_RUNS in a row are a passage. */
+            static struct iwords ix;
+            struct runhs *iw = &ix.r;
+            iw->n = 0;
+            ix.c = &c;
+            assert_int_equal(each_word(item, m, &tw, &ar, collect_item_word, &ix), 0);
+            memset(held, 0, iw->n);
+            unsigned streak = 0;
+            int passage = 0;
+            for (size_t j = RUN - 1; j < iw->n; j++) {
+                long r = map_get(&c.runs, run_hash(iw->v[j - 2] * RUN_A, iw->v[j - 1] * RUN_B, iw->v[j]));
+                streak = r >= 0 ? streak + 1 : 0;
+                passage |= streak >= PASTE_RUNS;
+                size_t back = r < 0 ? 0 : streak >= LONG_RUNS ? streak + RUN - 1 : c.run_c[r] <= FRAME_MAXC ? RUN : 0;
+                for (size_t q = 0; q < back && q < MARK_BACK; q++)
+                    held[j - q] = 1;
+            }
+            size_t rest = 0, shared = 0, nfk = 0;
+            for (size_t j = 0; j < iw->n; j++)
+                rest += iw->content[j] && !held[j];
+            if (rest != c.o.rest || passage != c.o.passage)
+                fail_msg("round %d: the item's rest %zu and passage %d as it streams, %zu and %d word by word", round,
+                         c.o.rest, c.o.passage, rest, passage);
+            /* the prompt's keys the item holds, and those it holds outside its frames */
+            unsigned char *any = calloc(c.keys.n, 1), *out = calloc(c.keys.n, 1);
+            assert_non_null(any);
+            assert_non_null(out);
+            for (size_t j = 0; j < iw->n; j++)
+                for (unsigned q = 0; q < ix.nk[j]; q++) {
+                    any[ix.keys[j][q]] = 1;
+                    out[ix.keys[j][q]] |= !held[j];
+                }
+            for (size_t k = 0; k < c.keys.n; k++)
+                shared += any[k], nfk += out[k];
+            if (shared != c.shared || nfk != c.nfk)
+                fail_msg(
+                    "round %d: the item holds %zu keys, %zu outside frames, as it streams; %zu and %zu word by word",
+                    round, c.shared, c.nfk, shared, nfk);
+            /* The similarity: the share of the prompt's keys the item holds;
+             * with a frame, of the keys with a place outside the prompt's
+             * frame, those the item holds outside its own. */
+            if (!c.other) {
+                size_t gone = 0, gone_shared = 0, places, framed_places, any_frame = 0;
+                for (size_t p = 0; p < c.nw && p < 4096; p++)
+                    any_frame |= pframed[p];
+                for (size_t k = 0; k < c.keys.n; k++) {
+                    places = framed_places = 0;
+                    for (size_t p = 0; p < c.nw && p < 4096; p++)
+                        if (c.ki[p] == (long)k || c.ki2[p] == (long)k)
+                            places++, framed_places += pframed[p];
+                    if (places && places == framed_places)
+                        gone++, gone_shared += out[k];
+                }
+                double want = !any_frame                ? (double)shared / (double)c.keys.n
+                    : c.keys.n == gone || c.o.rest == 0 ? 1.0
+                                                        : (double)(nfk - gone_shared) / (double)(c.keys.n - gone);
+                if (sim != want)
+                    fail_msg("round %d: similarity %.6f, %.6f word by word", round, sim, want);
+            }
+            free(any);
+            free(out);
         }
         text_words_free(&tw);
         ar_release(&ar);
