@@ -463,6 +463,9 @@ static void phrases_and_short_names(void **state)
                                        "the flight to Berlin: delayed today or on time"},
                              *code[] = {"the %s flight: delayed today or on time",
                                         "is my %s flight delayed or on time today"};
+    /* a prompt of names only is no frame about another name: the names
+     * shared count */
+    assert_true(best_of("so Berlin and Dublin?", "so Dublin and Paris?") == 0.5);
     for (int k = 0; k < 2; k++) {
         char ber[128], dub[128];
         snprintf(ber, sizeof ber, code[k], "BER");
