@@ -551,6 +551,9 @@ struct iwords {
     struct cur *c;
     long keys[4096][PENDING_MAX + 2];
     unsigned nk[4096];
+    uint64_t raw[4096];
+    unsigned char foreign[4096]; /* a content word holding no key of the prompt, and none of its names */
+    unsigned char name[4096];
 };
 
 static void collect_item_word(void *ctx, struct word *w)
@@ -572,6 +575,9 @@ static void collect_item_word(void *ctx, struct word *w)
     if (kc >= 0)
         x->keys[r->n][n++] = kc;
     x->nk[r->n] = n;
+    x->raw[r->n] = w->raw;
+    x->foreign[r->n] = w->key && !p.n && !(w->p3 && map_get(&x->c->name3, w->p3) >= 0);
+    x->name[r->n] = (unsigned char)w->name;
     r->content[r->n] = w->key != 0;
     r->v[r->n++] = w->runh;
 }
@@ -714,6 +720,24 @@ static void frames_are_word_by_word(void **state)
                 fail_msg(
                     "round %d: the item holds %zu keys, %zu outside frames, as it streams; %zu and %zu word by word",
                     round, c.shared, c.nfk, shared, nfk);
+            /* Its distinct words that hold nothing of the prompt where they
+             * first stand, and whether a name is among them (ASCII items:
+             * a word is its lower-cased bytes) */
+            if (text_ascii_prefix(item, m) == m) {
+                size_t only = 0;
+                int foreign = 0;
+                for (size_t j = 0; j < iw->n; j++) {
+                    int fresh = ix.foreign[j] && !ix.nk[j], first = 1;
+                    for (size_t q = 0; q < j && first; q++)
+                        first = ix.raw[q] != ix.raw[j];
+                    only += fresh && first;
+                    foreign |= fresh && ix.name[j];
+                }
+                if (only != c.o.only || foreign != c.o.foreign)
+                    fail_msg("round %d: %zu words hold nothing of the prompt (a name among them: %d) as it streams; "
+                             "%zu (%d) word by word",
+                             round, c.o.only, c.o.foreign, only, foreign);
+            }
             /* The similarity: the share of the prompt's keys the item holds;
              * with a frame, of the keys with a place outside the prompt's
              * frame, those the item holds outside its own. */
