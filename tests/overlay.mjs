@@ -75,6 +75,8 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(ex && ex.matched.tool === 'echo' && ex.matched.calls === 7 && /arguments and the result/.test(ex.matched.compared) && !('other_tool' in ex.matched),
     'explain-the-match says what repeated and how it was compared', r.result.structuredContent);
   r = await k.ask(call('apply_override', { token: 'fresh-context' }));
+  ok(!r.result.isError && r.result.structuredContent?.detector === 'loop',
+    'fresh-context with no detector named, only the loop advisory outstanding: taken as the loop\'s', r.result);
   w.setTime('2026-05-16T09:01:00+01:00');
   for (let i = 0; i < 3; i++) r = await echo('read config.yaml');
   ok(!of(r, 'loop'), 'fresh-context with no detector named, only the loop advisory outstanding: it empties the loop window, three more calls are not a loop yet');
