@@ -118,6 +118,8 @@ const a = person();
   const adv = ((r.result._meta || {})['keel/advisories'] || []).find((x) => x.detector === 'pins');
   ok(adv && /read_note/.test(adv.reason) && adv.override_options.some((o) => o.token === 'approve-tool'),
     'the next result carries one advisory naming the held tool, with approve-tool', r.result);
+  ok(adv && /held back 1 tool of this server \(read_note\): its definition changed/.test(adv.reason) && /It is not listed/.test(adv.reason),
+    'one tool held is said in the singular', adv && adv.reason);
   const r2 = await kc.ask(call(7, 'list_notes'));
   ok(!((r2.result._meta || {})['keel/advisories'] || []).some((x) => x.detector === 'pins'), 'and says it once, not on every result');
   await kc.close();
