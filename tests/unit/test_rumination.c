@@ -25,16 +25,21 @@ static unsigned rnd(unsigned n)
     return (seed >> 16) % n;
 }
 
+/* Words as a cutter gives them: their hashes, and whether each names a
+ * thing. */
 struct hashes {
     uint64_t v[4096];
+    unsigned name[4096];
     size_t n;
 };
 
 static void collect(void *ctx, struct word *w)
 {
     struct hashes *h = ctx;
-    if (h->n < 4096)
+    if (h->n < 4096) {
+        h->name[h->n] = w->name;
         h->v[h->n++] = w->raw;
+    }
 }
 
 /* rumination's ASCII cutting finds the words libunistring finds (text.h),
@@ -400,18 +405,6 @@ static void characters_and_numbers(void **state)
     assert_true(run_word("1;0", 3, 7) == 7);
 }
 
-struct flags {
-    unsigned name[16];
-    size_t n;
-};
-
-static void collect_names(void *ctx, struct word *w)
-{
-    struct flags *f = ctx;
-    if (f->n < 16)
-        f->name[f->n++] = w->name;
-}
-
 /* A capitalised word inside a sentence names something; the first word of
  * a sentence does not. */
 static void names_inside_a_sentence(void **state)
@@ -421,8 +414,9 @@ static void names_inside_a_sentence(void **state)
     _Alignas(16) char stack[4096];
     struct arena ar;
     ar_init(&ar, stack, sizeof stack);
-    struct flags f = {{0}, 0};
-    assert_int_equal(words_ascii(t, sizeof t - 1, &ar, collect_names, &f), 0);
+    static struct hashes f;
+    f.n = 0;
+    assert_int_equal(words_ascii(t, sizeof t - 1, &ar, collect, &f), 0);
     ar_release(&ar);
     static const unsigned want[] = {0, 0, 0, 1, 0, 1, 0, 1, 0};
     assert_int_equal(f.n, 9);
@@ -536,13 +530,6 @@ struct runhs {
     size_t n;
 };
 
-static void collect_runh(void *ctx, struct word *w)
-{
-    struct runhs *r = ctx;
-    if (r->n < 4096)
-        r->v[r->n++] = w->runh;
-}
-
 /* An item's words as the comparison sees them: what runs see, whether each
  * is a content word, and the prompt's keys each occurrence holds (its own,
  * by word_hits, and a phrase's concept or a character pair ending there). */
@@ -630,19 +617,22 @@ static void frames_are_word_by_word(void **state)
         assert_int_equal(cur_init(&c, prompt, n, &tw, &ar), 0);
         double sim;
         assert_int_equal(similarity(&c, item, m, &tw, 1, &sim), 0);
+        /* the item's words, once for both sides */
+        static struct iwords ix;
+        struct runhs *iw = &ix.r;
+        iw->n = 0;
+        ix.c = &c;
+        assert_int_equal(each_word(item, m, &tw, &ar, collect_item_word, &ix), 0);
         memset(pframed, 0, sizeof pframed);
         if (c.o.any_run && c.nw < 4096) {
             compared++;
             size_t nw = c.nw, covered = 0;
             /* the runs of three words the item shares, by where they start in the prompt */
-            static struct runhs ir;
-            ir.n = 0;
-            assert_int_equal(each_word(item, m, &tw, &ar, collect_runh, &ir), 0);
             memset(held, 0, nw);
             for (size_t p = 0; p + RUN <= nw; p++) {
                 runh[p] = run_hash(c.w[p].runh * RUN_A, c.w[p + 1].runh * RUN_B, c.w[p + 2].runh);
-                for (size_t q = 0; q + RUN <= ir.n && !held[p]; q++)
-                    held[p] = runh[p] == run_hash(ir.v[q] * RUN_A, ir.v[q + 1] * RUN_B, ir.v[q + 2]);
+                for (size_t q = 0; q + RUN <= iw->n && !held[p]; q++)
+                    held[p] = runh[p] == run_hash(iw->v[q] * RUN_A, iw->v[q + 1] * RUN_B, iw->v[q + 2]);
             }
             for (size_t p = 0; p < nw; p++) {
                 int framed = 0, content = c.ki[p] >= 0 || c.ki2[p] >= 0;
@@ -683,11 +673,6 @@ static void frames_are_word_by_word(void **state)
              * LONG_RUNS or more shared runs in a row frame all their words
              * (MARK_BACK back at most); its content words outside frames are
              * its rest; PASTE_RUNS in a row are a passage. */
-            static struct iwords ix;
-            struct runhs *iw = &ix.r;
-            iw->n = 0;
-            ix.c = &c;
-            assert_int_equal(each_word(item, m, &tw, &ar, collect_item_word, &ix), 0);
             memset(held, 0, iw->n);
             unsigned streak = 0;
             int passage = 0;
