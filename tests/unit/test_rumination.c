@@ -7,10 +7,14 @@
  * word-by-word comparison. The frame worked out on bitmaps is the frame
  * worked out word by word. What a text names (objects_of), prefixes, typos,
  * phrases and names hold as they are described, in prompts of any length.
- * This file includes rumination.c to reach them. */
+ * This file includes rumination.c and the files of its parts to reach them. */
 #define rum_check      test_rum_check
 #define rum_confidence test_rum_confidence
+#include "../../detectors/rumcompare.c"
 #include "../../detectors/rumination.c"
+#include "../../detectors/rumobjects.c"
+#include "../../detectors/rumtables.c"
+#include "../../detectors/rumwords.c"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -616,7 +620,7 @@ static void frames_are_word_by_word(void **state)
         rum_lang = STEM_EN;
         assert_int_equal(cur_init(&c, prompt, n, &tw, &ar), 0);
         double sim;
-        assert_int_equal(similarity(&c, item, m, &tw, 1, &sim), 0);
+        assert_int_equal(cur_similarity(&c, item, m, &tw, 1, &sim), 0);
         /* the item's words, once for both sides */
         static struct iwords ix;
         struct runhs *iw = &ix.r;

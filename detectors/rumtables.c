@@ -1,0 +1,200 @@
+/* rumtables.c: one call of check_rumination's memory and tables: an arena
+ * given back at once, the memo of the history's words, a map from 64-bit
+ * values to dense indices, and the buffers an ASCII text is cut into. */
+#include "rumparts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ar_init(struct arena *a, void *buf, size_t n)
+{
+    *a = (struct arena){buf, 0, n, NULL, n < 32768 ? 65536 : 2 * n};
+}
+
+void ar_release(struct arena *a)
+{
+    while (a->heap) {
+        void *next = *(void **)a->heap;
+        free(a->heap);
+        a->heap = next;
+    }
+}
+
+/* n bytes, 16-aligned; NULL when memory runs out. */
+void *ar_alloc(struct arena *a, size_t n)
+{
+#ifdef __SANITIZE_ADDRESS__
+    char *b = malloc(16 + n); /* exactly n: an overrun of even a byte is seen */
+    if (!b)
+        return NULL;
+    *(void **)b = a->heap;
+    a->heap = b;
+    return b + 16;
+#else
+    n = (n + 15) & ~(size_t)15;
+    if (n > a->cap - a->used) {
+        size_t sz = a->next;
+        while (sz - 16 < n)
+            sz *= 2;
+        char *b = malloc(sz);
+        if (!b)
+            return NULL;
+        *(void **)b = a->heap;
+        a->heap = b;
+        a->p = b + 16;
+        a->cap = sz - 16;
+        a->used = 0;
+        a->next = sz * 2;
+    }
+    void *r = a->p + a->used;
+    a->used += n;
+    return r;
+#endif
+}
+
+void *ar_zalloc(struct arena *a, size_t n)
+{
+    void *p = ar_alloc(a, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+/* A copy of old (n bytes) in want bytes. */
+void *ar_grow(struct arena *a, const void *old, size_t n, size_t want)
+{
+    void *p = ar_alloc(a, want);
+    if (p && n)
+        memcpy(p, old, n);
+    return p;
+}
+
+int memo_init(struct memo *m, size_t cap, struct arena *ar)
+{
+    memset(m, 0, sizeof *m);
+    m->ar = ar;
+    m->s = ar_zalloc(ar, cap * sizeof *m->s);
+    m->mask = cap - 1;
+    return m->s ? 0 : -1;
+}
+
+/* Remembers w under key (its hash, stem and key; the keys it holds are
+ * added by memo_hits), the table grown first when 7/10 full; NULL when
+ * memory runs out. */
+struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w)
+{
+    if ((m->n + 1) * 10 > (m->mask + 1) * 7) {
+        size_t cap = (m->mask + 1) * 2;
+        struct mslot *v = ar_zalloc(m->ar, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->s[i].key) {
+                size_t j = memo_home(cap - 1, m->s[i].key);
+                while (v[j].key)
+                    j = (j + 1) & (cap - 1);
+                v[j] = m->s[i];
+            }
+        m->s = v;
+        m->mask = cap - 1;
+    }
+    if (m->n == m->cape) {
+        size_t cap = m->cape ? m->cape * 2 : 64;
+        struct ment *h = ar_grow(m->ar, m->ent, m->n * sizeof *h, cap * sizeof *h);
+        struct mcold *c = ar_grow(m->ar, m->cold, m->n * sizeof *c, cap * sizeof *c);
+        if (!h || !c)
+            return NULL;
+        m->ent = h;
+        m->cold = c;
+        m->cape = cap;
+    }
+    struct mslot *sl = memo_find(m, key);
+    size_t e = m->n++;
+    m->ent[e] = (struct ment){w->runh, w->stem, 0};
+    m->cold[e] = (struct mcold){w->key, 0, 0};
+    *sl =
+        (struct mslot){key, (uint32_t)e << MS_E_SHIFT | (w->key ? MS_CONTENT : 0) | (w->vs & LEX_END ? MS_END : 0), 0};
+    return sl;
+}
+
+/* Sizes c for n bytes of text; -1 when memory runs out. */
+int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
+{
+    if (c->a && n <= c->cap)
+        return 0;
+    size_t nr = n / 2 + 1; /* a run and the byte after it */
+    c->a = ar_alloc(ar, 2 * nr * sizeof *c->a);
+    c->key = ar_alloc(ar, nr * sizeof *c->key);
+    if (!c->a || !c->key) {
+        c->a = NULL;
+        return -1;
+    }
+    c->z = c->a + nr;
+    c->cap = n;
+    return 0;
+}
+
+/* The runs of word bytes of ASCII s[0..n) into c->a and c->z; returns how
+ * many. A run may be only underscores, which is no word (see wscan_next). */
+size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
+{
+    size_t nr = 0, i = 0;
+    for (;;) {
+        while (i < n && !(text_ascii_class[s[i]] & TEXT_W)) /* a joiner never starts a word */
+            i++;
+        if (i == n)
+            return nr;
+        c->a[nr] = (uint32_t)i;
+        i = text_ascii_word_end((const char *)s, n, i);
+        c->z[nr++] = (uint32_t)i;
+    }
+}
+
+static int map_alloc(struct map *m, size_t cap)
+{
+    m->k = ar_zalloc(m->ar, cap * sizeof *m->k);
+    m->v = ar_alloc(m->ar, cap * sizeof *m->v);
+    m->mask = cap - 1;
+    m->n = 0;
+    return m->k && m->v ? 0 : -1;
+}
+
+int map_init(struct map *m, struct arena *ar)
+{
+    m->ar = ar;
+    m->oom = 0;
+    return map_alloc(m, 16);
+}
+
+/* Index of key, added if new; -1 when memory runs out (m->oom is then set). */
+long map_add(struct map *m, uint64_t key)
+{
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        struct map g;
+        g.ar = m->ar;
+        if (map_alloc(&g, (m->mask + 1) * 2) < 0) {
+            m->oom = 1;
+            return -1;
+        }
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->k[i]) {
+                size_t j = m->k[i] & g.mask;
+                while (g.k[j])
+                    j = (j + 1) & g.mask;
+                g.k[j] = m->k[i];
+                g.v[j] = m->v[i];
+            }
+        g.n = m->n;
+        g.oom = m->oom; /* a failed add stays failed */
+        *m = g;
+    }
+    size_t j = key & m->mask;
+    while (m->k[j]) {
+        if (m->k[j] == key)
+            return m->v[j];
+        j = (j + 1) & m->mask;
+    }
+    m->k[j] = key;
+    m->v[j] = (uint32_t)m->n;
+    return (long)m->n++;
+}

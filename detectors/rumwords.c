@@ -1,0 +1,342 @@
+/* rumwords.c: what a word is to check_rumination. A text's words (text.h,
+ * or one pass over ASCII text that cuts the same words), each stemmed by
+ * Snowball in the prompt's language (stem.h), looked up in the lexicon of
+ * stopwords and concepts (detectors/data), and joined into the phrases of
+ * concepts.txt. */
+#include "rumparts.h"
+
+#include "embed.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unicase.h>
+#include <uninorm.h>
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+    uint64_t h = (a ^ (b + 0x9E3779B97F4A7C15ULL + (a << 6) + (a >> 2))) * 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 31;
+    return h ? h : 1;
+}
+
+/* The language of the call's prompt (stem.h), in which every word of the
+ * call is stemmed; the lexicon is built in English. */
+enum stem_lang rum_lang = STEM_EN;
+
+/* The stem of a lower-case word b[0..n): Snowball's in rum_lang, hashed; a
+ * stem that is ASCII keeps its bytes and their prefix hashes, for prefix and
+ * typo matching. */
+uint64_t stem_ascii(const char *b, size_t n, struct word *w)
+{
+    size_t l;
+    const char *t = stem_word(rum_lang, b, n, &l);
+    if (l > STEM_MAX)
+        l = STEM_MAX;
+    uint64_t h = FNV_OFFSET;
+    int ascii = 1;
+    for (size_t i = 0; i < l; i++) {
+        h ^= (unsigned char)t[i];
+        h *= FNV_PRIME;
+        w->ph[i] = h;
+        ascii &= (unsigned char)t[i] < 0x80;
+    }
+    if (ascii)
+        memcpy(w->sb, t, l);
+    w->slen = ascii ? (unsigned)l : 0;
+    return h ? h : 1;
+}
+
+/* The stem of a word that is not ASCII: its NFKC case fold, stemmed. */
+static uint64_t stem_folded(const char *s, size_t n, uint64_t raw, struct word *w)
+{
+    uint8_t buf[64];
+    size_t len = sizeof buf;
+    uint8_t *f = u8_casefold((const uint8_t *)s, n, NULL, UNINORM_NFKC, buf, &len);
+    uint64_t k = mix(raw, 11);
+    w->slen = 0;
+    if (!f)
+        return k;
+    k = stem_ascii((const char *)f, len, w);
+    if (f != buf)
+        free(f);
+    return k;
+}
+
+/* A Han, Hiragana or Katakana character standing alone as a word: IDEO_HAN,
+ * IDEO_HIRA or IDEO_KATA; 0 for any other word. */
+enum { IDEO_HIRA = 1, IDEO_KATA = 2, IDEO_HAN = 3 };
+static int ideograph(const char *s, size_t n)
+{
+    if (n != 3 || ((unsigned char)s[0] & 0xF0) != 0xE0)
+        return 0;
+    unsigned c = ((unsigned)(s[0] & 0x0F) << 12) | ((unsigned)(s[1] & 0x3F) << 6) | (unsigned)(s[2] & 0x3F);
+    if (c >= 0x3040 && c <= 0x309F)
+        return IDEO_HIRA;
+    if (c >= 0x30A0 && c <= 0x30FF)
+        return IDEO_KATA;
+    return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ? IDEO_HAN : 0;
+}
+
+static uint64_t lex_k[LEX_SIZE];
+static uint32_t lex_v[LEX_SIZE];
+static size_t lex_n;
+
+/* A bit for the last two stems of every phrase (mix of the two): most words
+ * that can end a phrase follow a word that ends none with them, and are
+ * ruled out by one bit instead of three lexicon probes. */
+#define PAIR_BITS 14
+static uint64_t lex_pair[(1u << PAIR_BITS) / 64];
+
+static inline size_t pair_bit(uint64_t h)
+{
+    return (size_t)(h >> (64 - PAIR_BITS));
+}
+
+static uint32_t lex_get(uint64_t k)
+{
+    for (size_t j = k & (LEX_SIZE - 1); lex_k[j]; j = (j + 1) & (LEX_SIZE - 1))
+        if (lex_k[j] == k)
+            return lex_v[j];
+    return 0;
+}
+
+/* Adds bits to k's value; a concept already set is kept (the first group wins). */
+static void lex_put(uint64_t k, uint32_t v)
+{
+    size_t j = k & (LEX_SIZE - 1);
+    while (lex_k[j] && lex_k[j] != k)
+        j = (j + 1) & (LEX_SIZE - 1);
+    if (!lex_k[j]) {
+        if (lex_n >= LEX_SIZE / 2)
+            return;
+        lex_k[j] = k;
+        lex_n++;
+    }
+    if ((lex_v[j] >> LEX_ID_SHIFT) && (v >> LEX_ID_SHIFT))
+        v &= (1u << LEX_ID_SHIFT) - 1;
+    lex_v[j] |= v;
+}
+
+static void lex_stop(const char *line, size_t n, void *ctx)
+{
+    (void)ctx;
+    lex_put(text_word_hash(line, n), LEX_STOP);
+}
+
+static uint64_t word_stem(const char *s, size_t n, uint64_t raw, struct word *w)
+{
+    size_t j = 0;
+    while (j < n && (unsigned char)s[j] < 0x80)
+        j++;
+    if (j < n)
+        return stem_folded(s, n, raw, w);
+    char b[STEM_MAX];
+    size_t m = n < STEM_MAX ? n : STEM_MAX;
+    for (size_t i = 0; i < m; i++)
+        b[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+    return stem_ascii(b, m, w);
+}
+
+/* One line of concepts.txt: entries separated by commas, each one word or a
+ * phrase of up to PHRASE_MAX words. */
+static void lex_concept(const char *line, size_t n, void *ctx)
+{
+    unsigned *id = ctx;
+    struct text_words tw = {0};
+    struct word w;
+    ++*id;
+    size_t a = 0;
+    while (a < n) {
+        size_t b = a;
+        while (b < n && line[b] != ',')
+            b++;
+        tw.n = 0;
+        if (text_words(line + a, b - a, &tw) == 0 && tw.n >= 1 && tw.n <= PHRASE_MAX) {
+            uint64_t h = 0, last = 0, before = 0;
+            for (size_t i = 0; i < tw.n; i++) {
+                const struct text_word *x = &tw.v[i];
+                before = last;
+                last = word_stem(line + a + x->start, x->end - x->start, x->hash, &w);
+                h = i ? mix(h, last) : last;
+            }
+            if (tw.n >= 2) {
+                size_t bit = pair_bit(mix(before, last));
+                lex_pair[bit / 64] |= 1ULL << (bit % 64);
+            }
+            uint32_t v = (*id + 1) << LEX_ID_SHIFT;
+            if (tw.n == 1) {
+                lex_put(last, v);
+            } else {
+                lex_put(mix(h, PHRASE_SALT), v | (uint32_t)tw.n << LEX_LEN_SHIFT);
+                lex_put(last, LEX_END);
+            }
+        }
+        a = b + 1;
+    }
+    text_words_free(&tw);
+}
+
+void lex_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
+    if (b)
+        text_each_line(b->data, lex_stop, NULL);
+    unsigned id = 0;
+    b = embed_find("detectors/data/concepts.txt");
+    rum_lang = STEM_EN; /* concepts.txt is English */
+    if (b)
+        text_each_line(b->data, lex_concept, &id);
+    done = 1;
+}
+
+/* Fills in w's content key and lexicon flags; raw and stem are set. */
+void word_lex(struct word *w, int stem_is_raw)
+{
+    uint32_t v = lex_get(w->raw);
+    uint32_t vs = stem_is_raw ? v : lex_get(w->stem);
+    uint32_t id = vs >> LEX_ID_SHIFT;
+    w->key = v & LEX_STOP ? 0 : id ? mix(id, CONCEPT_SALT) : w->stem;
+    w->vs = vs;
+    w->p3 = w->slen >= 3 ? w->ph[2] : 0;
+}
+
+/* The concept of a phrase of concepts.txt ending with stem, given the words
+ * before it (its length in *plen), or 0. */
+uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen)
+{
+    if (!ph->s1)
+        return 0;
+    size_t bit = pair_bit(mix(ph->s1, stem));
+    if (!(lex_pair[bit / 64] >> (bit % 64) & 1))
+        return 0; /* no phrase ends with these two stems */
+    /* hashed as lex_concept hashes a phrase's stems */
+    uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
+    uint64_t n2 = mix(ph->s1, stem), n3 = p2 ? mix(p2, stem) : 0, n4 = p3 ? mix(p3, stem) : 0;
+    uint64_t c[3] = {n4, n3, n2};
+    for (int q = 0; q < 3; q++) {
+        uint32_t p = c[q] ? lex_get(mix(c[q], PHRASE_SALT)) : 0;
+        if (p >> LEX_ID_SHIFT) {
+            *plen = (p >> LEX_LEN_SHIFT) & 7;
+            return mix(p >> LEX_ID_SHIFT, CONCEPT_SALT);
+        }
+    }
+    return 0;
+}
+
+static inline void word_phrase(struct word *w, struct phrase *ph)
+{
+    w->concept = 0;
+    if (w->vs & LEX_END) /* only where some phrase can end */
+    w->concept = phrase_at(w->stem, ph, &w->plen);
+    phrase_push(ph, w->stem);
+}
+
+/* w's stem, key and flags: from the memo when the word was seen before,
+ * else by stem(w) and the lexicon (w.slot is then NULL, for item_word to
+ * remember it). A seen word's lexicon flags are only LEX_END (all that is
+ * asked of them after); its stem length and prefix hashes are not filled in
+ * (the keys it holds are known). */
+#define ANALYSE(w, m, stem_expr, stem_is_raw)                                                                          \
+    do {                                                                                                               \
+        struct mslot *s_ = (m) && (m)->s && (w).raw ? memo_find((m), (w).raw) : NULL;                                  \
+        if (s_ && s_->key) {                                                                                           \
+            size_t e_ = s_->meta >> MS_E_SHIFT;                                                                        \
+            (w).stem = (m)->ent[e_].stem, (w).key = (m)->cold[e_].key;                                                 \
+            (w).vs = s_->meta & MS_END ? LEX_END : 0;                                                                  \
+        } else {                                                                                                       \
+            (w).stem = (stem_expr);                                                                                    \
+            word_lex(&(w), (stem_is_raw));                                                                             \
+            s_ = NULL;                                                                                                 \
+        }                                                                                                              \
+        (w).slot = s_;                                                                                                 \
+    } while (0)
+
+/* The words of a text through libunistring (text.h), for text that is not
+ * all ASCII. */
+int words_unicode(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx)
+{
+    tw->n = 0;
+    if (text_words(s, n, tw) < 0)
+        return -1;
+    struct word w;
+    struct phrase ph = {0, 0, 0};
+    int prev_ideo = 0;
+    for (size_t i = 0; i < tw->n; i++) {
+        const struct text_word *x = &tw->v[i];
+        const char *a = s + x->start;
+        size_t l = x->end - x->start;
+        w.raw = x->hash;
+        w.runh = run_word(a, l, w.raw);
+        w.key2 = 0;
+        w.name = 0;
+        w.slen = 0;
+        int ideo = ideograph(a, l);
+        w.slot = NULL;
+        if (ideo) {
+            /* A Han character says something on its own; a kana says it
+             * only with its neighbour (a katakana word, a verb's ending on
+             * its Han stem), and two hiragana together are grammar ("のと",
+             * "とき"). */
+            w.stem = mix(x->hash, 7);
+            w.key = ideo == IDEO_HAN ? w.stem : 0;
+            w.vs = 0;
+            w.p3 = 0;
+            w.concept = 0;
+            if (prev_ideo && tw->v[i - 1].end == x->start && !(prev_ideo == IDEO_HIRA && ideo == IDEO_HIRA))
+                w.key2 = mix(tw->v[i - 1].hash, x->hash);
+            ph.s1 = w.stem;
+            ph.s2 = ph.s3 = 0;
+            w.mkey = w.stem;
+            if (m && m->s && (w.slot = memo_find(m, w.mkey))->key == 0)
+                w.slot = NULL; /* not seen before */
+        } else {
+            w.mkey = w.raw;
+            ANALYSE(w, m, word_stem(a, l, x->hash, &w), 0);
+            word_phrase(&w, &ph);
+        }
+        prev_ideo = ideo;
+        fn(ctx, &w);
+    }
+    return 0;
+}
+
+/* The words of ASCII text as text.c's ASCII path cuts them (letters, digits
+ * and _; joined across ' . : between letters and , ; ' . between digits). */
+static int words_ascii(const char *text, size_t n, struct arena *ar, word_fn fn, void *ctx)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    struct wcut cut = {0};
+    if (wcut_reserve(&cut, n, ar) < 0)
+        return -1;
+    struct wscan t;
+    wscan_init(&t, &cut, ascii_runs(s, n, &cut));
+    struct word w;
+    struct phrase ph = {0, 0, 0};
+    char b[STEM_MAX];
+    size_t a, z;
+    int name;
+    while (wscan_next(&t, s, &a, &z, &name)) {
+        uint64_t h = word_lower(s + a, z - a, b);
+        w.name = (unsigned)name;
+        w.raw = h;
+        w.runh = run_word((const char *)s + a, z - a, h);
+        w.key2 = 0;
+        w.slot = NULL;
+        w.stem = stem_ascii(b, z - a < STEM_MAX ? z - a : STEM_MAX, &w);
+        word_lex(&w, w.stem == h);
+        word_phrase(&w, &ph);
+        fn(ctx, &w);
+    }
+    return 0;
+}
+
+/* The prompt's words, each passed to fn. */
+int each_word(const char *s, size_t n, struct text_words *tw, struct arena *ar, word_fn fn, void *ctx)
+{
+    if (text_ascii_prefix(s, n) == n)
+        return words_ascii(s, n, ar, fn, ctx);
+    return words_unicode(s, n, tw, NULL, fn, ctx);
+}
