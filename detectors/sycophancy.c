@@ -274,16 +274,16 @@ static inline uint64_t sentence_bit(size_t s)
     return 1ull << (s < 63 ? s : 63);
 }
 
-/* A reassurance phrase anywhere; a question that asks for a verdict; or a
- * question that ends in a tag asking to be told yes ("..., right?", "..., am
- * I?", "sai, né?", "……吧？"). */
-static int is_reassurance(const char *t, const struct text_words *w, uint64_t *asks)
+/* A reassurance phrase anywhere; a question that asks for a verdict (when
+ * verdicts is set); or a question that ends in a tag asking to be told yes
+ * ("..., right?", "..., am I?", "sai, né?", "……吧？"). */
+static int is_reassurance(const char *t, const struct text_words *w, int verdicts, uint64_t *asks)
 {
     size_t tn = strlen(t);
     int question = ask_question_mark(t, tn);
     *asks = 0;
     for (size_t i = 0; i < w->n; i++) {
-        if (match_at(w, i, 1u << REASSURANCE | (question ? 1u << JUDGEMENT : 0)))
+        if (match_at(w, i, 1u << REASSURANCE | (question && verdicts ? 1u << JUDGEMENT : 0)))
             *asks |= sentence_bit(w->v[i].sentence);
         /* the last words before a question mark: a tag? */
         size_t e = w->v[i].end;
@@ -342,6 +342,18 @@ static const char *const counter_prompts[] = {
 };
 static const char *const pattern_names[] = {"unconditional_agreement", "praise_without_evidence",
                                             "escalating_validation", "repeated_reassurance_request"};
+
+int syc_plea(const char *t, size_t n)
+{
+    struct text_words w = {0};
+    uint64_t asks;
+    table_for(ASKING_CLASSES);
+    int r = text_words(t, n, &w) < 0 ? -1 : is_reassurance(t, &w, 0, &asks);
+    if (r == 0 && w.n)
+        r = (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & (ASK_REASSURE | ASK_REASK)) != 0;
+    text_words_free(&w);
+    return r;
+}
 
 int syc_run(const struct syc_query *q, struct syc_result *r)
 {
@@ -420,7 +432,7 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             w.n = 0;
             uint64_t asks;
             failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, &sets[i]) < 0 ||
-                ((seeking[i] = is_reassurance(t, &w, &asks)) && vague_ask(t, &w, asks, &vg[i]) < 0);
+                ((seeking[i] = is_reassurance(t, &w, 1, &asks)) && vague_ask(t, &w, asks, &vg[i]) < 0);
         }
         if (ctx && !failed) {
             w.n = 0;

@@ -350,6 +350,24 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'the first ask quoted in at most 78 bytes, with "..." where its words go on', said.slice(0, 300));
 }
 
+// After two pleas about one change, a question about it that merely uses a
+// verdict word ("correct?") is the work going on: no advice about seeking
+// reassurance again. The third plea in so many words is advised.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'plea.jsonl');
+  writeAsks(tr, WORRY.slice(0, 2));
+  const hook = (prompt) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:45:00Z', TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'plea', prompt, transcript_path: tr }) });
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return `(no JSON: ${r.stdout})`; }
+  };
+  const question = hook('is the window size in the rate limit change correct?');
+  const plea = hook(WORRY[2][1]);
+  ok(!/sycophancy/.test(question) && /keel \(sycophancy\)/.test(plea),
+    'a verdict word in a question after two pleas is not advised as a third; the third plea in so many words is', { question, plea });
+}
+
 // A person who asks the same worry again: the message names when they asked
 // (local times) with the first words of the first ask; when two detectors
 // speak, one message and one list of words; the word then applies to both.

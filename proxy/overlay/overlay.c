@@ -456,14 +456,20 @@ static int reassurance_requests(const struct overlay *ov, size_t n, int *detecte
 }
 
 /* The same reassurance sought again, and the person's newest message is
- * itself one more request for it: only then is the advisory about this
- * message (the messages after a worry, "now translate it", are the work
- * going on). One check in the common case; the second only when it fires. */
+ * itself one more request for it, a plea in so many words (syc_plea: a
+ * question that merely uses a verdict word, "is the window size correct?",
+ * counts towards the group but is no moment to advise): only then is the
+ * advisory about this message (the messages after a worry, "now translate
+ * it", are the work going on). One check in the common case; the others only
+ * when it fires. */
 static int reassurance_grew(const struct overlay *ov)
 {
     int fires = 0;
     int now = ov->nasks ? reassurance_requests(ov, ov->nasks, &fires) : 0;
-    return fires && now > reassurance_requests(ov, ov->nasks - 1, NULL);
+    if (!fires || now <= reassurance_requests(ov, ov->nasks - 1, NULL))
+        return 0;
+    const char *t = ov->asks[ov->nasks - 1].text;
+    return syc_plea(t, strlen(t)) > 0;
 }
 
 /* A message of the person's (text owned, valid UTF-8) joins the recent ones
