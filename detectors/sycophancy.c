@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.1.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.2.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -23,8 +23,9 @@
  *                                reassurance about one decision: they hold a
  *                                reassurance phrase ("are you sure", "tell me"),
  *                                or are a question using a verdict word.
- * "One decision": requests are grouped when they share a subject word (stems
- * of content words, 3+ bytes or a number), directly or through another
+ * "One decision": requests are grouped when they share a subject word
+ * (Snowball stems, stem.h, of content words of 3+ bytes or a number, all in
+ * the language of the newest message), directly or through another
  * request (union-find); with decision_context the group linked to it counts,
  * else the largest. A request whose asking sentence names fewer than 2
  * subject words ("Did I do right?") is vague and counts with any group. */
@@ -32,11 +33,14 @@
 #include "asking.h"
 #include "embed.h"
 #include "phrases.h"
+#include "stem.h"
 #include "text.h"
 #include "timefmt.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unicase.h>
+#include <uninorm.h>
 
 #define SYC_MAX_RESPONSE    16000
 #define SYC_MAX_MESSAGES    200
@@ -100,11 +104,34 @@ static int has_digit(const char *s, size_t n)
     return 0;
 }
 
+/* The hash of the stem of word s[0..n) in lang: case-folded (NFKC) and
+ * stemmed by Snowball (stem.h), so "sell", "selling" and "sells" meet, and
+ * "Kündigung" and "Kündigungen". raw (the word's own hash) when it cannot be
+ * folded. */
+static uint64_t stem_hash(enum stem_lang lang, const char *s, size_t n, uint64_t raw)
+{
+    uint8_t buf[64];
+    size_t len = sizeof buf, ascii = 0;
+    while (ascii < n && ascii < sizeof buf && (unsigned char)s[ascii] < 0x80) {
+        buf[ascii] = (uint8_t)(s[ascii] >= 'A' && s[ascii] <= 'Z' ? s[ascii] + 32 : s[ascii]);
+        ascii++;
+    }
+    uint8_t *f = ascii == n ? buf : u8_casefold((const uint8_t *)s, n, NULL, UNINORM_NFKC, buf, &len);
+    len = ascii == n ? n : len;
+    if (!f)
+        return raw;
+    size_t l;
+    const char *t = stem_word(lang, (const char *)f, len, &l);
+    uint64_t h = text_word_hash(t, l);
+    if (f != buf)
+        free(f);
+    return h;
+}
+
 /* The content words of w (words of text t) that say what a message is
  * about: not stop words, not words of how one asks, at least 3 bytes; each
- * reduced to a crude stem (a possessive 's and an -ing, -ed, -es, -s or -e
- * ending cut from lower-cased ASCII) so "sell", "selling" and "sells" meet. */
-static int topic_set(const char *t, const struct text_words *w, struct text_set *out)
+ * by its stem in lang. */
+static int topic_set(const char *t, const struct text_words *w, enum stem_lang lang, struct text_set *out)
 {
     out->v = malloc((w->n ? w->n : 1) * sizeof *out->v);
     out->n = 0;
@@ -116,29 +143,7 @@ static int topic_set(const char *t, const struct text_words *w, struct text_set 
         if ((n < 3 && !has_digit(t + w->v[i].start, n)) || text_is_stopword(h) ||
             bsearch(&h, asking, asking_n, sizeof *asking, cmp_u64))
             continue;
-        char b[64];
-        const char *src = t + w->v[i].start;
-        int ascii = n < sizeof b;
-        for (size_t k = 0; ascii && k < n; k++) {
-            unsigned char c = (unsigned char)src[k];
-            if (c >= 0x80)
-                ascii = 0;
-            b[k] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        }
-        if (ascii) {
-            if (n > 2 && (b[n - 2] == '\'') && b[n - 1] == 's')
-                n -= 2;
-            static const char *const ends[] = {"ing", "ed", "es", "s", "e"};
-            for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
-                size_t el = strlen(ends[e]);
-                if (n >= el + 3 && memcmp(b + n - el, ends[e], el) == 0) {
-                    n -= el;
-                    break;
-                }
-            }
-            h = text_word_hash(b, n);
-        }
-        out->v[out->n++] = h;
+        out->v[out->n++] = stem_hash(lang, t + w->v[i].start, n, h);
     }
     text_set_settle(out);
     return 0;
@@ -303,7 +308,7 @@ static int is_reassurance(const char *t, const struct text_words *w, int verdict
 
 /* 1 when the sentences that ask (asks, from is_reassurance) name their
  * subject in fewer than SYC_TOPIC_WORDS content words. */
-static int vague_ask(const char *t, const struct text_words *w, uint64_t asks, int *vague)
+static int vague_ask(const char *t, const struct text_words *w, enum stem_lang lang, uint64_t asks, int *vague)
 {
     struct text_words sub = {0};
     struct text_set set = {0};
@@ -313,7 +318,7 @@ static int vague_ask(const char *t, const struct text_words *w, uint64_t asks, i
     for (size_t i = 0; i < w->n; i++)
         if (asks & sentence_bit(w->v[i].sentence))
             sub.v[sub.n++] = w->v[i];
-    int r = topic_set(t, &sub, &set);
+    int r = topic_set(t, &sub, lang, &set);
     *vague = set.n < SYC_TOPIC_WORDS;
     text_set_free(&set);
     free(sub.v);
@@ -427,16 +432,18 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             goto oom;
         }
         int i, failed = 0; /* out of memory: an error, never an answer from part of the messages */
+        /* every word is stemmed in the language of the newest message */
+        enum stem_lang lang = mn ? stem_lang_of(q->msgs[mn - 1], strlen(q->msgs[mn - 1])) : STEM_EN;
         for (i = 0; i < mn && !failed; i++) {
             const char *t = q->msgs[i];
             w.n = 0;
             uint64_t asks;
-            failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, &sets[i]) < 0 ||
-                ((seeking[i] = is_reassurance(t, &w, 1, &asks)) && vague_ask(t, &w, asks, &vg[i]) < 0);
+            failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, lang, &sets[i]) < 0 ||
+                ((seeking[i] = is_reassurance(t, &w, 1, &asks)) && vague_ask(t, &w, lang, asks, &vg[i]) < 0);
         }
         if (ctx && !failed) {
             w.n = 0;
-            failed = text_words(ctx, ctx_n, &w) < 0 || topic_set(ctx, &w, &scope) < 0;
+            failed = text_words(ctx, ctx_n, &w) < 0 || topic_set(ctx, &w, lang, &scope) < 0;
             have_scope = !failed && scope.n >= SYC_TOPIC_WORDS;
         }
         /* Groups: requests that share a subject word, directly or through
@@ -528,10 +535,12 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.1",
+        "pattern_overlap", "0.5.2",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
-        "irony; and reassurance requests on one decision (grouped by shared subject words), counted from 3.");
+        "irony; and reassurance requests on one decision (grouped by shared subject words, Snowball stems in the "
+        "newest "
+        "message's language), counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
