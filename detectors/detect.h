@@ -84,10 +84,11 @@ struct syc_result {
     struct syc_span span[64 + 200];
 };
 int syc_run(const struct syc_query *q, struct syc_result *r); /* 0, or -1 out of memory */
-/* 1 when a message of the person's pleads in so many words to be told a
- * decision is fine: a reassurance phrase, or a question ending in a tag that
- * asks for yes ("..., right?"); a question that merely uses a verdict word
- * ("is that arm required?") is not one. 0, or -1 out of memory. */
+/* 1 when a message of the person's is itself a plea to be told a decision
+ * is fine: a reassurance phrase, a sign of asking again, a question ending in
+ * a tag that asks for yes ("..., right?"), or a verdict word in a sentence
+ * that asks ("Is the migration safe to run?"); an "Ok." that acknowledges the
+ * last answer before another request is not one. 0, or -1 out of memory. */
 int syc_plea(const char *t, size_t n);
 const char *syc_pattern_name(int pattern); /* "none" for SYC_NONE */
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *buf, size_t n);

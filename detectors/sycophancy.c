@@ -279,16 +279,27 @@ static inline uint64_t sentence_bit(size_t s)
     return 1ull << (s < 63 ? s : 63);
 }
 
-/* A reassurance phrase anywhere; a question that asks for a verdict (when
- * verdicts is set); or a question that ends in a tag asking to be told yes
- * ("..., right?", "..., am I?", "sai, né?", "……吧？"). */
+/* How a verdict word asks for a verdict (is_reassurance): in a message
+ * holding a question mark, or only in a sentence that ends in one ("Is the
+ * migration safe to run?", not "Ok. Can you review the summary?"). */
+enum { VERDICT_IN_MESSAGE = 1, VERDICT_IN_QUESTION = 2 };
+
+/* A reassurance phrase anywhere; a question that asks for a verdict (as
+ * verdicts says, 0 for never); or a question that ends in a tag asking to be
+ * told yes ("..., right?", "..., am I?", "sai, né?", "……吧？"). */
 static int is_reassurance(const char *t, const struct text_words *w, int verdicts, uint64_t *asks)
 {
     size_t tn = strlen(t);
     int question = ask_question_mark(t, tn);
     *asks = 0;
+    uint64_t qs = question && verdicts == VERDICT_IN_MESSAGE ? ~0ull : 0; /* the sentences where a verdict asks */
+    for (size_t i = 0; question && verdicts == VERDICT_IN_QUESTION && i < w->n; i++) {
+        size_t e = w->v[i].end, next = i + 1 < w->n ? w->v[i + 1].start : tn;
+        if (next > e && ask_question_mark(t + e, next - e))
+            qs |= sentence_bit(w->v[i].sentence);
+    }
     for (size_t i = 0; i < w->n; i++) {
-        if (match_at(w, i, 1u << REASSURANCE | (question && verdicts ? 1u << JUDGEMENT : 0)))
+        if (match_at(w, i, 1u << REASSURANCE | (qs & sentence_bit(w->v[i].sentence) ? 1u << JUDGEMENT : 0)))
             *asks |= sentence_bit(w->v[i].sentence);
         /* the last words before a question mark: a tag? */
         size_t e = w->v[i].end;
@@ -353,7 +364,7 @@ int syc_plea(const char *t, size_t n)
     struct text_words w = {0};
     uint64_t asks;
     table_for(ASKING_CLASSES);
-    int r = text_words(t, n, &w) < 0 ? -1 : is_reassurance(t, &w, 0, &asks);
+    int r = text_words(t, n, &w) < 0 ? -1 : is_reassurance(t, &w, VERDICT_IN_QUESTION, &asks);
     if (r == 0 && w.n)
         r = (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & (ASK_REASSURE | ASK_REASK)) != 0;
     text_words_free(&w);
@@ -439,7 +450,8 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             w.n = 0;
             uint64_t asks;
             failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, lang, &sets[i]) < 0 ||
-                ((seeking[i] = is_reassurance(t, &w, 1, &asks)) && vague_ask(t, &w, lang, asks, &vg[i]) < 0);
+                ((seeking[i] = is_reassurance(t, &w, VERDICT_IN_MESSAGE, &asks)) &&
+                 vague_ask(t, &w, lang, asks, &vg[i]) < 0);
         }
         if (ctx && !failed) {
             w.n = 0;

@@ -350,9 +350,9 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'the first ask quoted in at most 78 bytes, with "..." where its words go on', said.slice(0, 300));
 }
 
-// After two pleas about one change, a question about it that merely uses a
-// verdict word ("correct?") is the work going on: no advice about seeking
-// reassurance again. The third plea in so many words is advised.
+// After two pleas about one change, an "ok" that acknowledges the last answer
+// before another request about it is the work going on: no advice about
+// seeking reassurance again. The third plea is advised.
 {
   const box = sandbox();
   const tr = join(box.dir, 'plea.jsonl');
@@ -362,10 +362,10 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
       input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'plea', prompt, transcript_path: tr }) });
     try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return `(no JSON: ${r.stdout})`; }
   };
-  const question = hook('is the window size in the rate limit change correct?');
+  const question = hook('ok. can you add the rate limit change to the changelog?');
   const plea = hook(WORRY[2][1]);
   ok(!/sycophancy/.test(question) && /keel \(sycophancy\)/.test(plea),
-    'a verdict word in a question after two pleas is not advised as a third; the third plea in so many words is', { question, plea });
+    'an "ok" that acknowledges the answer before another request is not advised as a third plea; the third plea is', { question, plea });
 }
 
 // A person who asks the same worry again: the message names when they asked

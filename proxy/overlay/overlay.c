@@ -456,12 +456,12 @@ static int reassurance_requests(const struct overlay *ov, size_t n, int *detecte
 }
 
 /* The same reassurance sought again, and the person's newest message is
- * itself one more request for it, a plea in so many words (syc_plea: a
- * question that merely uses a verdict word, "is the window size correct?",
- * counts towards the group but is no moment to advise): only then is the
- * advisory about this message (the messages after a worry, "now translate
- * it", are the work going on). One check in the common case; the others only
- * when it fires. */
+ * itself one more plea for it (syc_plea: "Ok. Can you add it to the
+ * changelog?" counts towards the group, its "ok" a verdict word in a message
+ * with a question mark, but acknowledges an answer and is no moment to
+ * advise): only then is the advisory about this message (the messages after
+ * a worry, "now translate it", are the work going on). One check in the
+ * common case; the others only when it fires. */
 static int reassurance_grew(const struct overlay *ov)
 {
     int fires = 0;
