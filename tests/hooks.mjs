@@ -363,7 +363,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return `(no JSON: ${r.stdout})`; }
   };
   const question = hook('ok. can you add the rate limit change to the changelog?');
-  const plea = hook(WORRY[2][1]);
+  const plea = hook('is the rate limit change safe to merge today?');
   ok(!/sycophancy/.test(question) && /keel \(sycophancy\)/.test(plea),
     'an "ok" that acknowledges the answer before another request is not advised as a third plea; the third plea is', { question, plea });
 }
