@@ -551,8 +551,7 @@ cJSON *syc_heuristic(void)
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
         "irony; and reassurance requests on one decision (grouped by shared subject words, Snowball stems in the "
-        "newest "
-        "message's language), counted from 3.");
+        "newest message's language), counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
