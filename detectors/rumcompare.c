@@ -98,41 +98,16 @@ static inline uint64_t run_hash(uint64_t a, uint64_t b, uint64_t c)
 static void cur_collect(void *ctx, struct word *w)
 {
     struct cur *c = ctx;
-    if (c->nw == c->capw) {
-        size_t cap = c->capw ? c->capw * 2 : 32;
-        struct cword *v = ar_grow(c->ar, c->w, c->nw * sizeof *v, cap * sizeof *v);
-        if (!v) {
-            c->oom = 1;
-            return;
-        }
-        c->w = v;
-        c->capw = cap;
-    }
+    if (c->oom) /* an array grown for want of memory is lost: cur_init fails */
+        return;
     size_t np = w->key && w->slen >= PREFIX_MIN ? w->slen : 0;
-    if (c->nph + np > c->capph) {
-        size_t cap = c->capph ? c->capph * 2 : 256;
-        while (cap < c->nph + np)
-            cap *= 2;
-        uint64_t *v = ar_grow(c->ar, c->ph, c->nph * sizeof *v, cap * sizeof *v);
-        if (!v) {
-            c->oom = 1;
-            return;
-        }
-        c->ph = v;
-        c->capph = cap;
-    }
     size_t nb = w->key && w->slen >= TYPO_MIN ? w->slen : 0;
-    if (c->nsb + nb > c->capsb) {
-        size_t cap = c->capsb ? c->capsb * 2 : 512;
-        while (cap < c->nsb + nb)
-            cap *= 2;
-        char *v = ar_grow(c->ar, c->sbytes, c->nsb, cap);
-        if (!v) {
-            c->oom = 1;
-            return;
-        }
-        c->sbytes = v;
-        c->capsb = cap;
+    if ((c->nw == c->capw && !(c->w = ar_room(c->ar, c->w, c->nw, c->nw + 1, sizeof *c->w, &c->capw, 32))) ||
+        (c->nph + np > c->capph &&
+         !(c->ph = ar_room(c->ar, c->ph, c->nph, c->nph + np, sizeof *c->ph, &c->capph, 256))) ||
+        (c->nsb + nb > c->capsb && !(c->sbytes = ar_room(c->ar, c->sbytes, c->nsb, c->nsb + nb, 1, &c->capsb, 512)))) {
+        c->oom = 1;
+        return;
     }
     c->w[c->nw++] =
         (struct cword){w->raw,           w->stem,      w->key,           w->key2, w->concept,
@@ -359,12 +334,10 @@ static struct mslot *memo_new(struct cur *c, uint64_t key, const struct word *w)
     if (w->key)
         word_hits(c, &p, w);
     if (m->npool + p.n > m->cappool) {
-        size_t cap = m->cappool ? m->cappool * 2 : 64;
-        uint32_t *v = ar_grow(m->ar, m->pool, m->npool * sizeof *v, cap * sizeof *v);
+        uint32_t *v = ar_room(m->ar, m->pool, m->npool, m->npool + p.n, sizeof *v, &m->cappool, 64);
         if (!v)
             return NULL;
         m->pool = v;
-        m->cappool = cap;
     }
     struct mslot *sl = memo_add(m, key, w);
     if (!sl)

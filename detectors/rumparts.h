@@ -380,6 +380,7 @@ void ar_release(struct arena *a);
 void *ar_alloc(struct arena *a, size_t n);
 void *ar_zalloc(struct arena *a, size_t n);
 void *ar_grow(struct arena *a, const void *old, size_t n, size_t want);
+void *ar_room(struct arena *a, const void *old, size_t n, size_t need, size_t sz, size_t *cap, size_t first);
 int memo_init(struct memo *m, size_t cap, struct arena *ar);
 struct mslot *memo_add(struct memo *m, uint64_t key, const struct word *w);
 int wcut_reserve(struct wcut *c, size_t n, struct arena *ar);

@@ -69,6 +69,20 @@ void *ar_grow(struct arena *a, const void *old, size_t n, size_t want)
     return p;
 }
 
+/* The array old (n elements of sz bytes, room for *cap fewer than need) in a
+ * copy with room for need: *cap doubled (from first) until it fits, and set;
+ * NULL when memory runs out, *cap unchanged. */
+void *ar_room(struct arena *a, const void *old, size_t n, size_t need, size_t sz, size_t *cap, size_t first)
+{
+    size_t c = *cap ? *cap * 2 : first;
+    while (c < need)
+        c *= 2;
+    void *p = ar_grow(a, old, n * sz, c * sz);
+    if (p)
+        *cap = c;
+    return p;
+}
+
 int memo_init(struct memo *m, size_t cap, struct arena *ar)
 {
     memset(m, 0, sizeof *m);
