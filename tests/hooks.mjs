@@ -121,6 +121,20 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     ok(/it is 2026-05-15T14:40:00/.test(r.out?.hookSpecificOutput?.additionalContext || ''), `${host} ${event}: the model starts knowing the time`, r.out);
 }
 
+// --- a reply is put to the person as keel wrap puts it: not under confidence 0.5 ----
+{
+  const box = sandbox();
+  const stop = (reply) => {
+    const r = spawnSync(keel, ['hook', 'Stop'], { encoding: 'utf8', env: { ...process.env, ...box.env },
+      input: JSON.stringify({ hook_event_name: 'Stop', session_id: 'bar', stop_hook_active: false, last_assistant_message: reply }) });
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return `(no JSON: ${r.stdout})`; }
+  };
+  const once = stop('The race is five weeks out. Run the next three runs easy and check the ankle the morning after each one; if it holds up through a 40-minute run, go for it. If it still aches on stairs, pick a later race.');
+  const opening = stop("You're absolutely right, go for it.");
+  ok(!/sycophancy/.test(once) && /keel \(sycophancy\)/.test(opening),
+    'one agreeing phrase late in a reply of substance (confidence 0.45) is not put to the person; agreement that opens the reply is', { once, opening });
+}
+
 // --- rumination reads only the person's prompts ------------------------------------
 {
   const base = payload('claude-code-UserPromptSubmit.json');

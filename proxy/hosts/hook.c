@@ -132,6 +132,17 @@ static void tokens_of(const cJSON *adv, char *buf, size_t cap)
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
 }
 
+/* An advisory sure enough to be put to the person, as keel wrap's text
+ * block takes them (OV_SPEAK_MIN); a less sure one is logged by name only. */
+static int speaks(const cJSON *a)
+{
+    if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) >= OV_SPEAK_MIN)
+        return 1;
+    log_event(LOG_INFO, "hook_advisory_quiet", "detector=%s",
+              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector")));
+    return 0;
+}
+
 /* The advisories of one event as one message: for the model as facts, for
  * the person in words, with one list of the words they may answer with
  * (each word once, whichever detectors offer it). */
@@ -141,6 +152,8 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     char names[120] = "", tok[400] = "";
     dets[0] = '\0';
     cJSON_ArrayForEach(a, advs) {
+        if (!speaks(a))
+            continue;
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         append(names, sizeof names, "%s%s", names[0] ? ", " : "", det);
         append(dets, dets_cap, "%s%s", dets[0] ? "," : "", det);
@@ -159,6 +172,8 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
     append(o->msg, sizeof o->msg, "%skeel (%s):", o->msg[0] ? "\n" : "", names);
     cJSON_ArrayForEach(a, advs) {
+        if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) < OV_SPEAK_MIN)
+            continue;
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
         append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
@@ -540,8 +555,11 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     if (session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0)
         ov.conversation_at = seen.started;
     overlay_on_reply(&ov, text, n);
-    cJSON *advs = cJSON_GetArraySize(ov.queued) ? cJSON_Duplicate(ov.queued, 1) : NULL;
+    cJSON *advs = cJSON_CreateArray();
     const cJSON *a;
+    cJSON_ArrayForEach(a, ov.queued)
+        if (speaks(a))
+            cJSON_AddItemToArray(advs, cJSON_Duplicate(a, 1));
     cJSON_ArrayForEach(a, advs) {
         char tok[200], line[600];
         tokens_of(a, tok, sizeof tok);

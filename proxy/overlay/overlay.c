@@ -745,7 +745,7 @@ char *overlay_text(const cJSON *advisories)
     buf[0] = '\0';
     const cJSON *a;
     cJSON_ArrayForEach(a, advisories) {
-        if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) < 0.5)
+        if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) < OV_SPEAK_MIN)
             continue; /* low confidence: _meta only */
         char tokens[400] = "";
         const cJSON *o;

@@ -31,8 +31,11 @@ enum {
     OV_ALL = 31u,
 };
 
-#define OV_TEXT_MAX 8000 /* characters of a person's message read */
-#define OV_SCAN_MAX 16000 /* characters of a model's text read for sycophancy */
+#define OV_TEXT_MAX  8000 /* characters of a person's message read */
+#define OV_SCAN_MAX  16000 /* characters of a model's text read for sycophancy */
+/* An advisory less sure than this is not put to the person (keel wrap: in
+ * _meta only; keel hook: not said). */
+#define OV_SPEAK_MIN 0.5
 
 struct ov_ask { /* a message of the person's, from a sampling request */
     char *text;
