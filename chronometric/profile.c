@@ -37,7 +37,7 @@ static void defaults(struct profile *p)
         p->zones[i] = (struct profile_zone){1, bands[i][0], bands[i][1]};
     p->rum_window = 90;
     p->rum_threshold = 3;
-    p->rum_similarity = 0.25; /* check_rumination's own default: the overlay calls it */
+    p->rum_similarity = 0.28; /* check_rumination's own default: the overlay calls it */
     p->hyp_gentle = 60;
     p->hyp_nudge = 90;
     p->hyp_hard = 120;

@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.0.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.1.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -30,8 +30,8 @@
  * one the prompt matched is the same thing in words that drift (a hop).
  *
  * It fires when threshold_count (3) earlier prompts inside window_minutes
- * (90) reach similarity_threshold (0.25); confidence grows with how far they
- * clear it.
+ * (90) reach similarity_threshold (0.28: one shared word in four is too
+ * little); confidence grows with how far they clear it.
  *
  * Where it is done: this file holds the model (rum_run) and the tool
  * (rum_check); how a prompt's words are found and compared fast is in the
@@ -57,7 +57,7 @@
 #define RUM_MAX_PROMPT  8000
 #define RUM_MAX_HISTORY 500
 #define RUM_SKEW_MS     60000 /* history may be this far in the future (clock skew) */
-#define RUM_SIM_DEFAULT 0.25
+#define RUM_SIM_DEFAULT 0.28
 
 static int by_sim(const void *a, const void *b)
 {
@@ -364,7 +364,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.0", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.1", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its
