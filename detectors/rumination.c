@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.1.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.2.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -19,7 +19,8 @@
  * the same question about another named thing ("a visa for Japan", "...
  * Canada"); the same frame about other things (objects_of: numbers,
  * identifiers, paths, quotes); the same sentence with a word or two swapped,
- * unless both name the same things (objects_same). With only_asks (keel's
+ * unless both name the same things (objects_same); the same opening about
+ * another thing (other_after_opening). With only_asks (keel's
  * hooks and overlay) a prompt that asks nothing is an instruction, and an
  * earlier instruction is never an earlier ask; a short "continue" never
  * fires.
@@ -73,11 +74,11 @@ static const char rum_check_description[] =
     "begins, a stem of 5+ matching one edit away; Han characters alone and kana only with a neighbour) found in each "
     "prompt in the window; shared runs of 3 words with at most 1 content word, and shared passages of 8+ words, are "
     "the question's frame and are left out; the same question about another named thing, about other things named "
-    "(numbers, identifiers, paths, quoted text), or with a word or two swapped for others does not count, nor does "
-    "an item saying more about other things than a prompt of one or two content words; a prompt asking for "
-    "reassurance or saying it asks again also counts an earlier such ask on its subject; an earlier ask found "
-    "through another that matched counts too; a short instruction to go on never fires. Fires when threshold_count "
-    "or more reach similarity_threshold.";
+    "(numbers, identifiers, paths, quoted text), with a word or two swapped for others, or opening the same way about"
+    " another thing does not count, nor does an item saying more about other things than a prompt of one or two "
+    "content words; a prompt asking for reassurance or saying it asks again also counts an earlier such ask on its "
+    "subject; an earlier ask found through another that matched counts too; a short instruction to go on never fires."
+    " Fires when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
 {
@@ -120,6 +121,35 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
     if ((c->asks & (ASK_REASSURE | ASK_REASK)) && (k & (ASK_REASSURE | ASK_REASK)))
         return 1;
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
+}
+
+/* The same opening about another thing: the item opens with the prompt's
+ * first OPENING_MIN words or more ("can you review my draft", "what's the
+ * best way to split", "ile kosztuje wymiana") and holds none of the prompt's
+ * content words after them, while both go on past them: the opening is the
+ * question's frame and what follows it is its object ("... wedding toast",
+ * "... PR description"). 1 when so, 0 not, -1 out of memory. */
+#define OPENING_MIN 3
+static int other_after_opening(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp)
+{
+    tw->n = 0;
+    if (text_words(s, n, tw) < 0)
+        return -1;
+    size_t r = 0;
+    while (r < c->nw && r < tw->n && c->w[r].raw == tw->v[r].hash && tw->v[r].sentence == 0)
+        r++;
+    if (r < OPENING_MIN || r == c->nw || r == tw->n)
+        return 0;
+    int object = 0;
+    for (size_t i = r; i < c->nw; i++) {
+        long k = c->ki[i];
+        if (k < 0)
+            continue;
+        if (c->hit[k] == stamp)
+            return 0; /* it shares a word past the opening */
+        object = 1;
+    }
+    return object;
 }
 
 /* 1 when an earlier prompt asks something: a question (a question mark, or a
@@ -233,6 +263,21 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
         if (!c->o.any_run && !all_numbers(ho))
             ho->n = 0;
         if (objects_differ(po, ho))
+            j = 0, *other = 1;
+    }
+    if (j >= sim_thr && j > 0 && !(c->asks & (ASK_REASSURE | ASK_REASK))) {
+        /* the same opening about another thing, unless both name the same
+         * thing in it (the same file, another line) */
+        int o = other_after_opening(c, h->t, h->n, w, stamp);
+        if (o < 0)
+            return -1;
+        if (o && !*po_known) {
+            objects_of(pt, pn, po);
+            *po_known = 1;
+        }
+        if (o)
+            objects_of(h->t, h->n, ho);
+        if (o && !objects_same(po, ho))
             j = 0, *other = 1;
     }
     if (only_asks && j >= sim_thr && j > 0) { /* an earlier instruction is not an earlier ask */
@@ -364,7 +409,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.1", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.2", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its
