@@ -1,9 +1,11 @@
 /* instedit.h: the text edits of keel install and uninstall, shared by its files.
  *
- * install.c reads and writes the files; instedit.c turns one configuration
+ * install.c reads and writes the files; instplan.c turns one configuration
  * text into a plan (the splices to make, the tree they must give, checked);
  * instsrv.c finds and wraps (or unwraps) the servers in JSON and TOML;
- * insthook.c adds and removes keel's hook entries. Private to keel install. */
+ * insthook.c adds and removes keel's hook entries; instedit.c holds what
+ * they are made of (texts, quoting, a plan's splices and manifest) and a
+ * text's secrets. Private to keel install. */
 #ifndef KEEL_INSTEDIT_H
 #define KEEL_INSTEDIT_H
 
@@ -90,8 +92,8 @@ struct target_spec {
     const struct hook_host *host;
 };
 
-/* The plan for text (NUL-terminated): 0 with p->out (NULL: nothing to
- * change), or -1 with why. */
+/* The plan for text (NUL-terminated), instplan.c: 0 with p->out (NULL:
+ * nothing to change), or -1 with why. */
 int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text, size_t n, const cJSON *manifest,
                    struct plan *p, char *why, size_t whyn);
 
