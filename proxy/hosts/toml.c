@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,20 +21,7 @@ struct slot {
     struct toml_node *node;
 };
 
-/* --- errors and positions ------------------------------------------------------ */
-
-__attribute__((format(printf, 3, 4))) int tl_fail(struct parser *p, size_t at, const char *fmt, ...)
-{
-    if (!p->failed) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->err, sizeof p->err, fmt, ap);
-        va_end(ap);
-        p->err_at = at;
-        p->failed = 1;
-    }
-    return -1;
-}
+/* --- positions ----------------------------------------------------------------- */
 
 int toml_line_of(const char *s, size_t n, size_t at)
 {

@@ -1,7 +1,7 @@
 /* tomlint.h: what the two halves of the TOML reader share (see toml.h):
  * toml.c builds the tree (tables, keys defined once, values, statements);
- * tomllex.c reads the tokens (the cursor, strings, keys, numbers, dates).
- * Private to the reader. */
+ * tomllex.c reads the tokens (the cursor, strings, keys, numbers, dates)
+ * and keeps the first error, with where it was seen. Private to the reader. */
 #ifndef KEEL_TOMLINT_H
 #define KEEL_TOMLINT_H
 

@@ -1,14 +1,31 @@
-/* tomllex.c: the tokens of TOML 1.0 (see tomlint.h): the cursor, comments
- * and line ends, the four kinds of string with their escapes, keys bare,
- * quoted and dotted, and the grammar of numbers, dates and times. */
+/* tomllex.c: the tokens of TOML 1.0 (see tomlint.h): the first error and
+ * where it was seen, the cursor, comments and line ends, the four kinds of
+ * string with their escapes, keys bare, quoted and dotted, and the grammar
+ * of numbers, dates and times. */
 #include "tomlint.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistr.h>
+
+/* --- errors -------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) int tl_fail(struct parser *p, size_t at, const char *fmt, ...)
+{
+    if (!p->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->err, sizeof p->err, fmt, ap);
+        va_end(ap);
+        p->err_at = at;
+        p->failed = 1;
+    }
+    return -1;
+}
 
 /* --- the cursor ---------------------------------------------------------------- */
 
