@@ -119,16 +119,6 @@ void relay_close(struct relay *r, int status);
 void relay_expose_init(struct relay *r);
 void relay_client_line(struct relay *r, const char *line, size_t n);
 void relay_server_line(struct relay *r, const char *line, size_t n);
-/* Queues a line of the upstream's for the client, with insertions (k of
- * them, jscan.h) if any. A large line in the upstream reader's buffer is not
- * copied: the reader is pinned until it is written (outq_lend, frame_pin). */
-struct jscan_insert;
-void relay_queue_server_line(struct relay *r, const char *line, size_t n, const struct jscan_insert *ins, int k);
-/* After a write to the client: the reader goes free once nothing is lent. */
-void relay_lent_written(struct relay *r);
-/* Before the reader's bytes go (a restart, the upstream's last bytes): what
- * is still lent is copied. */
-void relay_lent_keep(struct relay *r);
 /* The same for a line already validated as it arrived (top as jscan_scan gives it). */
 void relay_server_scanned(struct relay *r, const char *line, size_t n, const struct jscan_top *top);
 void relay_client_oversize(struct relay *r, const char *head, size_t hn, size_t total);
@@ -151,6 +141,17 @@ int relay_replay(struct relay *r);
  * queues empty, the state lock never waited for (state_lock_wait(0)). */
 void relay_init(struct relay *r, const struct wrap_opts *o);
 void relay_free(struct relay *r);
+/* lend.c */
+/* Queues a line of the upstream's for the client, with insertions (k of
+ * them, jscan.h) if any. A large line in the upstream reader's buffer is not
+ * copied: the reader is pinned until it is written (outq_lend, frame_pin). */
+struct jscan_insert;
+void relay_queue_server_line(struct relay *r, const char *line, size_t n, const struct jscan_insert *ins, int k);
+/* After a write to the client: the reader goes free once nothing is lent. */
+void relay_lent_written(struct relay *r);
+/* Before the reader's bytes go (a restart, the upstream's last bytes): what
+ * is still lent is copied. */
+void relay_lent_keep(struct relay *r);
 /* annotate.c */
 struct call_data *relay_call_started(struct relay *r, const char *params, size_t pn);
 /* The rewritten line, or NULL; *queued: it was annotated straight into the

@@ -622,38 +622,6 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
     }
 }
 
-/* Lines at least this large go out from the upstream reader's buffer itself. */
-#define LEND_MIN (256u << 10)
-
-void relay_queue_server_line(struct relay *r, const char *line, size_t n, const struct jscan_insert *ins, int k)
-{
-    if (n >= LEND_MIN && frame_holds(&r->sout, line) && !r->cout.open) {
-        /* Out of memory part way, what was queued stays queued (as for a copy): never queued twice. */
-        if (k)
-            outq_lend_splice(&r->cout, line, n, ins, k);
-        else
-            outq_lend(&r->cout, line, n);
-        frame_pin(&r->sout, r->cout.lent > 0); /* kept in place until written */
-        return;
-    }
-    if (k)
-        outq_splice(&r->cout, line, n, ins, k);
-    else
-        outq_line(&r->cout, line, n);
-}
-
-void relay_lent_written(struct relay *r)
-{
-    if (r->sout.pinned && !r->cout.lent)
-        frame_pin(&r->sout, 0);
-}
-
-void relay_lent_keep(struct relay *r)
-{
-    if (r->sout.pinned && outq_keep(&r->cout) == 0)
-        frame_pin(&r->sout, 0);
-}
-
 static void oversize_msg(char *buf, size_t n, size_t total, size_t limit, const char *what)
 {
     snprintf(buf, n, "%s of %zu bytes exceeds the limit of %zu (--max-message-bytes)", what, total, limit);
