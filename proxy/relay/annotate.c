@@ -467,6 +467,9 @@ static cJSON *rules_advisory(const char *reason, cJSON *names)
     return a;
 }
 
+/* A string jscan_string_prefix decoded is matched by the rules as it is. */
+_Static_assert(JSCAN_PAD >= RULE_PAD, "jscan_string_prefix pads its text as rule_copy does");
+
 /* 1 when no rule fires on any text block of content (the raw array), so
  * result_rules has nothing to do and need not parse it. Every string under a
  * "text" key of an object element is checked: a superset of what

@@ -1,8 +1,6 @@
 /* jscan.c: top-level member lookup (see jscan.h). */
 #include "jscan.h"
 
-#include "rules.h"
-
 #include <cjson/cJSON.h>
 
 #include <stdint.h>
@@ -799,6 +797,17 @@ int jscan_object_next(const char *s, size_t n, size_t *pos, struct jscan_span *k
     return 1;
 }
 
+/* s[0..n), a NUL and JSCAN_PAD zero bytes, malloc'd. */
+static char *padded_copy(const char *s, size_t n)
+{
+    char *c = malloc(n + 1 + JSCAN_PAD);
+    if (c) {
+        memcpy(c, s, n);
+        memset(c + n, 0, 1 + JSCAN_PAD);
+    }
+    return c;
+}
+
 char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes)
 {
     if (rn < 2 || raw[0] != '"')
@@ -818,7 +827,7 @@ char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes)
     tok[i + 1] = '\0';
     cJSON *v = jscan_parse(tok, i + 1);
     free(tok);
-    char *out = cJSON_IsString(v) ? rule_copy(v->valuestring, strlen(v->valuestring)) : NULL; /* a rule's subject */
+    char *out = cJSON_IsString(v) ? padded_copy(v->valuestring, strlen(v->valuestring)) : NULL; /* a rule's subject */
     cJSON_Delete(v);
     return out;
 }

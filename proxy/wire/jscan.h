@@ -125,7 +125,9 @@ int jscan_object_next(const char *s, size_t n, size_t *pos, struct jscan_span *k
 /* The decoded text of the JSON string starting at raw (raw[0] == '"',
  * raw[0..rn) readable), reading at most max_bytes of it: a long string is
  * cut, never mid-escape; the cut may split a UTF-8 character, which the caller
- * trims. NULL when it is not a string. */
+ * trims. NULL when it is not a string. The text is followed by JSCAN_PAD zero
+ * bytes past its NUL, so a rule can match it as it is (RULE_PAD, rules.h). */
+#define JSCAN_PAD 16
 char *jscan_string_prefix(const char *raw, size_t rn, size_t max_bytes);
 
 /* The id of a message whose last member is "id" (as the MCP SDKs write
