@@ -267,18 +267,15 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
     }
     if (j >= sim_thr && j > 0 && !(c->asks & (ASK_REASSURE | ASK_REASK))) {
         /* the same opening about another thing, unless both name the same
-         * thing in it (the same file, another line) */
+         * thing in it (the same file, another line; po is known above) */
         int o = other_after_opening(c, h->t, h->n, w, stamp);
         if (o < 0)
             return -1;
-        if (o && !*po_known) {
-            objects_of(pt, pn, po);
-            *po_known = 1;
-        }
-        if (o)
+        if (o) {
             objects_of(h->t, h->n, ho);
-        if (o && !objects_same(po, ho))
-            j = 0, *other = 1;
+            if (!objects_same(po, ho))
+                j = 0, *other = 1;
+        }
     }
     if (only_asks && j >= sim_thr && j > 0) { /* an earlier instruction is not an earlier ask */
         int a = item_asks(h->t, h->n);
