@@ -126,10 +126,13 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
 /* The same opening about another thing: the item opens with the prompt's
  * first OPENING_MIN words or more ("can you review my draft", "what's the
  * best way to split", "ile kosztuje wymiana") and holds none of the prompt's
- * content words after them, while both go on past them: the opening is the
- * question's frame and what follows it is its object ("... wedding toast",
- * "... PR description"). 1 when so, 0 not, -1 out of memory. */
+ * content words after them, of which the prompt has OBJECT_MIN or more, and
+ * it goes on past them too: the opening is the question's frame and what
+ * follows it is its object ("... wedding toast", "... PR description"); one
+ * word more ("... tonight") is a circumstance of the same question. 1 when
+ * so, 0 not, -1 out of memory. */
 #define OPENING_MIN 3
+#define OBJECT_MIN  2
 static int other_after_opening(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp)
 {
     tw->n = 0;
@@ -147,9 +150,9 @@ static int other_after_opening(struct cur *c, const char *s, size_t n, struct te
             continue;
         if (c->hit[k] == stamp)
             return 0; /* it shares a word past the opening */
-        object = 1;
+        object++;
     }
-    return object;
+    return object >= OBJECT_MIN;
 }
 
 /* 1 when an earlier prompt asks something: a question (a question mark, or a
