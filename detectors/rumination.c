@@ -51,6 +51,7 @@
 #include "rumparts.h"
 #include "stem.h"
 
+#include <ctype.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,36 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
 }
 
+#define OPENING_MIN   3
+#define OBJECT_MIN    2
+#define OPENING_BYTES 64
+
+/* 0 when the first OPENING_MIN words of a and b surely differ, read as
+ * ASCII letters and digits, case aside (most items that reach the bar open
+ * otherwise, and then none is cut into words); 1 when they are alike or
+ * text other than ASCII leaves it to text_words. */
+static int opens_alike(const char *a, size_t an, const char *b, size_t bn)
+{
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    size_t i = 0, j = 0;
+    for (int word = 0; word < OPENING_MIN; word++) {
+        for (; i < an && !isalnum(x[i]); i++)
+            if (x[i] >= 0x80)
+                return 1;
+        for (; j < bn && !isalnum(y[j]); j++)
+            if (y[j] >= 0x80)
+                return 1;
+        for (; i < an && j < bn && isalnum(x[i]) && isalnum(y[j]); i++, j++)
+            if (tolower(x[i]) != tolower(y[j]))
+                return 0;
+        if ((i < an && x[i] >= 0x80) || (j < bn && y[j] >= 0x80))
+            return 1;
+        if ((i < an && isalnum(x[i])) || (j < bn && isalnum(y[j])))
+            return 0; /* one word goes on where the other ends */
+    }
+    return 1;
+}
+
 /* The same opening about another thing: the item opens with the prompt's
  * first OPENING_MIN words or more ("can you review my draft", "what's the
  * best way to split", "ile kosztuje wymiana") and holds none of the prompt's
@@ -131,13 +162,25 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
  * follows it is its object ("... wedding toast", "... PR description"); one
  * word more ("... tonight") is a circumstance of the same question. 1 when
  * so, 0 not, -1 out of memory. */
-#define OPENING_MIN 3
-#define OBJECT_MIN  2
-static int other_after_opening(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp)
+static int other_after_opening(struct cur *c, const char *pt, size_t pn, const char *s, size_t n, struct text_words *tw,
+                               uint32_t stamp)
 {
+    if (!opens_alike(pt, pn, s, n))
+        return 0;
+    /* An opening is a few words: only the item's first OPENING_BYTES are cut
+     * into words (not the whole of a long item), less the last word when the
+     * cut may have split it. */
+    size_t k = n;
+    if (k > OPENING_BYTES) {
+        k = OPENING_BYTES;
+        while (k && ((unsigned char)s[k] & 0xC0) == 0x80)
+            k--;
+    }
     tw->n = 0;
-    if (text_words(s, n, tw) < 0)
+    if (text_words(s, k, tw) < 0)
         return -1;
+    if (k < n && tw->n)
+        tw->n--;
     size_t r = 0;
     while (r < c->nw && r < tw->n && c->w[r].raw == tw->v[r].hash && tw->v[r].sentence == 0)
         r++;
@@ -271,7 +314,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
     if (j >= sim_thr && j > 0 && !(c->asks & (ASK_REASSURE | ASK_REASK))) {
         /* the same opening about another thing, unless both name the same
          * thing in it (the same file, another line; po is known above) */
-        int o = other_after_opening(c, h->t, h->n, w, stamp);
+        int o = other_after_opening(c, pt, pn, h->t, h->n, w, stamp);
         if (o < 0)
             return -1;
         if (o) {
