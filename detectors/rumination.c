@@ -170,16 +170,16 @@ static int other_after_opening(struct cur *c, const char *pt, size_t pn, const c
     /* An opening is a few words: only the item's first OPENING_BYTES are cut
      * into words (not the whole of a long item), less the last word when the
      * cut may have split it. */
-    size_t k = n;
-    if (k > OPENING_BYTES) {
-        k = OPENING_BYTES;
-        while (k && ((unsigned char)s[k] & 0xC0) == 0x80)
-            k--;
+    size_t cut = n;
+    if (cut > OPENING_BYTES) {
+        cut = OPENING_BYTES;
+        while (cut && ((unsigned char)s[cut] & 0xC0) == 0x80)
+            cut--;
     }
     tw->n = 0;
-    if (text_words(s, k, tw) < 0)
+    if (text_words(s, cut, tw) < 0)
         return -1;
-    if (k < n && tw->n)
+    if (cut < n && tw->n)
         tw->n--;
     size_t r = 0;
     while (r < c->nw && r < tw->n && c->w[r].raw == tw->v[r].hash && tw->v[r].sentence == 0)
