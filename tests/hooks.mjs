@@ -129,10 +129,19 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
       input: JSON.stringify({ hook_event_name: 'Stop', session_id: 'bar', stop_hook_active: false, last_assistant_message: reply }) });
     try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return `(no JSON: ${r.stdout})`; }
   };
-  const once = stop('The race is five weeks out. Run the next three runs easy and check the ankle the morning after each one; if it holds up through a 40-minute run, go for it. If it still aches on stairs, pick a later race.');
+  const late = 'The race is five weeks out. Run the next three runs easy and check the ankle the morning after each one; if it holds up through a 40-minute run, go for it. If it still aches on stairs, pick a later race.';
+  const once = stop(late);
   const opening = stop("You're absolutely right, go for it.");
   ok(!/sycophancy/.test(once) && /keel \(sycophancy\)/.test(opening),
     'one agreeing phrase late in a reply of substance (confidence 0.45) is not put to the person; agreement that opens the reply is', { once, opening });
+  // override-once is for the next advisory the person would see: a quiet one leaves it waiting
+  spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env },
+    input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'bar', prompt: 'override-once' }) });
+  const quiet = stop(late);
+  const skipped = stop("You're absolutely right, go for it.");
+  const again = stop("You're absolutely right, go for it.");
+  ok(!/sycophancy/.test(quiet) && !/keel \(sycophancy\)/.test(skipped) && /keel \(sycophancy\)/.test(again),
+    'override-once skips the next advisory said to the person, not a quiet one before it', { quiet, skipped, again });
 }
 
 // --- rumination reads only the person's prompts ------------------------------------

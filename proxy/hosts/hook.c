@@ -558,7 +558,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     cJSON *advs = cJSON_CreateArray();
     const cJSON *a;
     cJSON_ArrayForEach(a, ov.queued)
-        if (speaks(a))
+        if (advs && speaks(a))
             cJSON_AddItemToArray(advs, cJSON_Duplicate(a, 1));
     cJSON_ArrayForEach(a, advs) {
         char tok[200], line[600];

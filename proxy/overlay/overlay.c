@@ -173,12 +173,14 @@ static cJSON *advisory(int det, const char *what_key, const char *what, double c
     return a;
 }
 
-/* A detector's override-once, if one waits, swallows this advisory. */
-static int swallowed(struct overlay *ov, const struct chrono_env *env, int det)
+/* A detector's override-once, if one waits, swallows this advisory; one too
+ * unsure to be put to the person (OV_SPEAK_MIN) leaves it for the next. */
+static int swallowed(struct overlay *ov, const struct chrono_env *env, int det, double confidence)
 {
     int taken = 0;
     kerr e = {0};
-    if (ov->view_ok && ov->view.once[det] > 0 && guard_take_once(env, det, &taken, &e) == 0 && taken) {
+    if (confidence >= OV_SPEAK_MIN && ov->view_ok && ov->view.once[det] > 0 &&
+        guard_take_once(env, det, &taken, &e) == 0 && taken) {
         ov->view_at = 0; /* re-read: the count changed */
         log_event(LOG_INFO, "advisory_overridden", "detector=%s", guard_detector_names[det]);
     }
@@ -265,7 +267,7 @@ static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const 
                             f.kind == LOOP_SAME_ERROR    ? "the error's whole text, its numbers and ids as one"
                                 : f.kind == LOOP_REASKED ? "the result; the arguments but their free text"
                                                          : "the arguments and the result");
-    if (swallowed(ov, env, DET_LOOP)) {
+    if (swallowed(ov, env, DET_LOOP, f.confidence)) {
         cJSON_Delete(a);
         return NULL;
     }
@@ -374,7 +376,7 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     cJSON_Delete(ov->last[DET_RUMINATION]);
     ov->last[DET_RUMINATION] = cJSON_Duplicate(a, 1);
     cJSON_AddItemToObject(ov->last[DET_RUMINATION], "matched", matched);
-    if (swallowed(ov, env, DET_RUMINATION)) {
+    if (swallowed(ov, env, DET_RUMINATION, r.confidence)) {
         cJSON_Delete(a);
         a = NULL;
     }
@@ -394,7 +396,7 @@ static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const
     cJSON_Delete(ov->last[DET_SYCOPHANCY]);
     ov->last[DET_SYCOPHANCY] = cJSON_Duplicate(a, 1);
     cJSON_AddItemToObject(ov->last[DET_SYCOPHANCY], "matched", syc_spans(q, &r));
-    if (swallowed(ov, env, DET_SYCOPHANCY)) {
+    if (swallowed(ov, env, DET_SYCOPHANCY, r.confidence)) {
         cJSON_Delete(a);
         a = NULL;
     }
