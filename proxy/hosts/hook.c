@@ -132,15 +132,23 @@ static void tokens_of(const cJSON *adv, char *buf, size_t cap)
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
 }
 
-/* An advisory sure enough to be put to the person, as keel wrap's text
- * block takes them (OV_SPEAK_MIN); a less sure one is logged by name only. */
-static int speaks(const cJSON *a)
+/* The advisories to put to the person, as keel wrap's text block takes them
+ * (overlay_says); a less sure one is logged by name only. A new array,
+ * never NULL but out of memory; caller deletes. */
+static cJSON *spoken(const cJSON *advs)
 {
-    if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) >= OV_SPEAK_MIN)
-        return 1;
-    log_event(LOG_INFO, "hook_advisory_quiet", "detector=%s",
-              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector")));
-    return 0;
+    cJSON *out = cJSON_CreateArray();
+    const cJSON *a;
+    cJSON_ArrayForEach(a, advs) {
+        if (overlay_says(a)) {
+            cJSON *d = out ? cJSON_Duplicate(a, 1) : NULL;
+            if (d && !cJSON_AddItemToArray(out, d))
+                cJSON_Delete(d);
+        } else
+            log_event(LOG_INFO, "hook_advisory_quiet", "detector=%s",
+                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector")));
+    }
+    return out;
 }
 
 /* The advisories of one event as one message: for the model as facts, for
@@ -152,8 +160,6 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     char names[120] = "", tok[400] = "";
     dets[0] = '\0';
     cJSON_ArrayForEach(a, advs) {
-        if (!speaks(a))
-            continue;
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         append(names, sizeof names, "%s%s", names[0] ? ", " : "", det);
         append(dets, dets_cap, "%s%s", dets[0] ? "," : "", det);
@@ -172,8 +178,6 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
     append(o->msg, sizeof o->msg, "%skeel (%s):", o->msg[0] ? "\n" : "", names);
     cJSON_ArrayForEach(a, advs) {
-        if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) < OV_SPEAK_MIN)
-            continue;
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
         append(o->ctx, sizeof o->ctx, " [%s] %s", det, reason);
@@ -438,7 +442,8 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         overlay_add_ask(&ov, x.last, x.last_n, x.last_at);
     free(x.last);
     overlay_on_prompt(&ov, prompt, n);
-    cJSON *advs = overlay_for_result(&ov, "", NULL, NULL);
+    cJSON *all = overlay_for_result(&ov, "", NULL, NULL), *advs = spoken(all);
+    cJSON_Delete(all);
     char dets[64];
     say(o, advs, dets, sizeof dets);
     if (dets[0])
@@ -555,11 +560,8 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     if (session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0)
         ov.conversation_at = seen.started;
     overlay_on_reply(&ov, text, n);
-    cJSON *advs = cJSON_CreateArray();
+    cJSON *advs = spoken(ov.queued);
     const cJSON *a;
-    cJSON_ArrayForEach(a, ov.queued)
-        if (advs && speaks(a))
-            cJSON_AddItemToArray(advs, cJSON_Duplicate(a, 1));
     cJSON_ArrayForEach(a, advs) {
         char tok[200], line[600];
         tokens_of(a, tok, sizeof tok);

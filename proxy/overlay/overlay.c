@@ -738,6 +738,11 @@ void overlay_requeue(struct overlay *ov, cJSON *advisories)
     cJSON_Delete(advisories);
 }
 
+int overlay_says(const cJSON *advisory)
+{
+    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(advisory, "confidence")) >= OV_SPEAK_MIN;
+}
+
 char *overlay_text(const cJSON *advisories)
 {
     size_t cap = 4096, n = 0;
@@ -747,7 +752,7 @@ char *overlay_text(const cJSON *advisories)
     buf[0] = '\0';
     const cJSON *a;
     cJSON_ArrayForEach(a, advisories) {
-        if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "confidence")) < OV_SPEAK_MIN)
+        if (!overlay_says(a))
             continue; /* low confidence: _meta only */
         char tokens[400] = "";
         const cJSON *o;

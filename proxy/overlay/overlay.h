@@ -111,8 +111,12 @@ void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *name
 /* Keeps advisories that could not be attached for the next result. */
 void overlay_requeue(struct overlay *ov, cJSON *advisories);
 
+/* 1 when an advisory is sure enough to be put to the person (OV_SPEAK_MIN):
+ * keel wrap's text block and keel hook's message take only those. */
+int overlay_says(const cJSON *advisory);
+
 /* The text block for a person: reasons and override tokens of the advisories
- * with confidence >= 0.5; NULL when none qualifies. Caller frees. */
+ * overlay_says takes; NULL when none qualifies. Caller frees. */
 char *overlay_text(const cJSON *advisories);
 
 /* apply_override, the tool. */
