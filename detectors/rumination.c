@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.2.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.3.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -27,7 +27,8 @@
  *
  * What is asking again in other words: a plea for reassurance, or a prompt
  * that says it asks again (asking.h), matches an earlier such ask sharing a
- * content word with it (same_worry); and an earlier ask reaching HOP_SIM with
+ * content word with it, and a prompt that says it asks again any earlier
+ * such ask (same_worry); and an earlier ask reaching HOP_SIM with
  * one the prompt matched is the same thing in words that drift (a hop).
  *
  * It fires when threshold_count (3) earlier prompts inside window_minutes
@@ -78,7 +79,7 @@ static const char rum_check_description[] =
     "(numbers, identifiers, paths, quoted text), with a word or two swapped for others, or opening the same way about"
     " another thing does not count, nor does an item saying more about other things than a prompt of one or two "
     "content words; a prompt asking for reassurance or saying it asks again also counts an earlier such ask on its "
-    "subject; an earlier ask found through another that matched counts too; a short instruction to go on never fires."
+    "subject, and one saying it asks again any earlier such ask; an earlier ask found through another that matched counts too; a short instruction to go on never fires."
     " Fires when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
@@ -107,18 +108,24 @@ static int cur_asking(struct cur *c)
  * the prompt asks again in other words: it says it asks again ("sorry to ask
  * again", "I know you said") and the item is a question or a request for
  * reassurance, or both ask to be reassured ("is it safe", "did I make a
- * mistake"). 1 when it is the same worry, 0 not, -1 out of memory. */
+ * mistake"). When the prompt says it asks again, an item that pleads or says
+ * it asks again too is the same worry whatever its words: the person says
+ * they are one question (a worry is put in new words each time: "is it safe
+ * to ship on Friday?", "am I making a mistake going ahead tomorrow?"). 1 when
+ * it is the same worry, 0 not, -1 out of memory. */
 static int same_worry(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp)
 {
     int about = 0;
     for (size_t q = 0; q < c->nsubj && !about; q++)
         about = c->hit[c->subj[q]] == stamp;
-    if (!about)
+    if (!about && !(c->asks & ASK_REASK))
         return 0;
     tw->n = 0;
     if (text_words(s, n, tw) < 0)
         return -1;
     unsigned k = tw->n ? ask_kinds(&tw->v[0].hash, sizeof *tw->v, tw->n, NULL) : 0;
+    if (!about)
+        return (k & (ASK_REASSURE | ASK_REASK)) != 0;
     if ((c->asks & (ASK_REASSURE | ASK_REASK)) && (k & (ASK_REASSURE | ASK_REASK)))
         return 1;
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
@@ -281,7 +288,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
      * hard?"). */
     if (c->keys.n <= THIN_KEYS && c->o.only > c->shared)
         j = 0;
-    if (j < sim_thr && j > 0 && (c->asks & (ASK_REASSURE | ASK_REASK))) {
+    if (j < sim_thr && (j > 0 || (c->asks & ASK_REASK)) && (c->asks & (ASK_REASSURE | ASK_REASK))) {
         int r = same_worry(c, h->t, h->n, w, stamp);
         if (r < 0)
             return -1;
@@ -452,7 +459,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.2", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.3", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its
