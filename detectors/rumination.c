@@ -79,7 +79,8 @@ static const char rum_check_description[] =
     "(numbers, identifiers, paths, quoted text), with a word or two swapped for others, or opening the same way about"
     " another thing does not count, nor does an item saying more about other things than a prompt of one or two "
     "content words; a prompt asking for reassurance or saying it asks again also counts an earlier such ask on its "
-    "subject, and one saying it asks again any earlier such ask; an earlier ask found through another that matched counts too; a short instruction to go on never fires."
+    "subject, and one saying it asks again any earlier such ask; an earlier ask found through another that matched "
+    "counts too; a short instruction to go on never fires."
     " Fires when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
@@ -108,17 +109,19 @@ static int cur_asking(struct cur *c)
  * the prompt asks again in other words: it says it asks again ("sorry to ask
  * again", "I know you said") and the item is a question or a request for
  * reassurance, or both ask to be reassured ("is it safe", "did I make a
- * mistake"). When the prompt says it asks again, an item that pleads or says
- * it asks again too is the same worry whatever its words: the person says
+ * mistake"). When the prompt says it asks again, an item of at most
+ * WORRY_BYTES that pleads or says it asks again too is the same worry
+ * whatever its words: the person says
  * they are one question (a worry is put in new words each time: "is it safe
  * to ship on Friday?", "am I making a mistake going ahead tomorrow?"). 1 when
  * it is the same worry, 0 not, -1 out of memory. */
+#define WORRY_BYTES 1024 /* a plea is a message, not a paste: longer items are linked on their words only */
 static int same_worry(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp)
 {
     int about = 0;
     for (size_t q = 0; q < c->nsubj && !about; q++)
         about = c->hit[c->subj[q]] == stamp;
-    if (!about && !(c->asks & ASK_REASK))
+    if (!about && (!(c->asks & ASK_REASK) || n > WORRY_BYTES))
         return 0;
     tw->n = 0;
     if (text_words(s, n, tw) < 0)
