@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.2.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.3.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -28,7 +28,9 @@
  * the language of the newest message), directly or through another
  * request (union-find); with decision_context the group linked to it counts,
  * else the largest. A request whose asking sentence names fewer than 2
- * subject words ("Did I do right?") is vague and counts with any group. */
+ * subject words ("Did I do right?") is vague and counts with any group; one
+ * that says it asks again (asking.h's ASK_REASK: "sorry, me again") and
+ * shares no subject word with the requests before it joins them all. */
 #include "detect.h"
 #include "asking.h"
 #include "embed.h"
@@ -452,6 +454,12 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, lang, &sets[i]) < 0 ||
                 ((seeking[i] = is_reassurance(t, &w, VERDICT_IN_MESSAGE, &asks)) &&
                  vague_ask(t, &w, lang, asks, &vg[i]) < 0);
+            /* 2: a request that says it asks again ("sorry, me again", "last
+             * time I ask, promise") is the same worry as the requests before it,
+             * whatever its words (check_rumination's same_worry), unless it
+             * shares a subject word with one of them (then that one) */
+            if (!failed && seeking[i] && w.n && (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & ASK_REASK))
+                seeking[i] = 2;
         }
         if (ctx && !failed) {
             w.n = 0;
@@ -459,7 +467,9 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             have_scope = !failed && scope.n >= SYC_TOPIC_WORDS;
         }
         /* Groups: requests that share a subject word, directly or through
-         * other requests (union-find; node mn is the decision context). */
+         * other requests, and a request that says it asks again and shares
+         * no subject word with any before it with every one of them
+         * (union-find; node mn is the decision context). */
         int *up = malloc((size_t)(mn + 1) * sizeof *up), *size = calloc((size_t)(mn + 1), sizeof *size);
         failed |= !up || !size;
         if (!failed) {
@@ -468,9 +478,13 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             for (i = 0; i < mn; i++) {
                 if (!seeking[i])
                     continue;
+                for (int j = 0; j < i && seeking[i] == 2; j++)
+                    if (seeking[j] && text_set_intersect(&sets[i], &sets[j]) > 0)
+                        seeking[i] = 1; /* it names which earlier worry it takes up */
                 for (int j = 0; j <= mn; j++) {
                     int other = j < mn ? j < i && seeking[j] : have_scope;
-                    if (other && text_set_intersect(&sets[i], j < mn ? &sets[j] : &scope) > 0) {
+                    if (other &&
+                        ((seeking[i] == 2 && j < mn) || text_set_intersect(&sets[i], j < mn ? &sets[j] : &scope) > 0)) {
                         int x = find(up, i), y = find(up, j);
                         up[x] = y;
                     }
@@ -547,11 +561,11 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.2",
+        "pattern_overlap", "0.5.3",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
         "irony; and reassurance requests on one decision (grouped by shared subject words, Snowball stems in the "
-        "newest message's language), counted from 3.");
+        "newest message's language; one saying it asks again joins every earlier one), counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
