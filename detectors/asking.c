@@ -4,6 +4,8 @@
 #include "phrases.h"
 #include "text.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdlib.h>
 
 static struct phrases table;
@@ -56,6 +58,39 @@ int ask_question_mark(const char *s, size_t n)
     return 0;
 }
 
+/* An error report pasted from a tool: what asks for help with it though it
+ * asks nothing in words ("TypeError: Cannot read properties of undefined",
+ * "error[E0382]: borrow of moved value", "Process completed with exit code
+ * 137", "npm ERR!", a Python traceback). The names tools print, in the form
+ * they print them; never a word of prose ("an error", "it failed"). */
+static const char error_pattern[] = /* linear: no run is scanned again from a later start */
+    "(?:Error|Exception):" /* TypeError: java.io.IOException: */
+    "|\\b(?i:error|fatal|panic)(?:\\[[A-Za-z]{0,8}\\d{1,8}\\])?:" /* error: FATAL: panic: error[E0382]: */
+    "|\\bERR!" /* npm ERR! */
+    "|\\bexit (?:code|status) \\d"
+    "|Traceback \\(most recent call last\\)"
+    "|\\bE[A-Z]{3,12}:"; /* ENOENT: EADDRINUSE: */
+
+int ask_error_report(const char *s, size_t n)
+{
+    static pcre2_code *re;
+    static pcre2_match_data *md;
+    static int failed;
+    if (!re && !failed) {
+        int err;
+        PCRE2_SIZE off;
+        /* bytes, not UTF-8: the pattern is ASCII, and any text may be read */
+        re = pcre2_compile((PCRE2_SPTR)error_pattern, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
+        md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+        failed = !re || !md;
+        if (!failed)
+            pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    }
+    if (failed)
+        return 0;
+    return pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL) >= 0;
+}
+
 int ask_text(const char *s, size_t n, unsigned *kinds)
 {
     ask_init();
@@ -80,6 +115,6 @@ int ask_text(const char *s, size_t n, unsigned *kinds)
         a = b;
     }
     free(w.v);
-    *kinds = k | (question ? ASK_QUESTION : 0u);
+    *kinds = k | (question ? ASK_QUESTION : 0u) | (ask_error_report(s, n) ? ASK_ERROR : 0u);
     return 0;
 }

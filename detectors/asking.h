@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u, ASK_QUESTION = 8u, ASK_FOLLOWUP = 16u };
+enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u, ASK_QUESTION = 8u, ASK_FOLLOWUP = 16u, ASK_ERROR = 32u };
 
 /* The kinds of phrase a text's n words hold, as ASK_* flags; their text.h
  * hashes are at h, h + stride bytes, ... (the hash member of the caller's
@@ -28,9 +28,14 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
  * holds, and ASK_QUESTION when it is a question (a question mark, or in one
  * of its sentences a question word among the first four words or a closing
  * particle among the last two), ASK_FOLLOWUP when it opens by taking up the
- * next thing ("and the second one?", "what about staging", "e a luz?"). 0,
- * or -1 out of memory. */
+ * next thing ("and the second one?", "what about staging", "e a luz?"),
+ * ASK_ERROR when it holds an error report (ask_error_report). 0, or -1 out
+ * of memory. */
 int ask_text(const char *s, size_t n, unsigned *kinds);
+
+/* 1 when s[0..n) holds an error report as tools print it ("TypeError:",
+ * "error[E0382]:", "exit code 137", "npm ERR!", a traceback). */
+int ask_error_report(const char *s, size_t n);
 
 /* 1 when s[0..n) holds a question mark: ? ？ or ؟. */
 int ask_question_mark(const char *s, size_t n);

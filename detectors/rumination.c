@@ -209,15 +209,15 @@ static int other_after_opening(struct cur *c, const char *pt, size_t pn, const c
 }
 
 /* 1 when an earlier prompt asks something: a question (a question mark, or a
- * question word where a question has it), a plea for reassurance or a sign
- * of asking again; 0 an instruction or a statement;
+ * question word where a question has it), a plea for reassurance, a sign
+ * of asking again or an error report; 0 an instruction or a statement;
  * -1 out of memory. */
 static int item_asks(const char *s, size_t n)
 {
     unsigned k;
     if (ask_text(s, n, &k) < 0)
         return -1;
-    return (k & (ASK_QUESTION | ASK_REASSURE | ASK_REASK)) != 0;
+    return (k & (ASK_QUESTION | ASK_REASSURE | ASK_REASK | ASK_ERROR)) != 0;
 }
 
 /* A history item as validated: its text and time, kept so that comparing
@@ -370,15 +370,16 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     int command = !oom && (c.asks & ASK_COMMAND) && c.nw <= COMMAND_WORDS && !ask_question_mark(cur, cur_n);
     /* With only_asks (keel's hooks and overlay, keel eval), only an ask can
      * be asked again: a prompt that is no question (no question mark, no
-     * question word where a question has it) and no plea for reassurance
-     * ("write the migration", "Tests für die Filter") is an instruction, the
+     * question word where a question has it), no plea for reassurance and
+     * no error report pasted from a tool (asking.h: it asks for help with the
+     * error) ("write the migration", "Tests für die Filter") is an instruction, the
      * work going on; and "and the second one?", "e a luz?" is the next thing
      * in the same frame, unless it pleads or says it asks again. */
     unsigned how = 0;
     if (only_asks && !oom && !command && ask_text(cur, cur_n, &how) < 0)
         oom = 1;
     int statement = only_asks && !oom && !command &&
-        (!(how & (ASK_QUESTION | ASK_REASSURE | ASK_REASK)) ||
+        (!(how & (ASK_QUESTION | ASK_REASSURE | ASK_REASK | ASK_ERROR)) ||
          ((how & ASK_FOLLOWUP) && !(how & (ASK_REASSURE | ASK_REASK))));
     size_t count = 0, i;
     double best = 0, sum = 0;

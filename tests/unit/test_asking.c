@@ -1,6 +1,6 @@
 /* test_asking.c: how a prompt asks (asking.h): question marks in every
- * script to the text's last byte, where a question word must stand, and the
- * words a phrase marks, no more. */
+ * script to the text's last byte, where a question word must stand, the
+ * words a phrase marks, no more, and an error report as tools print it. */
 #include "asking.h"
 #include "text.h"
 
@@ -101,6 +101,55 @@ static void only_the_words_given_are_read(void **state)
     text_words_free(&w);
 }
 
+/* A pasted error report asks for help with it; prose about errors does not,
+ * and a long run of what the pattern looks for costs one pass. */
+static void an_error_report_as_tools_print_it(void **state)
+{
+    (void)state;
+    static const char *const reports[] = {
+        "TypeError: Cannot read properties of undefined (reading 'map')",
+        "error[E0382]: borrow of moved value: `names`",
+        "Error: Process completed with exit code 137.",
+        "npm ERR! code ERESOLVE",
+        "Traceback (most recent call last):\n  File \"app.py\", line 3",
+        "fatal: not a git repository (or any of the parent directories): .git",
+        "Error: ENOENT: no such file or directory, open 'tsconfig.json'",
+        "ENOENT: no such file or directory",
+        "\xe3\x81\xbe\xe3\x81\xa0 psycopg2.OperationalError: could not connect",
+    };
+    for (size_t i = 0; i < sizeof reports / sizeof *reports; i++) {
+        assert_int_equal(ask_error_report(reports[i], strlen(reports[i])), 1);
+        assert_true(kinds_of(reports[i]) & ASK_ERROR);
+    }
+    static const char *const prose[] = {
+        "the tests failed again, can you look at the output",
+        "what is an error budget",
+        "EVERYTHING is broken after the merge",
+        "Error handling in Go is verbose",
+        "write the exception handler for the upload route",
+        "my exit plan is to leave in March",
+        "add a check: raise ValueError(\"bad input\") when the id is empty",
+        "throw new Error('bad input') if the id is empty",
+        "",
+    };
+    for (size_t i = 0; i < sizeof prose / sizeof *prose; i++) {
+        assert_int_equal(ask_error_report(prose[i], strlen(prose[i])), 0);
+        assert_false(kinds_of(prose[i]) & ASK_ERROR);
+    }
+    /* only the bytes given are read */
+    assert_int_equal(ask_error_report("TypeError: x", 9), 0);
+    size_t n = 8000;
+    char *run = malloc(n);
+    assert_non_null(run);
+    for (size_t i = 0; i < n; i++)
+        run[i] = i % 2 ? '.' : 'a';
+    assert_int_equal(ask_error_report(run, n), 0);
+    memset(run, ' ', n);
+    memcpy(run, "Error", 5);
+    assert_int_equal(ask_error_report(run, n), 0);
+    free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +157,7 @@ int main(void)
         cmocka_unit_test(a_question_word_stands_where_questions_have_it),
         cmocka_unit_test(a_phrase_marks_its_own_words),
         cmocka_unit_test(only_the_words_given_are_read),
+        cmocka_unit_test(an_error_report_as_tools_print_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
