@@ -94,6 +94,7 @@ struct word {
     uint64_t raw; /* hash of the normalised word (text.h) */
     uint64_t runh; /* what runs of words see: raw, or RUN_NUMBER for a number */
     uint64_t stem; /* hash of its stem (phrases are matched on stems) */
+    uint64_t lraw; /* the hash the stoplist is asked about when not raw: the word after an elision, else 0 */
     uint64_t key; /* content key: stem or concept; 0 for a stopword */
     uint64_t key2; /* an ideograph pair, else 0 */
     uint64_t concept; /* concept key of a phrase ending here, else 0 */

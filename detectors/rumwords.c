@@ -28,6 +28,10 @@ enum stem_lang rum_lang = STEM_EN;
  * typo matching. */
 uint64_t stem_ascii(const char *b, size_t n, struct word *w)
 {
+    size_t e = text_elision(b, n); /* "l'asthme" is "asthme", "c'est" is "est" */
+    w->lraw = e ? text_word_hash(b + e, n - e) : 0;
+    b += e;
+    n -= e;
     size_t l;
     const char *t = stem_word(rum_lang, b, n, &l);
     if (l > STEM_MAX)
@@ -54,6 +58,7 @@ static uint64_t stem_folded(const char *s, size_t n, uint64_t raw, struct word *
     uint8_t *f = u8_casefold((const uint8_t *)s, n, NULL, UNINORM_NFKC, buf, &len);
     uint64_t k = mix(raw, 11);
     w->slen = 0;
+    w->lraw = 0;
     if (!f)
         return k;
     k = stem_ascii((const char *)f, len, w);
@@ -195,8 +200,8 @@ void lex_init(void)
 /* Fills in w's content key and lexicon flags; raw and stem are set. */
 void word_lex(struct word *w, int stem_is_raw)
 {
-    uint32_t v = lex_get(w->raw);
-    uint32_t vs = stem_is_raw ? v : lex_get(w->stem);
+    uint32_t v = lex_get(w->lraw ? w->lraw : w->raw);
+    uint32_t vs = stem_is_raw && !w->lraw ? v : lex_get(w->stem);
     uint32_t id = vs >> LEX_ID_SHIFT;
     w->key = v & LEX_STOP ? 0 : id ? mix(id, CONCEPT_SALT) : w->stem;
     w->vs = vs;

@@ -141,11 +141,14 @@ static int topic_set(const char *t, const struct text_words *w, enum stem_lang l
         return -1;
     for (size_t i = 0; i < w->n; i++) {
         uint64_t h = w->v[i].hash;
-        size_t n = w->v[i].end - w->v[i].start;
-        if ((n < 3 && !has_digit(t + w->v[i].start, n)) || text_is_stopword(h) ||
+        const char *s = t + w->v[i].start;
+        size_t n = w->v[i].end - w->v[i].start, e = text_elision(s, n); /* "l'opération": "opération" */
+        if (e)
+            s += e, n -= e, h = text_word_hash(s, n);
+        if ((n < 3 && !has_digit(s, n)) || text_is_stopword(h) ||
             bsearch(&h, asking, asking_n, sizeof *asking, cmp_u64))
             continue;
-        out->v[out->n++] = stem_hash(lang, t + w->v[i].start, n, h);
+        out->v[out->n++] = stem_hash(lang, s, n, h);
     }
     text_set_settle(out);
     return 0;

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unicase.h>
 #include <unictype.h>
 #include <uninorm.h>
@@ -324,6 +325,26 @@ static void stop_init(void)
             j = (j + 1) & (STOP_SET - 1);
         stop_set[j] = stop_v[i];
     }
+}
+
+size_t text_elision(const char *s, size_t n)
+{
+    /* French: l' d' j' c' n' s' m' t' qu' jusqu' lorsqu' puisqu' quoiqu'
+     * presqu'; Italian: un' dell' dall' nell' sull' all' coll' quest' quell'
+     * ch' v' (and l' d' c' m' t' s' above) */
+    static const char *const pre[] = {"l",     "d",      "j",      "c",      "n",      "s",  "m",    "t",    "qu",
+                                      "jusqu", "lorsqu", "puisqu", "quoiqu", "presqu", "un", "dell", "dall", "nell",
+                                      "sull",  "all",    "coll",   "quest",  "quell",  "ch", "v"};
+    size_t k = 0;
+    while (k < n && k < 7 && ((s[k] | 0x20) >= 'a' && (s[k] | 0x20) <= 'z'))
+        k++;
+    size_t a = k < n && s[k] == '\'' ? 1 : k + 3 <= n && !memcmp(s + k, "\xE2\x80\x99", 3) ? 3 : 0; /* ' or ’ */
+    if (k == 0 || !a || k + a == n)
+        return 0;
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
+        if (strlen(pre[i]) == k && !strncasecmp(s, pre[i], k))
+            return k + a;
+    return 0;
 }
 
 int text_is_stopword(uint64_t h)

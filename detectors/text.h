@@ -88,6 +88,14 @@ size_t text_set_intersect(const struct text_set *a, const struct text_set *b);
 
 int text_is_stopword(uint64_t hash);
 
+/* The bytes of a French or Italian elision that opens word s[0..n) ("l'",
+ * "qu'", "c'", "dell'", "un'"; ASCII letters in either case, then '), when a
+ * word follows it: "l'asthme" is "asthme" after "l'", "c'est" is "est". 0
+ * when there is none. The word cutters keep an apostrophe between letters
+ * inside a word ("don't", "it's"), so the word the elision is glued to is
+ * found here. */
+size_t text_elision(const char *s, size_t n);
+
 /* keel's one general hash of bytes (64 bits, seeded; a multiply-mix of 16
  * bytes at a time): the loop detector's identities, a host session's key in
  * the state file, the tools a client was given. Not for anything an

@@ -318,6 +318,43 @@ static void reads_data_lines(void **state)
     assert_string_equal(got, "last|");
 }
 
+/* An elision opens a French or Italian word: "l'asthme" is "asthme" after
+ * it, "c'est" is "est"; an English contraction, a word that only begins like
+ * an elision, or an apostrophe with nothing after it is no elision. */
+static void finds_the_elision_a_word_opens_with(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *w;
+        size_t e;
+    } cases[] = {
+        {"l'asthme", 2},
+        {"L'Asthme", 2},
+        {"c'est", 2},
+        {"qu'il", 3},
+        {"jusqu'ici", 6},
+        {"dell'anno", 5},
+        {"un'altra", 3},
+        {"c'\xC3\xA8", 2},
+        {"l\xE2\x80\x99"
+         "enfant",
+         4},
+        {"it's", 0},
+        {"don't", 0},
+        {"o'clock", 0},
+        {"l'", 0},
+        {"lo'", 0},
+        {"asthme", 0},
+        {"", 0},
+        {"abcdefgh'x", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        assert_int_equal(text_elision(cases[i].w, strlen(cases[i].w)), cases[i].e);
+    /* only the bytes given: "l" of "l'a" cut before its apostrophe */
+    assert_int_equal(text_elision("l'a", 1), 0);
+    assert_int_equal(text_elision("l'a", 2), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +371,7 @@ int main(void)
         cmocka_unit_test(content_words_and_what_two_share),
         cmocka_unit_test(validates_utf8),
         cmocka_unit_test(reads_data_lines),
+        cmocka_unit_test(finds_the_elision_a_word_opens_with),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
