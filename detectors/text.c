@@ -327,7 +327,7 @@ static void stop_init(void)
     }
 }
 
-size_t text_elision(const char *s, size_t n)
+size_t text_elision_at(const char *s, size_t n, size_t k)
 {
     /* French: l' d' j' c' n' s' m' t' qu' jusqu' lorsqu' puisqu' quoiqu'
      * presqu'; Italian: un' dell' dall' nell' sull' all' coll' quest' quell'
@@ -335,12 +335,12 @@ size_t text_elision(const char *s, size_t n)
     static const char *const pre[] = {"l",     "d",      "j",      "c",      "n",      "s",  "m",    "t",    "qu",
                                       "jusqu", "lorsqu", "puisqu", "quoiqu", "presqu", "un", "dell", "dall", "nell",
                                       "sull",  "all",    "coll",   "quest",  "quell",  "ch", "v"};
-    size_t k = 0;
-    while (k < n && k < 7 && ((s[k] | 0x20) >= 'a' && (s[k] | 0x20) <= 'z'))
-        k++;
-    size_t a = k < n && s[k] == '\'' ? 1 : k + 3 <= n && !memcmp(s + k, "\xE2\x80\x99", 3) ? 3 : 0; /* ' or ’ */
-    if (k == 0 || !a || k + a == n)
+    size_t a = s[k] == '\'' ? 1 : k + 3 <= n && !memcmp(s + k, "\xE2\x80\x99", 3) ? 3 : 0; /* ' or ’ */
+    if (!a || k + a == n)
         return 0;
+    for (size_t i = 0; i < k; i++)
+        if ((s[i] | 0x20) < 'a' || (s[i] | 0x20) > 'z')
+            return 0;
     for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
         if (strlen(pre[i]) == k && !strncasecmp(s, pre[i], k))
             return k + a;

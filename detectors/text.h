@@ -94,7 +94,15 @@ int text_is_stopword(uint64_t hash);
  * when there is none. The word cutters keep an apostrophe between letters
  * inside a word ("don't", "it's"), so the word the elision is glued to is
  * found here. */
-size_t text_elision(const char *s, size_t n);
+size_t text_elision_at(const char *s, size_t n, size_t k); /* the apostrophe at s[k] */
+static inline size_t text_elision(const char *s, size_t n)
+{
+    size_t m = n < 8 ? n : 8; /* the longest elision, "lorsqu'", is 7 bytes */
+    for (size_t k = 1; k < m; k++)
+        if (s[k] == '\'' || s[k] == '\xE2')
+            return text_elision_at(s, n, k);
+    return 0;
+}
 
 /* keel's one general hash of bytes (64 bits, seeded; a multiply-mix of 16
  * bytes at a time): the loop detector's identities, a host session's key in
