@@ -338,9 +338,6 @@ size_t text_elision_at(const char *s, size_t n, size_t k)
     size_t a = s[k] == '\'' ? 1 : k + 3 <= n && !memcmp(s + k, "\xE2\x80\x99", 3) ? 3 : 0; /* ' or ’ */
     if (!a || k + a == n)
         return 0;
-    for (size_t i = 0; i < k; i++)
-        if ((s[i] | 0x20) < 'a' || (s[i] | 0x20) > 'z')
-            return 0;
     for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
         if (strlen(pre[i]) == k && !strncasecmp(s, pre[i], k))
             return k + a;

@@ -862,22 +862,32 @@ static void thin_prompts_and_character_pairs(void **state)
         fail_msg("the same characters in another order score %.3f", pairs);
 }
 
+/* A French or Italian elision is not part of the word it is glued to: "l'asthme
+ * d'effort" names what "asthme effort" names, typed with ’ too and in a text
+ * that is not all ASCII; "c'est" is the stopword "est" and shares nothing. */
+static void an_elision_is_not_the_word(void **state)
+{
+    (void)state;
+    assert_true(best_of("l'asthme d'effort", "asthme effort") == 1.0);
+    assert_true(best_of("asthme effort", "l'asthme d'effort") == 1.0);
+    assert_true(best_of("l\xE2\x80\x99"
+                        "asthme d\xE2\x80\x99"
+                        "effort",
+                        "asthme effort") == 1.0);
+    assert_true(best_of("l'asthme d'effort de l'\xC3\xA9l\xC3\xA8ve", "asthme effort \xC3\xA9l\xC3\xA8ve") == 1.0);
+    assert_true(best_of("c'est quand", "c'est combien") == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ascii_words_are_unicode_words),
-        cmocka_unit_test(ascii_items_score_as_unicode_items),
-        cmocka_unit_test(order_does_not_matter),
-        cmocka_unit_test(objects_are_what_a_text_names),
-        cmocka_unit_test(objects_differ_or_match),
-        cmocka_unit_test(characters_and_numbers),
-        cmocka_unit_test(names_inside_a_sentence),
-        cmocka_unit_test(phrases_and_short_names),
-        cmocka_unit_test(a_prompt_matches_itself),
-        cmocka_unit_test(frames_are_word_by_word),
-        cmocka_unit_test(prefixes_and_typos_hold),
-        cmocka_unit_test(a_word_has_one_key),
-        cmocka_unit_test(thin_prompts_and_character_pairs),
+        cmocka_unit_test(ascii_words_are_unicode_words), cmocka_unit_test(ascii_items_score_as_unicode_items),
+        cmocka_unit_test(order_does_not_matter),         cmocka_unit_test(objects_are_what_a_text_names),
+        cmocka_unit_test(objects_differ_or_match),       cmocka_unit_test(characters_and_numbers),
+        cmocka_unit_test(names_inside_a_sentence),       cmocka_unit_test(phrases_and_short_names),
+        cmocka_unit_test(a_prompt_matches_itself),       cmocka_unit_test(frames_are_word_by_word),
+        cmocka_unit_test(prefixes_and_typos_hold),       cmocka_unit_test(a_word_has_one_key),
+        cmocka_unit_test(an_elision_is_not_the_word),    cmocka_unit_test(thin_prompts_and_character_pairs),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -347,6 +347,13 @@ static void finds_the_elision_a_word_opens_with(void **state)
         {"asthme", 0},
         {"", 0},
         {"abcdefgh'x", 0},
+        {"dall'anno", 5},
+        {"lorsqu'il", 7},
+        {"quest'anno", 6},
+        {"l\xE2\x82\xAC"
+         "uro",
+         0}, /* another sign than ’ */
+        {"1'a", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         assert_int_equal(text_elision(cases[i].w, strlen(cases[i].w)), cases[i].e);
