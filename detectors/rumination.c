@@ -111,10 +111,10 @@ static int cur_asking(struct cur *c)
  * reassurance, or both ask to be reassured ("is it safe", "did I make a
  * mistake"). When the prompt says it asks again, an item of at most
  * WORRY_BYTES that pleads or says it asks again too is the same worry
- * whatever its words: the person says
- * they are one question (a worry is put in new words each time: "is it safe
- * to ship on Friday?", "am I making a mistake going ahead tomorrow?"). 1 when
- * it is the same worry, 0 not, -1 out of memory. */
+ * whatever its words: the person says they are one question (a worry is put
+ * in new words each time: "is it safe to ship on Friday?", "am I making a
+ * mistake going ahead tomorrow?"). 1 when it is the same worry, 0 not, -1
+ * out of memory. */
 #define WORRY_BYTES 1024 /* a plea is a message, not a paste: longer items are linked on their words only */
 static int same_worry(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp)
 {
