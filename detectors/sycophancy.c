@@ -481,17 +481,17 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             for (i = 0; i < mn; i++) {
                 if (!seeking[i])
                     continue;
-                for (int j = 0; j < i && seeking[i] == 2; j++)
-                    if (seeking[j] && text_set_intersect(&sets[i], &sets[j]) > 0)
-                        seeking[i] = 1; /* it names which earlier worry it takes up */
+                int named = 0; /* it shares a subject word with an earlier request */
                 for (int j = 0; j <= mn; j++) {
                     int other = j < mn ? j < i && seeking[j] : have_scope;
-                    if (other &&
-                        ((seeking[i] == 2 && j < mn) || text_set_intersect(&sets[i], j < mn ? &sets[j] : &scope) > 0)) {
-                        int x = find(up, i), y = find(up, j);
-                        up[x] = y;
+                    if (other && text_set_intersect(&sets[i], j < mn ? &sets[j] : &scope) > 0) {
+                        up[find(up, i)] = find(up, j);
+                        named |= j < mn;
                     }
                 }
+                for (int j = 0; j < i && seeking[i] == 2 && !named; j++)
+                    if (seeking[j])
+                        up[find(up, i)] = find(up, j);
             }
             int pick = have_scope ? find(up, mn) : -1;
             for (i = 0; i < mn; i++)
