@@ -127,13 +127,14 @@ int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw, stru
     c->ar = ar;
     if (each_word(s, n, tw, ar, cur_collect, c) < 0 || c->oom)
         return -1;
-    /* A phrase stands for its concept: its words give way to it. */
+    /* A phrase stands for its concept: its words give way to it, and are
+     * counted (pwords) for how much the prompt says. */
     for (size_t i = 0; i < c->nw; i++) {
         struct cword *w = &c->w[i];
         if (!w->concept)
             continue;
         for (size_t k = 1; k < w->plen && k <= i; k++)
-            c->w[i - k].key = 0;
+            c->pwords += c->w[i - k].key != 0, c->w[i - k].key = 0;
         w->key = w->concept;
         w->slen = 0;
     }
@@ -287,6 +288,7 @@ struct pending {
 };
 #define LF_CONTENT 1u
 #define LF_FRAMED  2u
+#define LF_ONLY    4u /* counted in o.only */
 
 static inline void pending_add(struct pending *p, long k)
 {
@@ -392,7 +394,7 @@ static inline unsigned frame_word(struct cur *c, size_t j)
  * the ring for the frame; the shared run of RUN words it ends, if any,
  * frames them. */
 static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct occ *o, uint32_t stamp, uint32_t meta,
-                                                           uint64_t concept, uint64_t key2, int name)
+                                                           uint64_t concept, unsigned plen, uint64_t key2, int name)
 {
     uint32_t e = meta >> MS_E_SHIFT;
     struct ment *me = &c->memo.ent[e];
@@ -407,8 +409,9 @@ static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct
     rw->n = 0;
     o->rest += rw->flags;
     unsigned held = meta >> MS_NH_SHIFT & 15;
+    long ks[2] = {-1, -1};
     if (key2 | concept) {
-        long ks[2] = {key2 ? map_get(&c->keys, key2) : -1, concept ? map_get(&c->keys, concept) : -1};
+        ks[0] = key2 ? map_get(&c->keys, key2) : -1, ks[1] = concept ? map_get(&c->keys, concept) : -1;
         for (int q = 0; q < 2; q++)
             if (ks[q] >= 0) {
                 int store = held < PENDING_MAX;
@@ -421,7 +424,14 @@ static inline __attribute__((always_inline)) void item_occ(struct cur *c, struct
     if ((meta & MS_FOREIGN) && !held) {
         o->foreign |= name;
         o->only += !again;
+        rw->flags |= again ? 0 : LF_ONLY;
     }
+    if (ks[1] >= 0 && plen > 1) /* a phrase the prompt holds: its words are not the item's only */
+        for (size_t q = 1; q < plen && q <= j && q < MARK_BACK; q++) {
+            struct rword *b = &c->ring[(j - q) % MARK_BACK];
+            o->only -= (b->flags & LF_ONLY) != 0;
+            b->flags &= (unsigned char)~LF_ONLY;
+        }
     uint64_t raw = me->raw;
     if (j >= RUN - 1 && c->runs.n) {
         uint64_t h = run_hash(o->a2, o->b1, raw);
@@ -456,7 +466,7 @@ static void item_word(void *ctx, struct word *w)
         c->oom = 1;
         return;
     }
-    item_occ(c, &c->o, c->stamp, sl->meta, w->concept, w->key2, (int)w->name);
+    item_occ(c, &c->o, c->stamp, sl->meta, w->concept, w->plen, w->key2, (int)w->name);
 }
 
 /* The words of an item that is all ASCII, compared as item_word compares
@@ -510,11 +520,11 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
             __builtin_prefetch(&m->ent[cut->z[k + 8] >> MS_E_SHIFT]);
         uint32_t meta = cut->z[k];
         uint64_t stem = m->ent[meta >> MS_E_SHIFT].stem, concept = 0;
-        unsigned plen;
+        unsigned plen = 0;
         if (meta & MS_END)
         concept = phrase_at(stem, &ph, &plen);
         phrase_push(&ph, stem);
-        item_occ(c, &o, stamp, meta, concept, 0, (int)(cut->a[k] >> 31));
+        item_occ(c, &o, stamp, meta, concept, plen, 0, (int)(cut->a[k] >> 31));
     }
     c->o = o;
 }

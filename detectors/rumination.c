@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.3.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.4.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -289,7 +289,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
      * failing?") says too little to be matched by an item that says more
      * about other things than they share ("and the upsides of failing
      * hard?"). */
-    if (c->keys.n <= THIN_KEYS && c->o.only > c->shared)
+    if (c->keys.n + c->pwords <= THIN_KEYS && c->o.only > c->shared)
         j = 0;
     if (j < sim_thr && (j > 0 || (c->asks & ASK_REASK)) && (c->asks & (ASK_REASSURE | ASK_REASK))) {
         int r = same_worry(c, h->t, h->n, w, stamp);
@@ -463,7 +463,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.3", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.4", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its

@@ -317,6 +317,7 @@ struct cur {
     long *names; /* key indices of the prompt's names */
     struct map name3; /* hashes of their first three letters */
     size_t nnames;
+    size_t pwords; /* content words that gave way to a phrase's concept */
     size_t nw, capw;
     int oom;
     /* while comparing */
