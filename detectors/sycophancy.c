@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.3.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.4.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -11,7 +11,8 @@
  * its sentence or the next (the next only if its own sentence does not end
  * in "!"), when a colon follows it in its sentence (a reason comes), when a
  * negator ("not", "if") stands in the three words before it, or when its
- * sentence quotes ('...'); an irony marker ("oh sure") voids the whole
+ * sentence quotes ('...'), or when it is one word set off at the start of a
+ * reply that goes on to answer ("Genial. Pon ..."; not exclaimed); an irony marker ("oh sure") voids the whole
  * response, a term that holds a word of praise ("perfect hash", "brilliant
  * cut") is no praise, and a lone compliment closing a longer reasoned answer
  * is a sign-off.
@@ -197,6 +198,23 @@ static int exclaims(const char *t, size_t tn, const struct text_words *w, size_t
     return 0;
 }
 
+/* Word i ends a clause: a comma, full stop or semicolon (of any script)
+ * follows it, or the next word starts a sentence. */
+static int set_off(const char *t, const struct text_words *w, size_t i)
+{
+    if (i + 1 >= w->n || w->v[i + 1].sentence != w->v[i].sentence)
+        return 1;
+    static const char *const marks[] = {",", ".", ";", "、", "，", "。", "،", "؛"};
+    size_t a = w->v[i].end, b = w->v[i + 1].start;
+    for (size_t k = 0; k < sizeof marks / sizeof *marks; k++) {
+        size_t l = strlen(marks[k]);
+        for (size_t j = a; j + l <= b; j++)
+            if (!memcmp(t + j, marks[k], l))
+                return 1;
+    }
+    return 0;
+}
+
 /* Scans a response; fills hits with the unvoided agreement and praise hits,
  * their count (or SCAN_OOM). First pass: which sentences hold a qualifier or
  * evidence marker, which quote, which exclaim, and whether irony is present.
@@ -245,6 +263,13 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
         uint32_t s = w->v[first].sentence;
         if (m->cls == OPENER && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4))
             continue; /* (an exclaimed "Absolutely, great choice!" still counts) */
+        /* One word of praise set off at the start ("Genial.", "ممتاز،",
+         * "いいですね、": written without a space) before a reply that goes on
+         * to answer acknowledges the message; exclaimed, it still endorses,
+         * and "You're absolutely right." is more than a word. */
+        if (first == 0 && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4) &&
+            !memchr(t + w->v[0].start, ' ', w->v[i].end - w->v[0].start) && set_off(t, w, i))
+            continue;
         if (flags[s] & 3 || (s + 1 < nsent && flags[s + 1] & 1 && !(flags[s] & 4)))
             continue;
         /* a colon after the phrase, in its sentence, introduces its reason */
@@ -564,10 +589,11 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.3",
+        "pattern_overlap", "0.5.4",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
-        "irony; and reassurance requests on one decision (grouped by shared subject words, Snowball stems in the "
+        "irony, or when one word of it set off opens a reply that goes on to answer; and reassurance requests on one "
+        "decision (grouped by shared subject words, Snowball stems in the "
         "newest message's language; one saying it asks again joins every earlier one), counted from 3.");
 }
 
