@@ -8,7 +8,8 @@
  * words of eight languages, contractions, the light verbs make and get),
  * stemmed by Snowball in the language its function words say (stem.h); Han
  * characters alone and in neighbouring pairs, kana only in pairs. Words and
- * short phrases of one group in data/concepts.txt count as one concept; a
+ * short phrases of one group in data/concepts.txt (English) or the prompt
+ * language's data/concepts-<code>.txt count as one concept; a
  * stem of 4+ letters matches a longer stem it begins, one of 5+ a stem one
  * edit away. An earlier prompt's similarity is the share of this prompt's
  * words or concepts it also holds (containment).
@@ -359,8 +360,8 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     struct text_words w = {0};
     struct cur c;
     memset(&c, 0, sizeof c);
-    lex_init();
     rum_lang = stem_lang_of(cur, cur_n);
+    lex_init(rum_lang);
     int oom = cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
     struct objs *po = ar_alloc(&ar, sizeof *po), *ho = ar_alloc(&ar, sizeof *ho);
     oom |= !po || !ho;

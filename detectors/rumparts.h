@@ -117,7 +117,7 @@ struct word {
 #define LEX_END       2u /* the last word of some phrase */
 #define LEX_LEN_SHIFT 2 /* bits 2-4: a phrase's length in words */
 #define LEX_ID_SHIFT  8 /* concept number + 1 */
-#define LEX_SIZE      8192
+#define LEX_SIZE      8192 /* to begin with: the stopwords and English concepts */
 #define PHRASE_SALT   0x50485253ULL
 #define CONCEPT_SALT  0x434F4E43ULL
 #define PHRASE_MAX    4
@@ -394,7 +394,12 @@ long map_add(struct map *m, uint64_t key);
  * word of the call is stemmed. */
 extern enum stem_lang rum_lang;
 uint64_t stem_ascii(const char *b, size_t n, struct word *w);
-void lex_init(void);
+/* Reads the stopwords and English concepts once, and lang's concepts the
+ * first time a prompt in lang comes; lang's own groups are then looked up
+ * first. */
+void lex_init(enum stem_lang lang);
+size_t lex_size(void); /* entries in the lexicon */
+size_t lex_room(void); /* and its slots (tests: every language's groups fit) */
 void word_lex(struct word *w, int stem_is_raw);
 uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen);
 int words_unicode(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx);

@@ -1,8 +1,9 @@
 /* rumwords.c: what a word is to check_rumination. A text's words (text.h,
  * or one pass over ASCII text that cuts the same words), each stemmed by
  * Snowball in the prompt's language (stem.h), looked up in the lexicon of
- * stopwords and concepts (detectors/data), and joined into the phrases of
- * concepts.txt. */
+ * stopwords and concepts (detectors/data: concepts.txt in English for every
+ * prompt, concepts-<code>.txt for a prompt in that language), and joined
+ * into the phrases of those groups. */
 #include "rumparts.h"
 
 #include "embed.h"
@@ -82,14 +83,19 @@ static int ideograph(const char *s, size_t n)
     return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ? IDEO_HAN : 0;
 }
 
-static uint64_t lex_k[LEX_SIZE];
-static uint32_t lex_v[LEX_SIZE];
-static size_t lex_n;
+/* The lexicon: open addressing on a key's low bits, at most half full; it
+ * grows as a language's groups are read (an English prompt's process
+ * holds the stopwords and the English groups only). */
+static uint64_t lex_k0[LEX_SIZE];
+static uint32_t lex_v0[LEX_SIZE];
+static uint64_t *lex_k = lex_k0;
+static uint32_t *lex_v = lex_v0;
+static size_t lex_n, lex_cap = LEX_SIZE;
 
 /* A bit for the last two stems of every phrase (mix of the two): most words
  * that can end a phrase follow a word that ends none with them, and are
  * ruled out by one bit instead of three lexicon probes. */
-#define PAIR_BITS 14
+#define PAIR_BITS 16
 static uint64_t lex_pair[(1u << PAIR_BITS) / 64];
 
 static inline size_t pair_bit(uint64_t h)
@@ -99,21 +105,58 @@ static inline size_t pair_bit(uint64_t h)
 
 static uint32_t lex_get(uint64_t k)
 {
-    for (size_t j = k & (LEX_SIZE - 1); lex_k[j]; j = (j + 1) & (LEX_SIZE - 1))
+    for (size_t j = k & (lex_cap - 1); lex_k[j]; j = (j + 1) & (lex_cap - 1))
         if (lex_k[j] == k)
             return lex_v[j];
+    return 0;
+}
+
+static size_t lex_slot(uint64_t k)
+{
+    size_t j = k & (lex_cap - 1);
+    while (lex_k[j] && lex_k[j] != k)
+        j = (j + 1) & (lex_cap - 1);
+    return j;
+}
+
+/* Twice the room; 0, or -1 when memory runs out (the lexicon stays as it
+ * was, and the entries that do not fit are left out). */
+static int lex_grow(void)
+{
+    size_t cap = lex_cap * 2;
+    uint64_t *k = calloc(cap, sizeof *k);
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    uint64_t *ok = lex_k;
+    uint32_t *ov = lex_v;
+    size_t ocap = lex_cap;
+    lex_k = k, lex_v = v, lex_cap = cap;
+    for (size_t j = 0; j < ocap; j++)
+        if (ok[j]) {
+            size_t s = lex_slot(ok[j]);
+            lex_k[s] = ok[j], lex_v[s] = ov[j];
+        }
+    if (ok != lex_k0) {
+        free(ok);
+        free(ov);
+    }
     return 0;
 }
 
 /* Adds bits to k's value; a concept already set is kept (the first group wins). */
 static void lex_put(uint64_t k, uint32_t v)
 {
-    size_t j = k & (LEX_SIZE - 1);
-    while (lex_k[j] && lex_k[j] != k)
-        j = (j + 1) & (LEX_SIZE - 1);
+    size_t j = lex_slot(k);
     if (!lex_k[j]) {
-        if (lex_n >= LEX_SIZE / 2)
-            return;
+        if (lex_n >= lex_cap / 2) {
+            if (lex_grow() < 0)
+                return;
+            j = lex_slot(k);
+        }
         lex_k[j] = k;
         lex_n++;
     }
@@ -142,8 +185,19 @@ static uint64_t word_stem(const char *s, size_t n, uint64_t raw, struct word *w)
     return stem_ascii(b, m, w);
 }
 
-/* One line of concepts.txt: entries separated by commas, each one word or a
- * phrase of up to PHRASE_MAX words. */
+/* The salt of the concept keys of the language whose groups are read or
+ * looked up: 0 for English, whose groups serve every language; another
+ * language's groups are its own (a German stem that is also an English
+ * word is not the English word). */
+static uint64_t lex_salt;
+
+static inline uint64_t salted(uint64_t k)
+{
+    return lex_salt ? mix(k, lex_salt) : k;
+}
+
+/* One line of a concepts file: entries separated by commas, each one word
+ * or a phrase of up to PHRASE_MAX words, stemmed in rum_lang. */
 static void lex_concept(const char *line, size_t n, void *ctx)
 {
     unsigned *id = ctx;
@@ -170,9 +224,9 @@ static void lex_concept(const char *line, size_t n, void *ctx)
             }
             uint32_t v = (*id + 1) << LEX_ID_SHIFT;
             if (tw.n == 1) {
-                lex_put(last, v);
+                lex_put(salted(last), v);
             } else {
-                lex_put(mix(h, PHRASE_SALT), v | (uint32_t)tw.n << LEX_LEN_SHIFT);
+                lex_put(salted(mix(h, PHRASE_SALT)), v | (uint32_t)tw.n << LEX_LEN_SHIFT);
                 lex_put(last, LEX_END);
             }
         }
@@ -181,20 +235,61 @@ static void lex_concept(const char *line, size_t n, void *ctx)
     text_words_free(&tw);
 }
 
-void lex_init(void)
+/* The concept groups of each language: concepts.txt (English, read for
+ * every prompt) and concepts-<code>.txt, read the first time a prompt in
+ * that language is. */
+static const char *const concept_file[STEM_NLANG] = {
+    [STEM_EN] = "detectors/data/concepts.txt",    [STEM_DE] = "detectors/data/concepts-de.txt",
+    [STEM_FR] = "detectors/data/concepts-fr.txt", [STEM_ES] = "detectors/data/concepts-es.txt",
+    [STEM_IT] = "detectors/data/concepts-it.txt", [STEM_PT] = "detectors/data/concepts-pt.txt",
+    [STEM_NL] = "detectors/data/concepts-nl.txt", [STEM_RU] = "detectors/data/concepts-ru.txt",
+    [STEM_AR] = "detectors/data/concepts-ar.txt", [STEM_HI] = "detectors/data/concepts-hi.txt",
+};
+static unsigned lex_groups, lex_langs, lex_own; /* languages read; those with groups of their own */
+
+static uint64_t salt_of(enum stem_lang lang)
+{
+    return lang == STEM_EN ? 0 : 0x4C414E47ULL + (uint64_t)lang;
+}
+
+static void lex_lang(enum stem_lang lang)
+{
+    if (lang <= STEM_NONE || lang >= STEM_NLANG || (lex_langs >> lang & 1))
+        return;
+    lex_langs |= 1u << lang;
+    const struct embed_blob *b = concept_file[lang] ? embed_find(concept_file[lang]) : NULL;
+    if (!b)
+        return;
+    enum stem_lang keep = rum_lang;
+    rum_lang = lang;
+    lex_salt = salt_of(lang);
+    text_each_line(b->data, lex_concept, &lex_groups);
+    lex_own |= (unsigned)(lang != STEM_EN) << lang;
+    rum_lang = keep;
+}
+
+void lex_init(enum stem_lang lang)
 {
     static int done;
-    if (done)
-        return;
-    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
-    if (b)
-        text_each_line(b->data, lex_stop, NULL);
-    unsigned id = 0;
-    b = embed_find("detectors/data/concepts.txt");
-    rum_lang = STEM_EN; /* concepts.txt is English */
-    if (b)
-        text_each_line(b->data, lex_concept, &id);
-    done = 1;
+    if (!done) {
+        const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
+        if (b)
+            text_each_line(b->data, lex_stop, NULL);
+        lex_lang(STEM_EN);
+        done = 1;
+    }
+    lex_lang(lang);
+    lex_salt = lex_own >> lang & 1 ? salt_of(lang) : 0;
+}
+
+size_t lex_size(void)
+{
+    return lex_n;
+}
+
+size_t lex_room(void)
+{
+    return lex_cap;
 }
 
 /* Fills in w's content key and lexicon flags; raw and stem are set. */
@@ -203,6 +298,10 @@ void word_lex(struct word *w, int stem_is_raw)
     uint32_t v = lex_get(w->lraw ? w->lraw : w->raw);
     uint32_t vs = stem_is_raw && !w->lraw ? v : lex_get(w->stem);
     uint32_t id = vs >> LEX_ID_SHIFT;
+    if (lex_salt) { /* the prompt's language's own group first */
+        uint32_t own = lex_get(mix(w->stem, lex_salt)) >> LEX_ID_SHIFT;
+        id = own ? own : id;
+    }
     w->key = v & LEX_STOP ? 0 : id ? mix(id, CONCEPT_SALT) : w->stem;
     w->vs = vs;
     w->p3 = w->slen >= 3 ? w->ph[2] : 0;
@@ -222,7 +321,9 @@ uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen)
     uint64_t n2 = mix(ph->s1, stem), n3 = p2 ? mix(p2, stem) : 0, n4 = p3 ? mix(p3, stem) : 0;
     uint64_t c[3] = {n4, n3, n2};
     for (int q = 0; q < 3; q++) {
-        uint32_t p = c[q] ? lex_get(mix(c[q], PHRASE_SALT)) : 0;
+        uint32_t p = c[q] && lex_salt ? lex_get(mix(mix(c[q], PHRASE_SALT), lex_salt)) : 0;
+        if (c[q] && !(p >> LEX_ID_SHIFT))
+            p = lex_get(mix(c[q], PHRASE_SALT));
         if (p >> LEX_ID_SHIFT) {
             *plen = (p >> LEX_LEN_SHIFT) & 7;
             return mix(p >> LEX_ID_SHIFT, CONCEPT_SALT);

@@ -1,8 +1,10 @@
 #!/bin/sh
 # phrase-lists.sh DATA_DIR: every entry of the detectors' phrase and stop lists
 # (detectors/data/stopwords.txt, sycophancy.txt, asking.txt, and each
-# comma-separated entry of concepts.txt) is a short phrase: stop words and
-# concepts at most 4 words (split on spaces) and 40 bytes; the phrasebooks at
+# comma-separated entry of concepts.txt and concepts-<lang>.txt) is a short
+# phrase: stop words at most 4 words (split on spaces) and 40 bytes, concepts
+# 4 words and 60 bytes (Cyrillic, Arabic and Devanagari take 2 to 3 bytes a
+# character); the phrasebooks at
 # most 6 words and 96 bytes (other scripts take 2 to 3 bytes a character, Devanagari more with its vowel signs).
 # Longer entries would match a particular sentence rather than a way of
 # speaking. Comments (#) and [section] lines are not entries.
@@ -25,9 +27,10 @@ LC_ALL=C awk '
         exit bad ? 1 : 0
     }
 ' "$dir/stopwords.txt" "$dir/sycophancy.txt" "$dir/asking.txt" || exit 1
-# concepts.txt: one group a line, entries separated by commas; a word may
-# belong to one group only.
+# concepts.txt and concepts-<lang>.txt: one group a line, entries separated
+# by commas; an entry may belong to one group of its file only.
 LC_ALL=C awk '
+    FNR == 1 { split("", seen) }
     { sub(/\r$/, "") }
     /^[ \t]*$/ || /^[ \t]*#/ { next }
     {
@@ -37,8 +40,8 @@ LC_ALL=C awk '
         for (i = 1; i <= k; i++) {
             t = e[i]; sub(/^[ \t]+/, "", t); sub(/[ \t]+$/, "", t)
             if (t == "") { printf "%s:%d: empty entry\n", FILENAME, FNR; bad++; continue }
-            if (split(t, w, " ") > 4 || length(t) > 40) {
-                printf "%s:%d: entry too long (limit 4 words, 40 bytes): %s\n", FILENAME, FNR, t
+            if (split(t, w, " ") > 4 || length(t) > 60) {
+                printf "%s:%d: entry too long (limit 4 words, 60 bytes): %s\n", FILENAME, FNR, t
                 bad++
             }
             if (t in seen) { printf "%s:%d: %s is also in the group on line %d\n", FILENAME, FNR, t, seen[t]; bad++ }
@@ -51,4 +54,4 @@ LC_ALL=C awk '
         printf "%d concept groups, %d entries checked\n", groups, n
         exit bad ? 1 : 0
     }
-' "$dir/concepts.txt"
+' "$dir"/concepts*.txt

@@ -616,7 +616,7 @@ static void frames_are_word_by_word(void **state)
         struct text_words tw = {0};
         struct cur c;
         memset(&c, 0, sizeof c);
-        lex_init();
+        lex_init(STEM_EN);
         rum_lang = STEM_EN;
         assert_int_equal(cur_init(&c, prompt, n, &tw, &ar), 0);
         double sim;
@@ -878,6 +878,22 @@ static void an_elision_is_not_the_word(void **state)
     assert_true(best_of("c'est quand", "c'est combien") == 0.0);
 }
 
+/* A language's own concept groups (concepts-de.txt) join its words
+ * ("Besprechung", "Meeting"), and only in its prompts: an English prompt
+ * after a German one reads them apart. Every language's groups are read in
+ * (the lexicon grows for them). */
+static void a_language_has_its_own_groups(void **state)
+{
+    (void)state;
+    assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
+    assert_true(best_of("Wann ist unser Meeting morgen?", "Wann ist unsere Besprechung morgen?") == 1.0);
+    assert_true(best_of("when is our telko tomorrow?", "when is our sitzung tomorrow?") == 0.5);
+    for (int l = STEM_EN; l < STEM_NLANG; l++)
+        lex_init((enum stem_lang)l);
+    if (!(lex_room() > LEX_SIZE && lex_size() <= lex_room() / 2))
+        fail_msg("the lexicon holds %zu entries in %zu slots", lex_size(), lex_room());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -888,6 +904,7 @@ int main(void)
         cmocka_unit_test(a_prompt_matches_itself),       cmocka_unit_test(frames_are_word_by_word),
         cmocka_unit_test(prefixes_and_typos_hold),       cmocka_unit_test(a_word_has_one_key),
         cmocka_unit_test(an_elision_is_not_the_word),    cmocka_unit_test(thin_prompts_and_character_pairs),
+        cmocka_unit_test(a_language_has_its_own_groups),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
