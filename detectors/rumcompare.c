@@ -6,6 +6,7 @@
 #include "rumparts.h"
 
 #include "asking.h"
+#include "detect.h"
 
 #include <string.h>
 
@@ -125,6 +126,7 @@ int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw, stru
 {
     memset(c, 0, sizeof *c);
     c->ar = ar;
+    c->pt = s, c->pn = n, c->plea = -1;
     if (each_word(s, n, tw, ar, cur_collect, c) < 0 || c->oom)
         return -1;
     /* A phrase stands for its concept: its words give way to it, and are
@@ -529,6 +531,20 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
     c->o = o;
 }
 
+/* 1 when the prompt pleads for reassurance or says it asks again: a phrase
+ * of asking.h, or what the reassurance count calls a plea (syc_plea: a
+ * question asking for a verdict, "is doing that right now safe?", or ending
+ * in a tag asking to be told yes, "..., right?"). Worked out the first time
+ * it is asked: most prompts never reach a rule that asks. Out of memory it
+ * is no plea. */
+int cur_pleads(struct cur *c)
+{
+    if (c->plea < 0)
+        c->plea =
+            (c->asks & (ASK_REASSURE | ASK_REASK)) || (ask_question_mark(c->pt, c->pn) && syc_plea(c->pt, c->pn) > 0);
+    return c->plea;
+}
+
 /* Share of the current prompt's content keys that the item holds; when they
  * share runs of RUN words that hold content words, only the words outside
  * those runs are compared. */
@@ -629,8 +645,8 @@ int cur_similarity(struct cur *c, const char *s, size_t n, struct text_words *tw
      * prompt asks to be reassured ("is it safe", "is it risky" ask one
      * thing). */
     size_t ponly = c->keys.n - c->shared;
-    if (c->o.any_run && !c->o.passage && !(c->asks & (ASK_REASSURE | ASK_REASK)) && ponly >= 1 && ponly <= SWAP_MAX &&
-        c->o.only >= 1 && c->o.only <= SWAP_MAX && c->shared >= 2 && (double)c->o.covered >= SWAP_COVER * (double)c->nw)
+    if (c->o.any_run && !c->o.passage && ponly >= 1 && ponly <= SWAP_MAX && c->o.only >= 1 && c->o.only <= SWAP_MAX &&
+        c->shared >= 2 && (double)c->o.covered >= SWAP_COVER * (double)c->nw && !cur_pleads(c))
         c->o.swap = 1; /* rum_check decides, with the things each names */
     if (!frame) {
         *sim = (double)c->shared / (double)c->keys.n;

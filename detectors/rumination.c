@@ -27,7 +27,8 @@
  * fires.
  *
  * What is asking again in other words: a plea for reassurance, or a prompt
- * that says it asks again (asking.h), matches an earlier such ask sharing a
+ * that says it asks again (asking.h; or a plea as the reassurance count
+ * reads one, cur_pleads), matches an earlier such ask sharing a
  * content word with it, and a prompt that says it asks again any earlier
  * such ask (same_worry); and an earlier ask reaching HOP_SIM with
  * one the prompt matched is the same thing in words that drift (a hop).
@@ -130,7 +131,7 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
     unsigned k = tw->n ? ask_kinds(&tw->v[0].hash, sizeof *tw->v, tw->n, NULL) : 0;
     if (!about)
         return (k & (ASK_REASSURE | ASK_REASK)) != 0;
-    if ((c->asks & (ASK_REASSURE | ASK_REASK)) && (k & (ASK_REASSURE | ASK_REASK)))
+    if ((k & (ASK_REASSURE | ASK_REASK)) && cur_pleads(c))
         return 1;
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
 }
@@ -292,7 +293,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
      * hard?"). */
     if (c->keys.n + c->pwords <= THIN_KEYS && c->o.only > c->shared)
         j = 0;
-    if (j < sim_thr && (j > 0 || (c->asks & ASK_REASK)) && (c->asks & (ASK_REASSURE | ASK_REASK))) {
+    if (j < sim_thr && (j > 0 || (c->asks & ASK_REASK)) && cur_pleads(c)) {
         int r = same_worry(c, h->t, h->n, w, stamp);
         if (r < 0)
             return -1;
@@ -310,8 +311,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
         objects_of(h->t, h->n, ho);
         if (!objects_same(po, ho))
             j = 0, *other = 1;
-    } else if (j >= sim_thr && j > 0 && po->n && !po->many &&
-               (c->o.any_run || (all_numbers(po) && !(c->asks & (ASK_REASSURE | ASK_REASK))))) {
+    } else if (j >= sim_thr && j > 0 && po->n && !po->many && (c->o.any_run || (all_numbers(po) && !cur_pleads(c)))) {
         /* the same frame of words about other things; or, without a
          * frame, numbers only ("outline chapter 4" after chapter 3),
          * unless the prompt asks again for reassurance (a worry's
@@ -322,7 +322,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
         if (objects_differ(po, ho))
             j = 0, *other = 1;
     }
-    if (j >= sim_thr && j > 0 && !(c->asks & (ASK_REASSURE | ASK_REASK))) {
+    if (j >= sim_thr && j > 0 && !cur_pleads(c)) {
         /* the same opening about another thing, unless both name the same
          * thing in it (the same file, another line; po is known above) */
         int o = other_after_opening(c, pt, pn, h->t, h->n, w, stamp);

@@ -355,6 +355,9 @@ struct cur {
     unsigned char *run_c; /* per run: its content words */
     /* How the prompt asks (asking.h) and what about. */
     unsigned asks; /* ASK_* kinds of phrase it holds */
+    int plea; /* it pleads or says it asks again (cur_pleads): 1, 0, or -1 not yet known */
+    const char *pt; /* the prompt */
+    size_t pn;
     long *subj; /* its content keys outside those phrases: what it asks about */
     size_t nsubj;
     int other; /* the item compared last asks the same way about another thing */
@@ -408,6 +411,7 @@ int each_word(const char *s, size_t n, struct text_words *tw, struct arena *ar, 
 /* rumcompare.c */
 int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw, struct arena *ar);
 int cur_similarity(struct cur *c, const char *s, size_t n, struct text_words *tw, uint32_t stamp, double *sim);
+int cur_pleads(struct cur *c);
 
 /* rumobjects.c */
 void objects_of(const char *s, size_t n, struct objs *o);
