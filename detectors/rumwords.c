@@ -103,7 +103,7 @@ static inline size_t pair_bit(uint64_t h)
     return (size_t)(h >> (64 - PAIR_BITS));
 }
 
-static uint32_t lex_get(uint64_t k)
+uint32_t lex_get(uint64_t k)
 {
     for (size_t j = k & (lex_cap - 1); lex_k[j]; j = (j + 1) & (lex_cap - 1))
         if (lex_k[j] == k)
@@ -148,7 +148,7 @@ static int lex_grow(void)
 }
 
 /* Adds bits to k's value; a concept already set is kept (the first group wins). */
-static void lex_put(uint64_t k, uint32_t v)
+void lex_put(uint64_t k, uint32_t v)
 {
     size_t j = lex_slot(k);
     if (!lex_k[j]) {

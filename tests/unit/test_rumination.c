@@ -457,6 +457,13 @@ static void phrases_and_short_names(void **state)
     assert_true(best_of("should I decline the offer", "should I turn down the offer") == 1.0);
     /* its words give way to the concept, and only its own */
     assert_true(best_of("cache turn down", "cache") == 0.5);
+    /* a prompt of a phrase says two words: an earlier one saying two things
+     * more (nervous, tomorrow) says more than it; one saying one thing more
+     * does not, its phrase's words shared */
+    assert_true(best_of("that job interview?", "so nervous, tomorrow job interview?") == 0.0);
+    assert_true(best_of("that job interview?", "job interview tomorrow?") == 1.0);
+    /* and its stopwords ("hand in my notice") say nothing */
+    assert_true(best_of("hand in my notice?", "so nervous, tomorrow hand in my notice?") == 0.0);
     static const char *const city[] = {"is my flight to Berlin delayed or on time today",
                                        "the flight to Berlin: delayed today or on time"},
                              *code[] = {"the %s flight: delayed today or on time",
@@ -890,8 +897,30 @@ static void a_language_has_its_own_groups(void **state)
     assert_true(best_of("when is our telko tomorrow?", "when is our sitzung tomorrow?") == 0.5);
     for (int l = STEM_EN; l < STEM_NLANG; l++)
         lex_init((enum stem_lang)l);
-    if (!(lex_room() > LEX_SIZE && lex_size() <= lex_room() / 2))
+    /* the last groups of a file are read too, after the lexicon grew, and
+     * each language's in its own words (Italian read in the loop above) */
+    assert_true(best_of("Warum bin ich so enttäuscht von der Note?", "Warum bin ich so ernüchtert von der Note?") ==
+                1.0);
+    assert_true(best_of("Sono troppo ansioso per l'esame?", "Sono troppo preoccupato per l'esame?") == 1.0);
+    if (!(lex_room() > LEX_SIZE && lex_size() > LEX_SIZE / 2 && lex_size() <= lex_room() / 2))
         fail_msg("the lexicon holds %zu entries in %zu slots", lex_size(), lex_room());
+}
+
+/* The lexicon grows as entries come, and keeps every one. */
+static void the_lexicon_grows(void **state)
+{
+    (void)state;
+    lex_init(STEM_EN);
+    size_t before = lex_size(), n = 3 * LEX_SIZE;
+    for (size_t i = 1; i <= n; i++)
+        lex_put(i * 0x9E3779B97F4A7C15ULL ^ 0x5EED, LEX_END);
+    size_t found = 0;
+    for (size_t i = 1; i <= n; i++)
+        found += lex_get(i * 0x9E3779B97F4A7C15ULL ^ 0x5EED) == LEX_END;
+    assert_int_equal(found, n);
+    assert_int_equal(lex_size(), before + n);
+    assert_true(lex_size() <= lex_room() / 2);
+    assert_true(best_of("should I turn down the offer", "should I decline the offer") == 1.0);
 }
 
 int main(void)
@@ -904,7 +933,7 @@ int main(void)
         cmocka_unit_test(a_prompt_matches_itself),       cmocka_unit_test(frames_are_word_by_word),
         cmocka_unit_test(prefixes_and_typos_hold),       cmocka_unit_test(a_word_has_one_key),
         cmocka_unit_test(an_elision_is_not_the_word),    cmocka_unit_test(thin_prompts_and_character_pairs),
-        cmocka_unit_test(a_language_has_its_own_groups),
+        cmocka_unit_test(a_language_has_its_own_groups), cmocka_unit_test(the_lexicon_grows),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
