@@ -923,6 +923,19 @@ static void the_lexicon_grows(void **state)
     assert_true(best_of("should I turn down the offer", "should I decline the offer") == 1.0);
 }
 
+/* The same sentence with a word or two swapped for others asks about
+ * another thing; three swapped are more than a swap, and compared as
+ * words. */
+static void a_word_or_two_swapped(void **state)
+{
+    (void)state;
+    assert_true(best_of("how do I configure retries in the client", "how do I configure logging in the client") == 0.0);
+    assert_true(best_of("how do I configure retries and timeouts in the payments client for staging",
+                        "how do I configure logging and metrics in the payments client for staging") == 0.0);
+    assert_true(best_of("how do I configure retries timeouts backoff in the payments client for staging",
+                        "how do I configure logging metrics tracing in the payments client for staging") > 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -934,6 +947,7 @@ int main(void)
         cmocka_unit_test(prefixes_and_typos_hold),       cmocka_unit_test(a_word_has_one_key),
         cmocka_unit_test(an_elision_is_not_the_word),    cmocka_unit_test(thin_prompts_and_character_pairs),
         cmocka_unit_test(a_language_has_its_own_groups), cmocka_unit_test(the_lexicon_grows),
+        cmocka_unit_test(a_word_or_two_swapped),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
