@@ -649,7 +649,10 @@ int cur_similarity(struct cur *c, const char *s, size_t n, struct text_words *tw
         c->shared >= 2 && (double)c->o.covered >= SWAP_COVER * (double)c->nw && !cur_pleads(c))
         c->o.swap = 1; /* rum_check decides, with the things each names */
     if (!frame) {
-        *sim = (double)c->shared / (double)c->keys.n;
+        size_t held = 0;
+        for (size_t q = 0; c->ntopic && q < c->keys.n; q++)
+            held += c->topic[q] && c->hit[q] == stamp;
+        *sim = c->keys.n == c->ntopic ? 0 : (double)(c->shared - held) / (double)(c->keys.n - c->ntopic);
         return 0;
     }
     /* The prompt's keys outside its frame (have), and those the item holds
@@ -675,6 +678,15 @@ int cur_similarity(struct cur *c, const char *s, size_t n, struct text_words *tw
             }
         }
     size_t have = c->keys.n - gone, shared = c->nfk - gone_shared;
+    for (size_t q = 0; c->ntopic && q < c->keys.n; q++)
+        if (c->topic[q] && !(c->seen[q] == stamp && c->fcnt[q] == c->pcount[q])) {
+            have--;
+            shared -= c->freek[q] == stamp;
+        }
+    if (have == 0 && c->ntopic) {
+        *sim = 0;
+        return 0;
+    }
     *sim = have == 0 || c->o.rest == 0 ? 1.0 : (double)shared / (double)have;
     return 0;
 }

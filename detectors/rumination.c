@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.4.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.5.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -82,7 +82,8 @@ static const char rum_check_description[] =
     " another thing does not count, nor does an item saying more about other things than a prompt of one or two "
     "content words; a prompt asking for reassurance or saying it asks again also counts an earlier such ask on its "
     "subject, and one saying it asks again any earlier such ask; an earlier ask found through another that matched "
-    "counts too; a short instruction to go on never fires."
+    "counts too; a word held by 5 or more prompts of the window, over 3 in 10 of them and 2 or more not matched, is "
+    "what the session is about and counts on neither side; a short instruction to go on never fires."
     " Fires when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)
@@ -135,6 +136,16 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
         return 1;
     return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
 }
+
+/* What the session is about is not what a prompt asks: a key of the prompt
+ * held by TOPIC_ITEMS or more of the window's items, more than TOPIC_SHARE of
+ * them, TOPIC_OTHER or more of those items the prompt did not match, counts
+ * on neither side (the fare asked of a flight and then of a houseboat; a
+ * function word no stoplist has). Asked again, a worry's words are held by
+ * its asks, which the prompt matches: they stay. */
+#define TOPIC_ITEMS 5
+#define TOPIC_SHARE 0.3
+#define TOPIC_OTHER 2
 
 #define OPENING_MIN   3
 #define OBJECT_MIN    2
@@ -385,7 +396,13 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     size_t count = 0, i;
     double best = 0, sum = 0;
     unsigned char *away = ar_zalloc(&ar, hn + 1); /* items that ask the same way about another thing */
-    oom |= !away;
+    /* per key of the prompt: how many window items hold it, and how many of
+     * those the prompt matched */
+    uint32_t *held = ar_zalloc(&ar, (c.keys.n + 1) * sizeof *held);
+    uint32_t *held_m = ar_zalloc(&ar, (c.keys.n + 1) * sizeof *held_m);
+    oom |= !away || !held || !held_m;
+    size_t nwin = 0; /* items in the window */
+    double best_other = 0; /* the best of the items not matched */
     for (i = 0; i < hn && !oom && !command && !statement; i++) {
         if (items[i].at < window_start)
             continue;
@@ -400,9 +417,52 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
             away[i] = 1;
         if (j > best)
             best = j;
-        if (j >= sim_thr && j > 0) {
+        int hit = j >= sim_thr && j > 0;
+        if (hit) {
             m[count++] = (struct rum_match){i, j};
             sum += j;
+        } else if (j > best_other)
+            best_other = j;
+        nwin++;
+        for (size_t q = 0; q < c.keys.n; q++)
+            if (c.hit[q] == (uint32_t)i + 1) {
+                held[q]++;
+                held_m[q] += (uint32_t)hit;
+            }
+    }
+    /* What the session is about: a key of the prompt that most of the
+     * window holds, prompts it did not match among them, is left out on
+     * both sides and each match is weighed again. */
+    if (!oom && count) {
+        size_t ntopic = 0;
+        unsigned char *topic = ar_zalloc(&ar, c.keys.n + 1);
+        oom = !topic;
+        for (size_t q = 0; topic && q < c.keys.n; q++)
+            if (held[q] >= TOPIC_ITEMS && (double)held[q] > TOPIC_SHARE * (double)nwin &&
+                held[q] - held_m[q] >= TOPIC_OTHER)
+                topic[q] = 1, ntopic++;
+        if (ntopic) {
+            size_t kept = 0;
+            c.topic = topic, c.ntopic = ntopic;
+            sum = 0, best = best_other;
+            for (size_t k = 0; k < count && !oom; k++) {
+                double j;
+                int other;
+                i = m[k].index;
+                /* new stamps: the item's keys are counted afresh */
+                if (related(&c, cur, cur_n, po, &po_known, &items[i], ho, &w, (uint32_t)(hn + 1 + i), only_asks,
+                            sim_thr, &j, &other) < 0) {
+                    oom = 1;
+                    break;
+                }
+                if (j > best)
+                    best = j;
+                if (j >= sim_thr && j > 0) {
+                    m[kept++] = (struct rum_match){i, j};
+                    sum += j;
+                }
+            }
+            count = kept;
         }
     }
     /* Asked again in words that drift: an earlier ask about the same thing
@@ -464,7 +524,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.4", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.5", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its

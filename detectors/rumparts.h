@@ -281,6 +281,8 @@ struct cur {
     uint64_t *ph; /* prefix hashes of the stems in pre */
     size_t nph, capph;
     uint32_t *hit; /* per key: stamp of the last item that held it */
+    const unsigned char *topic; /* per key: 1 when it is what the session is about (rum_run), or NULL */
+    size_t ntopic; /* keys so marked */
     uint32_t *nst; /* per key: stamp of the last item where an occurrence held it */
     uint32_t *nfree; /* per key: how many occurrences of the item hold it outside a frame (valid
                                  while nst is this item's stamp) */
