@@ -677,16 +677,14 @@ int cur_similarity(struct cur *c, const char *s, size_t n, struct text_words *tw
                 }
             }
         }
-    size_t have = c->keys.n - gone, shared = c->nfk - gone_shared;
+    size_t have = c->keys.n - gone, shared = c->nfk - gone_shared, had = have;
     for (size_t q = 0; c->ntopic && q < c->keys.n; q++)
         if (c->topic[q] && !(c->seen[q] == stamp && c->fcnt[q] == c->pcount[q])) {
             have--;
             shared -= c->freek[q] == stamp;
         }
-    if (have == 0 && c->ntopic) {
-        *sim = 0;
-        return 0;
-    }
+    if (had > 0 && have == 0)
+        return 0; /* all it says outside the frame is the session's topic: *sim is 0 */
     *sim = have == 0 || c->o.rest == 0 ? 1.0 : (double)shared / (double)have;
     return 0;
 }

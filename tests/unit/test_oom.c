@@ -185,6 +185,24 @@ static void rumination(void **state)
                     "call?\", \"at\": \"2026-05-16T10:40:00Z\"}]}");
 }
 
+/* The session's topic ("412": the instructions hold it too) is taken out
+ * and the matches are weighed again. */
+static void rumination_topic(void **state)
+{
+    (void)state;
+    tool_fails_well(
+        rum_check,
+        "{\"current_prompt\": \"last time, promise: merging 412 today is safe?\", \"only_asks\": true, \"h"
+        "istory\": [{\"text\": \"rebase 412 on main\", \"at\": \"2026-05-16T10:05:00Z\"}, {\"text\": \"is it sa"
+        "fe to merge 412?\", \"at\": \"2026-05-16T10:13:00Z\"}, {\"text\": \"run the tests on 412\", \"at\": \""
+        "2026-05-16T10:21:00Z\"}, {\"text\": \"write release notes for 412\", \"at\": \"2026-05-16T10:29:00"
+        "Z\"}, {\"text\": \"merging 412 now won't break prod, right?\", \"at\": \"2026-05-16T10:37:00Z\"}, {"
+        "\"text\": \"fix the lint warnings in 412\", \"at\": \"2026-05-16T10:45:00Z\"}, {\"text\": \"tag the r"
+        "eviewers on 412\", \"at\": \"2026-05-16T10:53:00Z\"}, {\"text\": \"you're sure 412 is ok to merge?"
+        "\", \"at\": \"2026-05-16T11:01:00Z\"}, {\"text\": \"squash the commits of 412\", \"at\": \"2026-05-16T"
+        "11:09:00Z\"}]}");
+}
+
 static void sycophancy(void **state)
 {
     (void)state;
@@ -278,8 +296,8 @@ static void install_plans(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(rumination),        cmocka_unit_test(sycophancy),    cmocka_unit_test(self_inspect),
-        cmocka_unit_test(how_a_prompt_asks), cmocka_unit_test(install_plans),
+        cmocka_unit_test(rumination),   cmocka_unit_test(rumination_topic),  cmocka_unit_test(sycophancy),
+        cmocka_unit_test(self_inspect), cmocka_unit_test(how_a_prompt_asks), cmocka_unit_test(install_plans),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
