@@ -21,7 +21,9 @@
  * Canada"); the same frame about other things (objects_of: numbers,
  * identifiers, paths, quotes); the same sentence with a word or two swapped,
  * unless both name the same things (objects_same); the same opening about
- * another thing (other_after_opening). With only_asks (keel's
+ * another thing (other_after_opening); and a word that many prompts of the
+ * window hold, ones the prompt does not match among them, is what the
+ * session is about and counts on neither side (TOPIC_*). With only_asks (keel's
  * hooks and overlay) a prompt that asks nothing is an instruction, and an
  * earlier instruction is never an earlier ask; a short "continue" never
  * fires.
@@ -430,9 +432,9 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
                 held_m[q] += (uint32_t)hit;
             }
     }
-    /* What the session is about: a key of the prompt that most of the
-     * window holds, prompts it did not match among them, is left out on
-     * both sides and each match is weighed again. */
+    /* What the session is about: a key of the prompt that many of the
+     * window's items hold (TOPIC_*), items it did not match among them, is
+     * left out on both sides and each match is weighed again. */
     if (!oom && count) {
         size_t ntopic = 0;
         unsigned char *topic = ar_zalloc(&ar, c.keys.n + 1);
