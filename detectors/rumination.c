@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.5.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.6.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -75,8 +75,9 @@ static int by_sim(const void *a, const void *b)
 }
 
 static const char rum_check_description[] =
-    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, Snowball stems in the prompt's "
-    "language, words and phrases of one concept group as one concept, a stem of 4+ letters matching a longer one it "
+    "Share of this prompt's content words (NFKC, case-folded, stoplist removed, stems in the prompt's language "
+    "(Snowball; Korean particles taken off), words and phrases of one concept group as one concept, a stem of 4+ "
+    "letters matching a longer one it "
     "begins, a stem of 5+ matching one edit away; Han characters alone and kana only with a neighbour) found in each "
     "prompt in the window; shared runs of 3 words with at most 1 content word, and shared passages of 8+ words, are "
     "the question's frame and are left out; the same question about another named thing, about other things named "
@@ -526,7 +527,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.5", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.6", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its

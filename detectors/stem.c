@@ -110,7 +110,7 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
     if (!fw_ready)
         fw_init();
     const unsigned char *s = (const unsigned char *)text;
-    size_t cyr = 0, grk = 0, arb = 0, dev = 0, cjk = 0, latin = 0, words = 0, wl = 0;
+    size_t cyr = 0, grk = 0, arb = 0, dev = 0, cjk = 0, hangul = 0, latin = 0, words = 0, wl = 0;
     unsigned votes[STEM_NLANG] = {0};
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i <= n && words < STEM_LANG_WORDS;) {
@@ -128,9 +128,10 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
                 arb++;
             else if (c >= 0x900 && c < 0x980)
                 dev++;
-            else if (c >= 0x3040)
+            else if (c >= 0x3040) {
                 cjk++;
-            else
+                hangul += (c >= 0xAC00 && c < 0xD7B0) || (c >= 0x3130 && c < 0x3190);
+            } else
                 latin++;
             for (size_t q = 0; q < len; q++) { /* ASCII lower-cased; accented letters are written lower case */
                 h ^= c < 0x80 && c >= 'A' && c <= 'Z' ? c | 0x20 : s[i + q];
@@ -158,7 +159,7 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
     if (dev > most)
         most = dev, by_script = STEM_HI;
     if (cjk > most)
-        return STEM_NONE;
+        return hangul * 2 > cjk ? STEM_KO : STEM_NONE;
     if (by_script != STEM_NONE)
         return by_script;
     enum stem_lang best = STEM_EN;
@@ -182,11 +183,54 @@ struct stem_slot {
 };
 static struct stem_slot cache[STEM_CACHE];
 
+/* Korean particles, written onto the noun they follow: case ("이", "를",
+ * "에서"), topic and focus ("는", "도", "만"), the copula's commonest forms
+ * ("이에요", "인데"), and those combined ("에서는"). */
+static const char *const ko_particles[] = {
+    "이",     "가",     "을",     "를",     "은",     "는",     "의",     "에",     "도",     "만",     "로",
+    "와",     "과",     "에서",   "에게",   "한테",   "께서",   "으로",   "까지",   "부터",   "처럼",   "보다",
+    "이랑",   "하고",   "마다",   "조차",   "밖에",   "에는",   "에도",   "로는",   "로도",   "라는",   "라고",
+    "이라",   "인데",   "예요",   "이죠",   "에서는", "에서도", "으로는", "으로도", "에게는", "한테는", "까지는",
+    "부터는", "보다는", "이라는", "이라고", "이에요", "입니다", "인데요"};
+
+/* The characters (code points) of valid UTF-8 s[0..n). */
+static size_t chars(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* w[0..n) without the particles that end it, longest first and again until
+ * none is left: "고양이가" and "고양이" are both "고양". A one-syllable
+ * particle leaves at least two characters, so that a two-syllable word
+ * ending as a particle does ("나이", "정도") stays whole; a longer one leaves
+ * at least one. */
+static size_t ko_strip(const char *w, size_t n)
+{
+    for (;;) {
+        size_t best = 0;
+        for (size_t i = 0; i < sizeof ko_particles / sizeof *ko_particles; i++) {
+            size_t l = strlen(ko_particles[i]);
+            if (l > best && l < n && !memcmp(w + n - l, ko_particles[i], l) && chars(w, n - l) >= (l == 3 ? 2u : 1u))
+                best = l;
+        }
+        if (!best)
+            return n;
+        n -= best;
+    }
+}
+
 const char *stem_word(enum stem_lang lang, const char *w, size_t n, size_t *len)
 {
     static struct sb_stemmer *st[STEM_NLANG];
     static unsigned char tried[STEM_NLANG];
     *len = n;
+    if (lang == STEM_KO) {
+        *len = ko_strip(w, n);
+        return w;
+    }
     if (lang <= STEM_NONE || lang >= STEM_NLANG || n == 0 || n > 256)
         return w;
     uint64_t key = 0;

@@ -2,13 +2,14 @@
  * function words say.
  *
  * A text's language is guessed from its script (Cyrillic: Russian, Greek,
- * Arabic, Devanagari: Hindi) or, in Latin script, from which language's most
+ * Arabic, Devanagari: Hindi, Hangul: Korean) or, in Latin script, from which language's most
  * common function words it holds most of among its first STEM_LANG_WORDS
  * words ("the", "is"; "der", "ist"; "le", "est"; ...); English when none
  * says otherwise. Words are then stemmed with that language's Snowball
  * stemmer: "rewriting" and "rewrite" are "rewrit", "mudança" and "mudanças"
- * are "mudanc". Text in other scripts (Chinese, Japanese, Korean) is left as
- * it is. libstemmer is loaded on first use (a relaying keel does not carry
+ * are "mudanc". Korean, which Snowball lacks, has the particles written onto
+ * a noun taken off ("요청이", "요청을" and "요청" are "요청"). Text in Chinese or
+ * Japanese is left as it is. libstemmer is loaded on first use (a relaying keel does not carry
  * it), the stemmers are made once per process, and the stems of short
  * words are kept in a 64 KiB table, so a word seen again costs a lookup;
  * neither is thread-safe: keel's detectors run on one thread. */
@@ -33,6 +34,7 @@ enum stem_lang {
     STEM_EL,
     STEM_AR,
     STEM_HI,
+    STEM_KO, /* no Snowball stemmer: particles are taken off (stem.c) */
     STEM_NLANG
 };
 

@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.4.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.5.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -589,12 +589,13 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.4",
+        "pattern_overlap", "0.5.5",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
         "irony, or when one word of it set off opens a reply that goes on to answer; and reassurance requests on one "
-        "decision (grouped by shared subject words, Snowball stems in the "
-        "newest message's language; one saying it asks again joins every earlier one), counted from 3.");
+        "decision (grouped by shared subject words, stems (Snowball; Korean "
+        "particles taken off) in the newest message's language; one saying it asks again joins every earlier one), "
+        "counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)

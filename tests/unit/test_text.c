@@ -171,6 +171,10 @@ static void tells_the_language(void **state)
         {"هل من الآمن دمج هذا التغيير اليوم؟", STEM_AR},
         {"\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7 ok",
          STEM_NONE}, /* Han past U+FFFF: 4 bytes each */
+        {"주문 요청이 왜 두 번 나가요?", STEM_KO},
+        {"注文のリクエストが二回送られます", STEM_NONE},
+        {"この에러", STEM_NONE}, /* 2 Hangul of 4: not more than half */
+        {"이 에러 why 두 번?", STEM_KO}, /* 4 Hangul, 0 other */
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         assert_int_equal(stem_lang_of(v[i].s, strlen(v[i].s)), v[i].lang);
@@ -203,6 +207,14 @@ static void the_script_with_most_letters(void **state)
         {"\xd8\x80\xd8\x80\xd8\x80", STEM_AR}, /* U+0600 */
         {"\xe0\xa4\x80\xe0\xa4\x80\xe0\xa4\x80", STEM_HI}, /* U+0900 */
         {"\xe3\x81\x80\xe3\x81\x80\xe3\x81\x80", STEM_NONE}, /* U+3040 */
+        {"\xea\xb0\x80\xea\xb0\x80\xea\xb0\x80", STEM_KO}, /* U+AC00, the first Hangul syllable */
+        {"\xed\x9e\xaf\xed\x9e\xaf\xed\x9e\xaf", STEM_KO}, /* U+D7AF */
+        {"\xed\x9e\xb0\xed\x9e\xb0\xed\x9e\xb0", STEM_NONE}, /* U+D7B0: past the syllables */
+        {"\xea\xaf\xbf\xea\xaf\xbf\xea\xaf\xbf", STEM_NONE}, /* U+ABFF: before them */
+        {"\xe3\x84\xb0\xe3\x84\xb0\xe3\x84\xb0", STEM_KO}, /* U+3130, Hangul letters ("ㅠㅠ") */
+        {"\xe3\x86\x8f\xe3\x86\x8f\xe3\x86\x8f", STEM_KO}, /* U+318F */
+        {"\xe3\x86\x90\xe3\x86\x90\xe3\x86\x90", STEM_NONE}, /* U+3190 */
+        {"\xea\xb0\x80\xea\xb0\x80 \xe6\x97\xa5\xe6\x97\xa5", STEM_NONE}, /* 2 Hangul, 2 Han: a tie is not Korean */
         {"abc \xd0\xb3\xd0\xb4\xd0\xb5", STEM_EN}, /* 3 Latin, 3 Cyrillic */
         {"abc \xce\xb1\xce\xb2\xce\xb3", STEM_EN}, /* 3 Greek */
         {"abc \xd9\x85\xd9\x86\xd9\x87", STEM_EN}, /* 3 Arabic */
@@ -213,6 +225,44 @@ static void the_script_with_most_letters(void **state)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (stem_lang_of(v[i].s, strlen(v[i].s)) != v[i].lang)
             fail_msg("case %zu: %d, not %d", i, (int)stem_lang_of(v[i].s, strlen(v[i].s)), (int)v[i].lang);
+}
+
+/* Korean: the particles written onto a word are taken off, longest first
+ * and again until none is left; a one-syllable particle leaves two
+ * characters at least, a longer one leaves one. */
+static void korean_particles_come_off(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *w, *stem;
+    } v[] = {
+        {"요청이", "요청"},
+        {"요청을", "요청"},
+        {"요청", "요청"},
+        {"서버에서는", "서버"},
+        {"서버에서", "서버"},
+        {"집에서", "집"},
+        {"고양이가", "고양"},
+        {"고양이", "고양"},
+        {"나이", "나이"},
+        {"나이를", "나이"},
+        {"정도", "정도"},
+        {"에서", "에서"},
+        {"strictmode를", "strictmode"},
+        {"api가", "api"},
+        {"바나나를", "바나나"},
+        {"정상이에요", "정상"},
+        {"문제인데요", "문제"},
+        {"집에", "집에"},
+        {"이", "이"},
+        {"나가요", "나가요"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        size_t len;
+        const char *st = stem_word(STEM_KO, v[i].w, strlen(v[i].w), &len);
+        if (st != v[i].w || len != strlen(v[i].stem) || memcmp(st, v[i].stem, len))
+            fail_msg("case %zu (%s): %.*s, not %s", i, v[i].w, (int)len, st, v[i].stem);
+    }
 }
 
 /* A word in no language, or one out of range, is left as it is. */
@@ -374,6 +424,7 @@ int main(void)
         cmocka_unit_test(tokenises_other_scripts),
         cmocka_unit_test(tells_the_language),
         cmocka_unit_test(the_script_with_most_letters),
+        cmocka_unit_test(korean_particles_come_off),
         cmocka_unit_test(stems_only_in_a_language),
         cmocka_unit_test(content_words_and_what_two_share),
         cmocka_unit_test(validates_utf8),
