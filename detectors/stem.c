@@ -29,9 +29,9 @@ static int sb_load(void)
 }
 
 static const char *const algo[STEM_NLANG] = {
-    [STEM_EN] = "english", [STEM_DE] = "german",     [STEM_FR] = "french", [STEM_ES] = "spanish",
-    [STEM_IT] = "italian", [STEM_PT] = "portuguese", [STEM_NL] = "dutch",  [STEM_SV] = "swedish",
-    [STEM_RU] = "russian", [STEM_EL] = "greek",      [STEM_AR] = "arabic", [STEM_HI] = "hindi",
+    [STEM_EN] = "english",    [STEM_DE] = "german", [STEM_FR] = "french",  [STEM_ES] = "spanish", [STEM_IT] = "italian",
+    [STEM_PT] = "portuguese", [STEM_NL] = "dutch",  [STEM_SV] = "swedish", [STEM_RU] = "russian", [STEM_EL] = "greek",
+    [STEM_AR] = "arabic",     [STEM_HI] = "hindi",  [STEM_TR] = "turkish",
 };
 
 /* The commonest function words of the Latin-script languages, lower case:
@@ -53,6 +53,10 @@ static const char *const fwords[][24] = {
                  "op", "zijn", "voor", "maar", "mijn", "kan",  "moet", "ook", "als", "er",  "nog", "wel"},
     [STEM_SV] = {"och", "att", "det",  "är",  "jag", "inte", "en",  "ett", "som", "på", "med", "för",
                  "har", "av",  "till", "den", "vad", "hur",  "min", "kan", "ska", "om", "men", "så"},
+    /* not "ne", "mi", "ben", "var" or "ile": French, Spanish, Dutch, Swedish
+     * and Polish words as well */
+    [STEM_TR] = {"bir",   "ve", "bu", "için", "çok",   "ama",   "gibi",  "daha",  "değil", "şey",   "bunu", "nasıl",
+                 "neden", "mı", "mu", "mü",   "mısın", "miyim", "şimdi", "sonra", "kadar", "benim", "bana", "yani"},
 };
 
 #define FW_SIZE 512

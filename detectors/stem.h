@@ -4,7 +4,7 @@
  * A text's language is guessed from its script (Cyrillic: Russian, Greek,
  * Arabic, Devanagari: Hindi, Hangul: Korean) or, in Latin script, from which language's most
  * common function words it holds most of among its first STEM_LANG_WORDS
- * words ("the", "is"; "der", "ist"; "le", "est"; ...); English when none
+ * words ("the", "is"; "der", "ist"; "le", "est"; "bir", "için"; ...); English when none
  * says otherwise. Words are then stemmed with that language's Snowball
  * stemmer: "rewriting" and "rewrite" are "rewrit", "mudança" and "mudanças"
  * are "mudanc". Korean, which Snowball lacks, has the particles written onto
@@ -34,6 +34,7 @@ enum stem_lang {
     STEM_EL,
     STEM_AR,
     STEM_HI,
+    STEM_TR,
     STEM_KO, /* no Snowball stemmer: particles are taken off (stem.c) */
     STEM_NLANG
 };

@@ -171,6 +171,9 @@ static void tells_the_language(void **state)
         {"هل من الآمن دمج هذا التغيير اليوم؟", STEM_AR},
         {"\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7\xF0\xA0\xAE\xB7 ok",
          STEM_NONE}, /* Han past U+FFFF: 4 bytes each */
+        {"İstifa mektubu bu ton ile çok mu sert, sence daha yumuşak mı olmalı?", STEM_TR},
+        {"ile kosztuje wymiana baterii w kuchni?", STEM_EN}, /* Polish "ile" is not Turkish's */
+        {"ik ben er niet zeker van", STEM_NL}, /* nor Dutch "ben" */
         {"주문 요청이 왜 두 번 나가요?", STEM_KO},
         {"注文のリクエストが二回送られます", STEM_NONE},
         {"この에러", STEM_NONE}, /* 2 Hangul of 4: not more than half */
@@ -273,6 +276,12 @@ static void stems_only_in_a_language(void **state)
     const char *st = stem_word(STEM_EN, "merging", 7, &len);
     assert_int_equal(len, 4);
     assert_memory_equal(st, "merg", 4);
+    static const char *const tr[][2] = {{"istifamı", "istifa"}, {"istifayı", "istifa"}, {"mektubumu", "mektup"}};
+    for (size_t i = 0; i < sizeof tr / sizeof tr[0]; i++) { /* Turkish, since 0.6.6 */
+        st = stem_word(STEM_TR, tr[i][0], strlen(tr[i][0]), &len);
+        assert_int_equal(len, strlen(tr[i][1]));
+        assert_memory_equal(st, tr[i][1], len);
+    }
     const char *w = "merging";
     assert_ptr_equal(stem_word(STEM_NONE, w, 7, &len), w);
     assert_ptr_equal(stem_word(STEM_NLANG, w, 7, &len), w);
