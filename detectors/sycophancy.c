@@ -173,13 +173,21 @@ static int quoted(const char *t, size_t a)
 {
     if (a == 0)
         return 0;
+    /* French sets a space inside « »: one (a space or U+00A0) is stepped
+     * over to the guillemet (a narrow one, U+202F, joins the word that
+     * follows it, so the guillemet is already the byte before) */
+    const unsigned char *u = (const unsigned char *)t;
+    size_t b = u[a - 1] == ' ' ? a - 1 : a >= 2 && u[a - 2] == 0xC2 && u[a - 1] == 0xA0 ? a - 2 : a;
+    if (b < a)
+        return b >= 2 && u[b - 2] == 0xC2 && u[b - 1] == 0xAB;
     unsigned char c = (unsigned char)t[a - 1];
     if (c == '"' || c == '`')
         return 1;
     if (c == '\'')
         return a == 1 || t[a - 2] == ' ' || t[a - 2] == '\n' || t[a - 2] == '(';
-    /* “ ‘ « (UTF-8 E2 80 9C, E2 80 98, C2 AB) */
-    if (a >= 3 && (unsigned char)t[a - 3] == 0xE2 && (unsigned char)t[a - 2] == 0x80 && (c == 0x9C || c == 0x98))
+    /* “ ‘ „ « (UTF-8 E2 80 9C, E2 80 98, E2 80 9E, C2 AB) */
+    if (a >= 3 && (unsigned char)t[a - 3] == 0xE2 && (unsigned char)t[a - 2] == 0x80 &&
+        (c == 0x9C || c == 0x98 || c == 0x9E))
         return 1;
     return a >= 2 && (unsigned char)t[a - 2] == 0xC2 && c == 0xAB;
 }
