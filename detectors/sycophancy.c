@@ -264,6 +264,10 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
             continue;
         size_t first = i;
         i += m->len - 1; /* validation phrases do not overlap */
+        /* one of labels joined by a slash names a grade or an option
+         * ("cut grade Excellent/Ideal", "Good/Fair/Poor"), praising nobody */
+        if ((w->v[first].start > 0 && t[w->v[first].start - 1] == '/') || (w->v[i].end < tn && t[w->v[i].end] == '/'))
+            continue;
         /* "Yes." opening a reply that goes on to answer ("Yes. gh-ost copies
          * rows in chunks, so replicas...") answers a yes/no question; only an
          * affirmation that is most of the reply, or exclaimed, endorses
