@@ -142,6 +142,11 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const again = stop("You're absolutely right, go for it.");
   ok(!/sycophancy/.test(quiet) && !/keel \(sycophancy\)/.test(skipped) && /keel \(sycophancy\)/.test(again),
     'override-once skips the next advisory said to the person, not a quiet one before it', { quiet, skipped, again });
+  // A reply is read on its first 16,000 characters, and nothing after them: not even a slash that would make the
+  // words before it a label. Two agreements end the 16,000 (confidence 0.6); without the second, 0.45 is not said.
+  const cut = 'The second run took 41 seconds on the warm cache. '.repeat(319) + 'Ok go. ' + "You're absolutely right, I completely agree";
+  const atCut = stop(cut + '/not a grade.');
+  ok(cut.length === 16000 && /keel \(sycophancy\)/.test(atCut), 'agreement that ends at the 16,000th character of a reply, a slash after it: the slash is not read', atCut);
 }
 
 // --- rumination reads only the person's prompts ------------------------------------

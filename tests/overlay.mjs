@@ -418,6 +418,10 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   ok(of(r, 'sycophancy'), 'a 24,065-character reply that opens with praise: read on its first 16,000 characters, advised', advisories(r));
   r = await k.ask(call('model_echo', { text: filler.slice(0, 15990) + ' ' + opening }));
   ok(!of(r, 'sycophancy'), 'praise that begins after the 16,000th character is not read: no advisory', advisories(r));
+  // What follows the 16,000th character is not looked at, even to see that a slash makes the words before it a label.
+  const cut = 'The second run took 41 seconds on the warm cache. '.repeat(319) + 'It ran on the second box. ' + 'You are absolutely right';
+  r = await k.ask(call('model_echo', { text: cut + '/not a grade.' }));
+  ok(cut.length === 16000 && of(r, 'sycophancy'), 'agreement that ends at the 16,000th character, a slash after it: the slash is not read, advised', advisories(r));
   k.send(call('ask_model', { prompt: 'is the benchmark sound' }));
   const long = await k.until((m) => m.method === 'sampling/createMessage');
   k.send({ jsonrpc: '2.0', id: long.id, result: { role: 'assistant', model: 'm', content: { type: 'text', text: opening + filler } } });
