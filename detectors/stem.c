@@ -53,10 +53,12 @@ static const char *const fwords[][24] = {
                  "op", "zijn", "voor", "maar", "mijn", "kan",  "moet", "ook", "als", "er",  "nog", "wel"},
     [STEM_SV] = {"och", "att", "det",  "är",  "jag", "inte", "en",  "ett", "som", "på", "med", "för",
                  "har", "av",  "till", "den", "vad", "hur",  "min", "kan", "ska", "om", "men", "så"},
-    /* not "ne", "mi", "ben", "var" or "ile": French, Spanish, Dutch, Swedish
-     * and Polish words as well */
-    [STEM_TR] = {"bir",   "ve", "bu", "için", "çok",   "ama",   "gibi",  "daha",  "değil", "şey",   "bunu", "nasıl",
-                 "neden", "mı", "mu", "mü",   "mısın", "miyim", "şimdi", "sonra", "kadar", "benim", "bana", "yani"},
+    /* Turkish's own: not "ne", "mi", "mu", "ben", "var", "ile", "ve", "bu",
+     * "ama" or "bana", which French, Spanish, Polish, Dutch, Swedish or
+     * English text (an identifier "mu") writes as well */
+    [STEM_TR] = {"bir",   "için",  "çok",  "gibi", "daha",   "değil",   "şey",   "bunu",
+                 "nasıl", "neden", "mı",   "mü",   "mısın",  "miyim",   "şimdi", "sonra",
+                 "kadar", "benim", "yani", "olur", "olarak", "değilim", "bence", "sence"},
 };
 
 #define FW_SIZE 512
@@ -168,7 +170,7 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
         return by_script;
     enum stem_lang best = STEM_EN;
     for (int l = STEM_EN + 1; l < STEM_NLANG; l++)
-        if (votes[l] > votes[best])
+        if (votes[l] > votes[best] && (l != STEM_TR || votes[l] >= 2)) /* one Turkish word is not Turkish yet */
             best = (enum stem_lang)l;
     return best;
 }
@@ -188,22 +190,26 @@ struct stem_slot {
 static struct stem_slot cache[STEM_CACHE];
 
 /* Korean particles, written onto the noun they follow: case ("이", "를",
- * "에서"), topic and focus ("는", "도", "만"), the copula's commonest forms
- * ("이에요", "인데"), and those combined ("에서는"). */
+ * "에서"), topic and focus ("는", "도", "만"), the copula's "에요" and
+ * "예요", and those combined ("에서는"). A particle of two syllables or more
+ * whose first syllable ends many nouns and is followed by a particle ("로는":
+ * "경로는" is "경로" and "는"; "라는", "이랑", "인데") is not listed: taken
+ * whole, it would cut the noun ("경"); the one-syllable particles take such
+ * words apart one at a time. */
 static const char *const ko_particles[] = {
-    "이",     "가",     "을",     "를",     "은",     "는",     "의",     "에",     "도",     "만",     "로",
-    "와",     "과",     "에서",   "에게",   "한테",   "께서",   "으로",   "까지",   "부터",   "처럼",   "보다",
-    "이랑",   "하고",   "마다",   "조차",   "밖에",   "에는",   "에도",   "로는",   "로도",   "라는",   "라고",
-    "이라",   "인데",   "예요",   "이죠",   "에서는", "에서도", "으로는", "으로도", "에게는", "한테는", "까지는",
-    "부터는", "보다는", "이라는", "이라고", "이에요", "입니다", "인데요"};
+    "이",     "가",     "을",     "를",     "은",     "는",     "의",     "에",    "도",   "만",
+    "로",     "와",     "과",     "랑",     "에서",   "에게",   "한테",   "께서",   "으로",  "까지", "부터",
+    "처럼",   "보다",   "마다",   "조차",   "밖에",   "에는",   "에도",   "에요",  "예요", "에서는",
+    "에서도", "으로는", "으로도", "에게는", "한테는", "까지는", "부터는", "보다는"};
 
-/* The characters (code points) of valid UTF-8 s[0..n). */
-static size_t chars(const char *s, size_t n)
+/* 1 when valid UTF-8 s[0..n) holds min characters or more (min 1 or 2):
+ * it reads no further than the second character's lead byte. */
+static int holds(const char *s, size_t n, unsigned min)
 {
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
+    unsigned c = 0;
+    for (size_t i = 0; i < n && c < min; i++)
         c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
+    return c >= min;
 }
 
 /* w[0..n) without the particles that end it, longest first and again until
@@ -217,7 +223,7 @@ static size_t ko_strip(const char *w, size_t n)
         size_t best = 0;
         for (size_t i = 0; i < sizeof ko_particles / sizeof *ko_particles; i++) {
             size_t l = strlen(ko_particles[i]);
-            if (l > best && l < n && !memcmp(w + n - l, ko_particles[i], l) && chars(w, n - l) >= (l == 3 ? 2u : 1u))
+            if (l > best && l < n && !memcmp(w + n - l, ko_particles[i], l) && holds(w, n - l, l == 3 ? 2u : 1u))
                 best = l;
         }
         if (!best)
@@ -231,12 +237,12 @@ const char *stem_word(enum stem_lang lang, const char *w, size_t n, size_t *len)
     static struct sb_stemmer *st[STEM_NLANG];
     static unsigned char tried[STEM_NLANG];
     *len = n;
+    if (lang <= STEM_NONE || lang >= STEM_NLANG || n == 0 || n > 256)
+        return w;
     if (lang == STEM_KO) {
         *len = ko_strip(w, n);
         return w;
     }
-    if (lang <= STEM_NONE || lang >= STEM_NLANG || n == 0 || n > 256)
-        return w;
     uint64_t key = 0;
     struct stem_slot *slot = NULL;
     if (n <= STEM_CACHED) {

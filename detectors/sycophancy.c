@@ -40,6 +40,7 @@
 #include "text.h"
 #include "timefmt.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unicase.h>
@@ -175,11 +176,13 @@ static int quoted(const char *t, size_t a)
         return 0;
     /* French sets a space inside « »: one (a space or U+00A0) is stepped
      * over to the guillemet (a narrow one, U+202F, joins the word that
-     * follows it, so the guillemet is already the byte before) */
+     * follows it, so the guillemet is already the byte before). A « written
+     * onto a word closes a German quotation (»Fehler« gesagt) and opens
+     * nothing. */
     const unsigned char *u = (const unsigned char *)t;
     size_t b = u[a - 1] == ' ' ? a - 1 : a >= 2 && u[a - 2] == 0xC2 && u[a - 1] == 0xA0 ? a - 2 : a;
     if (b < a)
-        return b >= 2 && u[b - 2] == 0xC2 && u[b - 1] == 0xAB;
+        return b >= 2 && u[b - 2] == 0xC2 && u[b - 1] == 0xAB && (b == 2 || (u[b - 3] < 0x80 && !isalnum(u[b - 3])));
     unsigned char c = (unsigned char)t[a - 1];
     if (c == '"' || c == '`')
         return 1;

@@ -174,10 +174,15 @@ static void tells_the_language(void **state)
         {"İstifa mektubu bu ton ile çok mu sert, sence daha yumuşak mı olmalı?", STEM_TR},
         {"ile kosztuje wymiana baterii w kuchni?", STEM_EN}, /* Polish "ile" is not Turkish's */
         {"ik ben er niet zeker van", STEM_NL}, /* nor Dutch "ben" */
+        {"Powiedz mu, że jutro nie przyjdę", STEM_EN}, /* nor Polish "mu" */
+        {"fix nan in mu_loss", STEM_EN}, /* nor an identifier */
+        {"Plot mu vs sigma", STEM_EN},
+        {"şimdi deploy yap", STEM_EN}, /* one Turkish word is not Turkish yet */
+        {"şimdi deploy yap, sonra?", STEM_TR}, /* two are */
         {"주문 요청이 왜 두 번 나가요?", STEM_KO},
         {"注文のリクエストが二回送られます", STEM_NONE},
         {"この에러", STEM_NONE}, /* 2 Hangul of 4: not more than half */
-        {"이 에러 why 두 번?", STEM_KO}, /* 4 Hangul, 0 other */
+        {"이 에러 why 두 번?", STEM_KO}, /* 5 Hangul, 3 Latin */
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         assert_int_equal(stem_lang_of(v[i].s, strlen(v[i].s)), v[i].lang);
@@ -255,10 +260,17 @@ static void korean_particles_come_off(void **state)
         {"api가", "api"},
         {"바나나를", "바나나"},
         {"정상이에요", "정상"},
-        {"문제인데요", "문제"},
+        {"학교예요", "학교"},
         {"집에", "집에"},
         {"이", "이"},
         {"나가요", "나가요"},
+        {"나이랑", "나이"},
+        {"경로는", "경로"},
+        {"경로를", "경로"},
+        {"나라는", "나라"},
+        {"카메라는", "카메라"},
+        {"카메라가", "카메라"},
+        {"사랑", "사랑"},
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         size_t len;
