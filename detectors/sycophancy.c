@@ -168,6 +168,20 @@ struct hit {
     int cls;
 };
 
+/* 1 if the « at u[p] can open a quotation: it starts the text or follows a
+ * space or a mark (an ASCII one, U+00A0, U+202F or U+3000). Written onto a
+ * word it closes a German one (»Fehler« gesagt) and opens nothing. */
+static int opens_at(const unsigned char *u, size_t p)
+{
+    if (p == 0)
+        return 1;
+    unsigned char c = u[p - 1];
+    if (c < 0x80)
+        return !isalnum(c);
+    return (p >= 2 && u[p - 2] == 0xC2 && c == 0xA0) || (p >= 3 && u[p - 3] == 0xE2 && u[p - 2] == 0x80 && c == 0xAF) ||
+        (p >= 3 && u[p - 3] == 0xE3 && u[p - 2] == 0x80 && c == 0x80);
+}
+
 /* 1 if the byte before offset a opens a quotation: the words are mentioned,
  * not said ('You're absolutely right!' as an example). */
 static int quoted(const char *t, size_t a)
@@ -176,13 +190,12 @@ static int quoted(const char *t, size_t a)
         return 0;
     /* French sets a space inside « »: one (a space or U+00A0) is stepped
      * over to the guillemet (a narrow one, U+202F, joins the word that
-     * follows it, so the guillemet is already the byte before). A « written
-     * onto a word closes a German quotation (»Fehler« gesagt) and opens
-     * nothing. */
+     * follows it, so the guillemet is already the byte before), if it can
+     * open one (opens_at). */
     const unsigned char *u = (const unsigned char *)t;
     size_t b = u[a - 1] == ' ' ? a - 1 : a >= 2 && u[a - 2] == 0xC2 && u[a - 1] == 0xA0 ? a - 2 : a;
     if (b < a)
-        return b >= 2 && u[b - 2] == 0xC2 && u[b - 1] == 0xAB && (b == 2 || (u[b - 3] < 0x80 && !isalnum(u[b - 3])));
+        return b >= 2 && u[b - 2] == 0xC2 && u[b - 1] == 0xAB && opens_at(u, b - 2);
     unsigned char c = (unsigned char)t[a - 1];
     if (c == '"' || c == '`')
         return 1;
