@@ -197,10 +197,10 @@ static struct stem_slot cache[STEM_CACHE];
  * whole, it would cut the noun ("경"); the one-syllable particles take such
  * words apart one at a time. */
 static const char *const ko_particles[] = {
-    "이",     "가",     "을",     "를",     "은",     "는",     "의",     "에",    "도",   "만",
-    "로",     "와",     "과",     "랑",     "에서",   "에게",   "한테",   "께서",   "으로",  "까지", "부터",
-    "처럼",   "보다",   "마다",   "조차",   "밖에",   "에는",   "에도",   "에요",  "예요", "에서는",
-    "에서도", "으로는", "으로도", "에게는", "한테는", "까지는", "부터는", "보다는"};
+    "이",     "가",     "을",     "를",     "은",     "는",     "의",     "에",     "도",    "만",
+    "로",     "와",     "과",     "랑",     "에서",   "에게",   "한테",   "께서",   "으로",  "까지",
+    "부터",   "처럼",   "보다",   "마다",   "조차",   "밖에",   "에는",   "에도",   "에요",  "예요",
+    "에서는", "에서도", "으로는", "으로도", "에게는", "한테는", "까지는", "부터는", "보다는"};
 
 /* 1 when valid UTF-8 s[0..n) holds min characters or more (min 1 or 2):
  * it reads no further than the second character's lead byte. */
