@@ -77,8 +77,8 @@ static int by_sim(const void *a, const void *b)
 static const char rum_check_description[] =
     "Share of this prompt's content words (NFKC, case-folded, stoplist removed, stems in the prompt's language "
     "(Snowball; Korean particles taken off), words and phrases of one concept group as one concept, a stem of 4+ "
-    "letters matching a longer one it "
-    "begins, a stem of 5+ matching one edit away; Han characters alone and kana only with a neighbour) found in each "
+    "letters matching a longer one it begins, a stem of 5+ matching one edit away; Han characters alone and kana only "
+    "with a neighbour) found in each "
     "prompt in the window; shared runs of 3 words with at most 1 content word, and shared passages of 8+ words, are "
     "the question's frame and are left out; the same question about another named thing, about other things named "
     "(numbers, identifiers, paths, quoted text), with a word or two swapped for others, or opening the same way about"

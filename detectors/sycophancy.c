@@ -196,16 +196,15 @@ static int quoted(const char *t, size_t a)
     size_t b = u[a - 1] == ' ' ? a - 1 : a >= 2 && u[a - 2] == 0xC2 && u[a - 1] == 0xA0 ? a - 2 : a;
     if (b < a)
         return b >= 2 && u[b - 2] == 0xC2 && u[b - 1] == 0xAB && opens_at(u, b - 2);
-    unsigned char c = (unsigned char)t[a - 1];
+    unsigned char c = u[a - 1];
     if (c == '"' || c == '`')
         return 1;
     if (c == '\'')
-        return a == 1 || t[a - 2] == ' ' || t[a - 2] == '\n' || t[a - 2] == '(';
+        return a == 1 || u[a - 2] == ' ' || u[a - 2] == '\n' || u[a - 2] == '(';
     /* “ ‘ „ « (UTF-8 E2 80 9C, E2 80 98, E2 80 9E, C2 AB) */
-    if (a >= 3 && (unsigned char)t[a - 3] == 0xE2 && (unsigned char)t[a - 2] == 0x80 &&
-        (c == 0x9C || c == 0x98 || c == 0x9E))
+    if (a >= 3 && u[a - 3] == 0xE2 && u[a - 2] == 0x80 && (c == 0x9C || c == 0x98 || c == 0x9E))
         return 1;
-    return a >= 2 && (unsigned char)t[a - 2] == 0xC2 && c == 0xAB;
+    return a >= 2 && u[a - 2] == 0xC2 && c == 0xAB;
 }
 
 /* The punctuation that closes the sentence of word i (the last word of its
