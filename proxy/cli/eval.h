@@ -18,6 +18,6 @@ int eval_traces(const char *dir, int markdown, const char *floors_file);
  * 4th ask, dev and test. 0, 1 below a floor (the targets, or floors_file's
  * "sessions MAX_PER_100 MIN_SHARE"), 64 no sessions or one without a split. */
 struct profile;
-int eval_sessions(const char *dir, int markdown, const char *floors_file, const struct profile *p);
+int eval_sessions(const char *dir, int markdown, const char *floors_file, const struct profile *p, int misses);
 
 #endif

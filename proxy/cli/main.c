@@ -508,7 +508,8 @@ static const char eval_help[] =
     "--sessions DIR replays whole conversations (DIR/*.json: prompts, replies, minutes\n"
     "between them, re-ask episodes labelled) through keel hook, as Claude Code and\n"
     "Codex would run it, and prints per split the false advisories per 100 prompts\n"
-    "and the re-ask episodes advised by their 3rd and 4th ask. Floors: at most 0.5\n"
+    "and the re-ask episodes advised by their 3rd and 4th ask, then the dev split's\n"
+    "false advisories and missed episodes (the first 16; --misses: all). Floors: at most 0.5\n"
     "and at least 0.80, or FILE's line: sessions MAX_PER_100 MIN_SHARE.\n";
 
 static const char tools_help[] = "usage: keel tools\n"
@@ -556,7 +557,7 @@ static int cmd_eval(int argc, char **argv)
         if (md && (dir || traces))
             putchar('\n');
         profile_load(&profile, profile_path);
-        int t = eval_sessions(sessions, md, floors, &profile);
+        int t = eval_sessions(sessions, md, floors, &profile, misses);
         rc = t == 64 ? 64 : rc | t;
     }
     return rc;
