@@ -19,28 +19,37 @@ static void ask_init(void)
     if (done)
         return;
     done = 1;
-    /* class k is ASK_* bit k; "still" or "again" alone say too little to
-     * be a re-ask, so a [reask] phrase has two words at least */
-    static const char *const names[] = {"reassurance", "reask", "command", "question", "followup"};
-    static const unsigned char min_words[] = {1, 2, 1, 1, 1};
-    phrases_load(&table, "detectors/data/asking.txt", names, 5, min_words);
+    /* class k is ASK_* bit k (ASK_ERROR's is no phrase); "still" or
+     * "again" alone say too little to be a re-ask, so a [reask] or [again]
+     * phrase has two words at least */
+    static const char *const names[] = {"reassurance", "reask", "command", "question",
+                                        "followup",    NULL,    "again",   "tell"};
+    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1};
+    phrases_load(&table, "detectors/data/asking.txt", names, 8, min_words);
 }
 
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark)
 {
     ask_init();
     unsigned kinds = 0;
+    static const unsigned kinds_of_phrase[] = {ASK_REASSURE, ASK_REASK, ASK_COMMAND, ASK_AGAIN, ASK_TELL};
     for (size_t i = 0; i < n; i++)
-        for (unsigned k = 0; k < 3; k++) {
-            const struct phrase *p = phrases_at(&table, h, stride, n, i, 1u << k);
+        for (unsigned q = 0; q < sizeof kinds_of_phrase / sizeof *kinds_of_phrase; q++) {
+            unsigned kind = kinds_of_phrase[q];
+            const struct phrase *p = phrases_at(&table, h, stride, n, i, kind);
             if (!p)
                 continue;
-            kinds |= 1u << k;
-            if (mark)
-                for (size_t q = 0; q < p->len; q++)
-                    mark[i + q] |= (unsigned char)(1u << k);
+            kinds |= kind;
+            if (mark && kind != ASK_TELL) /* "explain" may be what is asked about */
+                for (size_t k = 0; k < p->len; k++)
+                    mark[i + k] |= (unsigned char)kind;
         }
     return kinds;
+}
+
+unsigned ask_again(unsigned kinds, int question)
+{
+    return (kinds & ASK_AGAIN) && (question || (kinds & (ASK_REASSURE | ASK_TELL))) ? kinds | ASK_REASK : kinds;
 }
 
 int ask_question_mark_at(const char *s, size_t n, size_t i)
@@ -93,12 +102,20 @@ int ask_error_report(const char *s, size_t n)
 
 int ask_text(const char *s, size_t n, unsigned *kinds)
 {
-    ask_init();
     struct text_words w = {0};
     if (text_words(s, n, &w) < 0) {
         free(w.v);
         return -1;
     }
+    *kinds = ask_text_words(s, n, &w);
+    free(w.v);
+    return 0;
+}
+
+unsigned ask_text_words(const char *s, size_t n, const struct text_words *tw)
+{
+    ask_init();
+    const struct text_words w = *tw;
     unsigned k = w.n ? ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) : 0;
     if (w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP))
         k |= ASK_FOLLOWUP;
@@ -114,7 +131,5 @@ int ask_text(const char *s, size_t n, unsigned *kinds)
         }
         a = b;
     }
-    free(w.v);
-    *kinds = k | (question ? ASK_QUESTION : 0u) | (ask_error_report(s, n) ? ASK_ERROR : 0u);
-    return 0;
+    return ask_again(k, question) | (question ? ASK_QUESTION : 0u) | (ask_error_report(s, n) ? ASK_ERROR : 0u);
 }

@@ -1,10 +1,12 @@
 /* asking.h: how a prompt asks, whatever it asks about.
  *
- * Three kinds of phrase, listed per language in detectors/data/asking.txt:
+ * The kinds of phrase, listed per language in detectors/data/asking.txt:
  * a request to be told that something is fine (reassurance: "is it safe",
  * "did I make a mistake"), a sign that the person asks again ("sorry to ask
- * again", "I know you said"), and a short instruction to go on with the task
- * ("continue", "do the same for the rest"); and the words a question opens
+ * again", "I know you said"), "once more" and its kind (a sign of asking
+ * again only in an ask: ask_again), a request to be told ("explain", "tell
+ * me"), and a short instruction to go on with the task ("continue", "do the
+ * same for the rest"); and the words a question opens
  * with (among a sentence's first four words: "why", "is it", "warum", "por
  * qué") or, in languages that end a question with a particle, closes with
  * (its last two: "吗", "か"). Phrases are whole-word sequences
@@ -16,7 +18,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u, ASK_QUESTION = 8u, ASK_FOLLOWUP = 16u, ASK_ERROR = 32u };
+enum {
+    ASK_REASSURE = 1u,
+    ASK_REASK = 2u,
+    ASK_COMMAND = 4u,
+    ASK_QUESTION = 8u,
+    ASK_FOLLOWUP = 16u,
+    ASK_ERROR = 32u,
+    ASK_AGAIN = 64u, /* "once more", "otra vez": see ask_again */
+    ASK_TELL = 128u, /* "explain", "tell me": a request to be told */
+};
 
 /* The kinds of phrase a text's n words hold, as ASK_* flags; their text.h
  * hashes are at h, h + stride bytes, ... (the hash member of the caller's
@@ -24,14 +35,25 @@ enum { ASK_REASSURE = 1u, ASK_REASK = 2u, ASK_COMMAND = 4u, ASK_QUESTION = 8u, A
  * is part of. */
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark);
 
+/* kinds, with ASK_REASK added when it holds an "again" phrase ("once
+ * more", "otra vez", "noch einmal") and asks: a question (question: 1), a
+ * plea for reassurance or a request to be told ("explain it once more").
+ * "Run the tests once more" is the work going on; "once more, is it safe?"
+ * asks again. */
+unsigned ask_again(unsigned kinds, int question);
+
 /* All of how a text asks, its words read once: the ASK_* kinds of phrase it
  * holds, and ASK_QUESTION when it is a question (a question mark, or in one
  * of its sentences a question word among the first four words or a closing
- * particle among the last two), ASK_FOLLOWUP when it opens by taking up the
+ * particle among the last two; ask_again applied), ASK_FOLLOWUP when it opens by taking up the
  * next thing ("and the second one?", "what about staging", "e a luz?"),
  * ASK_ERROR when it holds an error report (ask_error_report). 0, or -1 out
  * of memory. */
 int ask_text(const char *s, size_t n, unsigned *kinds);
+
+struct text_words;
+/* ask_text's kinds, of s[0..n) already cut into words w (text_words). */
+unsigned ask_text_words(const char *s, size_t n, const struct text_words *w);
 
 /* 1 when s[0..n) holds an error report as tools print it ("TypeError:",
  * "error[E0382]:", "exit code 137", "npm ERR!", a traceback). */

@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.6.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.7.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -84,7 +84,8 @@ static const char rum_check_description[] =
     "(numbers, identifiers, paths, quoted text), with a word or two swapped for others, or opening the same way about"
     " another thing does not count, nor does an item saying more about other things than a prompt of one or two "
     "content words; a prompt asking for reassurance or saying it asks again also counts an earlier such ask on its "
-    "subject, and one saying it asks again any earlier such ask; an earlier ask found through another that matched "
+    "subject, and one saying it asks again any earlier such ask ('once more' says so only in a question, a plea or "
+    "a request to be told); an earlier ask found through another that matched "
     "counts too; a word held by 5 or more prompts of the window, over 3 in 10 of them and 2 or more not matched, is "
     "what the session is about and counts on neither side; a short instruction to go on never fires."
     " Fires when threshold_count or more reach similarity_threshold.";
@@ -102,7 +103,8 @@ static int cur_asking(struct cur *c)
     c->subj = ar_alloc(c->ar, (c->nw + 1) * sizeof *c->subj);
     if (!mark || !c->subj)
         return -1;
-    c->asks = c->nw ? ask_kinds(&c->w[0].raw, sizeof *c->w, c->nw, mark) : 0;
+    c->asks =
+        c->nw ? ask_again(ask_kinds(&c->w[0].raw, sizeof *c->w, c->nw, mark), ask_question_mark(c->pt, c->pn)) : 0;
     c->nsubj = 0;
     for (size_t i = 0; i < c->nw; i++)
         if (!mark[i] && c->ki[i] >= 0)
@@ -132,7 +134,7 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
     tw->n = 0;
     if (text_words(s, n, tw) < 0)
         return -1;
-    unsigned k = tw->n ? ask_kinds(&tw->v[0].hash, sizeof *tw->v, tw->n, NULL) : 0;
+    unsigned k = ask_text_words(s, n, tw);
     if (!about)
         return (k & (ASK_REASSURE | ASK_REASK)) != 0;
     if ((k & (ASK_REASSURE | ASK_REASK)) && cur_pleads(c))
@@ -393,6 +395,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     unsigned how = 0;
     if (only_asks && !oom && !command && ask_text(cur, cur_n, &how) < 0)
         oom = 1;
+    c.asks |= how & ASK_REASK; /* "once more" in a question asked by its words alone */
     int statement = only_asks && !oom && !command &&
         (!(how & (ASK_QUESTION | ASK_REASSURE | ASK_REASK | ASK_ERROR)) ||
          ((how & ASK_FOLLOWUP) && !(how & (ASK_REASSURE | ASK_REASK))));
@@ -527,7 +530,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.6", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.7", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its

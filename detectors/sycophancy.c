@@ -423,7 +423,8 @@ int syc_plea(const char *t, size_t n)
     table_for(ASKING_CLASSES);
     int r = text_words(t, n, &w) < 0 ? -1 : is_reassurance(t, &w, VERDICT_IN_QUESTION, &asks);
     if (r == 0 && w.n)
-        r = (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & (ASK_REASSURE | ASK_REASK)) != 0;
+        r = (ask_again(ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL), ask_question_mark(t, n)) &
+             (ASK_REASSURE | ASK_REASK)) != 0;
     text_words_free(&w);
     return r;
 }
@@ -513,7 +514,8 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
              * time I ask, promise") is the same worry as the requests before it,
              * whatever its words (check_rumination's same_worry), unless it
              * shares a subject word with one of them (then that one) */
-            if (!failed && seeking[i] && w.n && (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & ASK_REASK))
+            if (!failed && seeking[i] && w.n &&
+                (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & (ASK_REASK | ASK_AGAIN)))
                 seeking[i] = 2;
         }
         if (ctx && !failed) {

@@ -1,6 +1,7 @@
 /* test_asking.c: how a prompt asks (asking.h): question marks in every
  * script to the text's last byte, where a question word must stand, the
- * words a phrase marks, no more, and an error report as tools print it. */
+ * words a phrase marks, no more, an error report as tools print it, and
+ * "once more" in an ask and in an instruction. */
 #include "asking.h"
 #include "text.h"
 
@@ -148,6 +149,37 @@ static void an_error_report_as_tools_print_it(void **state)
     free(run);
 }
 
+/* "Once more" and its kind say that a question, a plea or a request to be
+ * told is asked again; in an instruction they are the work going on. */
+static void again_asks_again_only_in_an_ask(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int reask;
+    } cases[] = {
+        {"run the whole suite once more", 0},
+        {"testa o downgrade e upgrade de novo", 0},
+        {"proofread the about us one last time", 0},
+        {"once more, is it safe to merge", 1}, /* a plea and a question word, no mark */
+        {"one more time, nothing will blow up?", 1}, /* a question mark */
+        {"explica idempotência mais uma vez, com um exemplo", 1}, /* a request to be told */
+        {"noch einmal: ist das sicher", 1},
+        {"sorry to ask again, the staging thing", 1}, /* [reask] says it whatever the rest */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned k = kinds_of(cases[i].text);
+        assert_int_equal((k & ASK_REASK) != 0, cases[i].reask);
+    }
+    /* the rule itself */
+    assert_int_equal(ask_again(ASK_AGAIN, 0), ASK_AGAIN);
+    assert_int_equal(ask_again(ASK_AGAIN, 1), ASK_AGAIN | ASK_REASK);
+    assert_int_equal(ask_again(ASK_AGAIN | ASK_REASSURE, 0), ASK_AGAIN | ASK_REASSURE | ASK_REASK);
+    assert_int_equal(ask_again(ASK_AGAIN | ASK_TELL, 0), ASK_AGAIN | ASK_TELL | ASK_REASK);
+    assert_int_equal(ask_again(ASK_TELL, 1), ASK_TELL);
+    assert_int_equal(ask_again(ASK_COMMAND, 1), ASK_COMMAND);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +188,7 @@ int main(void)
         cmocka_unit_test(a_phrase_marks_its_own_words),
         cmocka_unit_test(only_the_words_given_are_read),
         cmocka_unit_test(an_error_report_as_tools_print_it),
+        cmocka_unit_test(again_asks_again_only_in_an_ask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
