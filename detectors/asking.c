@@ -2,6 +2,7 @@
 #include "asking.h"
 
 #include "phrases.h"
+#include "stem.h"
 #include "text.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -10,6 +11,7 @@
 
 static struct phrases table;
 
+#define QUESTION_LATIN  256u /* class 8: [question-latin] */
 #define QUESTION_OPENS  4 /* a question's word stands among the first four */
 #define QUESTION_CLOSES 2 /* or a closing particle among the last two */
 
@@ -22,10 +24,10 @@ static void ask_init(void)
     /* class k is ASK_* bit k (ASK_ERROR's is no phrase); "still" or
      * "again" alone say too little to be a re-ask, so a [reask] or [again]
      * phrase has two words at least */
-    static const char *const names[] = {"reassurance", "reask", "command", "question",
-                                        "followup",    NULL,    "again",   "tell"};
-    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1};
-    phrases_load(&table, "detectors/data/asking.txt", names, 8, min_words);
+    static const char *const names[] = {"reassurance", "reask", "command", "question",      "followup",
+                                        NULL,          "again", "tell",    "question-latin"};
+    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1};
+    phrases_load(&table, "detectors/data/asking.txt", names, 9, min_words);
 }
 
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark)
@@ -120,12 +122,17 @@ unsigned ask_text_words(const char *s, size_t n, const struct text_words *tw)
     if (w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP))
         k |= ASK_FOLLOWUP;
     int question = ask_question_mark(s, n);
+    unsigned mask = ASK_QUESTION | QUESTION_LATIN; /* the Latin ones until the text reads as English */
     for (size_t a = 0; a < w.n && !question;) {
         size_t b = a; /* one sentence: words a..b-1 */
         while (b < w.n && w.v[b].sentence == w.v[a].sentence)
             b++;
         for (size_t i = a; i < b && !question; i++) {
-            const struct phrase *p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, ASK_QUESTION);
+            const struct phrase *p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, mask);
+            if (p && (1u << p->cls) == QUESTION_LATIN && stem_lang_of(s, n) == STEM_EN) {
+                mask = ASK_QUESTION; /* "Come say hi.": English, and "come" asks nothing in it */
+                p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, mask);
+            }
             /* a question word where a question has it, not mid-sentence ("write what changed") */
             question = p && (i - a < QUESTION_OPENS || i + p->len + QUESTION_CLOSES > b);
         }

@@ -1,7 +1,8 @@
 /* test_asking.c: how a prompt asks (asking.h): question marks in every
  * script to the text's last byte, where a question word must stand, the
- * words a phrase marks, no more, an error report as tools print it, and
- * "once more" in an ask and in an instruction. */
+ * words a phrase marks, no more, an error report as tools print it, "once
+ * more" in an ask and in an instruction, and a question word of another
+ * language in an English text. */
 #include "asking.h"
 #include "text.h"
 
@@ -180,6 +181,22 @@ static void again_asks_again_only_in_an_ask(void **state)
     assert_int_equal(ask_again(ASK_COMMAND, 1), ASK_COMMAND);
 }
 
+/* Another Latin-script language's question word asks only in a text that
+ * does not read as English: Italian "come", German "was", French "comment"
+ * are English words too. */
+static void a_latin_question_word_asks_in_its_own_language(void **state)
+{
+    (void)state;
+    assert_false(kinds_of("Come say hi. We'll be the ones covered in flour") & ASK_QUESTION);
+    assert_false(kinds_of("thanks, that was stressful") & ASK_QUESTION);
+    assert_false(kinds_of("ok comment that line out") & ASK_QUESTION);
+    assert_true(kinds_of("come si fa il deploy su staging") & ASK_QUESTION);
+    assert_true(kinds_of("was ist der unterschied zwischen den beiden") & ASK_QUESTION);
+    assert_true(kinds_of("comment je fais pour lancer les tests") & ASK_QUESTION);
+    /* English's own, in an English text */
+    assert_true(kinds_of("was it the migration that broke the build") & ASK_QUESTION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +206,7 @@ int main(void)
         cmocka_unit_test(only_the_words_given_are_read),
         cmocka_unit_test(an_error_report_as_tools_print_it),
         cmocka_unit_test(again_asks_again_only_in_an_ask),
+        cmocka_unit_test(a_latin_question_word_asks_in_its_own_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
