@@ -35,8 +35,11 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
     ask_init();
     unsigned kinds = 0;
     static const unsigned kinds_of_phrase[] = {ASK_REASSURE, ASK_REASK, ASK_COMMAND, ASK_AGAIN, ASK_TELL};
+    const unsigned any = ASK_REASSURE | ASK_REASK | ASK_COMMAND | ASK_AGAIN | ASK_TELL;
     for (size_t i = 0; i < n; i++)
         for (unsigned q = 0; q < sizeof kinds_of_phrase / sizeof *kinds_of_phrase; q++) {
+            if (q == 0 && !phrases_at(&table, h, stride, n, i, any))
+                break; /* most words begin no phrase: one look, not one a kind */
             unsigned kind = kinds_of_phrase[q];
             const struct phrase *p = phrases_at(&table, h, stride, n, i, kind);
             if (!p)
