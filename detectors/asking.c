@@ -119,8 +119,8 @@ int ask_text(const char *s, size_t n, unsigned *kinds)
 
 unsigned ask_text_words(const char *s, size_t n, const struct text_words *tw)
 {
-    ask_init();
     const struct text_words w = *tw;
+    /* the table is read below only when there are words, after ask_kinds has loaded it */
     unsigned k = w.n ? ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) : 0;
     if (w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP))
         k |= ASK_FOLLOWUP;

@@ -240,9 +240,9 @@ static int set_off(const char *t, const struct text_words *w, size_t i)
 
 /* 1 when word i is Korean's bare "correct" (맞아요, 맞습니다) and the word
  * before it, in its sentence, ends in a subject or topic particle (이, 가,
- * 은, 는, 게; "게" may stand alone, for "것이"): "t가 맞아요", "나누는 게
- * 맞습니다" say that a thing is correct, as English "t is correct" does,
- * and agree with nobody. "말씀이 맞아요" (what you said is
+ * 은, 는, 게), or is one ("나누는 게", for "것이"; a particle typed apart,
+ * "1번 이"): "t가 맞아요", "나누는 게 맞습니다" say that a thing is
+ * correct, as English "t is correct" does, and agree with nobody. "말씀이 맞아요" (what you said is
  * right) is a phrase of its own, matched from its first word. */
 static int ko_thing_correct(const char *t, const struct text_words *w, size_t i)
 {
@@ -257,7 +257,7 @@ static int ko_thing_correct(const char *t, const struct text_words *w, size_t i)
     size_t e = w->v[i - 1].end, b = w->v[i - 1].start;
     for (size_t k = 0; k < sizeof particles / sizeof *particles; k++) {
         size_t l = strlen(particles[k]);
-        if ((e - b > l || k == 4) && !memcmp(t + e - l, particles[k], l)) /* "게" alone: "것이", that */
+        if (e - b >= l && !memcmp(t + e - l, particles[k], l))
             return 1;
     }
     return 0;
