@@ -43,12 +43,13 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
 unsigned ask_again(unsigned kinds, int question);
 
 /* All of how a text asks, its words read once: the ASK_* kinds of phrase it
- * holds, and ASK_QUESTION when it is a question (a question mark, or in one
- * of its sentences a question word among the first four words or a closing
- * particle among the last two; ask_again applied), ASK_FOLLOWUP when it opens by taking up the
- * next thing ("and the second one?", "what about staging", "e a luz?"),
- * ASK_ERROR when it holds an error report (ask_error_report). 0, or -1 out
- * of memory. */
+ * holds (ask_again applied), ASK_QUESTION when it is a question (a question
+ * mark, or in one of its sentences a question word among the first four
+ * words or a closing particle among the last two; another Latin-script
+ * language's question word only when the text does not read as English),
+ * ASK_FOLLOWUP when it opens by taking up the next thing ("and the second
+ * one?", "what about staging", "e a luz?"), ASK_ERROR when it holds an error
+ * report (ask_error_report). 0, or -1 out of memory. */
 int ask_text(const char *s, size_t n, unsigned *kinds);
 
 struct text_words;

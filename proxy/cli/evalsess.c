@@ -53,7 +53,7 @@ static void show(struct sstats *s, const char *fmt, const char *a, int b, const 
     if (strcmp(s->name, "dev") || (!s->all && s->nshown >= SHOWN))
         return;
     int n = snprintf(l, sizeof l, "  dev: ");
-    n += snprintf(l + n, sizeof l - (size_t)n, fmt, x, b, z);
+    snprintf(l + n, sizeof l - (size_t)n, fmt, x, b, z);
     size_t k = strlen(l);
     if (s->len + k + 2 > s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 4096;
@@ -317,7 +317,7 @@ int eval_sessions(const char *dir, int markdown, const char *floors_file, const 
     char d[2][64];
     printf(markdown ? "| hooks on whole sessions | dev | test |\n|---|---|---|\n"
                     : "hooks on whole sessions%22s %14s %14s\n",
-           markdown ? "" : "", "dev", "test");
+           "", "dev", "test");
     for (int k = 0; k < 2; k++)
         snprintf(d[k], sizeof d[k], "%d / %d", st[k].sessions, st[k].prompts);
     row(markdown, "sessions / prompts", d[0], d[1]);
