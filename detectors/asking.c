@@ -125,16 +125,20 @@ unsigned ask_text_words(const char *s, size_t n, const struct text_words *tw)
     if (w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP))
         k |= ASK_FOLLOWUP;
     int question = ask_question_mark(s, n);
-    unsigned mask = ASK_QUESTION | QUESTION_LATIN; /* the Latin ones until the text reads as English */
+    unsigned mask = ASK_QUESTION | QUESTION_LATIN; /* the Latin ones unless the text reads as English */
+    int latin_read = 0; /* its language is read once, at the first Latin question word */
     for (size_t a = 0; a < w.n && !question;) {
         size_t b = a; /* one sentence: words a..b-1 */
         while (b < w.n && w.v[b].sentence == w.v[a].sentence)
             b++;
         for (size_t i = a; i < b && !question; i++) {
             const struct phrase *p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, mask);
-            if (p && (1u << p->cls) == QUESTION_LATIN && stem_lang_of(s, n) == STEM_EN) {
-                mask = ASK_QUESTION; /* "Come say hi.": English, and "come" asks nothing in it */
-                p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, mask);
+            if (p && (1u << p->cls) == QUESTION_LATIN && !latin_read) {
+                latin_read = 1;
+                if (stem_lang_of(s, n) == STEM_EN) {
+                    mask = ASK_QUESTION; /* "Come say hi.": English, and "come" asks nothing in it */
+                    p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, mask);
+                }
             }
             /* a question word where a question has it, not mid-sentence ("write what changed") */
             question = p && (i - a < QUESTION_OPENS || i + p->len + QUESTION_CLOSES > b);

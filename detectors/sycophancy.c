@@ -242,8 +242,9 @@ static int set_off(const char *t, const struct text_words *w, size_t i)
  * before it, in its sentence, ends in a subject or topic particle (이, 가,
  * 은, 는, 게), or is one ("나누는 게", for "것이"; a particle typed apart,
  * "1번 이"): "t가 맞아요", "나누는 게 맞습니다" say that a thing is
- * correct, as English "t is correct" does, and agree with nobody. "말씀이 맞아요" (what you said is
- * right) is a phrase of its own, matched from its first word. */
+ * correct, as English "t is correct" does, and agree with nobody. "말씀이
+ * 맞아요" (what you said is right) is a phrase of its own, matched from its
+ * first word. */
 static int ko_thing_correct(const char *t, const struct text_words *w, size_t i)
 {
     static const char *const correct[] = {"맞아요", "맞습니다"};
