@@ -12,6 +12,10 @@
 static struct phrases table;
 
 #define QUESTION_LATIN  256u /* class 8: [question-latin] */
+#define EXCUSE          512u /* class 9: [excuse] */
+#define RETURN          1024u /* class 10: [return] */
+#define ASKVERB         2048u /* class 11: [askverb] */
+#define NEAR            6 /* an excuse or a verb of asking stands this many words from a return word at most */
 #define QUESTION_OPENS  4 /* a question's word stands among the first four */
 #define QUESTION_CLOSES 2 /* or a closing particle among the last two */
 
@@ -24,10 +28,21 @@ static void ask_init(void)
     /* class k is ASK_* bit k (ASK_ERROR's is no phrase); "still" or
      * "again" alone say too little to be a re-ask, so a [reask] or [again]
      * phrase has two words at least */
-    static const char *const names[] = {"reassurance", "reask", "command", "question",      "followup",
-                                        NULL,          "again", "tell",    "question-latin"};
-    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1};
-    phrases_load(&table, "detectors/data/asking.txt", names, 9, min_words);
+    static const char *const names[] = {"reassurance", "reask", "command",        "question", "followup", NULL,
+                                        "again",       "tell",  "question-latin", "excuse",   "return",   "askverb"};
+    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1};
+    phrases_load(&table, "detectors/data/asking.txt", names, 12, min_words);
+}
+
+/* A span of words [at, end) a phrase took; end 0 while there is none. */
+struct span {
+    size_t at, end;
+};
+
+/* 1 when the spans stand at most NEAR words apart, in either order. */
+static int near(struct span a, struct span b)
+{
+    return a.end && b.end && (a.end <= b.at ? b.at - a.end : b.end <= a.at ? a.at - b.end : 0) <= NEAR;
 }
 
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark)
@@ -35,11 +50,12 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
     ask_init();
     unsigned kinds = 0;
     static const unsigned kinds_of_phrase[] = {ASK_REASSURE, ASK_REASK, ASK_COMMAND, ASK_AGAIN, ASK_TELL};
-    const unsigned any = ASK_REASSURE | ASK_REASK | ASK_COMMAND | ASK_AGAIN | ASK_TELL;
-    for (size_t i = 0; i < n; i++)
+    const unsigned any = ASK_REASSURE | ASK_REASK | ASK_COMMAND | ASK_AGAIN | ASK_TELL | EXCUSE | RETURN | ASKVERB;
+    struct span ex = {0, 0}, ret = {0, 0}; /* the last excuse or verb of asking, the last return word */
+    for (size_t i = 0; i < n; i++) {
+        if (!phrases_at(&table, h, stride, n, i, any))
+            continue; /* most words begin no phrase: one look, not one a kind */
         for (unsigned q = 0; q < sizeof kinds_of_phrase / sizeof *kinds_of_phrase; q++) {
-            if (q == 0 && !phrases_at(&table, h, stride, n, i, any))
-                break; /* most words begin no phrase: one look, not one a kind */
             unsigned kind = kinds_of_phrase[q];
             const struct phrase *p = phrases_at(&table, h, stride, n, i, kind);
             if (!p)
@@ -49,6 +65,23 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
                 for (size_t k = 0; k < p->len; k++)
                     mark[i + k] |= (unsigned char)kind;
         }
+        /* "sorry to circle back", "last time, promise", "son bir kez
+         * soruyorum": an excuse or a verb of asking near a return word
+         * says "again" as [again] does */
+        const struct phrase *x = phrases_at(&table, h, stride, n, i, EXCUSE | ASKVERB);
+        const struct phrase *r = phrases_at(&table, h, stride, n, i, RETURN);
+        if (x)
+            ex = (struct span){i, i + x->len};
+        if (r)
+            ret = (struct span){i, i + r->len};
+        if ((x || r) && near(ex, ret)) {
+            kinds |= ASK_AGAIN;
+            for (size_t k = ex.at; mark && k < ex.end; k++)
+                mark[k] |= (unsigned char)ASK_AGAIN;
+            for (size_t k = ret.at; mark && k < ret.end; k++)
+                mark[k] |= (unsigned char)ASK_AGAIN;
+        }
+    }
     return kinds;
 }
 

@@ -1,8 +1,9 @@
 /* test_asking.c: how a prompt asks (asking.h): question marks in every
  * script to the text's last byte, where a question word must stand, the
  * words a phrase marks, no more, an error report as tools print it, "once
- * more" in an ask and in an instruction, and a question word of another
- * language in an English text. */
+ * more" in an ask and in an instruction, an apology or a verb of asking
+ * near a word of coming back, and a question word of another language in an
+ * English text. */
 #include "asking.h"
 #include "text.h"
 
@@ -181,6 +182,48 @@ static void again_asks_again_only_in_an_ask(void **state)
     assert_int_equal(ask_again(ASK_COMMAND, 1), ASK_COMMAND);
 }
 
+/* An apology, a promise or a verb of asking within a few words of a word of
+ * coming back says "again" as [again] does: in a question or a plea it is
+ * asked again, in an instruction it is the work going on, and the two far
+ * apart say nothing of the kind. */
+static void an_excuse_near_a_return_word_says_again(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int again, reask;
+    } cases[] = {
+        {"sorry to circle back: is the rollout safe?", 1, 1},
+        {"last time I ask, promise: will the lease hold?", 1, 1},
+        {"perdona que vuelva a lo mismo, \xc2\xbf"
+         "es seguro?",
+         1, 1},
+        {"\xd0\xb8\xd0\xb7\xd0\xb2\xd0\xb8\xd0\xbd\xd0\xb8, \xd0\xbe\xd0\xbf\xd1\x8f\xd1\x82\xd1\x8c "
+         "\xd0\xbe\xd0\xb1 \xd1\x8d\xd1\x82\xd0\xbe\xd0\xbc?",
+         1, 1}, /* Russian "sorry, again about this?" */
+        {"son bir kez soruyorum, bu g\xc3\xbcvenli mi?", 1, 1}, /* a verb of asking, not an apology */
+        {"sorry, run the checklist script again", 1, 0}, /* an instruction */
+        {"again one more question: what does the flag do?", 0, 0}, /* "question" is no verb of asking */
+        {"sorry for the typo in the message I sent this morning about the form. will the surveyor come out again?", 0,
+         0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned k = kinds_of(cases[i].text);
+        assert_int_equal((k & ASK_AGAIN) != 0, cases[i].again);
+        assert_int_equal((k & ASK_REASK) != 0, cases[i].reask);
+    }
+    /* both phrases are marked, and no word between or beyond them */
+    const char *s = "sorry to circle back on it";
+    struct text_words w = {0};
+    assert_int_equal(text_words(s, strlen(s), &w), 0);
+    assert_int_equal(w.n, 6);
+    unsigned char mark[6] = {0};
+    assert_true(ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, mark) & ASK_AGAIN);
+    static const unsigned char want[6] = {ASK_AGAIN, 0, ASK_AGAIN, ASK_AGAIN, 0, 0};
+    assert_memory_equal(mark, want, sizeof want);
+    text_words_free(&w);
+}
+
 /* Another Latin-script language's question word asks only in a text that
  * does not read as English: Italian "come", German "was", French "comment"
  * are English words too. */
@@ -206,6 +249,7 @@ int main(void)
         cmocka_unit_test(only_the_words_given_are_read),
         cmocka_unit_test(an_error_report_as_tools_print_it),
         cmocka_unit_test(again_asks_again_only_in_an_ask),
+        cmocka_unit_test(an_excuse_near_a_return_word_says_again),
         cmocka_unit_test(a_latin_question_word_asks_in_its_own_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
