@@ -212,6 +212,11 @@ static void an_excuse_near_a_return_word_says_again(void **state)
         assert_int_equal((k & ASK_AGAIN) != 0, cases[i].again);
         assert_int_equal((k & ASK_REASK) != 0, cases[i].reask);
     }
+    /* six words between them at most, in either order */
+    assert_true(kinds_of("sorry alpha bravo charlie delta echo foxtrot again?") & ASK_REASK);
+    assert_false(kinds_of("sorry alpha bravo charlie delta echo foxtrot golf again?") & ASK_REASK);
+    assert_true(kinds_of("again alpha bravo charlie delta echo foxtrot sorry?") & ASK_REASK);
+    assert_false(kinds_of("again alpha bravo charlie delta echo foxtrot golf sorry?") & ASK_REASK);
     /* both phrases are marked, and no word between or beyond them */
     const char *s = "sorry to circle back on it";
     struct text_words w = {0};
