@@ -15,6 +15,8 @@ static struct phrases table;
 #define EXCUSE          512u /* class 9: [excuse] */
 #define RETURN          1024u /* class 10: [return] */
 #define ASKVERB         2048u /* class 11: [askverb] */
+#define STILL           4096u /* class 12: [still] */
+#define UNCLEAR         8192u /* class 13: [unclear] */
 #define NEAR            6 /* an excuse or a verb of asking stands this many words from a return word at most */
 #define QUESTION_OPENS  4 /* a question's word stands among the first four */
 #define QUESTION_CLOSES 2 /* or a closing particle among the last two */
@@ -28,10 +30,11 @@ static void ask_init(void)
     /* class k is ASK_* bit k (ASK_ERROR's is no phrase); "still" or
      * "again" alone say too little to be a re-ask, so a [reask] or [again]
      * phrase has two words at least */
-    static const char *const names[] = {"reassurance", "reask", "command",        "question", "followup", NULL,
-                                        "again",       "tell",  "question-latin", "excuse",   "return",   "askverb"};
-    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1};
-    phrases_load(&table, "detectors/data/asking.txt", names, 12, min_words);
+    static const char *const names[] = {"reassurance", "reask",   "command", "question",       "followup",
+                                        NULL,          "again",   "tell",    "question-latin", "excuse",
+                                        "return",      "askverb", "still",   "unclear"};
+    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1};
+    phrases_load(&table, "detectors/data/asking.txt", names, 14, min_words);
 }
 
 /* A span of words [at, end) a phrase took; end 0 while there is none. */
@@ -50,8 +53,15 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
     ask_init();
     unsigned kinds = 0;
     static const unsigned kinds_of_phrase[] = {ASK_REASSURE, ASK_REASK, ASK_COMMAND, ASK_AGAIN, ASK_TELL};
-    const unsigned any = ASK_REASSURE | ASK_REASK | ASK_COMMAND | ASK_AGAIN | ASK_TELL | EXCUSE | RETURN | ASKVERB;
-    struct span ex = {0, 0}, ret = {0, 0}; /* the last excuse or verb of asking, the last return word */
+    const unsigned any =
+        ASK_REASSURE | ASK_REASK | ASK_COMMAND | ASK_AGAIN | ASK_TELL | EXCUSE | RETURN | ASKVERB | STILL | UNCLEAR;
+    /* Two kinds of word that say "again" when they stand near each other:
+     * an excuse or a verb of asking and a word of coming back ("sorry to
+     * circle back", "last time, promise", "son bir kez soruyorum"); "still"
+     * and a word of not understanding ("I'm still confused", "sigo sin
+     * entender", "还是没想通"). For each, the last span of either side. */
+    static const unsigned side[2][2] = {{EXCUSE | ASKVERB, RETURN}, {STILL, UNCLEAR}};
+    struct span last[2][2] = {{{0, 0}, {0, 0}}, {{0, 0}, {0, 0}}};
     for (size_t i = 0; i < n; i++) {
         if (!phrases_at(&table, h, stride, n, i, any))
             continue; /* most words begin no phrase: one look, not one a kind */
@@ -65,21 +75,19 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
                 for (size_t k = 0; k < p->len; k++)
                     mark[i + k] |= (unsigned char)kind;
         }
-        /* "sorry to circle back", "last time, promise", "son bir kez
-         * soruyorum": an excuse or a verb of asking near a return word
-         * says "again" as [again] does */
-        const struct phrase *x = phrases_at(&table, h, stride, n, i, EXCUSE | ASKVERB);
-        const struct phrase *r = phrases_at(&table, h, stride, n, i, RETURN);
-        if (x)
-            ex = (struct span){i, i + x->len};
-        if (r)
-            ret = (struct span){i, i + r->len};
-        if ((x || r) && near(ex, ret)) {
-            kinds |= ASK_AGAIN;
-            for (size_t k = ex.at; mark && k < ex.end; k++)
-                mark[k] |= (unsigned char)ASK_AGAIN;
-            for (size_t k = ret.at; mark && k < ret.end; k++)
-                mark[k] |= (unsigned char)ASK_AGAIN;
+        for (unsigned pr = 0; pr < 2; pr++) {
+            int found = 0;
+            for (unsigned sd = 0; sd < 2; sd++) {
+                const struct phrase *p = phrases_at(&table, h, stride, n, i, side[pr][sd]);
+                if (p)
+                    last[pr][sd] = (struct span){i, i + p->len}, found = 1;
+            }
+            if (!found || !near(last[pr][0], last[pr][1]))
+                continue;
+            kinds |= ASK_AGAIN; /* as [again]: see ask_again */
+            for (unsigned sd = 0; mark && sd < 2; sd++)
+                for (size_t k = last[pr][sd].at; k < last[pr][sd].end; k++)
+                    mark[k] |= (unsigned char)ASK_AGAIN;
         }
     }
     return kinds;

@@ -4,7 +4,10 @@
  * a request to be told that something is fine (reassurance: "is it safe",
  * "did I make a mistake"), a sign that the person asks again ("sorry to ask
  * again", "I know you said"), "once more" and its kind (a sign of asking
- * again only in an ask: ask_again), a request to be told ("explain", "tell
+ * again only in an ask: ask_again; so is a pair of words within six of each
+ * other: an apology, a promise or a verb of asking and a word of coming
+ * back, "sorry to circle back", "son bir kez soruyorum"; "still" and not
+ * understanding, "I'm still confused"), a request to be told ("explain", "tell
  * me"), and a short instruction to go on with the task ("continue", "do the
  * same for the rest"); and the words a question opens
  * with (among a sentence's first four words: "why", "is it", "warum", "por

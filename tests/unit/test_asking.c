@@ -2,7 +2,7 @@
  * script to the text's last byte, where a question word must stand, the
  * words a phrase marks, no more, an error report as tools print it, "once
  * more" in an ask and in an instruction, an apology or a verb of asking
- * near a word of coming back, and a question word of another language in an
+ * near a word of coming back, "still" near not understanding, and a question word of another language in an
  * English text. */
 #include "asking.h"
 #include "text.h"
@@ -229,6 +229,34 @@ static void an_excuse_near_a_return_word_says_again(void **state)
     text_words_free(&w);
 }
 
+/* "Still" near a word of not understanding says the person is stuck on what
+ * was answered: "again" as [again] says it; "still" alone says nothing of
+ * the kind. */
+static void still_near_not_understanding_says_again(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int again, reask;
+    } cases[] = {
+        {"I'm still confused: why divide by n-1?", 1, 1},
+        {"sigo sin entender, \xc2\xbf"
+         "por qu\xc3\xa9 n-1?",
+         1, 1},
+        {"\xe6\x88\x91\xe8\xbf\x98\xe6\x98\xaf\xe6\xb2\xa1\xe6\x83\xb3\xe9\x80\x9a\xef\xbc\x9f", 1,
+         1}, /* 我还是没想通？ */
+        {"the logs are still confusing", 1, 0}, /* no ask */
+        {"is it still running?", 0, 0},
+        {"still failing: why?", 0, 0},
+        {"still, the docs say the flag is safe. am I confused about what it does?", 0, 0}, /* far apart */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned k = kinds_of(cases[i].text);
+        assert_int_equal((k & ASK_AGAIN) != 0, cases[i].again);
+        assert_int_equal((k & ASK_REASK) != 0, cases[i].reask);
+    }
+}
+
 /* Another Latin-script language's question word asks only in a text that
  * does not read as English: Italian "come", German "was", French "comment"
  * are English words too. */
@@ -255,6 +283,7 @@ int main(void)
         cmocka_unit_test(an_error_report_as_tools_print_it),
         cmocka_unit_test(again_asks_again_only_in_an_ask),
         cmocka_unit_test(an_excuse_near_a_return_word_says_again),
+        cmocka_unit_test(still_near_not_understanding_says_again),
         cmocka_unit_test(a_latin_question_word_asks_in_its_own_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
