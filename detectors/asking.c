@@ -76,13 +76,12 @@ unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *ma
                     mark[i + k] |= (unsigned char)kind;
         }
         for (unsigned pr = 0; pr < 2; pr++) {
-            int found = 0;
             for (unsigned sd = 0; sd < 2; sd++) {
                 const struct phrase *p = phrases_at(&table, h, stride, n, i, side[pr][sd]);
                 if (p)
-                    last[pr][sd] = (struct span){i, i + p->len}, found = 1;
+                    last[pr][sd] = (struct span){i, i + p->len};
             }
-            if (!found || !near(last[pr][0], last[pr][1]))
+            if (!near(last[pr][0], last[pr][1]))
                 continue;
             kinds |= ASK_AGAIN; /* as [again]: see ask_again */
             for (unsigned sd = 0; mark && sd < 2; sd++)
