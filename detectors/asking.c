@@ -11,15 +11,16 @@
 
 static struct phrases table;
 
-#define QUESTION_LATIN  256u /* class 8: [question-latin] */
-#define EXCUSE          512u /* class 9: [excuse] */
-#define RETURN          1024u /* class 10: [return] */
-#define ASKVERB         2048u /* class 11: [askverb] */
-#define STILL           4096u /* class 12: [still] */
-#define UNCLEAR         8192u /* class 13: [unclear] */
-#define NEAR            6 /* an excuse or a verb of asking stands this many words from a return word at most */
-#define QUESTION_OPENS  4 /* a question's word stands among the first four */
-#define QUESTION_CLOSES 2 /* or a closing particle among the last two */
+#define QUESTION_LATIN   256u /* class 8: [question-latin] */
+#define EXCUSE           512u /* class 9: [excuse] */
+#define RETURN           1024u /* class 10: [return] */
+#define ASKVERB          2048u /* class 11: [askverb] */
+#define STILL            4096u /* class 12: [still] */
+#define UNCLEAR          8192u /* class 13: [unclear] */
+#define QUESTION_INPLACE 16384u /* class 14: [question-inplace] */
+#define NEAR             6 /* an excuse or a verb of asking stands this many words from a return word at most */
+#define QUESTION_OPENS   4 /* a question's word stands among the first four */
+#define QUESTION_CLOSES  2 /* or a closing particle among the last two */
 
 static void ask_init(void)
 {
@@ -32,9 +33,9 @@ static void ask_init(void)
      * phrase has two words at least */
     static const char *const names[] = {"reassurance", "reask",   "command", "question",       "followup",
                                         NULL,          "again",   "tell",    "question-latin", "excuse",
-                                        "return",      "askverb", "still",   "unclear"};
-    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1};
-    phrases_load(&table, "detectors/data/asking.txt", names, 14, min_words);
+                                        "return",      "askverb", "still",   "unclear",        "question-inplace"};
+    static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+    phrases_load(&table, "detectors/data/asking.txt", names, 15, min_words);
 }
 
 /* A span of words [at, end) a phrase took; end 0 while there is none. */
@@ -165,7 +166,8 @@ unsigned ask_text_words(const char *s, size_t n, const struct text_words *tw)
     if (w.n && phrases_at(&table, &w.v[0].hash, sizeof *w.v, w.n, 0, ASK_FOLLOWUP))
         k |= ASK_FOLLOWUP;
     int question = ask_question_mark(s, n);
-    unsigned mask = ASK_QUESTION | QUESTION_LATIN; /* the Latin ones unless the text reads as English */
+    /* the Latin ones unless the text reads as English */
+    unsigned mask = ASK_QUESTION | QUESTION_LATIN | QUESTION_INPLACE;
     int latin_read = 0; /* its language is read once, at the first Latin question word */
     for (size_t a = 0; a < w.n && !question;) {
         size_t b = a; /* one sentence: words a..b-1 */
@@ -176,12 +178,14 @@ unsigned ask_text_words(const char *s, size_t n, const struct text_words *tw)
             if (p && (1u << p->cls) == QUESTION_LATIN && !latin_read) {
                 latin_read = 1;
                 if (stem_lang_of(s, n) == STEM_EN) {
-                    mask = ASK_QUESTION; /* "Come say hi.": English, and "come" asks nothing in it */
+                    mask = ASK_QUESTION | QUESTION_INPLACE; /* "Come say hi.": English, and "come" asks nothing */
                     p = phrases_at(&table, &w.v[a].hash, sizeof *w.v, b - a, i - a, mask);
                 }
             }
-            /* a question word where a question has it, not mid-sentence ("write what changed") */
-            question = p && (i - a < QUESTION_OPENS || i + p->len + QUESTION_CLOSES > b);
+            /* a question word where a question has it, not mid-sentence ("write what changed"),
+             * or anywhere in a language that leaves it in place ("到底怎么回事") */
+            question =
+                p && ((1u << p->cls) == QUESTION_INPLACE || i - a < QUESTION_OPENS || i + p->len + QUESTION_CLOSES > b);
         }
         a = b;
     }

@@ -53,6 +53,15 @@ static void a_question_word_stands_where_questions_have_it(void **state)
     assert_true(kinds_of("The build on main failed again this morning after the merge. Why did it fail") &
                 ASK_QUESTION);
     assert_false(kinds_of("Run the whole suite on main. Then commit the change and push it") & ASK_QUESTION);
+    /* Chinese leaves its question word in place: "to the end, how is this
+     * dependency error" asks with its 9th character; the same error "fixed
+     * this morning" asks nothing */
+    assert_true(kinds_of("\xe8\xbf\x98\xe6\x98\xaf\xe8\xbf\x99\xe4\xb8\xaa\xe4\xbe\x9d\xe8\xb5\x96\xe6\x8a\xa5\xe9\x94"
+                         "\x99\xe5\x88\xb0\xe5\xba\x95\xe6\x80\x8e\xe4\xb9\x88\xe5\x9b\x9e\xe4\xba\x8b") &
+                ASK_QUESTION);
+    assert_false(kinds_of("\xe8\xbf\x99\xe4\xb8\xaa\xe4\xbe\x9d\xe8\xb5\x96\xe6\x8a\xa5\xe9\x94\x99\xe4\xbb\x8a\xe5\xa4"
+                          "\xa9\xe6\x97\xa9\xe4\xb8\x8a\xe4\xbf\xae\xe5\xa5\xbd\xe4\xba\x86") &
+                 ASK_QUESTION);
 }
 
 static void a_phrase_marks_its_own_words(void **state)
