@@ -53,6 +53,13 @@ static void a_question_word_stands_where_questions_have_it(void **state)
     assert_true(kinds_of("The build on main failed again this morning after the merge. Why did it fail") &
                 ASK_QUESTION);
     assert_false(kinds_of("Run the whole suite on main. Then commit the change and push it") & ASK_QUESTION);
+    /* a closing particle among a sentence's last two words, not its third
+     * from last ("this way is fine 吗 me" asks; "... 吗 us" does not) */
+    assert_true(kinds_of("\xe8\xbf\x99\xe6\xa0\xb7\xe5\x86\x99\xe5\x8f\xaf\xe4\xbb\xa5\xe5\x90\x97\xe6\x88\x91") &
+                ASK_QUESTION);
+    assert_false(
+        kinds_of("\xe8\xbf\x99\xe6\xa0\xb7\xe5\x86\x99\xe5\x8f\xaf\xe4\xbb\xa5\xe5\x90\x97\xe6\x88\x91\xe4\xbb\xac") &
+        ASK_QUESTION);
     /* Chinese leaves its question word in place: "to the end, how is this
      * dependency error" asks with its 9th character; the same error "fixed
      * this morning" asks nothing */
