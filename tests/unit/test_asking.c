@@ -220,6 +220,8 @@ static void an_excuse_near_a_return_word_says_again(void **state)
         {"son bir kez soruyorum, bu g\xc3\xbcvenli mi?", 1, 1}, /* a verb of asking, not an apology */
         {"sorry, run the checklist script again", 1, 0}, /* an instruction */
         {"again one more question: what does the flag do?", 0, 0}, /* "question" is no verb of asking */
+        {"scusa, ancora una domanda: come si fa il deploy?", 0, 0}, /* "ancora", "encore": one more, a new one */
+        {"pardon, encore une question : comment on lance les tests ?", 0, 0},
         {"sorry for the typo in the message I sent this morning about the form. will the surveyor come out again?", 0,
          0},
     };
@@ -264,6 +266,7 @@ static void still_near_not_understanding_says_again(void **state)
         {"the logs are still confusing", 1, 0}, /* no ask */
         {"is it still running?", 0, 0},
         {"still failing: why?", 0, 0},
+        {"is the deploy still stuck on step 3?", 0, 0}, /* a job stuck is no person stuck */
         {"still, the docs say the flag is safe. am I confused about what it does?", 0, 0}, /* far apart */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
