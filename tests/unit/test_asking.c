@@ -198,6 +198,22 @@ static void again_asks_again_only_in_an_ask(void **state)
     assert_int_equal(ask_again(ASK_COMMAND, 1), ASK_COMMAND);
 }
 
+/* A text, and whether it says "again" (ASK_AGAIN) and is asked again
+ * (ASK_REASK). */
+struct again_case {
+    const char *text;
+    int again, reask;
+};
+
+static void expect_again(const struct again_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned k = kinds_of(cases[i].text);
+        assert_int_equal((k & ASK_AGAIN) != 0, cases[i].again);
+        assert_int_equal((k & ASK_REASK) != 0, cases[i].reask);
+    }
+}
+
 /* An apology, a promise or a verb of asking within a few words of a word of
  * coming back says "again" as [again] does: in a question or a plea it is
  * asked again, in an instruction it is the work going on, and the two far
@@ -205,10 +221,7 @@ static void again_asks_again_only_in_an_ask(void **state)
 static void an_excuse_near_a_return_word_says_again(void **state)
 {
     (void)state;
-    static const struct {
-        const char *text;
-        int again, reask;
-    } cases[] = {
+    static const struct again_case cases[] = {
         {"sorry to circle back: is the rollout safe?", 1, 1},
         {"last time I ask, promise: will the lease hold?", 1, 1},
         {"perdona que vuelva a lo mismo, \xc2\xbf"
@@ -225,11 +238,7 @@ static void an_excuse_near_a_return_word_says_again(void **state)
         {"sorry for the typo in the message I sent this morning about the form. will the surveyor come out again?", 0,
          0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        unsigned k = kinds_of(cases[i].text);
-        assert_int_equal((k & ASK_AGAIN) != 0, cases[i].again);
-        assert_int_equal((k & ASK_REASK) != 0, cases[i].reask);
-    }
+    expect_again(cases, sizeof cases / sizeof *cases);
     /* six words between them at most, in either order */
     assert_true(kinds_of("sorry alpha bravo charlie delta echo foxtrot again?") & ASK_REASK);
     assert_false(kinds_of("sorry alpha bravo charlie delta echo foxtrot golf again?") & ASK_REASK);
@@ -253,10 +262,7 @@ static void an_excuse_near_a_return_word_says_again(void **state)
 static void still_near_not_understanding_says_again(void **state)
 {
     (void)state;
-    static const struct {
-        const char *text;
-        int again, reask;
-    } cases[] = {
+    static const struct again_case cases[] = {
         {"I'm still confused: why divide by n-1?", 1, 1},
         {"sigo sin entender, \xc2\xbf"
          "por qu\xc3\xa9 n-1?",
@@ -269,11 +275,7 @@ static void still_near_not_understanding_says_again(void **state)
         {"is the deploy still stuck on step 3?", 0, 0}, /* a job stuck is no person stuck */
         {"still, the docs say the flag is safe. am I confused about what it does?", 0, 0}, /* far apart */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        unsigned k = kinds_of(cases[i].text);
-        assert_int_equal((k & ASK_AGAIN) != 0, cases[i].again);
-        assert_int_equal((k & ASK_REASK) != 0, cases[i].reask);
-    }
+    expect_again(cases, sizeof cases / sizeof *cases);
 }
 
 /* Another Latin-script language's question word asks only in a text that
