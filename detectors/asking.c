@@ -35,7 +35,8 @@ static void ask_init(void)
                                         NULL,          "again",   "tell",    "question-latin", "excuse",
                                         "return",      "askverb", "still",   "unclear",        "question-inplace"};
     static const unsigned char min_words[] = {1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1};
-    phrases_load(&table, "detectors/data/asking.txt", names, 15, min_words);
+    _Static_assert(sizeof names / sizeof *names == sizeof min_words, "a fewest-words count for each class");
+    phrases_load(&table, "detectors/data/asking.txt", names, (int)(sizeof names / sizeof *names), min_words);
 }
 
 /* A span of words [at, end) a phrase took; end 0 while there is none. */
