@@ -18,7 +18,7 @@ static struct phrases table;
 #define STILL            4096u /* class 12: [still] */
 #define UNCLEAR          8192u /* class 13: [unclear] */
 #define QUESTION_INPLACE 16384u /* class 14: [question-inplace] */
-#define NEAR             6 /* an excuse or a verb of asking stands this many words from a return word at most */
+#define NEAR             6 /* the two words of a pair (ask_kinds) stand this many words apart at most */
 #define QUESTION_OPENS   4 /* a question's word stands among the first four */
 #define QUESTION_CLOSES  2 /* or a closing particle among the last two */
 
