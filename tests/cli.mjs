@@ -25,6 +25,8 @@ for (const [what, re] of [['eval', /keel eval/], ['tools', /keel tools/], ['wrap
   r = run(['help', what]);
   ok(r.status === 0 && re.test(r.stdout), `keel help ${what}: its own usage`, r.stdout.slice(0, 80));
 }
+r = run(['eval', '--sessions', '--misses', 'tests/sessions']);
+ok(r.status === 64 && /--sessions needs the sessions directory/.test(r.stderr), 'eval --sessions followed by another option: 64, says it needs the directory', r.stderr);
 r = run(['help', 'nosuch']);
 ok(r.status === 64 && /no help for nosuch/.test(r.stderr) && r.stdout === '', 'keel help nosuch: exit 64 and names the commands', r.stderr);
 r = run(['tools', '--help']);

@@ -527,10 +527,10 @@ static int cmd_eval(int argc, char **argv)
         else if (!strcmp(argv[i], "--misses"))
             misses = 1;
         else if ((m = opt_value(argc, argv, &i, "--traces", &traces))) {
-            if (m < 0)
+            if (m < 0 || !strncmp(traces, "--", 2)) /* "--traces --misses DIR": an option is no directory */
                 return usage_error("--traces needs the traces directory, like tests/traces%s", NULL);
         } else if ((m = opt_value(argc, argv, &i, "--sessions", &sessions))) {
-            if (m < 0)
+            if (m < 0 || !strncmp(sessions, "--", 2))
                 return usage_error("--sessions needs the sessions directory, like tests/sessions%s", NULL);
         } else if (!strcmp(argv[i], "--floors")) {
             if (++i >= argc)
