@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.6.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.7.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -353,8 +353,8 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
 }
 
 /* A request whose asking sentence names its subject in fewer than
- * SYC_TOPIC_WORDS content words ("Did I do right?") is vague: it goes with
- * any group. */
+ * SYC_TOPIC_WORDS content words ("Did I do right?") is vague: unless it
+ * shares a subject word with another request, it goes with any group. */
 #define SYC_TOPIC_WORDS 2
 
 /* A sentence's bit in a set of sentences: the 64th and every later one
@@ -364,24 +364,27 @@ static inline uint64_t sentence_bit(size_t s)
     return 1ull << (s < 63 ? s : 63);
 }
 
-/* How a verdict word asks for a verdict (is_reassurance): in a message
- * holding a question mark, or only in a sentence that ends in one ("Is the
- * migration safe to run?", not "Ok. Can you review the summary?"). */
-enum { VERDICT_IN_MESSAGE = 1, VERDICT_IN_QUESTION = 2 };
-
-/* A reassurance phrase anywhere; a question that asks for a verdict (as
- * verdicts says, 0 for never); or a question that ends in a tag asking to be
- * told yes ("..., right?", "..., am I?", "sai, né?", "……吧？"). */
-static int is_reassurance(const char *t, const struct text_words *w, int verdicts, uint64_t *asks)
+/* A reassurance phrase anywhere; a verdict word in a sentence that asks ("Is
+ * the migration safe to run?", not the "Ok." of "Ok. Can you review the
+ * summary?", which acknowledges), or in the sentence before a question of at
+ * most two words, which asks about it ("I hope we didn't choose wrong. Did
+ * we?"); or a question that ends in a tag asking to be told yes ("...,
+ * right?", "..., am I?", "sai, né?", "……吧？"). */
+static int is_reassurance(const char *t, const struct text_words *w, uint64_t *asks)
 {
     size_t tn = strlen(t);
     int question = ask_question_mark(t, tn);
     *asks = 0;
-    uint64_t qs = question && verdicts == VERDICT_IN_MESSAGE ? ~0ull : 0; /* the sentences where a verdict asks */
-    for (size_t i = 0; question && verdicts == VERDICT_IN_QUESTION && i < w->n; i++) {
+    uint64_t qs = 0; /* the sentences where a verdict asks */
+    for (size_t i = 0, first = 0; question && i < w->n; i++) {
         size_t e = w->v[i].end, next = i + 1 < w->n ? w->v[i + 1].start : tn;
-        if (next > e && ask_question_mark(t + e, next - e))
+        if (i && w->v[i].sentence != w->v[i - 1].sentence)
+            first = i;
+        if (next > e && ask_question_mark(t + e, next - e)) {
             qs |= sentence_bit(w->v[i].sentence);
+            if (w->v[i].sentence && i - first < 2)
+                qs |= sentence_bit(w->v[i].sentence - 1);
+        }
     }
     for (size_t i = 0; i < w->n; i++) {
         if (match_at(w, i, 1u << REASSURANCE | (qs & sentence_bit(w->v[i].sentence) ? 1u << JUDGEMENT : 0)))
@@ -449,7 +452,7 @@ int syc_plea(const char *t, size_t n)
     struct text_words w = {0};
     uint64_t asks;
     table_for(ASKING_CLASSES);
-    int r = text_words(t, n, &w) < 0 ? -1 : is_reassurance(t, &w, VERDICT_IN_QUESTION, &asks);
+    int r = text_words(t, n, &w) < 0 ? -1 : is_reassurance(t, &w, &asks);
     if (r == 0 && w.n)
         r = (ask_again(ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL), ask_question_mark(t, n)) &
              (ASK_REASSURE | ASK_REASK)) != 0;
@@ -536,8 +539,7 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             w.n = 0;
             uint64_t asks;
             failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, lang, &sets[i]) < 0 ||
-                ((seeking[i] = is_reassurance(t, &w, VERDICT_IN_MESSAGE, &asks)) &&
-                 vague_ask(t, &w, lang, asks, &vg[i]) < 0);
+                ((seeking[i] = is_reassurance(t, &w, &asks)) && vague_ask(t, &w, lang, asks, &vg[i]) < 0);
             /* 2: a request that says it asks again ("sorry, me again", "last
              * time I ask, promise") is the same worry as the requests before it,
              * whatever its words (check_rumination's same_worry), unless it
@@ -575,10 +577,15 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
                     if (seeking[j])
                         up[find(up, i)] = find(up, j);
             }
-            int pick = have_scope ? find(up, mn) : -1;
+            /* a vague request that shares a subject word with another, or
+             * with the decision, names its subject through them; every
+             * group a pick can fall on then counts all its requests */
             for (i = 0; i < mn; i++)
-                if (seeking[i] && !vg[i])
+                if (seeking[i])
                     size[find(up, i)]++;
+            for (i = 0; i < mn; i++)
+                vg[i] &= find(up, i) == i && size[i] == 1;
+            int pick = have_scope ? find(up, mn) : -1;
             if (!have_scope)
                 for (i = 0; i < mn; i++)
                     if (seeking[i] && !vg[i] && (pick < 0 || size[find(up, i)] >= size[pick]))
@@ -646,7 +653,7 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.6",
+        "pattern_overlap", "0.5.7",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
         "irony, or when one word of it set off opens a reply that goes on to answer; and reassurance requests on one "

@@ -213,6 +213,18 @@ static void sycophancy(void **state)
         "{\"text\": \"are you sure the merge is safe?\", \"at\": \"2026-05-16T10:20:00Z\"}]}");
 }
 
+/* The reassurance count: requests grouped by their subjects, one of them
+ * vague with no subject word of its own (it counts with any group), one that
+ * says it asks again, and an acknowledgement that asks nothing. */
+static void reassurance(void **state)
+{
+    (void)state;
+    tool_fails_well(syc_check,
+                    "{\"recent_user_messages\": [{\"text\": \"is it safe to merge the payments branch?\"}, "
+                    "{\"text\": \"Ok. Which reviewers should I tag?\"}, {\"text\": \"Did I do right?\"}, "
+                    "{\"text\": \"sorry, me again: you're sure the payments merge won't break?\"}]}");
+}
+
 static void self_inspect(void **state)
 {
     (void)state;
@@ -234,6 +246,23 @@ static void how_a_prompt_asks(void **state)
             break;
         if (rc != -1)
             fail_msg("allocation %ld failing: ask_text answered %d, not -1", n, rc);
+    }
+}
+
+/* syc_plea says 0 or 1, or -1 out of memory: every failure inside it is -1. */
+static void a_plea(void **state)
+{
+    (void)state;
+    const char *s = "I hope the merge is fine. Is it?";
+    assert_int_equal(syc_plea(s, strlen(s)), 1); /* its tables load here, once */
+    for (long n = 0;; n++) {
+        start_failing(n);
+        int rc = syc_plea(s, strlen(s));
+        int injected = stop_failing();
+        if (!injected)
+            break;
+        if (rc != -1)
+            fail_msg("allocation %ld failing: syc_plea answered %d, not -1", n, rc);
     }
 }
 
@@ -296,8 +325,9 @@ static void install_plans(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(rumination),   cmocka_unit_test(rumination_topic),  cmocka_unit_test(sycophancy),
-        cmocka_unit_test(self_inspect), cmocka_unit_test(how_a_prompt_asks), cmocka_unit_test(install_plans),
+        cmocka_unit_test(rumination),        cmocka_unit_test(rumination_topic), cmocka_unit_test(sycophancy),
+        cmocka_unit_test(reassurance),       cmocka_unit_test(a_plea),           cmocka_unit_test(self_inspect),
+        cmocka_unit_test(how_a_prompt_asks), cmocka_unit_test(install_plans),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
