@@ -231,39 +231,48 @@ static void self_inspect(void **state)
     tool_fails_well(insp_check, "{\"thought\": \"I am sure the cache is the cause\"}");
 }
 
-/* ask_text says 0, or -1 out of memory: every failure inside it is -1. */
-static void how_a_prompt_asks(void **state)
+/* A call on text that says what it found, or -1 out of memory: with memory
+ * enough it says `want` (its tables load then, once); every allocation
+ * failing inside it says -1. */
+static void every_failure_minus_one(int (*call)(const char *), const char *s, int want, const char *name)
 {
-    (void)state;
-    const char *s = "Sorry to ask again, but is it really safe to merge the reviewed change tonight?";
-    unsigned kinds;
-    assert_int_equal(ask_text(s, strlen(s), &kinds), 0); /* its tables load here, once */
+    assert_int_equal(call(s), want);
     for (long n = 0;; n++) {
         start_failing(n);
-        int rc = ask_text(s, strlen(s), &kinds);
+        int rc = call(s);
         int injected = stop_failing();
         if (!injected)
             break;
         if (rc != -1)
-            fail_msg("allocation %ld failing: ask_text answered %d, not -1", n, rc);
+            fail_msg("allocation %ld failing: %s answered %d, not -1", n, name, rc);
     }
 }
 
-/* syc_plea says 0 or 1, or -1 out of memory: every failure inside it is -1. */
+static int ask_text_call(const char *s)
+{
+    unsigned kinds;
+    return ask_text(s, strlen(s), &kinds);
+}
+
+static int syc_plea_call(const char *s)
+{
+    return syc_plea(s, strlen(s));
+}
+
+/* ask_text says 0, or -1 out of memory. */
+static void how_a_prompt_asks(void **state)
+{
+    (void)state;
+    every_failure_minus_one(ask_text_call,
+                            "Sorry to ask again, but is it really safe to merge the reviewed change tonight?", 0,
+                            "ask_text");
+}
+
+/* syc_plea says 0 or 1, or -1 out of memory. */
 static void a_plea(void **state)
 {
     (void)state;
-    const char *s = "I hope the merge is fine. Is it?";
-    assert_int_equal(syc_plea(s, strlen(s)), 1); /* its tables load here, once */
-    for (long n = 0;; n++) {
-        start_failing(n);
-        int rc = syc_plea(s, strlen(s));
-        int injected = stop_failing();
-        if (!injected)
-            break;
-        if (rc != -1)
-            fail_msg("allocation %ld failing: syc_plea answered %d, not -1", n, rc);
-    }
+    every_failure_minus_one(syc_plea_call, "I hope the merge is fine. Is it?", 1, "syc_plea");
 }
 
 /* --- keel install's plans ------------------------------------------------- */
