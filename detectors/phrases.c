@@ -66,9 +66,19 @@ static int by_first(const void *a, const void *b)
     return (int)y->len - (int)x->len;
 }
 
-static inline size_t bit_of(uint64_t h)
+static inline uint64_t pair_of(uint64_t a, uint64_t b)
 {
-    return (size_t)(h >> 7) % PHRASE_BITS;
+    return (a ^ (b * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL;
+}
+
+static inline void bit_set(uint64_t *bits, uint64_t h)
+{
+    bits[phrase_bit(h) / 64] |= 1ULL << (phrase_bit(h) % 64);
+}
+
+static inline int bit_has(const uint64_t *bits, uint64_t h)
+{
+    return bits[phrase_bit(h) / 64] >> (phrase_bit(h) % 64) & 1;
 }
 
 int phrases_load(struct phrases *p, const char *path, const char *const *names, int nnames,
@@ -93,19 +103,26 @@ int phrases_load(struct phrases *p, const char *path, const char *const *names, 
         p->v[i].h = p->pool + p->v[i].off;
     qsort(p->v, p->n, sizeof *p->v, by_first);
     for (size_t i = 0; i < p->n; i++) {
-        p->first[i] = p->v[i].h[0];
-        p->bits[bit_of(p->v[i].h[0]) / 64] |= 1ULL << (bit_of(p->v[i].h[0]) % 64);
+        const struct phrase *ph = &p->v[i];
+        p->first[i] = ph->h[0];
+        bit_set(p->bits, ph->h[0]);
+        if (ph->len > 1)
+            bit_set(p->pairs, pair_of(ph->h[0], ph->h[1]));
+        else
+            bit_set(p->ones, ph->h[0]);
     }
     return 0;
 }
 
 #define HASH_AT(h, stride, i) (*(const uint64_t *)((const char *)(h) + (i) * (stride)))
 
-const struct phrase *phrases_at(const struct phrases *p, const uint64_t *h, size_t stride, size_t n, size_t i,
-                                unsigned mask)
+const struct phrase *phrases_from(const struct phrases *p, const uint64_t *h, size_t stride, size_t n, size_t i,
+                                  unsigned mask)
 {
     uint64_t w = HASH_AT(h, stride, i);
-    if (!(p->bits[bit_of(w) / 64] >> (bit_of(w) % 64) & 1))
+    /* phrases of 2+ words only when some begins with this word and the next */
+    size_t most = i + 1 < n && bit_has(p->pairs, pair_of(w, HASH_AT(h, stride, i + 1))) ? n - i : 1;
+    if (most == 1 && !bit_has(p->ones, w))
         return NULL;
     size_t lo = 0, hi = p->n;
     while (lo < hi) {
@@ -117,7 +134,7 @@ const struct phrase *phrases_at(const struct phrases *p, const uint64_t *h, size
     }
     for (; lo < p->n && p->first[lo] == w; lo++) {
         const struct phrase *ph = &p->v[lo];
-        if (!(mask >> ph->cls & 1) || i + ph->len > n)
+        if (!(mask >> ph->cls & 1) || ph->len > most)
             continue;
         size_t k = 1;
         while (k < ph->len && HASH_AT(h, stride, i + k) == ph->h[k])

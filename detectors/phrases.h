@@ -4,8 +4,10 @@
  * phrase a line; a phrase is a sequence of text.h words (normalised, hashed;
  * in Chinese and Japanese a character each). A table keeps them sorted by
  * their first word, with a bit per first word's hash, so that a word that
- * begins no phrase (nearly all of them) costs one bit test. Used by
- * check_sycophancy's lists and by asking.h. */
+ * begins no phrase (nearly all of them) costs one bit test; and with a bit
+ * per first two words and per one-word phrase, so that a common word that
+ * begins phrases ("the", "is") costs three bit tests when none of them
+ * follows. Used by check_sycophancy's lists and by asking.h. */
 #ifndef KEEL_PHRASES_H
 #define KEEL_PHRASES_H
 
@@ -28,7 +30,9 @@ struct phrases {
     uint64_t *pool; /* every phrase's hashes, one after another */
     size_t npool, cappool;
     uint64_t *first; /* v[i].h[0], for a search that stays in cache */
-    uint64_t bits[PHRASE_BITS / 64];
+    uint64_t bits[PHRASE_BITS / 64]; /* first words */
+    uint64_t pairs[PHRASE_BITS / 64]; /* first two words of phrases of 2+ */
+    uint64_t ones[PHRASE_BITS / 64]; /* phrases of one word */
 };
 
 /* Loads the embedded file path: the lines of section "[names[k]]" are
@@ -42,8 +46,19 @@ int phrases_load(struct phrases *p, const char *path, const char *const *names, 
 
 /* The longest phrase of a class in mask (bit k: class k) starting at word i
  * of a text whose n words' hashes are at h, h + stride bytes, ...; NULL if
- * none. The stride lets a caller pass the hash member of its own words. */
-const struct phrase *phrases_at(const struct phrases *p, const uint64_t *h, size_t stride, size_t n, size_t i,
-                                unsigned mask);
+ * none. The stride lets a caller pass the hash member of its own words.
+ * The first word's bit is tested in line; phrases_from does the rest. */
+static inline size_t phrase_bit(uint64_t h)
+{
+    return (size_t)(h >> 7) % PHRASE_BITS;
+}
+const struct phrase *phrases_from(const struct phrases *p, const uint64_t *h, size_t stride, size_t n, size_t i,
+                                  unsigned mask);
+static inline const struct phrase *phrases_at(const struct phrases *p, const uint64_t *h, size_t stride, size_t n,
+                                              size_t i, unsigned mask)
+{
+    size_t b = phrase_bit(*(const uint64_t *)((const char *)h + i * stride));
+    return p->bits[b / 64] >> (b % 64) & 1 ? phrases_from(p, h, stride, n, i, mask) : NULL;
+}
 
 #endif

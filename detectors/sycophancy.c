@@ -75,28 +75,35 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static const struct phrases *table_for(unsigned mask)
+static int table_done[2];
+
+static __attribute__((noinline)) void table_load(int k)
 {
-    static int done[2];
-    int k = (mask & ASKING_CLASSES) ? 0 : 1;
-    if (done[k])
-        return &tables[k];
-    done[k] = 1;
+    table_done[k] = 1;
     const char *names[NCLS];
     for (int c = 0; c < NCLS; c++)
         names[c] = (ASKING_CLASSES >> c & 1) == (k == 0) ? cls_names[c] : NULL;
     if (phrases_load(&tables[k], "detectors/data/sycophancy.txt", names, NCLS, NULL) < 0 || k)
-        return &tables[k];
+        return;
     size_t n = 0;
     for (size_t i = 0; i < tables[0].n; i++)
         n += tables[0].v[i].len;
     asking = malloc((n ? n : 1) * sizeof *asking);
     if (!asking)
-        return &tables[k];
+        return;
     for (size_t i = 0; i < tables[0].n; i++)
         for (size_t q = 0; q < tables[0].v[i].len; q++)
             asking[asking_n++] = tables[0].v[i].h[q];
     qsort(asking, asking_n, sizeof *asking, cmp_u64);
+}
+
+/* The table of mask's classes, loaded the first time (in line: it is asked
+ * for at every word). */
+static inline const struct phrases *table_for(unsigned mask)
+{
+    int k = (mask & ASKING_CLASSES) ? 0 : 1;
+    if (!table_done[k])
+        table_load(k);
     return &tables[k];
 }
 

@@ -202,15 +202,15 @@ static int ascii_words(const uint8_t *s, size_t n, struct text_words *out)
             continue;
         }
         size_t j = text_ascii_word_end((const char *)s, n, i);
-        int alnum = 0;
+        unsigned classes = 0;
         uint64_t h = FNV_OFFSET;
-        for (size_t q = i; q < j; q++) {
-            uint8_t ch = s[q];
-            alnum |= (text_ascii_class[ch] & (TEXT_L | TEXT_D)) != 0;
-            h ^= (uint8_t)(ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
+        for (size_t q = i; q < j; q++) { /* a letter's 0x20 bit lower-cases it */
+            unsigned cls = text_ascii_class[s[q]];
+            classes |= cls;
+            h ^= s[q] | (cls & TEXT_L ? 0x20u : 0);
             h *= FNV_PRIME;
         }
-        if (alnum) {
+        if (classes & (TEXT_L | TEXT_D)) {
             if (pending_break && out->n > 0)
                 sent++;
             pending_break = 0;
