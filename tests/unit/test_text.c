@@ -1,4 +1,5 @@
 /* test_text.c: segmentation and normalisation, in several scripts. */
+#include "phrases.h"
 #include "stem.h"
 #include "text.h"
 
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 static size_t words(const char *s, struct text_words *w)
@@ -433,6 +435,49 @@ static void finds_the_elision_a_word_opens_with(void **state)
     assert_int_equal(text_elision("l'a", 2), 0);
 }
 
+/* phrases_at: the longest phrase of the classes asked for, whether or not
+ * the word after the first begins a longer one, at the end of the text too;
+ * a phrase longer than what is left of the text is not there. */
+static const struct phrase *phrase_in(const struct phrases *p, const char *s, size_t i, unsigned mask,
+                                      struct text_words *w)
+{
+    words(s, w);
+    return phrases_at(p, &w->v[0].hash, sizeof *w->v, w->n, i, mask);
+}
+
+static void finds_the_longest_phrase(void **state)
+{
+    (void)state;
+    enum { QUESTION, FOLLOWUP, REASSURANCE };
+    static const char *const names[] = {"question", "followup", "reassurance"};
+    struct phrases p;
+    assert_int_equal(phrases_load(&p, "detectors/data/asking.txt", names, 3, NULL), 0);
+    struct text_words w = {0};
+    const unsigned all = 1u << QUESTION | 1u << FOLLOWUP | 1u << REASSURANCE;
+    const struct phrase *f = phrase_in(&p, "what", 0, all, &w);
+    assert_non_null(f);
+    assert_int_equal(f->len, 1);
+    assert_int_equal(f->cls, QUESTION);
+    f = phrase_in(&p, "so what", 1, all, &w); /* the last word */
+    assert_true(f && f->len == 1 && f->cls == QUESTION);
+    f = phrase_in(&p, "what is it", 0, all, &w); /* no phrase goes on with "is" */
+    assert_true(f && f->len == 1 && f->cls == QUESTION);
+    f = phrase_in(&p, "what about it", 0, all, &w);
+    assert_true(f && f->len == 2 && f->cls == FOLLOWUP);
+    f = phrase_in(&p, "what about it", 0, 1u << QUESTION, &w);
+    assert_true(f && f->len == 1 && f->cls == QUESTION);
+    f = phrase_in(&p, "what are the chances of rain", 0, all, &w);
+    assert_true(f && f->len == 4 && f->cls == REASSURANCE);
+    assert_null(phrase_in(&p, "what are the", 0, 1u << REASSURANCE, &w)); /* cut short */
+    assert_null(phrase_in(&p, "what about it", 0, 1u << REASSURANCE, &w));
+    assert_null(phrase_in(&p, "chances what", 0, all, &w));
+    assert_null(phrase_in(&p, "about what", 0, all, &w));
+    text_words_free(&w);
+    free(p.v);
+    free(p.pool);
+    free(p.first);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +496,7 @@ int main(void)
         cmocka_unit_test(validates_utf8),
         cmocka_unit_test(reads_data_lines),
         cmocka_unit_test(finds_the_elision_a_word_opens_with),
+        cmocka_unit_test(finds_the_longest_phrase),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
