@@ -85,15 +85,11 @@ static __attribute__((noinline)) void table_load(int k)
         names[c] = (ASKING_CLASSES >> c & 1) == (k == 0) ? cls_names[c] : NULL;
     if (phrases_load(&tables[k], "detectors/data/sycophancy.txt", names, NCLS, NULL) < 0 || k)
         return;
-    size_t n = 0;
-    for (size_t i = 0; i < tables[0].n; i++)
-        n += tables[0].v[i].len;
-    asking = malloc((n ? n : 1) * sizeof *asking);
-    if (!asking)
+    size_t n = tables[0].npool; /* every phrase's words, one after another */
+    if (!n || !(asking = malloc(n * sizeof *asking)))
         return;
-    for (size_t i = 0; i < tables[0].n; i++)
-        for (size_t q = 0; q < tables[0].v[i].len; q++)
-            asking[asking_n++] = tables[0].v[i].h[q];
+    memcpy(asking, tables[0].pool, n * sizeof *asking);
+    asking_n = n;
     qsort(asking, asking_n, sizeof *asking, cmp_u64);
 }
 

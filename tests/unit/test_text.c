@@ -472,6 +472,21 @@ static void finds_the_longest_phrase(void **state)
     assert_null(phrase_in(&p, "what about it", 0, 1u << REASSURANCE, &w));
     assert_null(phrase_in(&p, "chances what", 0, all, &w));
     assert_null(phrase_in(&p, "about what", 0, all, &w));
+    /* the last of 64 words, as many as the words' array holds: nothing past
+     * it is read (ASan) */
+    char text[64 * 2 + 8] = "";
+    for (int k = 0; k < 63; k++)
+        strcat(text, "x ");
+    strcat(text, "what");
+    f = phrase_in(&p, text, 63, all, &w);
+    assert_int_equal(w.n, 64);
+    assert_int_equal(w.cap, 64);
+    assert_true(f && f->len == 1 && f->cls == QUESTION);
+    /* the phrase whose first word sorts last, asked for no class: the search
+     * ends at the table's end and reads nothing past it (ASan) */
+    const struct phrase *last = &p.v[p.n - 1];
+    assert_null(phrases_at(&p, last->h, sizeof *last->h, last->len, 0, 0));
+    assert_true(phrases_at(&p, last->h, sizeof *last->h, last->len, 0, all) != NULL);
     text_words_free(&w);
     free(p.v);
     free(p.pool);
