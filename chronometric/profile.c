@@ -37,7 +37,11 @@ static void defaults(struct profile *p)
         p->zones[i] = (struct profile_zone){1, bands[i][0], bands[i][1]};
     p->rum_window = 90;
     p->rum_threshold = 3;
-    p->rum_similarity = 0.28; /* check_rumination's own default: the overlay calls it */
+    /* Half the prompt's words, not check_rumination's 0.28: the hooks and the
+     * overlay compare every prompt of a working session, whose follow-up
+     * questions share its topic's words all the time; asks of one worry
+     * are linked by what they say (a plea, "again"), which no bar holds back. */
+    p->rum_similarity = 0.5;
     p->hyp_gentle = 60;
     p->hyp_nudge = 90;
     p->hyp_hard = 120;

@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.9.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.10.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -33,7 +33,8 @@
  * reads one, cur_pleads), matches an earlier such ask sharing a
  * content word with it, and a prompt that says it asks again any earlier
  * such ask (same_worry); and an earlier ask reaching HOP_SIM with
- * one the prompt matched is the same thing in words that drift (a hop).
+ * one the prompt matched, on its words (not as the same worry), is the
+ * same thing in words that drift (a hop).
  *
  * It fires when threshold_count (3) earlier prompts inside window_minutes
  * (90) reach similarity_threshold (0.28: one shared word in four is too
@@ -86,8 +87,9 @@ static const char rum_check_description[] =
     "content words; a prompt asking for reassurance or saying it asks again also counts an earlier such ask on its "
     "subject, and one saying it asks again any earlier such ask ('once more', an apology, a promise or a verb of "
     "asking within 6 words of 'again', 'back to' or 'last time', or 'still' within 6 words of not understanding, "
-    "says so only in a question, a plea or a request to be told); an earlier ask found through another that matched "
-    "counts too; a word held by 5 or more prompts of the window, over 3 in 10 of them and 2 or more not matched, is "
+    "says so only in a question, a plea or a request to be told); an earlier ask found through another that matched, "
+    "sharing 0.35 of its words, counts too; a word held by 5 or more prompts of the window, over 3 in 10 of them and 2 "
+    "or more not matched, is "
     "what the session is about and counts on neither side; a short instruction to go on never fires."
     " Fires when threshold_count or more reach similarity_threshold.";
 
@@ -294,13 +296,15 @@ static int item_ok(const cJSON *it, struct rum_item *h)
  * about: similarity, less the ways of asking about something else (another
  * thing in the same frame, a word or two swapped, an earlier instruction
  * with only_asks). po holds the text's things once *po_known; ho is scratch.
- * 0, or -1 out of memory. */
+ * c->worry says the item was linked as the same worry rather than by its
+ * words. 0, or -1 out of memory. */
 static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, int *po_known, const struct rum_item *h,
                    struct objs *ho, struct text_words *w, uint32_t stamp, int only_asks, double sim_thr, double *out,
                    int *other)
 {
     double j;
     *out = 0;
+    c->worry = 0;
     if (cur_similarity(c, h->t, h->n, w, stamp, &j) < 0)
         return -1;
     *other = c->other;
@@ -315,7 +319,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
         if (r < 0)
             return -1;
         if (r)
-            j = sim_thr;
+            j = sim_thr, c->worry = 1;
     }
     if (j >= sim_thr && j > 0 && !*po_known) {
         objects_of(pt, pn, po);
@@ -477,7 +481,8 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
      * shares too few words with the prompt itself ("did I make a mistake
      * turning down the offer", "was saying no to that job a bad call"). Each
      * ask found stands in for the prompt in turn, until threshold are found
-     * or none is left. */
+     * or none is left. A link of two pleas that share a word (same_worry)
+     * is not one: it counts at the bar, whatever the bar. */
     unsigned char *in = !oom && count > 0 && count < threshold ? ar_zalloc(&ar, hn + 1) : NULL;
     if (!oom && count > 0 && count < threshold && !in)
         oom = 1;
@@ -502,7 +507,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
                 oom = 1;
                 break;
             }
-            if (j >= HOP_SIM && j >= sim_thr && j > 0) {
+            if (j >= HOP_SIM && j >= sim_thr && j > 0 && !cs.worry) { /* a hop is made of words */
                 in[i] = 1;
                 m[count++] = (struct rum_match){i, j * m[s].sim};
                 sum += j * m[s].sim;
@@ -531,7 +536,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.9", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.10", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its

@@ -363,6 +363,7 @@ struct cur {
     long *subj; /* its content keys outside those phrases: what it asks about */
     size_t nsubj;
     int other; /* the item compared last asks the same way about another thing */
+    int worry; /* it was linked as the same worry (same_worry), not by its words */
 };
 
 /* The things a text names, by which two questions with the same words ask

@@ -396,6 +396,31 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'an "ok" that acknowledges the answer before another request is not advised as a third plea; the third plea is', { question, plea });
 }
 
+// In the hooks a prompt counts an earlier one on shared words only when that
+// one holds half of its words (the profile's similarity_threshold, 0.5): the
+// follow-up questions of a study session share its words ("chi-square", "r
+// squared") at a third. The same question in the same words is still advised,
+// and a profile can set the tool's own bar, 0.28, back.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'study.jsonl'), same = join(box.dir, 'same.jsonl'), prof = join(box.dir, 'low.yaml');
+  writeAsks(tr, [['10:20', 'after lunch now. chi-square: when do i use it'], ['10:30', 'i got chi square = 11.2 with df 2. right?'],
+    ['10:40', 'next topic regression. what does r squared mean']].map(([t, text]) => [`2026-11-26T${t}:00Z`, text]));
+  writeAsks(same, ['10:20', '10:30', '10:40'].map((t) => [`2026-11-26T${t}:00Z`, 'what does r squared mean']));
+  writeFileSync(prof, 'guardrails:\n  rumination:\n    similarity_threshold: 0.28\n');
+  const said = (transcript_path, prompt, env = {}) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8',
+      env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T11:00:00Z', TZ: 'UTC', ...env },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'study', prompt, transcript_path }) });
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return r.stdout; }
+  };
+  const next = said(tr, "if r = -0.6 what's r squared");
+  const again = said(same, 'what does r squared mean');
+  const low = said(tr, "if r = -0.6 what's r squared", { KEEL_PROFILE: prof });
+  ok(!/rumination/.test(next) && /keel \(rumination/.test(again) && /keel \(rumination/.test(low),
+    'a follow-up question sharing a third of its words with three earlier ones: no advisory; the same question a 4th time: advised; at similarity_threshold 0.28 both', { next, again, low });
+}
+
 // A person who asks the same worry again: the message names when they asked
 // (local times) with the first words of the first ask; when two detectors
 // speak, one message and one list of words; the word then applies to both.
