@@ -507,7 +507,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
                 oom = 1;
                 break;
             }
-            if (j >= HOP_SIM && j >= sim_thr && j > 0 && !cs.worry) { /* a hop is made of words */
+            if (j >= HOP_SIM && j >= sim_thr && !cs.worry) { /* a hop is made of words (HOP_SIM > 0) */
                 in[i] = 1;
                 m[count++] = (struct rum_match){i, j * m[s].sim};
                 sum += j * m[s].sim;
