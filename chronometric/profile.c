@@ -35,7 +35,7 @@ static void defaults(struct profile *p)
     static const int bands[ZONE_COUNT][2] = {{300, 720}, {720, 840}, {840, 990}, {990, 1170}, {1170, 300}};
     for (int i = 0; i < ZONE_COUNT; i++)
         p->zones[i] = (struct profile_zone){1, bands[i][0], bands[i][1]};
-    p->rum_window = 90;
+    p->rum_window = 150; /* the hooks see a conversation: one worry's asks span hours */
     p->rum_threshold = 3;
     /* Half the prompt's words, not check_rumination's 0.28: the hooks and the
      * overlay compare every prompt of a working session, whose follow-up

@@ -176,6 +176,17 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   }
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl') }, { box: sandbox(), env: { KEEL_NOW: '2026-05-15T17:40:00Z' } });
   ok(r.status === 0 && !/rumination/.test(r.stdout), 'the same three earlier askings, three hours later (outside the window): none', r.out);
+  {
+    // The hooks keep 150 minutes of a conversation (one worry's asks span
+    // hours); a profile can set the tool's 90 back.
+    const box = sandbox(), prof = join(box.dir, 'ninety.yaml');
+    writeFileSync(prof, 'guardrails:\n  rumination:\n    window_minutes: 90\n');
+    const later = { KEEL_NOW: '2026-05-15T16:30:00Z' };
+    const inside = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl') }, { box, env: later });
+    const ninety = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl') }, { box: sandbox(), env: { ...later, KEEL_PROFILE: prof } });
+    ok(/rumination/.test(inside.out?.systemMessage || '') && ninety.status === 0 && !/rumination/.test(ninety.stdout),
+      'the same three earlier askings, the first 2 h 25 min before: advised in the hooks\' 150 minutes, not in a profile\'s 90', { inside: inside.out, ninety: ninety.out });
+  }
   // keel reads the transcript from its end in a tail that grows (64 KiB, then
   // fourfold): earlier askings behind megabytes of tool output are still found.
   const box = sandbox();
