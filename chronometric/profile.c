@@ -37,6 +37,7 @@ static void defaults(struct profile *p)
         p->zones[i] = (struct profile_zone){1, bands[i][0], bands[i][1]};
     p->rum_window = 150; /* the hooks see a conversation: one worry's asks span hours */
     p->rum_threshold = 3;
+    p->rum_plea_threshold = 2; /* a plea for reassurance asked a third time */
     /* Half the prompt's words, not check_rumination's 0.28: the hooks and the
      * overlay compare every prompt of a working session, whose follow-up
      * questions share its topic's words all the time; asks of one worry
@@ -298,6 +299,8 @@ static void rumination_member(struct walk *w, const char *key, const yaml_node_t
         get_int(w, v, "guardrails.rumination.window_minutes", 1, 1440, &p->rum_window);
     else if (!strcmp(key, "threshold_count"))
         get_int(w, v, "guardrails.rumination.threshold_count", 2, 50, &p->rum_threshold);
+    else if (!strcmp(key, "plea_threshold_count"))
+        get_int(w, v, "guardrails.rumination.plea_threshold_count", 2, 50, &p->rum_plea_threshold);
     else if (!strcmp(key, "similarity_threshold"))
         get_number(w, v, "guardrails.rumination.similarity_threshold", 0, 1, &p->rum_similarity);
     else
@@ -616,6 +619,7 @@ cJSON *profile_to_json(const struct profile *p)
     cJSON *r = cJSON_AddObjectToObject(g, "rumination");
     cJSON_AddNumberToObject(r, "window_minutes", p->rum_window);
     cJSON_AddNumberToObject(r, "threshold_count", p->rum_threshold);
+    cJSON_AddNumberToObject(r, "plea_threshold_count", p->rum_plea_threshold);
     cJSON_AddNumberToObject(r, "similarity_threshold", p->rum_similarity);
     cJSON *h = cJSON_AddObjectToObject(cJSON_AddObjectToObject(g, "hyperfocus"), "escalation_thresholds");
     cJSON_AddNumberToObject(h, "gentle", p->hyp_gentle);

@@ -42,7 +42,7 @@ struct profile {
     int overlap_error; /* session_overlap_policy: 0 auto_close, 1 error */
     int break_minutes; /* hyperfocus_break_minutes, 0 when unset */
     /* guardrails: defaults for the overlay */
-    int rum_window, rum_threshold;
+    int rum_window, rum_threshold, rum_plea_threshold;
     double rum_similarity;
     int hyp_gentle, hyp_nudge, hyp_hard;
     /* overlay: what keel wrap watches on live traffic */

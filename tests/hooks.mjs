@@ -165,7 +165,8 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   // Claude Code writes the prompt into the transcript before UserPromptSubmit
   // fires: that line is this prompt, not an earlier asking.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-current.jsonl') }, { box: sandbox() });
-  ok(r.status === 0 && !/rumination/.test(r.stdout), 'the third asking, already written as the transcript\'s last prompt: not counted twice, no rumination advisory', r.out);
+  ok(r.status === 0 && /rumination/.test(r.out?.systemMessage || '') && /2 times before/.test(r.out.systemMessage),
+    'the third asking of a plea, already written as the transcript\'s last prompt: not counted twice, its advisory counts 2 times before', r.out);
   {
     const box = sandbox(), written = join(box.dir, 'written.jsonl');
     const current = readFileSync(transcript('claude-current.jsonl'), 'utf8').trim().split('\n').pop();
@@ -403,7 +404,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   };
   const question = hook('ok. can you add the rate limit change to the changelog?');
   const plea = hook('is the rate limit change safe to merge today?');
-  ok(!/sycophancy/.test(question) && /keel \(sycophancy\)/.test(plea),
+  ok(!/sycophancy/.test(question) && /keel \((rumination, )?sycophancy\)/.test(plea),
     'an "ok" that acknowledges the answer before another request is not advised as a third plea; the third plea is', { question, plea });
 }
 
@@ -430,6 +431,29 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const low = said(tr, "if r = -0.6 what's r squared", { KEEL_PROFILE: prof });
   ok(!/rumination/.test(next) && /keel \(rumination/.test(again) && /keel \(rumination/.test(low),
     'a follow-up question sharing a third of its words with three earlier ones: no advisory; the same question a 4th time: advised; at similarity_threshold 0.28 both', { next, again, low });
+}
+
+// A plea for reassurance asked a third time is advised (two earlier asks,
+// guardrails.rumination.plea_threshold_count); a plain question needs three
+// earlier asks (threshold_count); a profile can ask three of a plea too.
+{
+  const box = sandbox();
+  const pleas = join(box.dir, 'pleas.jsonl'), plain = join(box.dir, 'plain.jsonl'), prof = join(box.dir, 'three.yaml');
+  writeAsks(pleas, WORRY.slice(0, 2));
+  const question = 'what does the rate limit change do to the login endpoint?';
+  writeAsks(plain, [['10:24', question], ['10:31', question]].map(([t, text]) => [`2026-11-26T${t}:00Z`, text]));
+  writeFileSync(prof, 'guardrails:\n  rumination:\n    plea_threshold_count: 3\n');
+  const said = (transcript_path, prompt, env = {}) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8',
+      env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:45:00Z', TZ: 'UTC', ...env },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `t${Math.random()}`, prompt, transcript_path }) });
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return r.stdout; }
+  };
+  const third = said(pleas, 'honestly, is the rate limit change safe to merge?');
+  const plainThird = said(plain, question);
+  const three = said(pleas, 'honestly, is the rate limit change safe to merge?', { KEEL_PROFILE: prof });
+  ok(/keel \(rumination/.test(third) && /2 times before/.test(third) && !/rumination/.test(plainThird) && !/rumination/.test(three),
+    'a plea asked a third time: advised (2 times before); the same plain question a third time: not; a plea with plea_threshold_count 3: not', { third, plainThird, three });
 }
 
 // A person who asks the same worry again: the message names when they asked

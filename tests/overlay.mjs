@@ -205,9 +205,10 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   await k2.close();
 }
 
-// lower-sensitivity raises the rumination threshold by one and its similarity
-// bar to 0.75: the same ask, advised on the 4th without it, is advised on the
-// 5th with it; reworded asks, advised on the 4th without it, not by the 5th.
+// lower-sensitivity raises the rumination thresholds by one and the similarity
+// bar to 0.75: the same plea, advised on the 3rd without it (a plea needs two
+// earlier asks), is advised on the 4th with it; reworded pleas, advised on the
+// 3rd without it, not by the 5th.
 {
   const asks = async (lower, prompts) => {
     const w = world();
@@ -229,7 +230,7 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   const reworded = ['Is the migration safe to run tonight?', 'Should we run the migration tonight or wait until Monday?',   // similarity 0.5 to 0.67
     'Am I being reckless doing the migration tonight?', 'Is tonight really a good time for the migration?', 'Would you do the migration tonight, honestly?'];
   const got = [await asks(false, same), await asks(true, same), await asks(false, reworded), await asks(true, reworded)];
-  ok(got.join() === '4,5,4,0', 'lower-sensitivity: the same ask is advised on the 5th, not the 4th; reworded asks not by the 5th '
+  ok(got.join() === '3,4,3,0', 'lower-sensitivity: the same plea is advised on the 4th, not the 3rd; reworded pleas not by the 5th '
     + '(first advised: same ask without, with; reworded without, with)', got);
 }
 

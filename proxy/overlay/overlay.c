@@ -345,17 +345,19 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
         return NULL;
     const struct profile *p = ov->profile;
     double sim = p->rum_similarity;
-    long thr = p->rum_threshold;
+    long thr = p->rum_threshold, pthr = p->rum_plea_threshold;
     if (ov->view_ok && ov->view.lower_sensitivity) {
         sim = sim > 0.75 ? sim : 0.75;
         thr++;
+        pthr++;
     }
     size_t nh = ov->nasks ? ov->nasks - 1 : 0; /* the last one is text itself */
     struct rum_item hist[OV_ASKS_MAX];
     struct rum_match m[OV_ASKS_MAX];
     for (size_t i = 0; i < nh; i++)
         hist[i] = (struct rum_item){ov->asks[i].text, strlen(ov->asks[i].text), ov->asks[i].at};
-    struct rum_query q = {text, strlen(text), hist, nh, p->rum_window, thr > 50 ? 50 : thr, sim, 1};
+    struct rum_query q = {text, strlen(text), hist, nh, p->rum_window, thr > 50 ? 50 : thr, pthr > 50 ? 50 : pthr, sim,
+                          1};
     struct rum_result r = {.match = m};
     if (rum_run(&q, env->now.ms, &r) < 0 || !r.detected)
         return NULL;
