@@ -38,7 +38,7 @@ struct rum_query {
     const struct rum_item *hist;
     size_t nhist;
     long window_min; /* 1..1440 */
-    long threshold; /* earlier asks that make a detection, 2..50 */
+    long threshold; /* earlier asks that make a detection, 2 and up (the tool: 2..50) */
     long plea_threshold; /* fewer, 2..threshold, when the prompt pleads for
                           * reassurance or says it asks again; 0: threshold */
     double similarity; /* 0..1 */

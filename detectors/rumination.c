@@ -386,7 +386,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     int oom = cur_init(&c, cur, cur_n, &w, &ar) < 0 || cur_asking(&c) < 0;
     /* A plea asked again is the strongest sign there is (keel's hooks ask
      * for fewer earlier asks when the prompt pleads or says it asks again). */
-    if (!oom && q->plea_threshold >= 2 && (size_t)q->plea_threshold < threshold && cur_pleads(&c))
+    if (!oom && q->plea_threshold && (size_t)q->plea_threshold < threshold && cur_pleads(&c))
         threshold = (size_t)q->plea_threshold;
     struct objs *po = ar_alloc(&ar, sizeof *po), *ho = ar_alloc(&ar, sizeof *ho);
     oom |= !po || !ho;

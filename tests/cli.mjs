@@ -77,6 +77,13 @@ ok(r.status === 1 && /line 2: unknown key chronometric.end_of_day/.test(r.stderr
   && /line 6: privacy.os_idle_consent must be true or false/.test(r.stderr) && /line 9: guardrails.rumination.window_minutes must be/.test(r.stderr)
   && /line 10: unknown key extra/.test(r.stderr), 'profile check names each problem with its line, exit 1', r.stderr);
 ok(JSON.parse(r.stdout).guardrails.rumination.window_minutes === 150, 'a bad value keeps its default (150 minutes)');
+writeFileSync(bad, 'guardrails:\n  rumination:\n    plea_threshold_count: 1\n');
+r = run(['profile', 'check', '--profile', bad]);
+ok(r.status === 1 && /line 3: guardrails.rumination.plea_threshold_count must be/.test(r.stderr) &&
+  JSON.parse(r.stdout).guardrails.rumination.plea_threshold_count === 2, 'plea_threshold_count under 2: named with its line, the default (2) kept', r);
+writeFileSync(bad, 'guardrails:\n  rumination:\n    plea_threshold_count: 3\n');
+r = run(['profile', 'check', '--profile', bad]);
+ok(r.status === 0 && JSON.parse(r.stdout).guardrails.rumination.plea_threshold_count === 3, 'plea_threshold_count 3: taken', r);
 writeFileSync(bad, 'chronometric: [\n');
 r = run(['profile', 'check', '--profile', bad]);
 ok(r.status === 1 && /not valid YAML at line/.test(r.stderr), 'an unparseable profile: exit 1 and why', r.stderr);

@@ -232,6 +232,9 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   const got = [await asks(false, same), await asks(true, same), await asks(false, reworded), await asks(true, reworded)];
   ok(got.join() === '3,4,3,0', 'lower-sensitivity: the same plea is advised on the 4th, not the 3rd; reworded pleas not by the 5th '
     + '(first advised: same ask without, with; reworded without, with)', got);
+  const plain = Array(5).fill('What does the migration plan change in the orders table?');
+  const plainGot = [await asks(false, plain), await asks(true, plain)];
+  ok(plainGot.join() === '4,5', 'lower-sensitivity: the same plain question is advised on the 5th, not the 4th', plainGot);
 }
 
 // Hyperfocus across simulated hours, in two keel processes at once.

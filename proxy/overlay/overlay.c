@@ -356,8 +356,9 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     struct rum_match m[OV_ASKS_MAX];
     for (size_t i = 0; i < nh; i++)
         hist[i] = (struct rum_item){ov->asks[i].text, strlen(ov->asks[i].text), ov->asks[i].at};
-    struct rum_query q = {text, strlen(text), hist, nh, p->rum_window, thr > 50 ? 50 : thr, pthr > 50 ? 50 : pthr, sim,
-                          1};
+    /* thresholds up to 51 (50 and lower-sensitivity's one more): more than
+     * the OV_ASKS_MAX - 1 earlier asks kept, each never fires */
+    struct rum_query q = {text, strlen(text), hist, nh, p->rum_window, thr, pthr, sim, 1};
     struct rum_result r = {.match = m};
     if (rum_run(&q, env->now.ms, &r) < 0 || !r.detected)
         return NULL;
