@@ -55,6 +55,7 @@ struct rum_result {
     int detected;
     int kind; /* RUM_*: why it is or is not a detection */
     double best, confidence;
+    long threshold; /* the earlier asks it took: q->threshold, or q->plea_threshold for a plea */
 };
 cJSON *rum_heuristic(void); /* its heuristic member, as the tool gives it */
 /* 0, or -1 out of memory. */

@@ -371,6 +371,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     const struct rum_item *items = q->hist;
     const char *cur = q->prompt;
     size_t cur_n = q->n, hn = q->nhist, threshold = (size_t)q->threshold;
+    r->threshold = q->threshold;
     double sim_thr = q->similarity;
     int only_asks = q->only_asks;
     int64_t window_start = now_ms - (int64_t)q->window_min * 60000;
@@ -523,6 +524,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     if (oom)
         return -1;
     r->count = count;
+    r->threshold = (long)threshold;
     r->best = best;
     r->detected = count >= threshold;
     r->kind = r->detected ? RUM_DETECTED
@@ -548,13 +550,20 @@ cJSON *rum_heuristic(void)
 int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr *e)
 {
     (void)offset_s;
-    static const char *const keys[] = {
-        "current_prompt", "history", "window_minutes", "threshold_count", "similarity_threshold", "only_asks", NULL};
+    static const char *const keys[] = {"current_prompt",
+                                       "history",
+                                       "window_minutes",
+                                       "threshold_count",
+                                       "plea_threshold_count",
+                                       "similarity_threshold",
+                                       "only_asks",
+                                       NULL};
     struct rum_query q = {0};
     if (det_known_keys(args, keys, "", e) < 0 ||
         det_string(args, "current_prompt", "current_prompt", 1, NULL, RUM_MAX_PROMPT, &q.prompt, &q.n, e) < 0 ||
         det_int(args, "window_minutes", "window_minutes", 1, 1440, 90, "WINDOW_OUT_OF_RANGE", &q.window_min, e) < 0 ||
         det_int(args, "threshold_count", "threshold_count", 2, 50, 3, NULL, &q.threshold, e) < 0 ||
+        det_int(args, "plea_threshold_count", "plea_threshold_count", 2, 50, 0, NULL, &q.plea_threshold, e) < 0 ||
         det_number(args, "similarity_threshold", "similarity_threshold", 0, 1, RUM_SIM_DEFAULT, &q.similarity, e) < 0)
         return -1;
     const cJSON *oa = cJSON_GetObjectItemCaseSensitive(args, "only_asks");
@@ -610,7 +619,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObjectCS(o, "detected", cJSON_CreateBool(r.detected));
     cJSON_AddItemToObjectCS(o, "count", cJSON_CreateNumber((double)r.count));
-    cJSON_AddItemToObjectCS(o, "threshold", cJSON_CreateNumber((double)q.threshold));
+    cJSON_AddItemToObjectCS(o, "threshold", cJSON_CreateNumber((double)r.threshold));
     cJSON_AddItemToObjectCS(o, "window_seconds", cJSON_CreateNumber((double)(q.window_min * 60)));
     cJSON_AddItemToObjectCS(o, "similarity_threshold", cJSON_CreateNumber(det_round(q.similarity)));
     cJSON_AddItemToObjectCS(o, "best_similarity", cJSON_CreateNumber(det_round(r.best)));
@@ -643,7 +652,7 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
     case RUM_SOME:
         snprintf(reason, sizeof reason,
                  "%zu earlier prompt%s from the last %ld minutes look%s similar; a loop is flagged at %ld.", r.count,
-                 r.count == 1 ? "" : "s", window, r.count == 1 ? "s" : "", q.threshold);
+                 r.count == 1 ? "" : "s", window, r.count == 1 ? "s" : "", r.threshold);
         break;
     case RUM_COMMAND:
         snprintf(reason, sizeof reason, "This prompt is a short instruction to go on, not a question asked again.");
