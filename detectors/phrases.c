@@ -76,11 +76,6 @@ static inline void bit_set(uint64_t *bits, uint64_t h)
     bits[phrase_bit(h) / 64] |= 1ULL << (phrase_bit(h) % 64);
 }
 
-static inline int bit_has(const uint64_t *bits, uint64_t h)
-{
-    return bits[phrase_bit(h) / 64] >> (phrase_bit(h) % 64) & 1;
-}
-
 int phrases_load(struct phrases *p, const char *path, const char *const *names, int nnames,
                  const unsigned char *min_words)
 {
@@ -121,8 +116,8 @@ const struct phrase *phrases_from(const struct phrases *p, const uint64_t *h, si
 {
     uint64_t w = HASH_AT(h, stride, i);
     /* phrases of 2+ words only when some begins with this word and the next */
-    size_t most = i + 1 < n && bit_has(p->pairs, pair_of(w, HASH_AT(h, stride, i + 1))) ? n - i : 1;
-    if (most == 1 && !bit_has(p->ones, w))
+    size_t most = i + 1 < n && phrase_bit_has(p->pairs, pair_of(w, HASH_AT(h, stride, i + 1))) ? n - i : 1;
+    if (most == 1 && !phrase_bit_has(p->ones, w))
         return NULL;
     size_t lo = 0, hi = p->n;
     while (lo < hi) {

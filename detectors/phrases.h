@@ -52,13 +52,19 @@ static inline size_t phrase_bit(uint64_t h)
 {
     return (size_t)(h >> 7) % PHRASE_BITS;
 }
+/* 1 when h's bit is set in one of a table's filters. */
+static inline int phrase_bit_has(const uint64_t *bits, uint64_t h)
+{
+    return bits[phrase_bit(h) / 64] >> (phrase_bit(h) % 64) & 1;
+}
 const struct phrase *phrases_from(const struct phrases *p, const uint64_t *h, size_t stride, size_t n, size_t i,
                                   unsigned mask);
 static inline const struct phrase *phrases_at(const struct phrases *p, const uint64_t *h, size_t stride, size_t n,
                                               size_t i, unsigned mask)
 {
-    size_t b = phrase_bit(*(const uint64_t *)((const char *)h + i * stride));
-    return p->bits[b / 64] >> (b % 64) & 1 ? phrases_from(p, h, stride, n, i, mask) : NULL;
+    return phrase_bit_has(p->bits, *(const uint64_t *)((const char *)h + i * stride))
+        ? phrases_from(p, h, stride, n, i, mask)
+        : NULL;
 }
 
 #endif

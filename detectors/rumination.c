@@ -371,7 +371,6 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     const struct rum_item *items = q->hist;
     const char *cur = q->prompt;
     size_t cur_n = q->n, hn = q->nhist, threshold = (size_t)q->threshold;
-    r->threshold = q->threshold;
     double sim_thr = q->similarity;
     int only_asks = q->only_asks;
     int64_t window_start = now_ms - (int64_t)q->window_min * 60000;

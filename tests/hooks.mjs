@@ -57,6 +57,16 @@ const transcript = (name) => join(dir, name);
 // A Claude Code transcript at path holding the person's prompts [[when, text], ...].
 const writeAsks = (path, asks) => writeFileSync(path, asks.map(([at, text]) =>
   JSON.stringify({ type: 'user', timestamp: at, message: { role: 'user', content: text } })).join('\n') + '\n');
+// What keel hook UserPromptSubmit says to the person (systemMessage) on prompt,
+// with the Claude Code transcript at transcript_path, at now (UTC); each call
+// a conversation of its own.
+let conversations = 0;
+const promptSays = (box, transcript_path, prompt, now, env = {}) => {
+  const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8',
+    env: { ...process.env, ...box.env, KEEL_NOW: now, TZ: 'UTC', ...env },
+    input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `c${++conversations}`, prompt, transcript_path }) });
+  try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return r.stdout; }
+};
 // One worry asked three times in new words, on 2026-11-26 (UTC).
 const WORRY = [['10:24', 'is it safe to merge the reviewed rate limit change now?'], ['10:31', 'are you sure merging the rate limit change is safe?'],
   ['10:38', 'honestly, is the rate limit change safe to merge?']].map(([t, text]) => [`2026-11-26T${t}:00Z`, text]);
@@ -420,12 +430,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     ['10:40', 'next topic regression. what does r squared mean']].map(([t, text]) => [`2026-11-26T${t}:00Z`, text]));
   writeAsks(same, ['10:20', '10:30', '10:40'].map((t) => [`2026-11-26T${t}:00Z`, 'what does r squared mean']));
   writeFileSync(prof, 'guardrails:\n  rumination:\n    similarity_threshold: 0.28\n');
-  const said = (transcript_path, prompt, env = {}) => {
-    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8',
-      env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T11:00:00Z', TZ: 'UTC', ...env },
-      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'study', prompt, transcript_path }) });
-    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return r.stdout; }
-  };
+  const said = (transcript_path, prompt, env) => promptSays(box, transcript_path, prompt, '2026-11-26T11:00:00Z', env);
   const next = said(tr, "if r = -0.6 what's r squared");
   const again = said(same, 'what does r squared mean');
   const low = said(tr, "if r = -0.6 what's r squared", { KEEL_PROFILE: prof });
@@ -443,12 +448,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const question = 'what does the rate limit change do to the login endpoint?';
   writeAsks(plain, [['10:24', question], ['10:31', question]].map(([t, text]) => [`2026-11-26T${t}:00Z`, text]));
   writeFileSync(prof, 'guardrails:\n  rumination:\n    plea_threshold_count: 3\n');
-  const said = (transcript_path, prompt, env = {}) => {
-    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8',
-      env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:45:00Z', TZ: 'UTC', ...env },
-      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `t${Math.random()}`, prompt, transcript_path }) });
-    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return r.stdout; }
-  };
+  const said = (transcript_path, prompt, env) => promptSays(box, transcript_path, prompt, '2026-11-26T10:45:00Z', env);
   const third = said(pleas, 'honestly, is the rate limit change safe to merge?');
   const plainThird = said(plain, question);
   const three = said(pleas, 'honestly, is the rate limit change safe to merge?', { KEEL_PROFILE: prof });
