@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.7.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.8.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -29,9 +29,16 @@
  * the language of the newest message), directly or through another
  * request (union-find); with decision_context the group linked to it counts,
  * else the largest. A request whose asking sentence names fewer than 2
- * subject words ("Did I do right?") is vague and counts with any group; one
- * that says it asks again (asking.h's ASK_REASK: "sorry, me again") and
- * shares no subject word with the requests before it joins them all. */
+ * subject words ("Did I do right?") is vague and counts with the group
+ * picked: the decision's, or the largest when that holds two or more or
+ * when no request names a subject (one request naming its subject and vague
+ * ones after it are not yet one decision asked again); one that opens by
+ * taking up another thing ("Also,
+ * I switched banks. Was that okay?", asking.h's ASK_FOLLOWUP) is never
+ * vague. One that says it asks again (asking.h's ASK_REASK: "sorry, me
+ * again") and shares no subject word with the requests before it joins them
+ * all. A verdict word on the question itself ("dumb question: ...", the
+ * [modest] phrases) is no verdict. */
 #include "detect.h"
 #include "asking.h"
 #include "embed.h"
@@ -52,16 +59,16 @@
 #define SYC_MAX_CONTEXT     2000
 #define SYC_REASSURANCE_MIN 3
 
-enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, TERM, NCLS };
+enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, TERM, MODEST, NCLS };
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
 static const char *const cls_names[NCLS] = {"agreement", "praise", "qualifier", "evidence", "reassurance", "negator",
-                                            "judgement", "opener", "irony",     "tag",      "term"};
+                                            "judgement", "opener", "irony",     "tag",      "term",     "modest"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
  * rest, for drafts. A hook on the person's prompt loads the first only. */
-#define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG)
+#define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST)
 static struct phrases tables[2];
 /* Words of the reassurance, judgement and tag phrases: they say how someone
  * asks, not what about, so they are left out when deciding "the same
@@ -357,7 +364,8 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
 
 /* A request whose asking sentence names its subject in fewer than
  * SYC_TOPIC_WORDS content words ("Did I do right?") is vague: unless it
- * shares a subject word with another request, it goes with any group. */
+ * shares a subject word with another request, it goes with the group
+ * picked (see the top of the file). */
 #define SYC_TOPIC_WORDS 2
 
 /* A sentence's bit in a set of sentences: the 64th and every later one
@@ -390,7 +398,13 @@ static int is_reassurance(const char *t, const struct text_words *w, uint64_t *a
         }
     }
     for (size_t i = 0; i < w->n; i++) {
-        if (match_at(w, i, 1u << REASSURANCE | (qs & sentence_bit(w->v[i].sentence) ? 1u << JUDGEMENT : 0)))
+        const struct phrase *p = match_at(
+            w, i, 1u << REASSURANCE | 1u << MODEST | (qs & sentence_bit(w->v[i].sentence) ? 1u << JUDGEMENT : 0));
+        if (p && p->cls == MODEST) {
+            i += p->len - 1u; /* "dumb question, ...": a verdict on the question, not on a decision */
+            continue;
+        }
+        if (p)
             *asks |= sentence_bit(w->v[i].sentence);
         /* the last words before a question mark: a tag? */
         size_t e = w->v[i].end;
@@ -550,6 +564,10 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             if (!failed && seeking[i] && w.n &&
                 (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & (ASK_REASK | ASK_AGAIN)))
                 seeking[i] = 2;
+            /* one that opens by taking up another thing ("Also, I switched
+             * banks. Was that okay?") asks about that thing: never vague */
+            if (!failed && seeking[i] && (ask_text_words(t, strlen(t), &w) & ASK_FOLLOWUP))
+                vg[i] = 0;
         }
         if (ctx && !failed) {
             w.n = 0;
@@ -560,7 +578,7 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
          * other requests, and a request that says it asks again and shares
          * no subject word with any before it with every one of them
          * (union-find; node mn is the decision context). */
-        int *up = malloc((size_t)(mn + 1) * sizeof *up), *size = calloc((size_t)(mn + 1), sizeof *size);
+        int *up = calloc((size_t)(mn + 1), sizeof *up), *size = calloc((size_t)(mn + 1), sizeof *size);
         failed |= !up || !size;
         if (!failed) {
             for (i = 0; i <= mn; i++)
@@ -593,8 +611,11 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
                 for (i = 0; i < mn; i++)
                     if (seeking[i] && !vg[i] && (pick < 0 || size[find(up, i)] >= size[pick]))
                         pick = find(up, i);
+            /* without the decision, a request that names its subject once
+             * and vague ones after it are not yet one decision asked again */
+            int lone = !have_scope && pick >= 0 && size[pick] < 2;
             for (i = 0; i < mn; i++) {
-                if (!seeking[i] || (!vg[i] && find(up, i) != pick))
+                if (!seeking[i] || (vg[i] ? lone : find(up, i) != pick))
                     continue;
                 counted[i] = 1;
                 reassure++;
@@ -656,13 +677,14 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.7",
+        "pattern_overlap", "0.5.8",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
         "irony, or when one word of it set off opens a reply that goes on to answer; and reassurance requests on one "
         "decision (grouped by shared subject words, stems (Snowball; Korean "
-        "particles taken off) in the newest message's language; one saying it asks again joins every earlier one), "
-        "counted from 3.");
+        "particles taken off) in the newest message's language; one saying it asks again joins every earlier one; one "
+        "naming no subject goes with the decision, or with a group of two or more; one opening with 'also' or 'and' "
+        "names its own; 'dumb question' is no verdict), counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
