@@ -59,11 +59,25 @@
 #define SYC_MAX_CONTEXT     2000
 #define SYC_REASSURANCE_MIN 3
 
-enum cls { AGREEMENT, PRAISE, QUALIFIER, EVIDENCE, REASSURANCE, NEGATOR, JUDGEMENT, OPENER, IRONY, TAG, TERM, MODEST, NCLS };
+enum cls {
+    AGREEMENT,
+    PRAISE,
+    QUALIFIER,
+    EVIDENCE,
+    REASSURANCE,
+    NEGATOR,
+    JUDGEMENT,
+    OPENER,
+    IRONY,
+    TAG,
+    TERM,
+    MODEST,
+    NCLS
+};
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
 static const char *const cls_names[NCLS] = {"agreement", "praise", "qualifier", "evidence", "reassurance", "negator",
-                                            "judgement", "opener", "irony",     "tag",      "term",     "modest"};
+                                            "judgement", "opener", "irony",     "tag",      "term",        "modest"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
