@@ -245,6 +245,15 @@ static int exclaims(const char *t, size_t tn, const struct text_words *w, size_t
     return 0;
 }
 
+/* The spaces in s[0..n). */
+static size_t spaces(const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+        k += s[j] == ' ';
+    return k;
+}
+
 /* Word i ends a clause: a comma, full stop or semicolon (of any script)
  * follows it, or the next word starts a sentence. */
 static int set_off(const char *t, const struct text_words *w, size_t i)
@@ -342,12 +351,13 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
         uint32_t s = w->v[first].sentence;
         if (m->cls == OPENER && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4))
             continue; /* (an exclaimed "Absolutely, great choice!" still counts) */
-        /* One word of praise set off at the start ("Genial.", "ممتاز،",
-         * "いいですね、": written without a space) before a reply that goes on
-         * to answer acknowledges the message; exclaimed, it still endorses,
-         * and "You're absolutely right." is more than a word. */
+        /* A word or two of praise set off at the start ("Genial.", "Good
+         * call.", "Bonne idée,", "ممتاز،", "いいですね、": one space at most)
+         * before a reply that goes on to answer acknowledges the message;
+         * exclaimed, it still endorses, and "You're absolutely right." is
+         * more than two words. */
         if (first == 0 && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4) &&
-            !memchr(t + w->v[0].start, ' ', w->v[i].end - w->v[0].start) && set_off(t, w, i))
+            spaces(t + w->v[0].start, w->v[i].end - w->v[0].start) <= 1 && set_off(t, w, i))
             continue;
         if (flags[s] & 3 || (s + 1 < nsent && flags[s + 1] & 1 && !(flags[s] & 4)))
             continue;
@@ -694,7 +704,8 @@ cJSON *syc_heuristic(void)
         "pattern_overlap", "0.5.8",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
-        "irony, or when one word of it set off opens a reply that goes on to answer; and reassurance requests on one "
+        "irony, or when a word or two of it set off open a reply that goes on to answer; and reassurance requests on "
+        "one "
         "decision (grouped by shared subject words, stems (Snowball; Korean "
         "particles taken off) in the newest message's language; one saying it asks again joins every earlier one; one "
         "naming no subject goes with the decision, or with a group of two or more; one opening with 'also' or 'and' "
