@@ -72,17 +72,19 @@ enum cls {
     TAG,
     TERM,
     MODEST,
+    WH,
     NCLS
 };
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
-static const char *const cls_names[NCLS] = {"agreement", "praise", "qualifier", "evidence", "reassurance", "negator",
-                                            "judgement", "opener", "irony",     "tag",      "term",        "modest"};
+static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
+                                            "negator",   "judgement", "opener",    "irony",    "tag",
+                                            "term",      "modest",    "wh"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
  * rest, for drafts. A hook on the person's prompt loads the first only. */
-#define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST)
+#define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST | 1u << WH)
 static struct phrases tables[2];
 /* Words of the reassurance, judgement and tag phrases: they say how someone
  * asks, not what about, so they are left out when deciding "the same
@@ -399,9 +401,10 @@ static inline uint64_t sentence_bit(size_t s)
     return 1ull << (s < 63 ? s : 63);
 }
 
-/* A reassurance phrase anywhere; a verdict word in a sentence that asks ("Is
- * the migration safe to run?", not the "Ok." of "Ok. Can you review the
- * summary?", which acknowledges), or in the sentence before a question of at
+/* A reassurance phrase anywhere; a verdict word in a sentence that asks
+ * whether ("Is the migration safe to run?"; not one that a question word
+ * opens, "How do I run it safely?", "Как правильно ...?", nor the "Ok." of
+ * "Ok. Can you review the summary?", which acknowledges), or in the sentence before a question of at
  * most two words, which asks about it ("I hope we didn't choose wrong. Did
  * we?"); or a question that ends in a tag asking to be told yes ("...,
  * right?", "..., am I?", "sai, né?", "……吧？"). */
@@ -416,6 +419,8 @@ static int is_reassurance(const char *t, const struct text_words *w, uint64_t *a
         if (i && w->v[i].sentence != w->v[i - 1].sentence)
             first = i;
         if (next > e && ask_question_mark(t + e, next - e)) {
+            if (match_at(w, first, 1u << WH))
+                continue; /* "how do I do it right?" asks how, not whether */
             qs |= sentence_bit(w->v[i].sentence);
             if (w->v[i].sentence && i - first < 2)
                 qs |= sentence_bit(w->v[i].sentence - 1);
