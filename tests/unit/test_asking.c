@@ -278,6 +278,25 @@ static void still_near_not_understanding_says_again(void **state)
     expect_again(cases, sizeof cases / sizeof *cases);
 }
 
+/* "Still" alone, in any language and however many words it takes, and "one
+ * last thing" say nothing of asking again: the work goes on, or the next
+ * thing is asked. */
+static void still_alone_or_a_last_thing_is_no_reask(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "it's good but still too formal. we're a tiny org",
+        "ÑÐ´ÐµÐ»Ð°Ð». pg_wal Ð²ÑÑ ÐµÑÑ 212G", /* сделал. pg_wal всё ещё 212G */
+        "das Deployment lÃ¤uft immer noch",
+        "Ð Ð¿Ð¾ÑÐ»ÐµÐ´Ð½ÐµÐµ Ð½Ð° ÑÐµÐ³Ð¾Ð´Ð½Ñ", /* И последнее на сегодня */
+        "Ãºltima pregunta: Â¿"
+        "cuÃ¡nto cuesta el envÃ­o?", /* última pregunta: ¿cuánto cuesta el envío? */
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+        assert_false(kinds_of(texts[i]) & ASK_REASK);
+    assert_true(kinds_of("sorry, still confused about the n-1 thing") & ASK_REASK); /* with not understanding it does */
+}
+
 /* Another Latin-script language's question word asks only in a text that
  * does not read as English: Italian "come", German "was", French "comment"
  * are English words too. */
@@ -305,6 +324,7 @@ int main(void)
         cmocka_unit_test(again_asks_again_only_in_an_ask),
         cmocka_unit_test(an_excuse_near_a_return_word_says_again),
         cmocka_unit_test(still_near_not_understanding_says_again),
+        cmocka_unit_test(still_alone_or_a_last_thing_is_no_reask),
         cmocka_unit_test(a_latin_question_word_asks_in_its_own_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
