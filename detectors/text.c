@@ -75,6 +75,29 @@ static struct fold_memo {
     uint64_t raw, h;
 } fold_memo[FOLD_MEMO];
 
+/* 1 when every character of valid UTF-8 s[0..n) is its own NFKC case
+ * fold whatever stands beside it: lower-case ASCII and digits, the
+ * lower-case letters U+00E0-U+00FF (not U+00F7), lower-case Cyrillic
+ * U+0430-U+045F, hiragana U+3041-U+3096, katakana U+30A1-U+30FA, the
+ * CJK ideographs U+4E00-U+9FFF and the Hangul syllables U+AC00-U+D7A3 (none
+ * decomposes under compatibility, none changes case, and none is a
+ * combining mark or a jamo that composes with its neighbour). Such a word
+ * (most words of the phrase lists and of text not in English) is hashed as
+ * it stands. */
+static int folded_already(const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        ucs4_t c;
+        int l = u8_mbtouc_unsafe(&c, s + i, n - i);
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 0xE0 && c <= 0xFF && c != 0xF7) ||
+              (c >= 0x430 && c <= 0x45F) || (c >= 0x3041 && c <= 0x3096) || (c >= 0x30A1 && c <= 0x30FA) ||
+              (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7A3)))
+            return 0;
+        i += (size_t)l;
+    }
+    return 1;
+}
+
 /* Hash the normalised form of one word. */
 static uint64_t word_hash(const uint8_t *s, size_t n)
 {
@@ -96,6 +119,8 @@ static uint64_t word_hash(const uint8_t *s, size_t n)
      * list's characters, a conversation's words): a small direct-mapped
      * memo of raw word -> hash, keyed by the raw bytes' hash (a 64-bit
      * collision is below 1e-15 among the words of a process). */
+    if (folded_already(s, n))
+        return fnv(FNV_OFFSET, s, n);
     uint64_t raw = fnv(FNV_OFFSET ^ n, s, n);
     struct fold_memo *m = &fold_memo[raw % FOLD_MEMO];
     if (m->raw == raw && raw)

@@ -138,6 +138,35 @@ static void folds_unicode_forms(void **state)
     assert_true(h("plan") != h("plans"));
 }
 
+/* A word already in its folded form is hashed as it stands (no folding
+ * call); it must hash as the same word written in a form that folds to it. */
+static void a_folded_word_hashes_as_its_unfolded_forms(void **state)
+{
+    (void)state;
+    assert_true(h("ПРИВЕТ") == h("привет")); /* Cyrillic capitals */
+    assert_true(h("ЁЖ") == h("ёж"));
+    assert_true(h("е\xCC\x88ж") == h("ёж")); /* decomposed ё */
+    assert_true(h("\xEF\xBD\xB6\xEF\xBE\x80\xEF\xBD\xB6\xEF\xBE\x85") == h("カタカナ")); /* halfwidth ｶﾀｶﾅ */
+    assert_true(h("\xE3\x81\x8B\xE3\x82\x99") == h("が")); /* か + the combining voiced mark */
+    assert_true(h("\xEF\xA4\x80") == h("\xE8\xB1\x88")); /* the compatibility ideograph U+F900 is U+8C48 */
+    assert_true(h("\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB") == h("한")); /* conjoining jamo */
+    assert_true(h("ÀÉÎÕÜ") == h("àéîõü"));
+    assert_true(h("ÿ") == h("Ÿ"));
+    assert_true(h("straße") != h("straÿe")); /* ß folds, and is not hashed as it stands */
+    assert_true(h("東京") != h("京東"));
+    /* a word that ends its buffer is read no further than its end (under
+     * ASan a byte more is a fault): the copy has no terminating NUL */
+    static const char *const ends[] = {"привет", "カタカナ", "한국어", "école", "plan"};
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        size_t n = strlen(ends[i]);
+        char *b = malloc(n);
+        assert_non_null(b);
+        memcpy(b, ends[i], n);
+        assert_true(text_word_hash(b, n) == h(ends[i]));
+        free(b);
+    }
+}
+
 static void tokenises_other_scripts(void **state)
 {
     (void)state;
@@ -502,6 +531,7 @@ int main(void)
         cmocka_unit_test(finds_the_first_high_byte),
         cmocka_unit_test(splits_ascii_words_with_offsets),
         cmocka_unit_test(folds_unicode_forms),
+        cmocka_unit_test(a_folded_word_hashes_as_its_unfolded_forms),
         cmocka_unit_test(tokenises_other_scripts),
         cmocka_unit_test(tells_the_language),
         cmocka_unit_test(the_script_with_most_letters),
