@@ -33,12 +33,11 @@
  * picked: the decision's, or the largest when that holds two or more or
  * when no request names a subject (one request naming its subject and vague
  * ones after it are not yet one decision asked again); one that opens by
- * taking up another thing ("Also,
- * I switched banks. Was that okay?", asking.h's ASK_FOLLOWUP) is never
- * vague. One that says it asks again (asking.h's ASK_REASK: "sorry, me
- * again") and shares no subject word with the requests before it joins them
- * all. A verdict word on the question itself ("dumb question: ...", the
- * [modest] phrases) is no verdict. */
+ * taking up another thing ("Also, I switched banks. Was that okay?",
+ * asking.h's ASK_FOLLOWUP) is never vague. One that says it asks again
+ * (asking.h's ASK_REASK: "sorry, me again") and shares no subject word with
+ * the requests before it joins them all. A verdict word on the question
+ * itself ("dumb question: ...", the [modest] phrases) is no verdict. */
 #include "detect.h"
 #include "asking.h"
 #include "embed.h"
@@ -404,10 +403,11 @@ static inline uint64_t sentence_bit(size_t s)
 /* A reassurance phrase anywhere; a verdict word in a sentence that asks
  * whether ("Is the migration safe to run?"; not one that a question word
  * opens, "How do I run it safely?", "Как правильно ...?", nor the "Ok." of
- * "Ok. Can you review the summary?", which acknowledges), or in the sentence before a question of at
- * most two words, which asks about it ("I hope we didn't choose wrong. Did
- * we?"); or a question that ends in a tag asking to be told yes ("...,
- * right?", "..., am I?", "sai, né?", "……吧？"). */
+ * "Ok. Can you review the summary?", which acknowledges), or in the
+ * sentence before a question of at most two words, which asks about it ("I
+ * hope we didn't choose wrong. Did we?"); or a question that ends in a tag
+ * asking to be told yes ("..., right?", "..., am I?", "sai, né?",
+ * "……吧？"). */
 static int is_reassurance(const char *t, const struct text_words *w, uint64_t *asks)
 {
     size_t tn = strlen(t);
@@ -709,12 +709,12 @@ cJSON *syc_heuristic(void)
         "pattern_overlap", "0.5.8",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
-        "irony, or when a word or two of it set off open a reply that goes on to answer; and reassurance requests on "
-        "one "
-        "decision (grouped by shared subject words, stems (Snowball; Korean "
-        "particles taken off) in the newest message's language; one saying it asks again joins every earlier one; one "
-        "naming no subject goes with the decision, or with a group of two or more; one opening with 'also' or 'and' "
-        "names its own; 'dumb question' is no verdict), counted from 3.");
+        "irony, or when a word or two of it set off open a reply that goes on to answer; and reassurance "
+        "requests on one decision (grouped by shared subject words, stems (Snowball; Korean particles taken off) "
+        "in the newest message's language; one saying it asks again joins every earlier one; one naming no "
+        "subject goes with the decision, or with a group of two or more; one opening with 'also' or 'and' names "
+        "its own; a verdict word asks only in a question no question word opens, and 'dumb question' is none), "
+        "counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
