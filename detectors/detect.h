@@ -39,8 +39,8 @@ struct rum_query {
     size_t nhist;
     long window_min; /* 1..1440 */
     long threshold; /* earlier asks that make a detection, 2 and up (the tool: 2..50) */
-    long plea_threshold; /* fewer, 2..threshold, when the prompt pleads for
-                          * reassurance or says it asks again; 0: threshold */
+    long plea_threshold; /* taken instead when below threshold and the prompt
+                          * pleads for reassurance or says it asks again; 0: none */
     double similarity; /* 0..1 */
     int only_asks; /* only an ask can be asked again (the person's prompts) */
 };

@@ -88,9 +88,9 @@ static const char rum_check_description[] =
     "subject, and one saying it asks again any earlier such ask ('once more', an apology, a promise or a verb of "
     "asking within 6 words of 'again', 'back to' or 'last time', or 'still' within 6 words of not understanding, "
     "says so only in a question, a plea or a request to be told); an earlier ask found through another that matched, "
-    "sharing 0.35 of its words, counts too; a word held by 5 or more prompts of the window, over 3 in 10 of them and 2 "
-    "or more not matched, is "
-    "what the session is about and counts on neither side; a short instruction to go on never fires."
+    "sharing 0.35 of its words, counts too; a word held by 5 or more prompts of the window, over 3 in 10 of them and "
+    "2 or more not matched, is what the session is about and counts on neither side; a short instruction to go on "
+    "never fires."
     " Fires when threshold_count or more reach similarity_threshold.";
 
 double rum_confidence(double mean, double sim_thr)

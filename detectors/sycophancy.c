@@ -586,16 +586,16 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             uint64_t asks;
             failed = text_words(t, strlen(t), &w) < 0 || topic_set(t, &w, lang, &sets[i]) < 0 ||
                 ((seeking[i] = is_reassurance(t, &w, &asks)) && vague_ask(t, &w, lang, asks, &vg[i]) < 0);
+            unsigned how = !failed && seeking[i] ? ask_text_words(t, strlen(t), &w) : 0;
             /* 2: a request that says it asks again ("sorry, me again", "last
              * time I ask, promise") is the same worry as the requests before it,
              * whatever its words (check_rumination's same_worry), unless it
              * shares a subject word with one of them (then that one) */
-            if (!failed && seeking[i] && w.n &&
-                (ask_kinds(&w.v[0].hash, sizeof *w.v, w.n, NULL) & (ASK_REASK | ASK_AGAIN)))
+            if (how & (ASK_REASK | ASK_AGAIN))
                 seeking[i] = 2;
             /* one that opens by taking up another thing ("Also, I switched
              * banks. Was that okay?") asks about that thing: never vague */
-            if (!failed && seeking[i] && (ask_text_words(t, strlen(t), &w) & ASK_FOLLOWUP))
+            if (how & ASK_FOLLOWUP)
                 vg[i] = 0;
         }
         if (ctx && !failed) {

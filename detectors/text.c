@@ -115,12 +115,12 @@ static uint64_t word_hash(const uint8_t *s, size_t n)
         }
         return h;
     }
+    if (folded_already(s, n))
+        return fnv(FNV_OFFSET, s, n);
     /* Folding is the costly part, and the same words come back (a phrase
      * list's characters, a conversation's words): a small direct-mapped
      * memo of raw word -> hash, keyed by the raw bytes' hash (a 64-bit
      * collision is below 1e-15 among the words of a process). */
-    if (folded_already(s, n))
-        return fnv(FNV_OFFSET, s, n);
     uint64_t raw = fnv(FNV_OFFSET ^ n, s, n);
     struct fold_memo *m = &fold_memo[raw % FOLD_MEMO];
     if (m->raw == raw && raw)
