@@ -167,6 +167,14 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-noise.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && !/rumination/.test(r.stdout),
     'tool results, meta lines, slash commands, task notifications, keel\'s own context and assistant text holding the question are not counted', r.out);
+  // A prompt the person interrupted (Esc) and typed again was asked once:
+  // the cut-off one and the interruption line are not earlier asks.
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-interrupted.jsonl') }, { box: sandbox() });
+  ok(r.status === 0 && /2 times before/.test(r.out?.systemMessage || '') && !/Request interrupted/.test(r.stdout),
+    'Claude Code: an ask interrupted and typed again counts once, the interruption not at all: 2 times before', r.out);
+  r = hook('codex', 'UserPromptSubmit', { ...payload('codex-UserPromptSubmit.json'), transcript_path: transcript('codex-interrupted.jsonl') }, { box: sandbox() });
+  ok(r.status === 0 && /2 times before/.test(r.out?.systemMessage || ''),
+    'Codex: an ask aborted (turn_aborted) and typed again counts once: 2 times before', r.out);
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl'), source: 'system' }, { box: sandbox() });
   ok(r.status === 0 && r.stdout === '', 'a turn the host started itself (source: system) gets nothing', r.stdout);
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-reask.jsonl'),

@@ -4,7 +4,12 @@
  * until it holds what is wanted; only a line holding a "user" token
  * (Claude Code's user lines, Codex's user_message events) is parsed, and a
  * user line holding a tool_result (often megabytes of tool output) is
- * skipped before any parse. */
+ * skipped before any parse.
+ *
+ * A prompt the person interrupted (Esc in Claude Code, which then writes a
+ * user line "[Request interrupted by user]"; a turn_aborted event in Codex)
+ * was cut off before it was answered, and the prompt typed next stands in
+ * its place: neither it nor the interruption is a prompt asked. */
 #include "transcript.h"
 
 #include "jscan.h"
@@ -58,6 +63,8 @@ static char *tail(int fd, off_t st_size, size_t size, size_t *len, int *whole)
     *len = got - skip;
     return buf;
 }
+
+#define INTERRUPTED "[Request interrupted by user" /* Claude Code's, with or without " for tool use]" */
 
 /* A prompt the host did not write for itself or for keel. */
 static int typed(const char *t, size_t n)
@@ -133,8 +140,9 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
     /* An unescaped "user" can only be a JSON string token (quotes inside
      * strings are escaped): Claude Code's type or role, Codex's
      * "user_message". Other lines are never parsed. */
-    static const char key[] = "\"user";
+    static const char key[] = "\"user", codex_event[] = "\"event_msg\"", aborted[] = "\"turn_aborted\"";
     *kept = 0;
+    int cut = 0; /* an interruption seen: the next prompt back was cut off */
     const char *e = buf + n;
     while (*kept < max && e > buf) {
         const char *b = e;
@@ -142,6 +150,12 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
             b--;
         const char *line = b, *line_end = e;
         e = b > buf ? b - 1 : buf;
+        size_t head = (size_t)(line_end - line) < 96 ? (size_t)(line_end - line) : 96; /* Codex's type comes first */
+        if (find(line, head, codex_event, sizeof codex_event - 1) &&
+            find(line, (size_t)(line_end - line), aborted, sizeof aborted - 1)) {
+            cut = 1;
+            continue;
+        }
         const char *hit = find(line, (size_t)(line_end - line), key, sizeof key - 1);
         while (hit) {
             const char *after = hit + sizeof key - 1;
@@ -159,7 +173,9 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
             cJSON_Delete(m);
             return 1; /* older than the window: so is everything before it */
         }
-        if (!t || !typed(t, strlen(t))) {
+        int interruption = t && !strncmp(t, INTERRUPTED, sizeof INTERRUPTED - 1);
+        if (!t || interruption || !typed(t, strlen(t)) || cut) {
+            cut = interruption || (cut && (!t || !typed(t, strlen(t))));
             cJSON_Delete(m);
             continue;
         }

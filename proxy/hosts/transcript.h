@@ -7,7 +7,8 @@
  * event_msg whose payload is {type: "user_message", message}. Both carry a
  * timestamp per line. Lines the host wrote for itself are not prompts:
  * slash-command records, task notifications, hook output, and anything
- * keel injected (its context starts with TRANSCRIPT_KEEL_MARK).
+ * keel injected (its context starts with TRANSCRIPT_KEEL_MARK). Nor is a
+ * prompt the person interrupted, nor the interruption (transcript.c).
  *
  * Only the file's last TRANSCRIPT_TAIL bytes are read, and of those only as
  * many as hold the prompts wanted (from a TRANSCRIPT_FIRST tail, growing
