@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.8.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.9.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -26,7 +26,7 @@
  *                                or are a question using a verdict word.
  * "One decision": requests are grouped when they share a subject word
  * (Snowball stems, stem.h, of content words of 3+ bytes or a number, all in
- * the language of the newest message), directly or through another
+ * the language most of the messages are in), directly or through another
  * request (union-find); with decision_context the group linked to it counts,
  * else the largest. A request whose asking sentence names fewer than 2
  * subject words ("Did I do right?") is vague and counts with the group
@@ -578,8 +578,20 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             goto oom;
         }
         int i, failed = 0; /* out of memory: an error, never an answer from part of the messages */
-        /* every word is stemmed in the language of the newest message */
-        enum stem_lang lang = mn ? stem_lang_of(q->msgs[mn - 1], strlen(q->msgs[mn - 1])) : STEM_EN;
+        /* every word is stemmed in the language most of the messages are
+         * in, the newest message's on a tie ("Rassure-moi stp" alone reads
+         * as English) */
+        enum stem_lang lang = STEM_EN;
+        {
+            unsigned votes[STEM_NLANG] = {0}, best = 0;
+            for (i = mn - 1; i >= 0; i--) {
+                enum stem_lang l = stem_lang_of(q->msgs[i], strlen(q->msgs[i]));
+                if (++votes[l] > best) {
+                    best = votes[l];
+                    lang = l;
+                }
+            }
+        }
         for (i = 0; i < mn && !failed; i++) {
             const char *t = q->msgs[i];
             w.n = 0;
@@ -706,12 +718,12 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.8",
+        "pattern_overlap", "0.5.9",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
         "irony, or when a word or two of it set off open a reply that goes on to answer; and reassurance "
         "requests on one decision (grouped by shared subject words, stems (Snowball; Korean particles taken off) "
-        "in the newest message's language; one saying it asks again joins every earlier one; one naming no "
+        "in the language most messages are in; one saying it asks again joins every earlier one; one naming no "
         "subject goes with the decision, or with a group of two or more; one opening with 'also' or 'and' names "
         "its own; a verdict word asks only in a question no question word opens, and 'dumb question' is none), "
         "counted from 3.");
