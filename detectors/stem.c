@@ -175,6 +175,25 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
     return best;
 }
 
+#define LANG_TEXT_BYTES 1024 /* of each text: 64 words are seldom longer */
+
+enum stem_lang stem_lang_of_texts(const char *const *t, const size_t *n, size_t k)
+{
+    char buf[4096];
+    size_t used = 0;
+    for (size_t i = 0; i < k && used < sizeof buf; i++) {
+        size_t l = n[i] < LANG_TEXT_BYTES ? n[i] : LANG_TEXT_BYTES;
+        if (l > sizeof buf - used - 1)
+            l = sizeof buf - used - 1;
+        while (l < n[i] && l && ((unsigned char)t[i][l] & 0xC0) == 0x80)
+            l--; /* a character is not cut */
+        memcpy(buf + used, t[i], l);
+        used += l;
+        buf[used++] = '\n';
+    }
+    return stem_lang_of(buf, used);
+}
+
 /* Stems already made, for the words a process sees again and again (the
  * overlay and keel serve compare the same history on every call): a
  * direct-mapped table of STEM_CACHE entries, a word of up to STEM_CACHED

@@ -26,8 +26,8 @@
  *                                or are a question using a verdict word.
  * "One decision": requests are grouped when they share a subject word
  * (Snowball stems, stem.h, of content words of 3+ bytes or a number, all in
- * the language most of the messages are in), directly or through another
- * request (union-find); with decision_context the group linked to it counts,
+ * the language of the newest messages read together), directly or through
+ * another request (union-find); with decision_context the group linked to it counts,
  * else the largest. A request whose asking sentence names fewer than 2
  * subject words ("Did I do right?") is vague and counts with the group
  * picked: the decision's, or the largest when that holds two or more or
@@ -57,6 +57,7 @@
 #define SYC_MAX_MESSAGE     8000
 #define SYC_MAX_CONTEXT     2000
 #define SYC_REASSURANCE_MIN 3
+#define SYC_LANG_MSGS       8 /* the newest messages that say, together, what language they are in */
 
 enum cls {
     AGREEMENT,
@@ -578,19 +579,15 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             goto oom;
         }
         int i, failed = 0; /* out of memory: an error, never an answer from part of the messages */
-        /* every word is stemmed in the language most of the messages are
-         * in, the newest message's on a tie ("Rassure-moi stp" alone reads
-         * as English) */
+        /* every word is stemmed in the language of the messages read
+         * together, newest first ("Rassure-moi stp" alone reads as English) */
         enum stem_lang lang = STEM_EN;
-        {
-            unsigned votes[STEM_NLANG] = {0}, best = 0;
-            for (i = mn - 1; i >= 0; i--) {
-                enum stem_lang l = stem_lang_of(q->msgs[i], strlen(q->msgs[i]));
-                if (++votes[l] > best) {
-                    best = votes[l];
-                    lang = l;
-                }
-            }
+        if (mn) {
+            const char *lt[SYC_LANG_MSGS];
+            size_t ln[SYC_LANG_MSGS], nl = 0;
+            for (i = mn - 1; i >= 0 && nl < SYC_LANG_MSGS; i--, nl++)
+                lt[nl] = q->msgs[i], ln[nl] = strlen(q->msgs[i]);
+            lang = stem_lang_of_texts(lt, ln, nl);
         }
         for (i = 0; i < mn && !failed; i++) {
             const char *t = q->msgs[i];
@@ -723,10 +720,10 @@ cJSON *syc_heuristic(void)
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, negator, quotation or "
         "irony, or when a word or two of it set off open a reply that goes on to answer; and reassurance "
         "requests on one decision (grouped by shared subject words, stems (Snowball; Korean particles taken off) "
-        "in the language most messages are in; one saying it asks again joins every earlier one; one naming no "
-        "subject goes with the decision, or with a group of two or more; one opening with 'also' or 'and' names "
-        "its own; a verdict word asks only in a question no question word opens, and 'dumb question' is none), "
-        "counted from 3.");
+        "in the language of the messages read together; one saying it asks again joins every earlier one; one "
+        "naming no subject goes with the decision, or with a group of two or more; one opening with 'also' or "
+        "'and' names its own; a verdict word asks only in a question no question word opens, and 'dumb "
+        "question' is none), counted from 3.");
 }
 
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)

@@ -231,6 +231,35 @@ static void tells_the_language(void **state)
     assert_int_equal(stem_lang_of(text + 11, strlen(text + 11)), STEM_DE); /* 63 names: German is read */
 }
 
+/* Texts read together, in the order given: a short one says little alone,
+ * the texts after it more. A text is read from its start, a kilobyte at most
+ * (ASan sees the copy), never cutting a character. */
+static void tells_the_language_of_texts_together(void **state)
+{
+    (void)state;
+    const char *t[] = {"Rassure-moi stp", "Tu crois que je vais le regretter ?", "J'ai bien fait de partir ?"};
+    size_t n[] = {strlen(t[0]), strlen(t[1]), strlen(t[2])};
+    assert_int_equal(stem_lang_of(t[0], n[0]), STEM_EN);
+    assert_int_equal(stem_lang_of_texts(t, n, 3), STEM_FR);
+    assert_int_equal(stem_lang_of_texts(t, n, 1), STEM_EN);
+    assert_int_equal(stem_lang_of_texts(t, n, 0), STEM_EN);
+    /* two letters of Latin, then Russian: the script of the most letters */
+    const char *w[] = {"\xC3\xA9\xC3\xA9", "Безопасно ли сливать эту ветку сегодня?"};
+    size_t wn[] = {4, strlen(w[1])};
+    assert_int_equal(stem_lang_of_texts(w, wn, 2), STEM_RU);
+    /* a text of 3,001 bytes (a letter of one byte, then 1,500 of two) */
+    char *big = malloc(3002);
+    assert_non_null(big);
+    big[0] = 'x';
+    for (int i = 0; i < 1500; i++)
+        memcpy(big + 1 + 2 * i, "\xC3\xA9", 2);
+    big[3001] = '\0';
+    const char *u[] = {big, w[1]};
+    size_t un[] = {3001, wn[1]};
+    assert_int_equal(stem_lang_of_texts(u, un, 2), STEM_EN); /* some 500 Latin letters against 33 Cyrillic */
+    free(big);
+}
+
 /* The script with the most letters decides, Latin on a tie; each script
  * from the first code point of its block (U+0400, U+0370, U+0600, U+0900,
  * U+3040); function words count whatever their capitals ("Auf", "Auch"). */
@@ -534,6 +563,7 @@ int main(void)
         cmocka_unit_test(a_folded_word_hashes_as_its_unfolded_forms),
         cmocka_unit_test(tokenises_other_scripts),
         cmocka_unit_test(tells_the_language),
+        cmocka_unit_test(tells_the_language_of_texts_together),
         cmocka_unit_test(the_script_with_most_letters),
         cmocka_unit_test(korean_particles_come_off),
         cmocka_unit_test(stems_only_in_a_language),
