@@ -167,6 +167,10 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-noise.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && !/rumination/.test(r.stdout),
     'tool results, meta lines, slash commands, task notifications, keel\'s own context and assistant text holding the question are not counted', r.out);
+  // A prompt with a screenshot pasted in is still the person's prompt: its text is what they asked.
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-image.jsonl') }, { box: sandbox() });
+  ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''),
+    'Claude Code: an earlier ask with an image pasted beside its text counts: 3 times before', r.out);
   // A prompt the person interrupted (Esc) and typed again was asked once:
   // the cut-off one and the interruption line are not earlier asks.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-interrupted.jsonl') }, { box: sandbox() });

@@ -119,8 +119,10 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
     const cJSON *b, *text = NULL;
     cJSON_ArrayForEach(b, c) {
         const char *bt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
+        if (bt && !strcmp(bt, "image"))
+            continue; /* a screenshot pasted with the prompt: the text is what was asked */
         if (!bt || strcmp(bt, "text") || text)
-            return NULL; /* a tool result, an image, or more than one text: not a typed prompt */
+            return NULL; /* a tool result, or more than one text: not a typed prompt */
         text = cJSON_GetObjectItemCaseSensitive(b, "text");
     }
     return cJSON_GetStringValue(text);

@@ -2,8 +2,8 @@
  * transcript (keel stores none of them).
  *
  * Claude Code writes JSONL: a prompt the person typed is a line of type
- * "user" whose message.content is a string (or text blocks), not isMeta,
- * with no tool_result block. Codex CLI writes JSONL too: a prompt is an
+ * "user" whose message.content is a string (or one text block, and images
+ * pasted with it), not isMeta, with no tool_result block. Codex CLI writes JSONL too: a prompt is an
  * event_msg whose payload is {type: "user_message", message}. Both carry a
  * timestamp per line. Lines the host wrote for itself are not prompts:
  * slash-command records, task notifications, hook output, and anything
