@@ -167,6 +167,13 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-noise.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && !/rumination/.test(r.stdout),
     'tool results, meta lines, slash commands, task notifications, keel\'s own context and assistant text holding the question are not counted', r.out);
+  // Claude Code's summary of a compacted conversation is written as a user
+  // line and lists every earlier prompt: it is not one of them.
+  for (const f of ['claude-compacted.jsonl', 'claude-compacted-unflagged.jsonl']) {
+    r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript(f) }, { box: sandbox() });
+    ok(r.status === 0 && !/rumination/.test(r.stdout),
+      `${f}: the summary of a compacted conversation (isCompactSummary, or its opening words) is no earlier ask: one ask, no advisory`, r.out);
+  }
   // A prompt with a screenshot pasted in is still the person's prompt: its text is what they asked.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-image.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''),

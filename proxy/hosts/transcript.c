@@ -80,6 +80,7 @@ static int typed(const char *t, size_t n)
                                             "<environment_context>",
                                             "<user_instructions>",
                                             "Caveat: The messages below",
+                                            "This session is being continued from a previous conversation",
                                             TRANSCRIPT_KEEL_MARK,
                                             NULL};
     while (n && (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r'))
@@ -107,7 +108,8 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
         return pt && !strcmp(pt, "user_message") ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "message"))
                                                  : NULL;
     }
-    if (strcmp(type, "user") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isMeta"))) /* Claude Code */
+    if (strcmp(type, "user") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isMeta")) ||
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isCompactSummary"))) /* Claude Code */
         return NULL;
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(m, "message");
     const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "role"));

@@ -3,12 +3,14 @@
  *
  * Claude Code writes JSONL: a prompt the person typed is a line of type
  * "user" whose message.content is a string (or one text block, and images
- * pasted with it), not isMeta, with no tool_result block. Codex CLI writes JSONL too: a prompt is an
- * event_msg whose payload is {type: "user_message", message}. Both carry a
- * timestamp per line. Lines the host wrote for itself are not prompts:
- * slash-command records, task notifications, hook output, and anything
- * keel injected (its context starts with TRANSCRIPT_KEEL_MARK). Nor is a
- * prompt the person interrupted, nor the interruption (transcript.c).
+ * pasted with it), not isMeta, with no tool_result block. Codex CLI writes
+ * JSONL too: a prompt is an event_msg whose payload is {type:
+ * "user_message", message}. Both carry a timestamp per line. Lines the host
+ * wrote for itself are not prompts: slash-command records, task
+ * notifications, hook output, the summary of a compacted conversation
+ * (isCompactSummary), and anything keel injected (its context starts with
+ * TRANSCRIPT_KEEL_MARK). Nor is a prompt the person interrupted, nor the
+ * interruption (transcript.c).
  *
  * Only the file's last TRANSCRIPT_TAIL bytes are read, and of those only as
  * many as hold the prompts wanted (from a TRANSCRIPT_FIRST tail, growing
