@@ -174,6 +174,11 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     ok(r.status === 0 && !/rumination/.test(r.stdout),
       `${f}: the summary of a compacted conversation (isCompactSummary, or its opening words) is no earlier ask: one ask, no advisory`, r.out);
   }
+  // A subagent's task (older Claude Code writes it into the session's file,
+  // isSidechain) is the agent's words, not the person asking.
+  r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-sidechain.jsonl') }, { box: sandbox() });
+  ok(r.status === 0 && !/rumination/.test(r.stdout),
+    'two subagents handed the question as their task (isSidechain) are no earlier asks: one ask, no advisory', r.out);
   // A prompt with a screenshot pasted in is still the person's prompt: its text is what they asked.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-image.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''),

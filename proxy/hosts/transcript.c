@@ -109,7 +109,8 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
                                                  : NULL;
     }
     if (strcmp(type, "user") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isMeta")) ||
-        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isCompactSummary"))) /* Claude Code */
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isCompactSummary")) ||
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isSidechain"))) /* Claude Code; a subagent's task */
         return NULL;
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(m, "message");
     const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "role"));

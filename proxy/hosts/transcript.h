@@ -8,7 +8,8 @@
  * "user_message", message}. Both carry a timestamp per line. Lines the host
  * wrote for itself are not prompts: slash-command records, task
  * notifications, hook output, the summary of a compacted conversation
- * (isCompactSummary), and anything keel injected (its context starts with
+ * (isCompactSummary), a subagent's task and turns (isSidechain: older
+ * versions write them into the session's file), and anything keel injected (its context starts with
  * TRANSCRIPT_KEEL_MARK). Nor is a prompt the person interrupted, nor the
  * interruption (transcript.c).
  *
