@@ -114,7 +114,7 @@ const lockedState = (async () => {
 for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const [host, event] = f.replace(/\.json$/, '').split(/-(?=[A-Z])/);
   const box = sandbox();
-  const p = payload(f, { transcript_path: transcript(host === 'codex' ? 'codex-reask.jsonl' : 'claude-reask.jsonl') });
+  const p = payload(f, { transcript_path: transcript({ codex: 'codex-reask.jsonl', gemini: 'gemini-reask.jsonl' }[host] || 'claude-reask.jsonl') });
   if ('last_assistant_message' in p) p.last_assistant_message = 'Great question! You are absolutely right, this is a brilliant plan.';
   if ('prompt_response' in p) p.prompt_response = 'Great question! You are absolutely right, this is a brilliant plan.';
   const r = hook(host, event, p, { box });
@@ -179,6 +179,18 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-sidechain.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && !/rumination/.test(r.stdout),
     'two subagents handed the question as their task (isSidechain) are no earlier asks: one ask, no advisory', r.out);
+  // Gemini CLI's JSONL: a message is written again when it changes (the
+  // newest line is the message), a tool's response is a "user" message,
+  // hooks' context is a part of the prompt, a rewind drops what followed.
+  {
+    const gem = payload('gemini-BeforeAgent.json');
+    r = hook('gemini', 'BeforeAgent', { ...gem, transcript_path: transcript('gemini-reask.jsonl') }, { box: sandbox() });
+    ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''),
+      'Gemini CLI: three earlier asks, one written twice, beside a tool response and a file holding the question: 3 times before', r.out);
+    r = hook('gemini', 'BeforeAgent', { ...gem, transcript_path: transcript('gemini-rewound.jsonl') }, { box: sandbox() });
+    ok(r.status === 0 && /2 times before/.test(r.out?.systemMessage || ''),
+      'Gemini CLI: the third ask rewound ($rewindTo) is gone: 2 times before', r.out);
+  }
   // A prompt with a screenshot pasted in is still the person's prompt: its text is what they asked.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-image.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''),

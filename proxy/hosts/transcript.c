@@ -2,9 +2,9 @@
  *
  * Lines are read from the end back, from a tail of the file that grows
  * until it holds what is wanted; only a line holding a "user" token
- * (Claude Code's user lines, Codex's user_message events) is parsed, and a
- * user line holding a tool_result (often megabytes of tool output) is
- * skipped before any parse.
+ * (Claude Code's user lines, Codex's user_message events, Gemini CLI's
+ * user messages) is parsed, and a user line holding a tool_result (often
+ * megabytes of tool output) is skipped before any parse.
  *
  * A prompt the person interrupted (Esc in Claude Code, which then writes a
  * user line "[Request interrupted by user]"; a turn_aborted event in Codex)
@@ -16,6 +16,7 @@
 #include "timefmt.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,6 +96,28 @@ static int typed(const char *t, size_t n)
     return 1;
 }
 
+/* A Gemini CLI message of type "user": its content, a string or parts; of
+ * parts the first text, which is what the person typed (files they named
+ * with @ follow it), never the context hooks added (<hook_context>). A
+ * tool's response (a functionResponse part) is no prompt. */
+static const char *gemini_prompt(const cJSON *m)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+    if (cJSON_IsString(c))
+        return c->valuestring;
+    const cJSON *part;
+    const char *text = NULL;
+    cJSON_ArrayForEach(part, c) {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(part, "text"));
+        if (cJSON_GetObjectItemCaseSensitive(part, "functionResponse") ||
+            cJSON_GetObjectItemCaseSensitive(part, "functionCall"))
+            return NULL;
+        if (t && !text && strncmp(t, "<hook_context>", 14))
+            text = t;
+    }
+    return text;
+}
+
 /* The prompt on one line, if it holds one: its text (a string inside m) and time. */
 static const char *prompt_of(const cJSON *m, int64_t *at)
 {
@@ -113,6 +136,8 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isSidechain"))) /* Claude Code; a subagent's task */
         return NULL;
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(m, "message");
+    if (!msg)
+        return gemini_prompt(m);
     const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "role"));
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(msg, "content");
     if (role && strcmp(role, "user"))
@@ -135,7 +160,18 @@ struct found {
     cJSON *line;
     const char *text;
     int64_t at;
+    const char *id; /* Gemini CLI's message id, else NULL */
 };
+
+/* Gemini CLI writes a message again when it changes: the newest line of an
+ * id is the message. */
+static int seen_id(const struct found *got, int kept, const char *id)
+{
+    for (int i = 0; id && i < kept; i++)
+        if (got[i].id && !strcmp(got[i].id, id))
+            return 1;
+    return 0;
+}
 
 /* The prompts of buf[0..n), newest first into got, until max or one older
  * than from_ms (then 1: nothing before it is wanted) or the buffer's start
@@ -145,9 +181,13 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
     /* An unescaped "user" can only be a JSON string token (quotes inside
      * strings are escaped): Claude Code's type or role, Codex's
      * "user_message". Other lines are never parsed. */
-    static const char key[] = "\"user", codex_event[] = "\"event_msg\"", aborted[] = "\"turn_aborted\"";
+    static const char key[] = "\"user", codex_event[] = "\"event_msg\"", aborted[] = "\"turn_aborted\"",
+                      rewind_key[] = "{\"$rewindTo\":\"";
     *kept = 0;
     int cut = 0; /* an interruption seen: the next prompt back was cut off */
+    /* Gemini CLI's rewind ({"$rewindTo": id}): the lines back to that
+     * message's are gone, and so is every line of that message */
+    char rewound[96] = "", gone[96] = "";
     const char *e = buf + n;
     while (*kept < max && e > buf) {
         const char *b = e;
@@ -155,6 +195,23 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
             b--;
         const char *line = b, *line_end = e;
         e = b > buf ? b - 1 : buf;
+        size_t len = (size_t)(line_end - line);
+        if (rewound[0]) {
+            size_t rl = strlen(rewound);
+            if (len >= rl && !memcmp(line, rewound, rl)) {
+                memcpy(gone, rewound, rl + 1);
+                rewound[0] = '\0';
+            }
+            continue;
+        }
+        if (gone[0] && len >= strlen(gone) && !memcmp(line, gone, strlen(gone)))
+            continue;
+        if (len > sizeof rewind_key - 1 && !memcmp(line, rewind_key, sizeof rewind_key - 1)) {
+            const char *id = line + sizeof rewind_key - 1, *q = memchr(id, '"', (size_t)(line_end - id));
+            if (q && q > id && (size_t)(q - id) < sizeof rewound - 9)
+                snprintf(rewound, sizeof rewound, "{\"id\":\"%.*s\"", (int)(q - id), id);
+            continue;
+        }
         size_t head = (size_t)(line_end - line) < 96 ? (size_t)(line_end - line) : 96; /* Codex's type comes first */
         if (find(line, head, codex_event, sizeof codex_event - 1) &&
             find(line, (size_t)(line_end - line), aborted, sizeof aborted - 1)) {
@@ -179,12 +236,15 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
             return 1; /* older than the window: so is everything before it */
         }
         int interruption = t && !strncmp(t, INTERRUPTED, sizeof INTERRUPTED - 1);
-        if (!t || interruption || !typed(t, strlen(t)) || cut) {
+        const char *id = t && !cJSON_GetObjectItemCaseSensitive(m, "message")
+            ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "id"))
+            : NULL;
+        if (!t || interruption || !typed(t, strlen(t)) || cut || seen_id(got, *kept, id)) {
             cut = interruption || (cut && (!t || !typed(t, strlen(t))));
             cJSON_Delete(m);
             continue;
         }
-        got[(*kept)++] = (struct found){m, t, at};
+        got[(*kept)++] = (struct found){m, t, at, id};
     }
     return *kept == max;
 }

@@ -5,7 +5,10 @@
  * "user" whose message.content is a string (or one text block, and images
  * pasted with it), not isMeta, with no tool_result block. Codex CLI writes
  * JSONL too: a prompt is an event_msg whose payload is {type:
- * "user_message", message}. Both carry a timestamp per line. Lines the host
+ * "user_message", message}. Gemini CLI's JSONL holds one message a line,
+ * {id, timestamp, type: "user", content}, written again when it changes,
+ * and {"$rewindTo": id} when the person rewinds. All carry a timestamp per
+ * line. Lines the host
  * wrote for itself are not prompts: slash-command records, task
  * notifications, hook output, the summary of a compacted conversation
  * (isCompactSummary), a subagent's task and turns (isSidechain: older
