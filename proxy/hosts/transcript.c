@@ -3,7 +3,8 @@
  * Lines are read from the end back, from a tail of the file that grows
  * until it holds what is wanted; only a line holding a "user" token
  * (Claude Code's user lines, Codex's user_message events, Gemini CLI's
- * user messages) is parsed, and a user line holding a tool_result (often
+ * user messages) or a queued_command (Claude Code's prompt typed while the
+ * agent worked) is parsed, and a user line holding a tool_result (often
  * megabytes of tool output) is skipped before any parse.
  *
  * A prompt the person interrupted (Esc in Claude Code, which then writes a
@@ -96,6 +97,25 @@ static int typed(const char *t, size_t n)
     return 1;
 }
 
+/* What Claude Code's content of a prompt holds: a string, or blocks of one
+ * text and any images pasted with it. A tool result, or more than one text,
+ * is no typed prompt. */
+static const char *text_of(const cJSON *c)
+{
+    if (cJSON_IsString(c))
+        return c->valuestring;
+    const cJSON *b, *text = NULL;
+    cJSON_ArrayForEach(b, c) {
+        const char *bt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
+        if (bt && !strcmp(bt, "image"))
+            continue; /* a screenshot pasted with the prompt: the text is what was asked */
+        if (!bt || strcmp(bt, "text") || text)
+            return NULL;
+        text = cJSON_GetObjectItemCaseSensitive(b, "text");
+    }
+    return cJSON_GetStringValue(text);
+}
+
 /* A Gemini CLI message of type "user": its content, a string or parts; of
  * parts the first text, which is what the person typed (files they named
  * with @ follow it), never the context hooks added (<hook_context>). A
@@ -118,6 +138,22 @@ static const char *gemini_prompt(const cJSON *m)
     return text;
 }
 
+/* A prompt the person typed while Claude Code's agent worked: an attachment
+ * {type: "queued_command", commandMode: "prompt", origin: {kind: "human"},
+ * prompt} (a string, or blocks: one text, and images), not isMeta. A
+ * queued task notification or another session's message is not theirs. */
+static const char *queued_prompt(const cJSON *a)
+{
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "type"));
+    const char *mode = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "commandMode"));
+    const cJSON *origin = cJSON_GetObjectItemCaseSensitive(a, "origin");
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(origin, "kind"));
+    if (!type || strcmp(type, "queued_command") || (mode && strcmp(mode, "prompt")) ||
+        (origin && (!kind || strcmp(kind, "human"))) || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "isMeta")))
+        return NULL;
+    return text_of(cJSON_GetObjectItemCaseSensitive(a, "prompt"));
+}
+
 /* The prompt on one line, if it holds one: its text (a string inside m) and time. */
 static const char *prompt_of(const cJSON *m, int64_t *at)
 {
@@ -131,6 +167,8 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
         return pt && !strcmp(pt, "user_message") ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "message"))
                                                  : NULL;
     }
+    if (!strcmp(type, "attachment")) /* Claude Code: typed while the agent worked */
+        return queued_prompt(cJSON_GetObjectItemCaseSensitive(m, "attachment"));
     if (strcmp(type, "user") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isMeta")) ||
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isCompactSummary")) ||
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "isSidechain"))) /* Claude Code; a subagent's task */
@@ -142,18 +180,7 @@ static const char *prompt_of(const cJSON *m, int64_t *at)
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(msg, "content");
     if (role && strcmp(role, "user"))
         return NULL;
-    if (cJSON_IsString(c))
-        return c->valuestring;
-    const cJSON *b, *text = NULL;
-    cJSON_ArrayForEach(b, c) {
-        const char *bt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
-        if (bt && !strcmp(bt, "image"))
-            continue; /* a screenshot pasted with the prompt: the text is what was asked */
-        if (!bt || strcmp(bt, "text") || text)
-            return NULL; /* a tool result, or more than one text: not a typed prompt */
-        text = cJSON_GetObjectItemCaseSensitive(b, "text");
-    }
-    return cJSON_GetStringValue(text);
+    return text_of(c);
 }
 
 struct found {
@@ -182,7 +209,7 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
      * strings are escaped): Claude Code's type or role, Codex's
      * "user_message". Other lines are never parsed. */
     static const char key[] = "\"user", codex_event[] = "\"event_msg\"", aborted[] = "\"turn_aborted\"",
-                      rewind_key[] = "{\"$rewindTo\":\"";
+                      rewind_key[] = "{\"$rewindTo\":\"", queued[] = "queued_command\"";
     *kept = 0;
     int cut = 0; /* an interruption seen: the next prompt back was cut off */
     /* Gemini CLI's rewind ({"$rewindTo": id}): the lines back to that
@@ -226,7 +253,7 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
                 break;
             hit = find(after, (size_t)(line_end - after), key, sizeof key - 1);
         }
-        if (!hit || find(line, (size_t)(line_end - line), "\"tool_result\"", 13))
+        if (hit ? find(line, len, "\"tool_result\"", 13) != NULL : !find(line, len, queued, sizeof queued - 1))
             continue;
         cJSON *m = jscan_parse(line, (size_t)(line_end - line));
         int64_t at = 0;

@@ -3,7 +3,8 @@
  *
  * Claude Code writes JSONL: a prompt the person typed is a line of type
  * "user" whose message.content is a string (or one text block, and images
- * pasted with it), not isMeta, with no tool_result block. Codex CLI writes
+ * pasted with it), not isMeta, with no tool_result block, or one typed while
+ * the agent worked, an attachment of type "queued_command". Codex CLI writes
  * JSONL too: a prompt is an event_msg whose payload is {type:
  * "user_message", message}. Gemini CLI's JSONL holds one message a line,
  * {id, timestamp, type: "user", content}, written again when it changes,
