@@ -166,7 +166,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(r.status === 0 && !/rumination/.test(r.stdout), 'one question frame about four different things: no rumination advisory', r.out?.systemMessage);
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-noise.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && !/rumination/.test(r.stdout),
-    'tool results, meta lines, slash commands, task notifications, keel\'s own context and assistant text holding the question are not counted', r.out);
+    'tool results, meta lines, slash commands, task notifications, the ! shell\'s command and output, a teammate\'s message, keel\'s own context and assistant text holding the question are not counted', r.out);
   // Claude Code's summary of a compacted conversation is written as a user
   // line and lists every earlier prompt: it is not one of them.
   for (const f of ['claude-compacted.jsonl', 'claude-compacted-unflagged.jsonl']) {

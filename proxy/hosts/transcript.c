@@ -76,7 +76,13 @@ static int typed(const char *t, size_t n)
                                             "<command-args>",
                                             "<local-command-stdout>",
                                             "<local-command-stderr>",
-                                            "<task-notification>",
+                                            "<task-notification", /* with or without attributes */
+                                            "<bash-input>", /* the ! shell: a command and its output */
+                                            "<bash-stdout>",
+                                            "<bash-stderr>",
+                                            "<local-command-caveat>",
+                                            "<teammate-message",
+                                            "<cross-session-message",
                                             "<user-prompt-submit-hook>",
                                             "<system-reminder>",
                                             "<environment_context>",
