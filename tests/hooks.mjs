@@ -189,13 +189,23 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
       'Gemini CLI: three earlier asks, one written twice, beside a tool response and a file holding the question: 3 times before', r.out);
     r = hook('gemini', 'BeforeAgent', { ...gem, transcript_path: transcript('gemini-rewound.jsonl') }, { box: sandbox() });
     ok(r.status === 0 && /2 times before/.test(r.out?.systemMessage || ''),
-      'Gemini CLI: the third ask rewound ($rewindTo) is gone: 2 times before', r.out);
+      'Gemini CLI: a rewind ($rewindTo) takes back the second and third asks, every line of them; one asked after it: 2 times before', r.out);
   }
   // A prompt typed while the agent worked: Claude Code writes it as a
   // queued_command attachment, with no user line.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-queued.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || '') && /asked 4 times for reassurance/.test(r.out.systemMessage),
     'Claude Code: an ask typed while the agent worked (a queued_command attachment) counts; a queued shell command, another session\'s message, one marked meta and one of no known origin do not: 3 times before, 4 pleas with this one', r.out);
+  {
+    // Blank prompts (a stray Enter, whitespace) are no prompts: 21 of them
+    // after the asks do not push the asks out of the 21 prompts read.
+    const box = sandbox(), blanks = join(box.dir, 'blanks.jsonl');
+    const line = (i) => JSON.stringify({ type: 'user', sessionId: 'c1', message: { role: 'user', content: i % 2 ? '   ' : '\n\t ' },
+      uuid: `b${i}`, timestamp: `2026-05-15T14:${String(33 + Math.floor(i / 4)).padStart(2, '0')}:${String((i % 4) * 10).padStart(2, '0')}.000Z` });
+    writeFileSync(blanks, readFileSync(transcript('claude-reask.jsonl'), 'utf8') + Array.from({ length: 21 }, (_, i) => line(i)).join('\n') + '\n');
+    r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: blanks }, { box });
+    ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''), '21 blank prompts after three asks: the asks are still read, 3 times before', r.out);
+  }
   // A prompt with a screenshot pasted in is still the person's prompt: its text is what they asked.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-image.jsonl') }, { box: sandbox() });
   ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''),

@@ -17,7 +17,6 @@
 #include "timefmt.h"
 
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -206,6 +205,13 @@ static int seen_id(const struct found *got, int kept, const char *id)
     return 0;
 }
 
+/* 1 when line[0..len) is a Gemini CLI message whose id is id[0..n): it opens
+ * {"id":"<id>", as the host writes it. */
+static int message_line(const char *line, size_t len, const char *id, size_t n)
+{
+    return len > n + 8 && !memcmp(line, "{\"id\":\"", 7) && !memcmp(line + 7, id, n) && line[7 + n] == '"';
+}
+
 /* The prompts of buf[0..n), newest first into got, until max or one older
  * than from_ms (then 1: nothing before it is wanted) or the buffer's start
  * (then 0). */
@@ -219,8 +225,10 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
     *kept = 0;
     int cut = 0; /* an interruption seen: the next prompt back was cut off */
     /* Gemini CLI's rewind ({"$rewindTo": id}): the lines back to that
-     * message's are gone, and so is every line of that message */
-    char rewound[96] = "", gone[96] = "";
+     * message's are gone, and so is every line of that message (ids point
+     * into buf) */
+    const char *rewound = NULL, *gone = NULL;
+    size_t rewound_n = 0, gone_n = 0;
     const char *e = buf + n;
     while (*kept < max && e > buf) {
         const char *b = e;
@@ -229,20 +237,17 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
         const char *line = b, *line_end = e;
         e = b > buf ? b - 1 : buf;
         size_t len = (size_t)(line_end - line);
-        if (rewound[0]) {
-            size_t rl = strlen(rewound);
-            if (len >= rl && !memcmp(line, rewound, rl)) {
-                memcpy(gone, rewound, rl + 1);
-                rewound[0] = '\0';
-            }
+        if (rewound) {
+            if (message_line(line, len, rewound, rewound_n))
+                gone = rewound, gone_n = rewound_n, rewound = NULL;
             continue;
         }
-        if (gone[0] && len >= strlen(gone) && !memcmp(line, gone, strlen(gone)))
+        if (gone && message_line(line, len, gone, gone_n))
             continue;
         if (len > sizeof rewind_key - 1 && !memcmp(line, rewind_key, sizeof rewind_key - 1)) {
             const char *id = line + sizeof rewind_key - 1, *q = memchr(id, '"', (size_t)(line_end - id));
-            if (q && q > id && (size_t)(q - id) < sizeof rewound - 9)
-                snprintf(rewound, sizeof rewound, "{\"id\":\"%.*s\"", (int)(q - id), id);
+            if (q) /* a line cut off as it is written is skipped, as the host skips it */
+                rewound = id, rewound_n = (size_t)(q - id);
             continue;
         }
         size_t head = (size_t)(line_end - line) < 96 ? (size_t)(line_end - line) : 96; /* Codex's type comes first */
@@ -269,9 +274,7 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
             return 1; /* older than the window: so is everything before it */
         }
         int interruption = t && !strncmp(t, INTERRUPTED, sizeof INTERRUPTED - 1);
-        const char *id = t && !cJSON_GetObjectItemCaseSensitive(m, "message")
-            ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "id"))
-            : NULL;
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "id")); /* Gemini CLI's only */
         if (!t || interruption || !typed(t, strlen(t)) || cut || seen_id(got, *kept, id)) {
             cut = interruption || (cut && (!t || !typed(t, strlen(t))));
             cJSON_Delete(m);
