@@ -197,10 +197,10 @@ struct found {
 
 /* Gemini CLI writes a message again when it changes: the newest line of an
  * id is the message. */
-static int seen_id(const struct found *got, int kept, const char *id)
+static int seen_id(const struct found *f, const struct found *end, const char *id)
 {
-    for (int i = 0; id && i < kept; i++)
-        if (got[i].id && !strcmp(got[i].id, id))
+    for (; id && f != end; f++)
+        if (f->id && !strcmp(f->id, id))
             return 1;
     return 0;
 }
@@ -209,7 +209,7 @@ static int seen_id(const struct found *got, int kept, const char *id)
  * {"id":"<id>", as the host writes it. */
 static int message_line(const char *line, size_t len, const char *id, size_t n)
 {
-    return len > n + 8 && !memcmp(line, "{\"id\":\"", 7) && !memcmp(line + 7, id, n) && line[7 + n] == '"';
+    return len >= n + 8 && !memcmp(line, "{\"id\":\"", 7) && !memcmp(line + 7, id, n) && line[7 + n] == '"';
 }
 
 /* The prompts of buf[0..n), newest first into got, until max or one older
@@ -275,7 +275,7 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
         }
         int interruption = t && !strncmp(t, INTERRUPTED, sizeof INTERRUPTED - 1);
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "id")); /* Gemini CLI's only */
-        if (!t || interruption || !typed(t, strlen(t)) || cut || seen_id(got, *kept, id)) {
+        if (!t || interruption || !typed(t, strlen(t)) || cut || seen_id(got, got + *kept, id)) {
             cut = interruption || (cut && (!t || !typed(t, strlen(t))));
             cJSON_Delete(m);
             continue;
