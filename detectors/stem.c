@@ -111,34 +111,40 @@ static unsigned cp_at(const unsigned char *s, size_t *len)
            (unsigned)(s[0] & 0x07) << 18 | (unsigned)(s[1] & 0x3F) << 12 | (unsigned)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
 }
 
-enum stem_lang stem_lang_of(const char *text, size_t n)
+/* What the first STEM_LANG_WORDS words of one or more texts say: letters by
+ * script, and the function words of each language among them. */
+struct lang_count {
+    size_t cyr, grk, arb, dev, cjk, hangul, latin, words;
+    unsigned votes[STEM_NLANG];
+};
+
+/* Counts the words of s[0..n) (valid UTF-8) into a, until it holds
+ * STEM_LANG_WORDS words; the text's end ends a word. */
+static void lang_count(struct lang_count *a, const char *text, size_t n)
 {
-    if (!fw_ready)
-        fw_init();
     const unsigned char *s = (const unsigned char *)text;
-    size_t cyr = 0, grk = 0, arb = 0, dev = 0, cjk = 0, hangul = 0, latin = 0, words = 0, wl = 0;
-    unsigned votes[STEM_NLANG] = {0};
+    size_t wl = 0;
     uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i <= n && words < STEM_LANG_WORDS;) {
+    for (size_t i = 0; i <= n && a->words < STEM_LANG_WORDS;) {
         size_t len = 1;
         unsigned c = i == n ? ' ' : s[i] < 0x80 ? s[i] : cp_at(s + i, &len);
         int letter = c < 0x80 ? (c | 0x20) - 'a' < 26 || c == '\'' : c >= 0xC0 && c != 0xD7 && c != 0xF7;
         if (letter) {
             if (c < 0x80)
-                latin++;
+                a->latin++;
             else if (c >= 0x400 && c < 0x530)
-                cyr++;
+                a->cyr++;
             else if (c >= 0x370 && c < 0x400)
-                grk++;
+                a->grk++;
             else if (c >= 0x600 && c < 0x700)
-                arb++;
+                a->arb++;
             else if (c >= 0x900 && c < 0x980)
-                dev++;
+                a->dev++;
             else if (c >= 0x3040) {
-                cjk++;
-                hangul += (c >= 0xAC00 && c < 0xD7B0) || (c >= 0x3130 && c < 0x3190);
+                a->cjk++;
+                a->hangul += (c >= 0xAC00 && c < 0xD7B0) || (c >= 0x3130 && c < 0x3190);
             } else
-                latin++;
+                a->latin++;
             for (size_t q = 0; q < len; q++) { /* ASCII lower-cased; accented letters are written lower case */
                 h ^= c < 0x80 && c >= 'A' && c <= 'Z' ? c | 0x20 : s[i + q];
                 h *= 1099511628211ULL;
@@ -147,51 +153,54 @@ enum stem_lang stem_lang_of(const char *text, size_t n)
         } else if (wl) {
             if (wl <= 32)
                 for (uint32_t v = fw_get(h ? h : 1), l = 0; v; l++, v >>= 1)
-                    votes[l] += v & 1;
-            words++;
+                    a->votes[l] += v & 1;
+            a->words++;
             wl = 0;
             h = 1469598103934665603ULL;
         }
         i += len;
     }
-    size_t most = latin;
+}
+
+/* The language a's counts say: the script of the most letters, then in
+ * Latin script the language of the most function words. */
+static enum stem_lang lang_of_count(const struct lang_count *a)
+{
+    size_t most = a->latin;
     enum stem_lang by_script = STEM_NONE;
-    if (cyr > most)
-        most = cyr, by_script = STEM_RU;
-    if (grk > most)
-        most = grk, by_script = STEM_EL;
-    if (arb > most)
-        most = arb, by_script = STEM_AR;
-    if (dev > most)
-        most = dev, by_script = STEM_HI;
-    if (cjk > most)
-        return hangul * 2 > cjk ? STEM_KO : STEM_NONE;
+    if (a->cyr > most)
+        most = a->cyr, by_script = STEM_RU;
+    if (a->grk > most)
+        most = a->grk, by_script = STEM_EL;
+    if (a->arb > most)
+        most = a->arb, by_script = STEM_AR;
+    if (a->dev > most)
+        most = a->dev, by_script = STEM_HI;
+    if (a->cjk > most)
+        return a->hangul * 2 > a->cjk ? STEM_KO : STEM_NONE;
     if (by_script != STEM_NONE)
         return by_script;
     enum stem_lang best = STEM_EN;
     for (int l = STEM_EN + 1; l < STEM_NLANG; l++)
-        if (votes[l] > votes[best] && (l != STEM_TR || votes[l] >= 2)) /* one Turkish word is not Turkish yet */
+        if (a->votes[l] > a->votes[best] &&
+            (l != STEM_TR || a->votes[l] >= 2)) /* one Turkish word is not Turkish yet */
             best = (enum stem_lang)l;
     return best;
 }
 
-#define LANG_TEXT_BYTES 1024 /* of each text: 64 words are seldom longer */
+enum stem_lang stem_lang_of(const char *text, size_t n)
+{
+    return stem_lang_of_texts(&text, &n, 1);
+}
 
 enum stem_lang stem_lang_of_texts(const char *const *t, const size_t *n, size_t k)
 {
-    char buf[4096];
-    size_t used = 0;
-    for (size_t i = 0; i < k && used < sizeof buf; i++) {
-        size_t l = n[i] < LANG_TEXT_BYTES ? n[i] : LANG_TEXT_BYTES;
-        if (l > sizeof buf - used - 1)
-            l = sizeof buf - used - 1;
-        while (l < n[i] && l && ((unsigned char)t[i][l] & 0xC0) == 0x80)
-            l--; /* a character is not cut */
-        memcpy(buf + used, t[i], l);
-        used += l;
-        buf[used++] = '\n';
-    }
-    return stem_lang_of(buf, used);
+    if (!fw_ready)
+        fw_init();
+    struct lang_count a = {0};
+    for (size_t i = 0; i < k; i++)
+        lang_count(&a, t[i], n[i]);
+    return lang_of_count(&a);
 }
 
 /* Stems already made, for the words a process sees again and again (the

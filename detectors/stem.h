@@ -43,9 +43,9 @@ enum stem_lang {
 enum stem_lang stem_lang_of(const char *s, size_t n);
 
 /* The language of k texts read as one, in the order given (the first
- * STEM_LANG_WORDS words of them all, each text's start first): a short text
- * ("Rassure-moi stp", "sûr ?") says little alone, the texts around it more.
- * t[i][0..n[i]) is valid UTF-8. */
+ * STEM_LANG_WORDS words of them all): a short text ("Rassure-moi stp",
+ * "sûr ?") says little alone, the texts around it more. t[i][0..n[i]) is
+ * valid UTF-8. */
 enum stem_lang stem_lang_of_texts(const char *const *t, const size_t *n, size_t k);
 
 /* The stem of the lower-case word w[0..n) (UTF-8) in language lang: a

@@ -232,8 +232,8 @@ static void tells_the_language(void **state)
 }
 
 /* Texts read together, in the order given: a short one says little alone,
- * the texts after it more. A text is read from its start, a kilobyte at most
- * (ASan sees the copy), never cutting a character. */
+ * the texts after it more; the first STEM_LANG_WORDS words of them all
+ * decide, as in one text. */
 static void tells_the_language_of_texts_together(void **state)
 {
     (void)state;
@@ -247,17 +247,20 @@ static void tells_the_language_of_texts_together(void **state)
     const char *w[] = {"\xC3\xA9\xC3\xA9", "Безопасно ли сливать эту ветку сегодня?"};
     size_t wn[] = {4, strlen(w[1])};
     assert_int_equal(stem_lang_of_texts(w, wn, 2), STEM_RU);
-    /* a text of 3,001 bytes (a letter of one byte, then 1,500 of two) */
-    char *big = malloc(3002);
-    assert_non_null(big);
-    big[0] = 'x';
-    for (int i = 0; i < 1500; i++)
-        memcpy(big + 1 + 2 * i, "\xC3\xA9", 2);
-    big[3001] = '\0';
-    const char *u[] = {big, w[1]};
-    size_t un[] = {3001, wn[1]};
-    assert_int_equal(stem_lang_of_texts(u, un, 2), STEM_EN); /* some 500 Latin letters against 33 Cyrillic */
-    free(big);
+    /* a text's end ends its word: "ist" and "das" are two words */
+    const char *g[] = {"ist", "das", "nicht"};
+    size_t gn[] = {3, 3, 5};
+    assert_int_equal(stem_lang_of_texts(g, gn, 3), STEM_DE);
+    /* 64 words across texts, none a function word: the German after them is not read */
+    char names[1024] = "";
+    for (int i = 0; i < STEM_LANG_WORDS - 1; i++)
+        strcat(names, "Kubernetes ");
+    const char *u[] = {names, "Kubernetes", "ist das nicht sicher und gut?"};
+    size_t un[] = {strlen(names), 10, strlen(u[2])};
+    assert_int_equal(stem_lang_of_texts(u, un, 3), STEM_EN);
+    const char *v[] = {names, u[2]};
+    size_t vn[] = {un[0], un[2]};
+    assert_int_equal(stem_lang_of_texts(v, vn, 2), STEM_DE); /* 63 names, then the German: it is read */
 }
 
 /* The script with the most letters decides, Latin on a tie; each script
