@@ -5,9 +5,22 @@
  * label on the prompts of a re-ask episode ({episode, ask}) and on a
  * sycophantic reply. Each session is replayed as a host would run keel: its
  * transcript written turn by turn (Claude Code's JSONL; every fifth session
- * Codex's), then keel hook UserPromptSubmit with the prompt and Stop with the
- * reply, in this process (hook_answer), the clock at the turn's time, a
- * fresh state directory per session.
+ * Codex's, every fifth from the third Gemini CLI's), then keel hook
+ * UserPromptSubmit with the prompt and Stop with the reply (Gemini:
+ * BeforeAgent and AfterAgent), in this process (hook_answer), the clock at
+ * the turn's time, a fresh state directory per session.
+ *
+ * The transcript holds what a host's does beside the person's prompts, by
+ * turn: a tool's result holding the prompt's words (every third), a command
+ * run with ! and its output (every seventh), a prompt typed while the agent
+ * worked (Claude Code's queued_command, every sixth from the fifth), the
+ * prompt cut off with Esc and typed again (every eleventh from the tenth;
+ * not in Gemini CLI, whose transcript keel cannot tell it in),
+ * the summary of a compaction listing every prompt so far (the 20th); Codex
+ * writes each prompt twice (a response item and an event), Gemini CLI some
+ * messages again and hooks' context beside the prompt. None of it is an
+ * ask: the figures are those of the prompts alone when keel reads the
+ * transcript right.
  *
  * Per split ("split" in each file), side by side:
  *   false advisories per 100 prompts: a rumination or sycophancy advisory on
@@ -69,38 +82,100 @@ static void show(struct sstats *s, const char *fmt, const char *a, int b, const 
     s->nshown++;
 }
 
-/* One transcript line, appended. */
-static void line(FILE *f, int codex, int user, const char *text, int64_t at, int turn)
+enum host { H_CLAUDE, H_CODEX, H_GEMINI };
+enum kind { K_PROMPT, K_REPLY, K_TOOL, K_QUEUED, K_INTERRUPT, K_SHELL, K_SUMMARY };
+
+/* One transcript line, appended, as host writes a kind of entry. */
+static void line(FILE *f, enum host host, enum kind kind, const char *text, int64_t at, int turn)
 {
-    char ts[40];
+    char ts[40], id[32];
     tf_format_rfc3339(at, 0, ts, sizeof ts);
-    cJSON *l = cJSON_CreateObject();
-    cJSON_AddStringToObject(l, "timestamp", ts);
-    if (codex) {
+    snprintf(id, sizeof id, "m%04d%c", turn, "prqiksu"[kind]);
+    cJSON *l = cJSON_CreateObject(), *m, *c, *b;
+    if (host == H_GEMINI) { /* {id, timestamp, type, content}: the host's order */
+        cJSON_AddStringToObject(l, "id", id);
+        cJSON_AddStringToObject(l, "timestamp", ts);
+        cJSON_AddStringToObject(l, "type", kind == K_REPLY ? "gemini" : "user");
+        if (kind == K_REPLY) {
+            cJSON_AddStringToObject(l, "content", text);
+        } else {
+            c = cJSON_AddArrayToObject(l, "content");
+            cJSON_AddItemToArray(c, b = cJSON_CreateObject());
+            if (kind == K_TOOL) {
+                cJSON *r = cJSON_AddObjectToObject(b, "functionResponse");
+                cJSON_AddStringToObject(r, "name", "read_file");
+                cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "response"), "output", text);
+            } else {
+                cJSON_AddStringToObject(b, "text", text);
+            }
+        }
+    } else if (host == H_CODEX) {
+        cJSON_AddStringToObject(l, "timestamp", ts);
         cJSON_AddStringToObject(l, "type", "event_msg");
         cJSON *p = cJSON_AddObjectToObject(l, "payload");
-        cJSON_AddStringToObject(p, "type", user ? "user_message" : "agent_message");
-        cJSON_AddStringToObject(p, "message", text);
-    } else {
-        char id[32];
-        snprintf(id, sizeof id, "msg_%04d", turn);
-        cJSON_AddStringToObject(l, "type", user ? "user" : "assistant");
-        cJSON *m = cJSON_AddObjectToObject(l, "message");
-        cJSON_AddStringToObject(m, "role", user ? "user" : "assistant");
-        if (user) {
-            cJSON_AddStringToObject(m, "content", text);
+        if (kind == K_INTERRUPT) {
+            cJSON_AddStringToObject(p, "type", "turn_aborted");
+            cJSON_AddStringToObject(p, "reason", "interrupted");
+        } else if (kind == K_TOOL || kind == K_QUEUED) { /* a tool's output; the prompt as the model gets it */
+            cJSON_ReplaceItemInObject(l, "type", cJSON_CreateString("response_item"));
+            if (kind == K_TOOL) {
+                cJSON_AddStringToObject(p, "type", "function_call_output");
+                cJSON_AddStringToObject(p, "call_id", id);
+                cJSON_AddStringToObject(p, "output", text);
+            } else {
+                cJSON_AddStringToObject(p, "type", "message");
+                cJSON_AddStringToObject(p, "role", "user");
+                c = cJSON_AddArrayToObject(p, "content");
+                cJSON_AddItemToArray(c, b = cJSON_CreateObject());
+                cJSON_AddStringToObject(b, "type", "input_text");
+                cJSON_AddStringToObject(b, "text", text);
+            }
         } else {
-            cJSON_AddStringToObject(m, "id", id);
-            cJSON *c = cJSON_AddArrayToObject(m, "content"), *b = cJSON_CreateObject();
-            cJSON_AddStringToObject(b, "type", "text");
-            cJSON_AddStringToObject(b, "text", text);
-            cJSON_AddItemToArray(c, b);
+            cJSON_AddStringToObject(p, "type", kind == K_REPLY ? "agent_message" : "user_message");
+            cJSON_AddStringToObject(p, "message", text);
+        }
+    } else {
+        cJSON_AddStringToObject(l, "timestamp", ts);
+        cJSON_AddStringToObject(l, "uuid", id);
+        if (kind == K_QUEUED) {
+            cJSON_AddStringToObject(l, "type", "attachment");
+            m = cJSON_AddObjectToObject(l, "attachment");
+            cJSON_AddStringToObject(m, "type", "queued_command");
+            cJSON_AddStringToObject(m, "commandMode", "prompt");
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "origin"), "kind", "human");
+            cJSON_AddStringToObject(m, "prompt", text);
+        } else {
+            char *wrapped = NULL;
+            if (kind == K_SHELL && (wrapped = malloc(strlen(text) + 32)))
+                sprintf(wrapped, "<bash-stdout>%s</bash-stdout>", text);
+            cJSON_AddStringToObject(l, "type", kind == K_REPLY ? "assistant" : "user");
+            if (kind == K_SUMMARY)
+                cJSON_AddTrueToObject(l, "isCompactSummary");
+            m = cJSON_AddObjectToObject(l, "message");
+            cJSON_AddStringToObject(m, "role", kind == K_REPLY ? "assistant" : "user");
+            if (kind == K_PROMPT || kind == K_SUMMARY || (kind == K_SHELL && wrapped)) {
+                cJSON_AddStringToObject(m, "content", wrapped ? wrapped : text);
+            } else {
+                if (kind == K_REPLY)
+                    cJSON_AddStringToObject(m, "id", id);
+                c = cJSON_AddArrayToObject(m, "content");
+                cJSON_AddItemToArray(c, b = cJSON_CreateObject());
+                if (kind == K_TOOL) {
+                    cJSON_AddStringToObject(b, "type", "tool_result");
+                    cJSON_AddStringToObject(b, "tool_use_id", id);
+                    cJSON_AddStringToObject(b, "content", text);
+                } else {
+                    cJSON_AddStringToObject(b, "type", "text");
+                    cJSON_AddStringToObject(b, "text", kind == K_INTERRUPT ? "[Request interrupted by user]" : text);
+                }
+            }
+            free(wrapped);
         }
     }
-    char *s = cJSON_PrintUnformatted(l);
-    if (s)
-        fprintf(f, "%s\n", s);
-    free(s);
+    char *out = cJSON_PrintUnformatted(l);
+    if (out)
+        fprintf(f, "%s\n", out);
+    free(out);
     cJSON_Delete(l);
     fflush(f);
 }
@@ -119,18 +194,23 @@ static int memmem_s(const char *s, size_t n, const char *w)
 
 /* The hook's answer for one event: which detectors spoke to the person. */
 static int spoke(const char *event, const char *sid, const char *key, const char *text, const char *transcript,
-                 int codex, const struct profile *p, const char *state)
+                 enum host host, const struct profile *p, const char *state)
 {
     cJSON *in = cJSON_CreateObject();
     cJSON_AddStringToObject(in, "hook_event_name", event);
     cJSON_AddStringToObject(in, "session_id", sid);
     cJSON_AddStringToObject(in, "transcript_path", transcript);
     cJSON_AddStringToObject(in, key, text);
-    if (!strcmp(event, "Stop"))
+    if (!strcmp(event, "Stop") || !strcmp(event, "AfterAgent"))
         cJSON_AddFalseToObject(in, "stop_hook_active");
     char *raw = cJSON_PrintUnformatted(in);
     cJSON_Delete(in);
-    char *out = raw ? hook_answer(raw, strlen(raw), event, codex ? HOOK_HOST_CODEX : HOOK_HOST_CLAUDE, p, state) : NULL;
+    char *out = raw ? hook_answer(raw, strlen(raw), event,
+                                  host == H_CODEX        ? HOOK_HOST_CODEX
+                                      : host == H_GEMINI ? HOOK_HOST_GEMINI
+                                                         : HOOK_HOST_CLAUDE,
+                                  p, state)
+                    : NULL;
     cJSON *o = out ? cJSON_Parse(out) : NULL;
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "systemMessage"));
     /* "keel (rumination, sycophancy): ..." — the detectors that spoke, each line. */
@@ -166,7 +246,7 @@ static void rm_tree(const char *dir)
 }
 
 /* Replays one session into its split's figures. */
-static void replay(const cJSON *s, int codex, const struct profile *p, struct sstats *st)
+static void replay(const cJSON *s, enum host host, const struct profile *p, struct sstats *st)
 {
     const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
     const char *start = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "start"));
@@ -185,12 +265,19 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
         return;
     }
     st->sessions++;
+    const char *ask_event = host == H_GEMINI ? "BeforeAgent" : "UserPromptSubmit",
+               *reply_event = host == H_GEMINI ? "AfterAgent" : "Stop",
+               *reply_key = host == H_GEMINI ? "prompt_response" : "last_assistant_message";
     /* Each episode: the asks seen, and the first ask advised. */
     struct {
         char id[64];
         int asks, advised;
     } ep[16];
     int nep = 0, turn = 0;
+    char so_far[4096]; /* the prompts so far, as a compaction's summary lists them */
+    size_t so_far_n = (size_t)snprintf(so_far, sizeof so_far,
+                                       "This session is being continued from a previous conversation that ran out of "
+                                       "context. The conversation is summarized below:\nAll user messages:");
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(s, "turns")) {
         const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "prompt"));
@@ -203,9 +290,32 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
         at += (int64_t)((minutes > 0 && minutes < 10000 ? minutes : 0) * 60000);
         turn++;
         st->prompts++;
-        line(f, codex, 1, prompt, at, turn); /* the host writes the prompt, then runs the hook */
+        /* what the host wrote since the last reply that is not this prompt */
+        if (turn == 20 && host == H_CLAUDE)
+            line(f, host, K_SUMMARY, so_far, at - 40000, turn);
+        if (turn % 7 == 0 && host == H_CLAUDE)
+            line(f, host, K_SHELL, prompt, at - 30000, turn);
+        if (turn % 11 == 10 && host != H_GEMINI) { /* typed, cut off with Esc, typed again */
+            line(f, host, K_PROMPT, prompt, at - 20000, turn);
+            line(f, host, K_INTERRUPT, "", at - 15000, turn);
+        }
+        /* Claude Code and Codex write the prompt before the hook runs; Gemini
+         * CLI after, with what the hook added beside it */
+        if (host == H_CODEX)
+            line(f, host, K_QUEUED, prompt, at, turn);
+        if (host != H_GEMINI)
+            line(f, host, host == H_CLAUDE && turn % 6 == 5 ? K_QUEUED : K_PROMPT, prompt, at, turn);
         chrono_replay_at(at + 500);
-        int said = spoke("UserPromptSubmit", id, "prompt", prompt, transcript, codex, p, dir);
+        int said = spoke(ask_event, id, "prompt", prompt, transcript, host, p, dir);
+        if (host == H_GEMINI) {
+            line(f, host, K_PROMPT, prompt, at, turn);
+            if (said || turn % 4 == 0) /* written again: with the hook's context, or as it changed */
+                line(f, host, K_PROMPT, prompt, at, turn);
+        }
+        if (turn % 3 == 0)
+            line(f, host, K_TOOL, prompt, at + 10000, turn);
+        if (so_far_n + strlen(prompt) + 4 < sizeof so_far)
+            so_far_n += (size_t)snprintf(so_far + so_far_n, sizeof so_far - so_far_n, " %d. %s", turn, prompt);
         int advised = said != 0, rum = said & SAID_RUMINATION;
         int e = -1;
         for (int i = 0; episode && i < nep; i++)
@@ -226,10 +336,9 @@ static void replay(const cJSON *s, int codex, const struct profile *p, struct ss
         }
         if (reply) {
             int labelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "sycophantic_reply"));
-            line(f, codex, 0, reply, at + 30000, turn);
+            line(f, host, K_REPLY, reply, at + 30000, turn);
             chrono_replay_at(at + 31000);
-            int said_r =
-                spoke("Stop", id, "last_assistant_message", reply, transcript, codex, p, dir) & SAID_SYCOPHANCY;
+            int said_r = spoke(reply_event, id, reply_key, reply, transcript, host, p, dir) & SAID_SYCOPHANCY;
             st->replies++;
             st->syc_labelled += labelled;
             st->syc_caught += labelled && said_r;
@@ -304,7 +413,7 @@ int eval_sessions(const char *dir, int markdown, const char *floors_file, const 
             fprintf(stderr, "keel: %s: no \"split\" (dev or test): run scripts/corpus-split --sessions\n", paths[i]);
             bad = 1;
         } else {
-            replay(s, i % 5 == 4, p, &st[!strcmp(split, "test")]);
+            replay(s, i % 5 == 4 ? H_CODEX : i % 5 == 2 ? H_GEMINI : H_CLAUDE, p, &st[!strcmp(split, "test")]);
         }
         cJSON_Delete(s);
         free(text);
