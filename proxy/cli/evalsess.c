@@ -15,8 +15,8 @@
  * run with ! and its output (every seventh), a prompt typed while the agent
  * worked (Claude Code's queued_command, every sixth from the fifth), the
  * prompt cut off with Esc and typed again (every eleventh from the tenth;
- * not in Gemini CLI, whose transcript keel cannot tell it in),
- * the summary of a compaction listing every prompt so far (the 20th); Codex
+ * not in Gemini CLI's, where keel cannot tell a cancelled prompt), the
+ * summary of a compaction listing every prompt so far (the 20th); Codex
  * writes each prompt twice (a response item and an event), Gemini CLI some
  * messages again and hooks' context beside the prompt. None of it is an
  * ask: the figures are those of the prompts alone when keel reads the
