@@ -85,13 +85,21 @@ static void show(struct sstats *s, const char *fmt, const char *a, int b, const 
 enum host { H_CLAUDE, H_CODEX, H_GEMINI };
 enum kind { K_PROMPT, K_REPLY, K_TOOL, K_QUEUED, K_INTERRUPT, K_SHELL, K_SUMMARY };
 
+/* An array of one object under key in o; the object. */
+static cJSON *one_block(cJSON *o, const char *key)
+{
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(o, key), b);
+    return b;
+}
+
 /* One transcript line, appended, as host writes a kind of entry. */
 static void line(FILE *f, enum host host, enum kind kind, const char *text, int64_t at, int turn)
 {
     char ts[40], id[32];
     tf_format_rfc3339(at, 0, ts, sizeof ts);
     snprintf(id, sizeof id, "m%04d%c", turn, "prqiksu"[kind]);
-    cJSON *l = cJSON_CreateObject(), *m, *c, *b;
+    cJSON *l = cJSON_CreateObject(), *m, *b;
     if (host == H_GEMINI) { /* {id, timestamp, type, content}: the host's order */
         cJSON_AddStringToObject(l, "id", id);
         cJSON_AddStringToObject(l, "timestamp", ts);
@@ -99,8 +107,7 @@ static void line(FILE *f, enum host host, enum kind kind, const char *text, int6
         if (kind == K_REPLY) {
             cJSON_AddStringToObject(l, "content", text);
         } else {
-            c = cJSON_AddArrayToObject(l, "content");
-            cJSON_AddItemToArray(c, b = cJSON_CreateObject());
+            b = one_block(l, "content");
             if (kind == K_TOOL) {
                 cJSON *r = cJSON_AddObjectToObject(b, "functionResponse");
                 cJSON_AddStringToObject(r, "name", "read_file");
@@ -125,8 +132,7 @@ static void line(FILE *f, enum host host, enum kind kind, const char *text, int6
             } else {
                 cJSON_AddStringToObject(p, "type", "message");
                 cJSON_AddStringToObject(p, "role", "user");
-                c = cJSON_AddArrayToObject(p, "content");
-                cJSON_AddItemToArray(c, b = cJSON_CreateObject());
+                b = one_block(p, "content");
                 cJSON_AddStringToObject(b, "type", "input_text");
                 cJSON_AddStringToObject(b, "text", text);
             }
@@ -158,8 +164,7 @@ static void line(FILE *f, enum host host, enum kind kind, const char *text, int6
             } else {
                 if (kind == K_REPLY)
                     cJSON_AddStringToObject(m, "id", id);
-                c = cJSON_AddArrayToObject(m, "content");
-                cJSON_AddItemToArray(c, b = cJSON_CreateObject());
+                b = one_block(m, "content");
                 if (kind == K_TOOL) {
                     cJSON_AddStringToObject(b, "type", "tool_result");
                     cJSON_AddStringToObject(b, "tool_use_id", id);
