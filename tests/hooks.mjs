@@ -187,6 +187,9 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     r = hook('gemini', 'BeforeAgent', { ...gem, transcript_path: transcript('gemini-reask.jsonl') }, { box: sandbox() });
     ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || ''),
       'Gemini CLI: three earlier asks, one written twice, beside a tool response and a file holding the question: 3 times before', r.out);
+    r = hook('gemini', 'BeforeAgent', { ...gem, transcript_path: transcript('gemini-cancelled.jsonl') }, { box: sandbox() });
+    ok(r.status === 0 && /2 times before/.test(r.out?.systemMessage || ''),
+      'Gemini CLI: an ask cancelled ("Request cancelled.") and typed again counts once: 2 times before', r.out);
     r = hook('gemini', 'BeforeAgent', { ...gem, transcript_path: transcript('gemini-rewound.jsonl') }, { box: sandbox() });
     ok(r.status === 0 && /2 times before/.test(r.out?.systemMessage || ''),
       'Gemini CLI: a rewind ($rewindTo) takes back the second and third asks, every line of them; one asked after it: 2 times before', r.out);

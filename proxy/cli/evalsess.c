@@ -14,9 +14,8 @@
  * turn: a tool's result holding the prompt's words (every third), a command
  * run with ! and its output (every seventh), a prompt typed while the agent
  * worked (Claude Code's queued_command, every sixth from the fifth), the
- * prompt cut off with Esc and typed again (every eleventh from the tenth;
- * not in Gemini CLI's, where keel cannot tell a cancelled prompt), the
- * summary of a compaction listing every prompt so far (the 20th); Codex
+ * prompt cut off with Esc and typed again (every eleventh from the tenth),
+ * the summary of a compaction listing every prompt so far (the 20th); Codex
  * writes each prompt twice (a response item and an event), Gemini CLI some
  * messages again and hooks' context beside the prompt. None of it is an
  * ask: the figures are those of the prompts alone when keel reads the
@@ -103,9 +102,9 @@ static void line(FILE *f, enum host host, enum kind kind, const char *text, int6
     if (host == H_GEMINI) { /* {id, timestamp, type, content}: the host's order */
         cJSON_AddStringToObject(l, "id", id);
         cJSON_AddStringToObject(l, "timestamp", ts);
-        cJSON_AddStringToObject(l, "type", kind == K_REPLY ? "gemini" : "user");
-        if (kind == K_REPLY) {
-            cJSON_AddStringToObject(l, "content", text);
+        cJSON_AddStringToObject(l, "type", kind == K_REPLY ? "gemini" : kind == K_INTERRUPT ? "info" : "user");
+        if (kind == K_REPLY || kind == K_INTERRUPT) {
+            cJSON_AddStringToObject(l, "content", kind == K_INTERRUPT ? "Request cancelled." : text);
         } else {
             b = one_block(l, "content");
             if (kind == K_TOOL) {
@@ -300,8 +299,8 @@ static void replay(const cJSON *s, enum host host, const struct profile *p, stru
             line(f, host, K_SUMMARY, so_far, at - 40000, turn);
         if (turn % 7 == 0 && host == H_CLAUDE)
             line(f, host, K_SHELL, prompt, at - 30000, turn);
-        if (turn % 11 == 10 && host != H_GEMINI) { /* typed, cut off with Esc, typed again */
-            line(f, host, K_PROMPT, prompt, at - 20000, turn);
+        if (turn % 11 == 10) { /* typed, cut off with Esc, typed again */
+            line(f, host, K_PROMPT, prompt, at - 20000, turn + 5000); /* a message of its own */
             line(f, host, K_INTERRUPT, "", at - 15000, turn);
         }
         /* Claude Code and Codex write the prompt before the hook runs; Gemini

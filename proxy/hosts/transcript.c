@@ -8,9 +8,10 @@
  * megabytes of tool output) is skipped before any parse.
  *
  * A prompt the person interrupted (Esc in Claude Code, which then writes a
- * user line "[Request interrupted by user]"; a turn_aborted event in Codex)
- * was cut off before it was answered, and the prompt typed next stands in
- * its place: neither it nor the interruption is a prompt asked. */
+ * user line "[Request interrupted by user]"; a turn_aborted event in Codex;
+ * an info message "Request cancelled." in Gemini CLI) was cut off before it
+ * was answered, and the prompt typed next stands in its place: neither it
+ * nor the interruption is a prompt asked. */
 #include "transcript.h"
 
 #include "jscan.h"
@@ -221,7 +222,8 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
      * strings are escaped): Claude Code's type or role, Codex's
      * "user_message". Other lines are never parsed. */
     static const char key[] = "\"user", codex_event[] = "\"event_msg\"", aborted[] = "\"turn_aborted\"",
-                      rewind_key[] = "{\"$rewindTo\":\"", queued[] = "queued_command\"";
+                      rewind_key[] = "{\"$rewindTo\":\"", queued[] = "queued_command\"",
+                      cancelled[] = "\"type\":\"info\",\"content\":\"Request cancelled.\"";
     *kept = 0;
     int cut = 0; /* an interruption seen: the next prompt back was cut off */
     /* Gemini CLI's rewind ({"$rewindTo": id}): the lines back to that
@@ -251,8 +253,9 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
             continue;
         }
         size_t head = (size_t)(line_end - line) < 96 ? (size_t)(line_end - line) : 96; /* Codex's type comes first */
-        if (find(line, head, codex_event, sizeof codex_event - 1) &&
-            find(line, (size_t)(line_end - line), aborted, sizeof aborted - 1)) {
+        if ((find(line, head, codex_event, sizeof codex_event - 1) &&
+             find(line, (size_t)(line_end - line), aborted, sizeof aborted - 1)) ||
+            find(line, len, cancelled, sizeof cancelled - 1)) {
             cut = 1;
             continue;
         }
