@@ -27,8 +27,8 @@
  * "One decision": requests are grouped when they share a subject word
  * (Snowball stems, stem.h, of content words of 3+ bytes or a number, all in
  * the language of the newest messages read together), directly or through
- * another request (union-find); with decision_context the group linked to it counts,
- * else the largest. A request whose asking sentence names fewer than 2
+ * another request (union-find); with decision_context the group linked to
+ * it counts, else the largest. A request whose asking sentence names fewer than 2
  * subject words ("Did I do right?") is vague and counts with the group
  * picked: the decision's, or the largest when that holds two or more or
  * when no request names a subject (one request naming its subject and vague

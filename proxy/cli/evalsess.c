@@ -151,14 +151,20 @@ static void line(FILE *f, enum host host, enum kind kind, const char *text, int6
             cJSON_AddStringToObject(m, "prompt", text);
         } else {
             char *wrapped = NULL;
-            if (kind == K_SHELL && (wrapped = malloc(strlen(text) + 32)))
-                sprintf(wrapped, "<bash-stdout>%s</bash-stdout>", text);
+            if (kind == K_SHELL) {
+                size_t cap = strlen(text) + 32;
+                if (!(wrapped = malloc(cap))) { /* out of memory: the line is not written */
+                    cJSON_Delete(l);
+                    return;
+                }
+                snprintf(wrapped, cap, "<bash-stdout>%s</bash-stdout>", text);
+            }
             cJSON_AddStringToObject(l, "type", kind == K_REPLY ? "assistant" : "user");
             if (kind == K_SUMMARY)
                 cJSON_AddTrueToObject(l, "isCompactSummary");
             m = cJSON_AddObjectToObject(l, "message");
             cJSON_AddStringToObject(m, "role", kind == K_REPLY ? "assistant" : "user");
-            if (kind == K_PROMPT || kind == K_SUMMARY || (kind == K_SHELL && wrapped)) {
+            if (kind == K_PROMPT || kind == K_SUMMARY || kind == K_SHELL) {
                 cJSON_AddStringToObject(m, "content", wrapped ? wrapped : text);
             } else {
                 if (kind == K_REPLY)
@@ -318,8 +324,11 @@ static void replay(const cJSON *s, enum host host, const struct profile *p, stru
         }
         if (turn % 3 == 0)
             line(f, host, K_TOOL, prompt, at + 10000, turn);
-        if (so_far_n + strlen(prompt) + 4 < sizeof so_far)
-            so_far_n += (size_t)snprintf(so_far + so_far_n, sizeof so_far - so_far_n, " %d. %s", turn, prompt);
+        int k = snprintf(so_far + so_far_n, sizeof so_far - so_far_n, " %d. %s", turn, prompt);
+        if (k > 0 && (size_t)k < sizeof so_far - so_far_n) /* else the summary ends before this prompt */
+            so_far_n += (size_t)k;
+        else
+            so_far[so_far_n] = '\0';
         int advised = said != 0, rum = said & SAID_RUMINATION;
         int e = -1;
         for (int i = 0; episode && i < nep; i++)

@@ -278,8 +278,9 @@ static int collect(const char *buf, size_t n, int64_t from_ms, int max, struct f
         }
         int interruption = t && !strncmp(t, INTERRUPTED, sizeof INTERRUPTED - 1);
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "id")); /* Gemini CLI's only */
-        if (!t || interruption || !typed(t, strlen(t)) || cut || seen_id(got, got + *kept, id)) {
-            cut = interruption || (cut && (!t || !typed(t, strlen(t))));
+        int prompt = t && !interruption && typed(t, strlen(t));
+        if (!prompt || cut || seen_id(got, got + *kept, id)) {
+            cut = interruption || (cut && !prompt);
             cJSON_Delete(m);
             continue;
         }
