@@ -20,6 +20,8 @@ struct chrono_env {
     const char *state_dir; /* NULL: the default (state.h) */
     int64_t conversation_at; /* when the caller's conversation began (a host session, a client
                                    connection): overrides given before it do not hold in it; 0 unknown */
+    const char *conversation; /* which conversation it is (a host's session id, hashed): an override
+                                 given in another one does not hold in it; NULL or "" unknown */
 };
 
 int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);

@@ -55,11 +55,15 @@ static void set_num(cJSON *o, const char *key, double v)
     cJSON_AddNumberToObject(o, key, v);
 }
 
-/* An override given at `at` (ms; -1 unknown: an older keel's) holds in the
- * caller's conversation: it was given during it, or the caller knows no
- * conversation. A new chat starts clean. */
-static int holds_here(const struct chrono_env *env, int64_t at)
+/* An override given at `at` (ms; -1 unknown: an older keel's) in
+ * conversation `in` ("" unknown) holds in the caller's conversation: it was
+ * given during it, or the caller knows no conversation; and it was given in
+ * this one, when both are known (a host's session: another chat open at the
+ * same time is not this one). A new chat starts clean. */
+static int holds_here(const struct chrono_env *env, int64_t at, const char *in)
 {
+    if (in[0] && env->conversation && env->conversation[0] && strcmp(in, env->conversation))
+        return 0;
     return !env->conversation_at || at < 0 || at >= env->conversation_at;
 }
 
@@ -73,22 +77,48 @@ static int64_t given_at(const cJSON *g, const char *name, const char *det)
     return cJSON_IsNumber(n) ? (int64_t)n->valuedouble : -1;
 }
 
-static void mark_given(cJSON *g, const char *name, const char *det, int64_t at)
+/* The conversation the override name[det] was given in, or "". */
+static const char *given_in(const cJSON *g, const char *name, const char *det)
+{
+    char key[48];
+    snprintf(key, sizeof key, "%s_in", name);
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(g, key);
+    const char *s = cJSON_GetStringValue(det ? cJSON_GetObjectItemCaseSensitive(o, det) : o);
+    return s ? s : "";
+}
+
+/* 1 if the override name[det] holds in the caller's conversation. */
+static int holds(const struct chrono_env *env, const cJSON *g, const char *name, const char *det)
+{
+    return holds_here(env, given_at(g, name, det), given_in(g, name, det));
+}
+
+/* g[key], or g[key][det], set to v (a number, or a string; a NULL string
+ * removes it). */
+static void put(cJSON *g, const char *key, const char *det, cJSON *v)
+{
+    cJSON *o = g;
+    if (det) {
+        o = cJSON_GetObjectItemCaseSensitive(g, key);
+        if (!cJSON_IsObject(o)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(g, key);
+            o = cJSON_AddObjectToObject(g, key);
+        }
+        key = det;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    if (v)
+        cJSON_AddItemToObject(o, key, v);
+}
+
+/* Records when, and in which conversation, the override name[det] was given. */
+static void mark_given(cJSON *g, const char *name, const char *det, const struct chrono_env *env)
 {
     char key[48];
     snprintf(key, sizeof key, "%s_at", name);
-    if (!det) {
-        cJSON_DeleteItemFromObjectCaseSensitive(g, key);
-        cJSON_AddNumberToObject(g, key, (double)at);
-        return;
-    }
-    cJSON *o = cJSON_GetObjectItemCaseSensitive(g, key);
-    if (!cJSON_IsObject(o)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(g, key);
-        o = cJSON_AddObjectToObject(g, key);
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(o, det);
-    cJSON_AddNumberToObject(o, det, (double)at);
+    put(g, key, det, cJSON_CreateNumber((double)env->now.ms));
+    snprintf(key, sizeof key, "%s_in", name);
+    put(g, key, det, env->conversation && env->conversation[0] ? cJSON_CreateString(env->conversation) : NULL);
 }
 
 static void today(const struct chrono_env *env, char *buf, size_t n)
@@ -147,18 +177,17 @@ static int do_read(cJSON *state, void *vctx, kerr *e)
     for (int d = 0; d < DET_COUNT; d++) {
         const char *dn = guard_detector_names[d];
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, dn);
-        v->once[d] = cJSON_IsNumber(n) && holds_here(env, given_at(g, "override_once", dn)) ? (int)n->valuedouble : 0;
+        v->once[d] = cJSON_IsNumber(n) && holds(env, g, "override_once", dn) ? (int)n->valuedouble : 0;
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dis, dn));
-        v->disabled[d] =
-            k && v->session_key[0] && !strcmp(k, v->session_key) && holds_here(env, given_at(g, "disabled", dn));
+        v->disabled[d] = k && v->session_key[0] && !strcmp(k, v->session_key) && holds(env, g, "disabled", dn);
     }
     const char *ls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "lower_sensitivity"));
-    v->lower_sensitivity = ls && v->session_key[0] && !strcmp(ls, v->session_key) &&
-        holds_here(env, given_at(g, "lower_sensitivity", NULL));
+    v->lower_sensitivity =
+        ls && v->session_key[0] && !strcmp(ls, v->session_key) && holds(env, g, "lower_sensitivity", NULL);
     const char *vo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "validation_ok"));
-    v->validation_ok =
-        vo && v->session_key[0] && !strcmp(vo, v->session_key) && holds_here(env, given_at(g, "validation_ok", NULL));
-    v->fresh_context_at = time_of(g, "fresh_context_at");
+    v->validation_ok = vo && v->session_key[0] && !strcmp(vo, v->session_key) && holds(env, g, "validation_ok", NULL);
+    /* fresh-context forgets what was said before it in its own conversation only */
+    v->fresh_context_at = holds_here(env, -1, given_in(g, "fresh_context", NULL)) ? time_of(g, "fresh_context_at") : -1;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(g, "hyperfocus");
     v->snooze_until = time_of(h, "snooze_until");
     v->skip_next = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "skip_next"));
@@ -228,7 +257,7 @@ static int do_claim(cJSON *state, void *vctx, kerr *e)
     }
     cJSON *once = state_obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, "hyperfocus");
-    if (cJSON_IsNumber(n) && n->valuedouble > 0 && holds_here(c->env, given_at(g, "override_once", "hyperfocus"))) {
+    if (cJSON_IsNumber(n) && n->valuedouble > 0 && holds(c->env, g, "override_once", "hyperfocus")) {
         set_num(once, "hyperfocus", n->valuedouble - 1); /* override-once: swallowed */
         return 1;
     }
@@ -249,8 +278,7 @@ static int do_take_once(cJSON *state, void *vctx, kerr *e)
     cJSON *g = state_obj(state, "guard"), *once = state_obj(g, "override_once");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[c->det]);
     *c->result = 0;
-    if (!cJSON_IsNumber(n) || n->valuedouble <= 0 ||
-        !holds_here(c->env, given_at(g, "override_once", guard_detector_names[c->det])))
+    if (!cJSON_IsNumber(n) || n->valuedouble <= 0 || !holds(c->env, g, "override_once", guard_detector_names[c->det]))
         return 0;
     set_num(once, guard_detector_names[c->det], n->valuedouble - 1);
     *c->result = 1;
@@ -283,24 +311,26 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         cJSON *once = state_obj(g, "override_once");
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, det);
         /* One left unused from an earlier conversation is not this one's. */
-        double left = cJSON_IsNumber(n) && holds_here(env, given_at(g, "override_once", det)) ? n->valuedouble : 0;
+        double left = cJSON_IsNumber(n) && holds(env, g, "override_once", det) ? n->valuedouble : 0;
         set_num(once, det, left + 1);
-        mark_given(g, "override_once", det, env->now.ms);
+        mark_given(g, "override_once", det, env);
         snprintf(c->effect, c->effect_n, "the next %s advisory will not be shown", det);
         snprintf(c->until, c->until_n, "the next %s advisory", det);
     } else if (!strcmp(c->token, "disable-for-session")) {
         set_str(state_obj(g, "disabled"), det, c->key);
-        mark_given(g, "disabled", det, env->now.ms);
+        mark_given(g, "disabled", det, env);
         snprintf(c->effect, c->effect_n, "%s advisories are off for this session", det);
         snprintf(c->until, c->until_n, "the session ends");
     } else if (!strcmp(c->token, "lower-sensitivity")) {
         set_str(g, "lower_sensitivity", c->key);
-        mark_given(g, "lower_sensitivity", NULL, env->now.ms);
+        mark_given(g, "lower_sensitivity", NULL, env);
         snprintf(c->effect, c->effect_n,
                  "rumination now needs a similarity of at least 0.75 and one more repeat before it speaks");
         snprintf(c->until, c->until_n, "the session ends");
     } else if (!strcmp(c->token, "fresh-context")) {
         set_time(g, "fresh_context_at", env->now.ms, env->now.offset_s);
+        put(g, "fresh_context_in", NULL,
+            env->conversation && env->conversation[0] ? cJSON_CreateString(env->conversation) : NULL);
         snprintf(c->effect, c->effect_n, "earlier %s are forgotten; %s starts from a clean slate",
                  c->det == DET_SYCOPHANCY ? "reassurance requests"
                      : c->det == DET_LOOP ? "tool calls"
@@ -332,7 +362,7 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         snprintf(c->until, c->until_n, "the end of %s", d);
     } else if (!strcmp(c->token, "i-want-validation")) {
         set_str(g, "validation_ok", c->key);
-        mark_given(g, "validation_ok", NULL, env->now.ms);
+        mark_given(g, "validation_ok", NULL, env);
         snprintf(c->effect, c->effect_n, "no sycophancy advisories for this session");
         snprintf(c->until, c->until_n, "the session ends");
     } else {

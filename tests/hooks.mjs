@@ -637,6 +637,33 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'disable-for-session holds in the chat it was said in; a chat begun after it starts clean', { first, off, quiet, fresh });
 }
 
+// Two chats open at the same time, each asking its own worry again: an
+// override said in one holds in that one only, never in the other, begun
+// before it (override-once, disable-for-session, fresh-context,
+// lower-sensitivity); the chat it was said in keeps it.
+for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lower-sensitivity']) {
+  const box = sandbox();
+  const worry = {
+    a: 'could the retry logic we added end up charging a customer twice?',
+    b: 'does the new cache invalidation drop entries that are still in use?',
+  };
+  const tr = { a: join(box.dir, 'a.jsonl'), b: join(box.dir, 'b.jsonl') };
+  const said = { a: [], b: [] };
+  const ask = (c, prompt, at) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-30T10:${at}Z`, TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `chat-${c}`, prompt, transcript_path: tr[c] }) });
+    said[c].push([`2026-11-30T10:${at}Z`, prompt]);
+    writeAsks(tr[c], said[c]);
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+  };
+  for (const m of ['00', '06', '12']) { ask('a', worry.a, `${m}:00`); ask('b', worry.b, `${m}:30`); }
+  const given = ask('a', `${word} rumination`, '13:00');
+  const other = ask('b', worry.b, '15:00');   // the 4th ask in the other chat, first
+  const own = ask('a', worry.a, '18:00');     // the 4th ask, in the chat the word was said in
+  ok(new RegExp(`${word} applied`).test(given) && !/keel \(rumination/.test(own) && /keel \(rumination/.test(other),
+    `${word} said in one chat holds there, not in another chat open at the same time`, { given, own, other });
+}
+
 // The same for a reply: i-want-validation said in one chat quiets that
 // chat's next reply, not a reply in a chat begun after it.
 {
@@ -650,13 +677,17 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const prompt = (sid, text, minute) => run('UserPromptSubmit', sid, minute, { prompt: text });
   const reply = (sid, minute) => run('Stop', sid, minute, { stop_hook_active: false, last_assistant_message: flattering });
   prompt('chat-a', 'should I rewrite the parser?', '00');
+  prompt('chat-c', 'should I rename the lexer?', '00');  // a chat open at the same time
   const before = reply('chat-a', '01');
   const want = prompt('chat-a', 'i-want-validation', '02');
   prompt('chat-b', 'what does the parser do?', '03');   // a new chat begins
   const other = reply('chat-b', '04');
+  const beside = reply('chat-c', '04');
   const own = reply('chat-a', '05');
-  ok(/keel \(sycophancy\)/.test(before) && /i-want-validation applied/.test(want) && /keel \(sycophancy\)/.test(other) && !/keel \(sycophancy\)/.test(own),
-    'i-want-validation quiets the next reply of the chat it was said in, not a reply in a chat begun after it', { before, want, other, own });
+  ok(/keel \(sycophancy\)/.test(before) && /i-want-validation applied/.test(want) && /keel \(sycophancy\)/.test(other) &&
+     /keel \(sycophancy\)/.test(beside) && !/keel \(sycophancy\)/.test(own),
+    'i-want-validation quiets the next reply of the chat it was said in, not a reply in a chat begun after it nor in one open beside it',
+    { before, want, other, beside, own });
   const once = prompt('chat-b', 'override-once', '06');   // several detectors take it: the reply's is meant
   ok(/keel \(sycophancy\): override-once applied/.test(once), 'override-once after a flattering reply applies to sycophancy, the detector that spoke', once);
 }

@@ -413,7 +413,7 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         log_event(LOG_INFO, "hook_not_the_person", "bytes=%zu", prompt ? strlen(prompt) : 0);
         return;
     }
-    struct chrono_env env = {{now, 0}, p, state_dir, 0};
+    struct chrono_env env = {{now, 0}, p, state_dir, 0, NULL};
     kerr e = {0};
     if (chrono_now(&env.now, &e) < 0 || chrono_touch(&env, &e) < 0)
         log_event(LOG_WARN, "hook_activity_not_recorded", "code=%s", e.code ? e.code : "");
@@ -423,13 +423,15 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
-    env.conversation_at = h.started; /* this host session: a new chat starts clean */
+    env.conversation_at = h.started; /* this host session: a new chat starts clean, */
+    env.conversation = h.key; /* and another chat's overrides are not this one's */
     if (prompt_override(prompt, h.last, &env, o))
         return;
 
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_RUMINATION | OV_HYPERFOCUS | OV_SYCOPHANCY, NULL, 0, NULL, 0);
     ov.conversation_at = h.started;
+    snprintf(ov.conversation, sizeof ov.conversation, "%s", h.key);
     size_t n = strlen(prompt);
     const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "transcript_path"));
     struct earlier x = {&ov, NULL, 0, 0};
@@ -557,8 +559,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_SYCOPHANCY, NULL, 0, NULL, 0);
     struct hook_state seen;
-    if (session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0)
+    if (session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0) {
         ov.conversation_at = seen.started;
+        snprintf(ov.conversation, sizeof ov.conversation, "%s", seen.key);
+    }
     overlay_on_reply(&ov, text, n);
     cJSON *advs = spoken(ov.queued);
     const cJSON *a;
@@ -626,7 +630,7 @@ static int human_duration(const char *iso, char *out, size_t cap)
 
 static void on_session_start(const struct profile *p, const char *state_dir, struct out *o)
 {
-    struct chrono_env env = {{0, 0}, p, state_dir, 0};
+    struct chrono_env env = {{0, 0}, p, state_dir, 0, NULL};
     kerr e = {0};
     cJSON *args = cJSON_CreateObject(), *t = NULL;
     if (chrono_now(&env.now, &e) == 0 && chrono_get_time_context(args, &env, &t, &e) == 0) {
@@ -785,7 +789,7 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     if (host == HOOK_HOST_AUTO)
         host =
             name && (!strcmp(name, "BeforeAgent") || !strcmp(name, "AfterAgent")) ? HOOK_HOST_GEMINI : HOOK_HOST_CLAUDE;
-    struct chrono_env env = {{0, 0}, p, state_dir, 0};
+    struct chrono_env env = {{0, 0}, p, state_dir, 0, NULL};
     kerr e = {0};
     static struct out o;
     char block[4000] = "";

@@ -116,6 +116,7 @@ static int clock_env(struct overlay *ov, struct chrono_env *env)
     env->profile = ov->profile;
     env->state_dir = ov->state_dir;
     env->conversation_at = ov->conversation_at;
+    env->conversation = ov->conversation;
     return chrono_now(&env->now, &e);
 }
 

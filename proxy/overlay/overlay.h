@@ -56,6 +56,7 @@ struct overlay {
     cJSON *last[DET_COUNT]; /* the last advisory of each detector, with what matched */
     struct guard_view view; /* the shared guard, re-read when the file changes */
     int64_t conversation_at; /* when this conversation began: overrides given before it do not hold */
+    char conversation[24]; /* which one it is (keel hook: the host's session id, hashed); "" unknown */
     const uint64_t *gen; /* the state file's write generation, mapped (NULL: read every time) */
     int gen_tried;
     uint64_t view_gen; /* the generation view was read at */

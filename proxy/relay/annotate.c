@@ -579,7 +579,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         cJSON_Delete(j);
     }
     char *out = NULL, reason[900];
-    struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir, r->ov.conversation_at};
+    struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir, r->ov.conversation_at, r->ov.conversation};
     kerr e = {0};
     int taken = 0;
     if (cJSON_GetArraySize(rejected) && chrono_now(&env.now, &e) == 0)

@@ -139,7 +139,7 @@ static void answer_keel_tool(struct relay *r, const struct tool *t, const char *
 /* Client activity for get_time_context, written at most every TOUCH_EVERY_MS. */
 static void touch(struct relay *r)
 {
-    struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir, 0};
+    struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir, 0, NULL};
     kerr e = {0};
     if (chrono_now(&env.now, &e) < 0 ||
         (env.now.ms - r->last_touch_ms < TOUCH_EVERY_MS && env.now.ms >= r->last_touch_ms))

@@ -118,7 +118,7 @@ static struct reply tools_call(const struct serve_opts *o, const cJSON *params, 
          * typical call costs no state file write: activity is known to within
          * that, and sessions and overrides are written when they change. */
         static int64_t last_touch_ms = -1;
-        struct chrono_env env = {{0, 0}, o->profile, o->state_dir, 0};
+        struct chrono_env env = {{0, 0}, o->profile, o->state_dir, 0, NULL};
         kerr e = {0};
         if (chrono_now(&env.now, &e) < 0)
             log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");

@@ -117,7 +117,11 @@ cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *
     kerr e = {0};
     cJSON *out = NULL;
     static cJSON empty = {.type = cJSON_Object}; /* {} for a call without arguments; outlives out (detect.h) */
-    struct chrono_env env = {{0, 0}, profile, state_dir, overlay_current ? overlay_current->conversation_at : 0};
+    struct chrono_env env = {{0, 0},
+                             profile,
+                             state_dir,
+                             overlay_current ? overlay_current->conversation_at : 0,
+                             overlay_current ? overlay_current->conversation : NULL};
     *is_error = 1;
     if (args && !cJSON_IsObject(args)) {
         kerr_set(&e, "INPUT_INVALID", "arguments", "arguments must be a JSON object");

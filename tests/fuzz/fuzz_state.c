@@ -32,7 +32,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct chrono_env env = {{0, 0}, &prof, dir, 0};
+    struct chrono_env env = {{0, 0}, &prof, dir, 0, NULL};
     kerr e = {0};
     if (chrono_now(&env.now, &e) < 0)
         abort();

@@ -83,7 +83,7 @@ static void concurrent_processes_account_for_every_session(void **state)
         if (pids[p] == 0) {
             FILE *ids = fopen(idfile, "a");
             setvbuf(ids, NULL, _IOLBF, 0);
-            struct chrono_env env = {{1778922000000LL + p, 3600}, &profile, dir, 0};
+            struct chrono_env env = {{1778922000000LL + p, 3600}, &profile, dir, 0, NULL};
             int bad = 0;
             for (int i = 0; i < CYCLES; i++)
                 bad += cycle(&env, ids) < 0;
@@ -132,7 +132,7 @@ static void kill_9_never_tears_the_file(void **state)
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-            struct chrono_env env = {{1778922000000LL, 3600}, &profile, sub, 0};
+            struct chrono_env env = {{1778922000000LL, 3600}, &profile, sub, 0, NULL};
             FILE *devnull = fopen("/dev/null", "w");
             for (;;)
                 cycle(&env, devnull);
