@@ -538,6 +538,17 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const named = hook('override-once  rumination', '2026-11-26T10:47:00Z').systemMessage || '';
   ok(/keel \(rumination\): override-once applied/.test(named) && !/sycophancy/.test(named),
     'the word followed by a detector\'s name applies to that detector alone', named);
+  ok(/override-once applied: the next rumination advisory will not be shown\.$/.test(u.systemMessage.split('\n')[0]),
+    'override-once says once what it does, not again as how long it holds', u.systemMessage);
+  const capital = hook('Override-once Rumination', '2026-11-26T10:48:00Z').systemMessage || '';
+  ok(/keel \(rumination\): override-once applied/.test(capital) && !/sycophancy/.test(capital),
+    'the word and the detector\'s name in capitals (a phone capitalises the first letter) apply as in lower case', capital);
+  const snooze = hook('snooze-15m', '2026-11-26T10:49:00Z').systemMessage || '';
+  ok(/keel \(hyperfocus\): snooze-15m applied: no time reminders for 15 minutes, until 11:04\.$/.test(snooze),
+    'a snooze says until when as a clock shows it (11:04), not as a timestamp', snooze);
+  const fresh = hook('fresh-context rumination', '2026-11-26T10:50:00Z').systemMessage || '';
+  ok(/fresh-context applied: earlier prompts are forgotten; rumination starts from a clean slate\.$/.test(fresh),
+    'fresh-context says what it forgot, with no "until" the moment it was said', fresh);
 }
 
 // A prompt that holds more than an override word is the person's prompt

@@ -312,6 +312,27 @@ static void add_earlier(const struct transcript_prompt *p, void *ctx)
     x->last_at = p->at;
 }
 
+/* How long an override holds, as the person reads it: nothing when the
+ * effect says it already ("the next rumination advisory will not be shown")
+ * or when until is the moment it was given (fresh-context); a time as the
+ * clock on the wall shows it ("14:57", at the offset of now); else as it is
+ * ("the session ends"). */
+static void until_words(const char *until, const char *effect, const struct chrono_env *env, char *out, size_t cap)
+{
+    int64_t ms;
+    int off;
+    out[0] = '\0';
+    if (!until || !until[0] || (effect && strstr(effect, until)))
+        return;
+    if (tf_parse_rfc3339(until, &ms, &off) < 0) {
+        snprintf(out, cap, ", until %s", until);
+    } else if (ms > env->now.ms) {
+        struct tf_civil c;
+        tf_civil(ms, env->now.offset_s, &c);
+        snprintf(out, cap, ", until %02d:%02d", c.hour, c.minute);
+    }
+}
+
 /* 1 if detector det offers token. */
 static int takes_token(int det, const char *token)
 {
@@ -337,8 +358,10 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
     }
     char token[32], det[16] = "";
     size_t k = 0;
-    while (k + 1 < sizeof token && ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
-        token[k++] = *s++;
+    /* in any case: a phone or an editor may capitalise the first letter */
+    while (k + 1 < sizeof token &&
+           ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-'))
+        token[k++] = (char)(*s >= 'A' && *s <= 'Z' ? *s++ | 0x20 : *s++);
     token[k] = '\0';
     if (!k || (*s && !strchr(" \t\n.,;:!", *s)))
         return 0;
@@ -352,7 +375,7 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         s++;
     for (int d = 0; d < DET_COUNT; d++) {
         size_t l = strlen(guard_detector_names[d]);
-        if (!strncmp(s, guard_detector_names[d], l) && (!s[l] || strchr(" \t\n.,;:!", s[l]))) {
+        if (!strncasecmp(s, guard_detector_names[d], l) && (!s[l] || strchr(" \t\n.,;:!", s[l]))) {
             snprintf(det, sizeof det, "%s", guard_detector_names[d]);
             s += l;
         }
@@ -380,9 +403,9 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         if (overlay_apply_override(args, env, &res, &e) == 0) {
             const char *effect = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "effect"));
             const char *until = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "until"));
-            char line[400];
-            snprintf(line, sizeof line, "keel (%s): %s applied: %s%s%s.", d, token, effect ? effect : "",
-                     until ? ", until " : "", until ? until : "");
+            char line[400], how_long[80];
+            until_words(until, effect, env, how_long, sizeof how_long);
+            snprintf(line, sizeof line, "keel (%s): %s applied: %s%s.", d, token, effect ? effect : "", how_long);
             append(o->msg, sizeof o->msg, "%s%s", o->msg[0] ? "\n" : "", line);
             append(o->ctx, sizeof o->ctx, "%s The person used keel's override word; %s", TRANSCRIPT_KEEL_MARK, line);
             log_event(LOG_INFO, "hook_override", "token=%s detector=%s", token, d);
