@@ -600,6 +600,34 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'Great question! You are absolutely right, this is a brilliant plan.' }), { box });
   const words = (/keel \(sycophancy\): .* start your next prompt with one of: ([a-z0-9-]+(?:, [a-z0-9-]+)+)\./.exec(r.out?.systemMessage || '') || [])[1] || '';
   ok(/i-want-validation/.test(words) && /override-once/.test(words), 'a sycophantic reply: the message lists the words the person may start the next prompt with', r.out);
+  ok(/It said "Great question", "You are absolutely right", "brilliant"\./.test(r.out?.systemMessage || ''),
+    'a sycophantic reply: the message quotes the words of the reply it matched', r.out?.systemMessage);
+  // Each keel hook is a process of its own that keeps none of the
+  // conversation: it offers no explain-the-match, and says so when asked.
+  ok(!/explain-the-match/.test(words), 'a sycophantic reply: explain-the-match is not offered by the hooks', words);
+  const ex = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), prompt: 'explain-the-match' }, { box });
+  ok(/keel: explain-the-match: keel's message already says what it matched/.test(ex.out?.systemMessage || '') && !/in this process/.test(ex.out?.systemMessage || ''),
+    'explain-the-match typed anyway: the hooks say the message above named the match, not that no advisory was given', ex.out);
+}
+
+// The time reminders of the hooks offer no commit-and-close when no work
+// session is open (the hooks' session is one of activity): there is none to
+// close.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'long.jsonl');
+  const at = (min) => new Date(Date.parse('2026-11-30T09:00:00Z') + min * 60000).toISOString().replace('.000Z', 'Z');
+  const steps = [];
+  let last = '';
+  for (let m = 0; m <= 91; m += 7) {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: at(m), TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'long', prompt: `step ${m}: update handler ${m}`, transcript_path: tr }) });
+    steps.push([at(m), `step ${m}: update handler ${m}`]);
+    writeAsks(tr, steps);
+    try { last = JSON.parse(r.stdout).systemMessage || last; } catch { /* nothing said */ }
+  }
+  ok(/keel \(hyperfocus\): This session has run 91 minutes, past the nudge mark/.test(last) && /snooze-15m/.test(last) && !/commit-and-close/.test(last),
+    'the 90-minute reminder of the hooks offers no commit-and-close without a work session to close', last);
 }
 
 // SessionStart tells the model how long ago the person last wrote and how

@@ -127,9 +127,11 @@ static void tokens_of(const cJSON *adv, char *buf, size_t cap)
 {
     const cJSON *o;
     buf[0] = '\0';
-    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options"))
-        append(buf, cap, "%s%s", buf[0] ? ", " : "",
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options")) {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token"));
+        if (t && strcmp(t, "explain-the-match")) /* the message itself says what matched (NO_EXPLANATION) */
+            append(buf, cap, "%s%s", buf[0] ? ", " : "", t);
+    }
 }
 
 /* The advisories to put to the person, as keel wrap's text block takes them
@@ -169,13 +171,14 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
             snprintf(seek, sizeof seek, ", %s,", w ? w : "");
             char have[420];
             snprintf(have, sizeof have, ", %s,", tok);
-            if (w && !strstr(have, seek))
+            if (w && !strstr(have, seek) && strcmp(w, "explain-the-match")) /* the message says it */
                 append(tok, sizeof tok, "%s%s", tok[0] ? ", " : "", w);
         }
     }
     if (!names[0])
         return;
-    append(o->ctx, sizeof o->ctx, "%s%s", TRANSCRIPT_KEEL_MARK, " keel, the person's guardrail, noted:");
+    append(o->ctx, sizeof o->ctx, "%s%s keel, the person's guardrail, noted:", o->ctx[0] ? " " : "",
+           TRANSCRIPT_KEEL_MARK);
     append(o->msg, sizeof o->msg, "%skeel (%s):", o->msg[0] ? "\n" : "", names);
     cJSON_ArrayForEach(a, advs) {
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
@@ -381,9 +384,20 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         }
     }
     /* Which detectors: the one named, the one the word belongs to, or those
-     * of the last advisories given in this host session that take it. */
+     * of the last advisories given in this host session that take it. No
+     * advisory of the hooks offers explain-the-match: each is a process of
+     * its own that keeps none of the person's words, and its message already
+     * names what it matched. */
     char list[64];
-    if (det[0])
+    if (!strcmp(token, "explain-the-match")) {
+        append(o->msg, sizeof o->msg,
+               "%skeel: explain-the-match: keel's message already says what it matched (when you asked before and "
+               "your first words, or the reply's own words); keel keeps none of the conversation between prompts "
+               "to show more.",
+               o->msg[0] ? "\n" : "");
+        log_event(LOG_INFO, "hook_override_refused", "code=NO_EXPLANATION");
+        list[0] = '\0';
+    } else if (det[0])
         snprintf(list, sizeof list, "%s", det);
     else if (owners == 1)
         snprintf(list, sizeof list, "%s", guard_detector_names[owner]);
@@ -407,7 +421,8 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
             until_words(until, effect, env, how_long, sizeof how_long);
             snprintf(line, sizeof line, "keel (%s): %s applied: %s%s.", d, token, effect ? effect : "", how_long);
             append(o->msg, sizeof o->msg, "%s%s", o->msg[0] ? "\n" : "", line);
-            append(o->ctx, sizeof o->ctx, "%s The person used keel's override word; %s", TRANSCRIPT_KEEL_MARK, line);
+            append(o->ctx, sizeof o->ctx, "%s%s The person used keel's override word; %s", o->ctx[0] ? " " : "",
+                   TRANSCRIPT_KEEL_MARK, line);
             log_event(LOG_INFO, "hook_override", "token=%s detector=%s", token, d);
             applied++;
         } else {

@@ -387,14 +387,45 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     return a;
 }
 
+/* The bytes of s[0..n)'s first max characters (UTF-8 lead bytes counted). */
+static size_t first_chars(const char *s, size_t n, size_t max)
+{
+    size_t i = 0;
+    for (size_t c = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == max)
+            break;
+    return i;
+}
+
+/* The words of the reply that fired, quoted after reason (at most three, each
+ * cut to 48 characters): what it matched, for the person to judge. */
+static void quote_spans(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->nspans && n < 3; k++) {
+        const struct syc_span *sp = &r->span[k];
+        if (sp->msg >= 0 || sp->b <= sp->a)
+            continue;
+        size_t l = first_chars(q->resp + sp->a, sp->b - sp->a, 48), len = strlen(reason);
+        snprintf(reason + len, cap - len, "%s\"%.*s%s\"", n ? ", " : " It said ", (int)l, q->resp + sp->a,
+                 l < sp->b - sp->a ? "..." : "");
+        n++;
+    }
+    if (n) {
+        size_t len = strlen(reason);
+        snprintf(reason + len, cap - len, ".");
+    }
+}
+
 /* Sycophancy on q; an advisory when it fires and may speak. */
 static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const struct syc_query *q)
 {
     struct syc_result r;
     if (syc_run(q, &r) < 0 || r.pattern < 0 || silenced(ov, DET_SYCOPHANCY) || (ov->view_ok && ov->view.validation_ok))
         return NULL;
-    char reason[280];
+    char reason[480];
     syc_reason(q, &r, reason, sizeof reason);
+    quote_spans(q, &r, reason, sizeof reason);
     cJSON *a = advisory(DET_SYCOPHANCY, "pattern", syc_pattern_name(r.pattern), det_round(r.confidence), reason,
                         guard_tokens[DET_SYCOPHANCY], 5, syc_heuristic());
     cJSON_Delete(ov->last[DET_SYCOPHANCY]);
@@ -405,16 +436,6 @@ static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const
         a = NULL;
     }
     return a;
-}
-
-/* The bytes of s[0..n)'s first max characters (UTF-8 lead bytes counted). */
-static size_t first_chars(const char *s, size_t n, size_t max)
-{
-    size_t i = 0;
-    for (size_t c = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == max)
-            break;
-    return i;
 }
 
 /* Sycophancy on a reply of the model's, on its first OV_SCAN_MAX characters
@@ -680,7 +701,13 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     else
         snprintf(reason, sizeof reason, "%s", base);
     const char *tok[6];
-    size_t nt = hyp_tokens(&ev, tok);
+    size_t nt = hyp_tokens(&ev, tok), k = 0;
+    /* commit-and-close ends a work session mark_session_start opened; the
+     * session of activity alone (the hooks') has none to end */
+    for (size_t i = 0; i < nt; i++)
+        if (ov->view.session_open || strcmp(tok[i], "commit-and-close"))
+            tok[k++] = tok[i];
+    nt = k;
     cJSON *a = advisory(DET_HYPERFOCUS, "level", hyp_level_name(ev.level), 0.75, reason, tok, nt,
                         det_heuristic("elapsed_threshold_with_eod", "0.1.0", hyp_description));
     cJSON_Delete(ov->last[DET_HYPERFOCUS]);
