@@ -314,8 +314,11 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         double left = cJSON_IsNumber(n) && holds(env, g, "override_once", det) ? n->valuedouble : 0;
         set_num(once, det, left + 1);
         mark_given(g, "override_once", det, env);
-        snprintf(c->effect, c->effect_n, "the next %s advisory will not be shown", det);
-        snprintf(c->until, c->until_n, "the next %s advisory", det);
+        if (left >= 1)
+            snprintf(c->until, c->until_n, "the next %d %s advisories", (int)left + 1, det);
+        else
+            snprintf(c->until, c->until_n, "the next %s advisory", det);
+        snprintf(c->effect, c->effect_n, "%s will not be shown", c->until);
     } else if (!strcmp(c->token, "disable-for-session")) {
         set_str(state_obj(g, "disabled"), det, c->key);
         mark_given(g, "disabled", det, env);

@@ -391,7 +391,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const start = hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });
   const ctx = start.out?.hookSpecificOutput?.additionalContext || '';
   ok(/It is|it is/.test(ctx) && !/\bPT\d|\bP\dD|%s|\(null\)/.test(ctx) && /\.$/.test(ctx.trim()) &&
-    /it is [^ ]+, a [a-z]+day( \(energy zone: [a-z_]+\))?\. [A-Z]/.test(ctx),
+    /it is [^ ]+, a [A-Z][a-z]+day( \(energy zone: [a-z_]+\))?\. [A-Z]/.test(ctx),
     'SessionStart on a fresh state file: the time in words, no ISO duration ("PT0S") and no placeholder', ctx);
   const trailing = hook('claude-code', 'SessionStart', JSON.stringify(payload('claude-code-SessionStart.json')) + '\nand then some words', { box });
   ok(trailing.status === 0 && /it is /.test(trailing.out?.hookSpecificOutput?.additionalContext || ''),
@@ -773,6 +773,29 @@ for (const end of ['revised', 'bypassed']) {
   }
   ok(counts[30] === 31 && counts[31] === 32 && counts[33] === 32, `the state file keeps up to 32 host sessions, then the most recent 32 (${counts.slice(29).join(', ')})`);
 }
+// A broken profile: the hooks run on the defaults and say so on stderr (an
+// event name, never the file's text); --host with no value says what it wants.
+{
+  const box = sandbox();
+  const bad = join(box.dir, 'broken.yaml');
+  writeFileSync(bad, 'guardrails: [unclosed\n');
+  const r = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json'), { box, env: { KEEL_PROFILE: bad } });
+  ok(r.status === 0 && /warn profile_unreadable/.test(r.stderr) && !/unclosed/.test(r.stderr),
+    'a broken profile: the prompt hook exits 0 and names profile_unreadable on stderr, without the file\'s text', r);
+  const h = spawnSync(keel, ['hook', 'UserPromptSubmit', '--host'], { encoding: 'utf8', input: '{}', env: { ...process.env, ...box.env } });
+  ok(h.status === 0 && /--host needs a value/.test(h.stderr), '--host with no value: exit 0 (a hook never breaks its host), and stderr says it needs one', h.stderr);
+}
+
+// override-once said twice hides the next two advisories, and says two.
+{
+  const box = sandbox();
+  const say = (prompt, minute) => hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'twice', prompt },
+    { box, env: { KEEL_NOW: `2026-11-26T12:${minute}:00Z` } }).out?.systemMessage || '';
+  const one = say('override-once rumination', '00'), two = say('override-once rumination', '01');
+  ok(/the next rumination advisory will not be shown\.$/.test(one) && /the next 2 rumination advisories will not be shown\.$/.test(two),
+    'override-once said twice: the second says the next 2 advisories', { one, two });
+}
+
 // --- the two timed checks started first ------------------------------------------
 {
   const r = await halfPayload;

@@ -378,6 +378,10 @@ static int cmd_hook(int argc, char **argv)
             v = argv[i] + 7;
         else if (!strcmp(argv[i], "--host") && i + 1 < argc)
             v = argv[++i];
+        else if (!strcmp(argv[i], "--host")) {
+            fprintf(stderr, "keel: hook_usage --host needs a value: claude-code, codex or gemini\n");
+            return 0;
+        }
         if (v) {
             const struct hook_host *hh = hook_host_named(v);
             host = hh ? (int)(hh - hook_hosts) : -1;
@@ -397,6 +401,10 @@ static int cmd_hook(int argc, char **argv)
         return 64;
     }
     profile_load(&profile, profile_path);
+    if (profile.unreadable) /* the defaults hold; the person should know their settings do not */
+        log_event(LOG_WARN, "profile_unreadable", "problems=1");
+    else if (profile.nproblems)
+        log_event(LOG_WARN, "profile_problems", "count=%d", profile.nproblems);
     /* Rules judge replies only: a prompt hook (run before every prompt) does
      * not compile them. */
     if (strcmp(event, "UserPromptSubmit") && strcmp(event, "BeforeAgent") && strcmp(event, "SessionStart"))

@@ -31,6 +31,7 @@
 #include "timefmt.h"
 #include "transcript.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -555,7 +556,8 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                    "count its attempts, as its state directory is not usable (keel check get_time_context says why).",
                    names);
         }
-        append(o->note, sizeof o->note, "%sthe rules %s were bypassed", o->note[0] ? "; " : "", names);
+        append(o->note, sizeof o->note, "%sthe %s %s %s bypassed", o->note[0] ? "; " : "",
+               strchr(names, ',') ? "rules" : "rule", names, strchr(names, ',') ? "were" : "was");
         log_event(LOG_INFO, "hook_rules_bypassed", "attempts=%d", HOOK_BLOCKS_MAX);
     } else {
         pass = continuing;
@@ -677,8 +679,8 @@ static void on_session_start(const struct profile *p, const char *state_dir, str
         const char *zone = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "energy_zone"));
         const char *since = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "time_since_last_prompt"));
         const cJSON *open = cJSON_GetObjectItemCaseSensitive(t, "session_open");
-        snprintf(o->ctx, sizeof o->ctx, "%s The time, from keel: it is %s, a %s", TRANSCRIPT_KEEL_MARK, now ? now : "?",
-                 day ? day : "?");
+        snprintf(o->ctx, sizeof o->ctx, "%s The time, from keel: it is %s, a %c%s", TRANSCRIPT_KEEL_MARK,
+                 now ? now : "?", day && *day ? toupper((unsigned char)*day) : '?', day && *day ? day + 1 : "");
         if (zone)
             append(o->ctx, sizeof o->ctx, " (energy zone: %s)", zone);
         append(o->ctx, sizeof o->ctx, ".");
