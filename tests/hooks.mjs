@@ -8,7 +8,7 @@
 // person's prompts (tool results, meta lines, slash commands, task
 // notifications, keel's own context, assistant text).
 import { spawnSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, readdirSync, mkdirSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel, root, sandbox } from './lib/keel.mjs';
@@ -784,6 +784,14 @@ for (const end of ['revised', 'bypassed']) {
     'a broken profile: the prompt hook exits 0 and names profile_unreadable on stderr, without the file\'s text', r);
   const h = spawnSync(keel, ['hook', 'UserPromptSubmit', '--host'], { encoding: 'utf8', input: '{}', env: { ...process.env, ...box.env } });
   ok(h.status === 0 && /--host needs a value/.test(h.stderr), '--host with no value: exit 0 (a hook never breaks its host), and stderr says it needs one', h.stderr);
+  // a state directory others may write (mode 777), which keel refuses: each
+  // event named once, not at every look at the state
+  mkdirSync(box.stateDir, { recursive: true });
+  chmodSync(box.stateDir, 0o777);
+  const w = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json'), { box });
+  const lines = w.stderr.trim().split('\n').filter(Boolean);
+  ok(w.status === 0 && lines.length >= 1 && new Set(lines).size === lines.length && /STATE_UNWRITABLE/.test(w.stderr),
+    'a state directory keel refuses: exit 0, and each event on stderr once', lines);
 }
 
 // override-once said twice hides the next two advisories, and says two.

@@ -140,9 +140,12 @@ static void refresh(struct overlay *ov, const struct chrono_env *env)
     ov->view_ok = guard_read(env, ov->profile->activity_gap, &ov->view, &e) == 0;
     ov->view_at = env->now.ms;
     if (!ov->view_ok) {
-        log_event(LOG_WARN, "overlay_state_unreadable", "code=%s", e.code ? e.code : "");
+        if (!ov->view_warned) /* once while it lasts, not at every look */
+            log_event(LOG_WARN, "overlay_state_unreadable", "code=%s", e.code ? e.code : "");
+        ov->view_warned = 1;
         return;
     }
+    ov->view_warned = 0;
     /* A fresh-context, this keel's (apply_override sets view_at to 0, so the
      * next look reads it) or another's: what came before it goes, the
      * person's earlier messages and the calls in loop's window. */

@@ -55,6 +55,7 @@ struct overlay {
     cJSON *queued; /* advisories waiting for the next result */
     cJSON *last[DET_COUNT]; /* the last advisory of each detector, with what matched */
     struct guard_view view; /* the shared guard, re-read when the file changes */
+    int view_warned; /* the guard could not be read, and that was logged */
     int64_t conversation_at; /* when this conversation began: overrides given before it do not hold */
     char conversation[24]; /* which one it is (keel hook: the host's session id, hashed); "" unknown */
     const uint64_t *gen; /* the state file's write generation, mapped (NULL: read every time) */
