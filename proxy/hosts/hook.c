@@ -510,8 +510,10 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, hook_hosts[host].reply));
     if (!reply)
         reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt_response"));
-    if (!reply || !*reply)
+    if (!reply || !*reply) { /* an older host, or a turn that ended in a tool call: nothing to read */
+        log_event(LOG_INFO, "hook_reply_missing", "present=%d", reply != NULL);
         return;
+    }
     const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
     int continuing = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in, "stop_hook_active"));
     size_t n = strlen(reply);
