@@ -135,4 +135,30 @@ const rawDirect = await replay(process.execPath, [EVERYTHING, 'stdio']);
 const rawKeel = await replay(keel, ['--log-level', 'error', 'wrap', '--expose', 'none', '--', process.execPath, EVERYTHING, 'stdio']);
 ok(rawDirect.length > 1000 && rawKeel === rawDirect, `a replayed session: ${rawKeel.length} client-side bytes through keel, identical to direct`,
   rawKeel === rawDirect ? undefined : { direct: rawDirect.slice(0, 600), keel: rawKeel.slice(0, 600) });
+
+// Ids the server writes back otherwise than they came (its JSON.stringify
+// writes "\u00e9" as "é", 1.0 as 1, 1e3 as 1000): the same ids, answered
+// through keel as directly, each within 5 s.
+async function idsAnswered(command, args) {
+  const p = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  let bytes = '';
+  p.stdout.setEncoding('utf8');
+  p.stdout.on('data', (d) => { bytes += d; });
+  p.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ids', version: '1' } } }) + '\n');
+  await sleep(500);
+  p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  for (const id of ['"req-\\u00e9-1"', '"\\u0041"', '1.0', '1e3'])
+    p.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`);
+  const answered = () => bytes.split('\n').filter((l) => l.trim()).map((l) => { try { return JSON.parse(l).id; } catch { return undefined; } })
+    .filter((id) => id !== undefined && id !== null);   // notifications; the server's own error with no id
+  for (let t = 0; t < 50 && answered().length < 5; t++) await sleep(100);
+  const got = answered();
+  p.stdin.end();
+  await new Promise((r) => p.on('exit', r));
+  return got;
+}
+const idsDirect = await idsAnswered(process.execPath, [EVERYTHING, 'stdio']);
+const idsKeel = await idsAnswered(keel, ['--log-level', 'error', 'wrap', '--', process.execPath, EVERYTHING, 'stdio']);
+ok(isDeepStrictEqual(idsDirect, [0, 'req-é-1', 'A', 1, 1000]) && isDeepStrictEqual(idsKeel, idsDirect),
+  'ids the server writes back otherwise ("\\u00e9" as "é", 1.0 as 1, 1e3 as 1000): each answered through keel as directly', { idsDirect, idsKeel });
 done();

@@ -1,9 +1,11 @@
-/* pending.h: requests in flight, keyed by direction and raw id.
+/* pending.h: requests in flight, keyed by direction and id.
  *
  * The client and the server each number their own requests, and the two
  * numberings collide in practice (both start at 0). keel keys every pending
- * request by its direction and the exact bytes of its id (string or number,
- * 0 included), in an open-addressing hash table. */
+ * request by its direction and its id's value (string or number, 0
+ * included): a peer that writes an id back otherwise than it came ("\u00e9"
+ * as "é", 1.0 as 1: JSON.stringify does) answers the same request. The id's
+ * bytes as they came are kept, to answer with. An open-addressing hash table. */
 #ifndef KEEL_PENDING_H
 #define KEEL_PENDING_H
 
@@ -18,8 +20,8 @@ enum pend_dir { FROM_CLIENT = 1, FROM_SERVER = 2, FROM_KEEL = 3 };
 enum pend_kind { PK_OTHER, PK_INITIALIZE, PK_TOOLS_LIST, PK_REPLAY, PK_TOOLS_CALL, PK_SAMPLING, PK_DISCOVER };
 
 struct pending_entry {
-    char *id; /* NULL: empty slot */
-    size_t idn;
+    char *id; /* NULL: empty slot; the id's bytes as they came, then its key (what it is) */
+    size_t idn, keyn;
     unsigned char dir, kind, dead;
     void *data; /* the caller's, freed with free_data when dropped */
 };

@@ -42,6 +42,12 @@ static void splits_like_a_shell_without_one(void **state)
     free(v);
 }
 
+static void drained_id(const char *id, size_t idn, int kind, void *ctx)
+{
+    (void)kind;
+    memcpy(ctx, id, idn < 7 ? idn : 7);
+}
+
 static void pending_keys_on_direction_and_raw_id(void **state)
 {
     (void)state;
@@ -75,6 +81,64 @@ static void pending_keys_on_direction_and_raw_id(void **state)
     }
     assert_int_equal(count, 0); /* drained */
     assert_int_equal(p.live, 0);
+    pending_free(&p);
+}
+
+/* An id written back otherwise than it came is the same id: a string by its
+ * value, a number by its value; different values stay apart. */
+static void pending_keys_on_what_an_id_is(void **state)
+{
+    (void)state;
+    static const char *const same[][2] = {
+        {"\"req-\\u00e9-1\"", "\"req-\xC3\xA9-1\""}, /* é escaped, and as UTF-8 */
+        {"\"\\u0041\"", "\"A\""}, /* an escaped ASCII letter */
+        {"\"a\\/b\"", "\"a/b\""}, /* an escaped slash */
+        {"\"\\ud83d\\ude00\"", "\"\xF0\x9F\x98\x80\""}, /* a surrogate pair, and the emoji */
+        {"\"\\ud83d\"", "\"\xEF\xBF\xBD\""}, /* a lone surrogate reads as U+FFFD */
+        {"1.0", "1"},
+        {"1e3", "1000"},
+        {"1E+3", "1000"},
+        {"10e-1", "1"},
+        {"0.05", "5e-2"},
+        {"100.50", "1005e-1"},
+        {"-0", "0"},
+        {"0.0", "0"},
+        {"-2.5e1", "-25"},
+        {"12345678901234567890123", "12345678901234567890123"},
+    };
+    static const char *const apart[][2] = {
+        {"1", "\"1\""},
+        {"1", "-1"},
+        {"1", "10"},
+        {"1.5", "15"},
+        {"0.05", "0.5"},
+        {"\"a\"", "\"A\""},
+        {"\"a\\\\\"", "\"a\\/\""},
+        {"12345678901234567890123", "12345678901234567890124"},
+        {"1e1000000000", "1e1000000001"}, /* exponents past nine digits: compared as written */
+    };
+    int kind;
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        struct pending p = {0};
+        assert_int_equal(pending_add(&p, FROM_CLIENT, same[i][0], strlen(same[i][0]), PK_TOOLS_CALL, NULL), 0);
+        if (pending_take(&p, FROM_CLIENT, same[i][1], strlen(same[i][1]), &kind, NULL) != 1)
+            fail_msg("%s written back as %s: not found", same[i][0], same[i][1]);
+        assert_int_equal(kind, PK_TOOLS_CALL);
+        pending_free(&p);
+    }
+    for (size_t i = 0; i < sizeof apart / sizeof *apart; i++) {
+        struct pending p = {0};
+        assert_int_equal(pending_add(&p, FROM_CLIENT, apart[i][0], strlen(apart[i][0]), PK_OTHER, NULL), 0);
+        if (pending_kind(&p, FROM_CLIENT, apart[i][1], strlen(apart[i][1])) != -1)
+            fail_msg("%s and %s taken for one id", apart[i][0], apart[i][1]);
+        pending_free(&p);
+    }
+    /* what a pending request is answered with on a drain: its id as it came */
+    struct pending p = {0};
+    assert_int_equal(pending_add(&p, FROM_CLIENT, "1.0", 3, PK_OTHER, NULL), 0);
+    char got[8] = "";
+    pending_drain(&p, FROM_CLIENT, drained_id, got);
+    assert_string_equal(got, "1.0");
     pending_free(&p);
 }
 
@@ -264,13 +328,10 @@ static void a_line_in_parts_holds_others_back(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(annotation_is_a_splice),
-        cmocka_unit_test(finds_ids_written_last),
-        cmocka_unit_test(splits_like_a_shell_without_one),
-        cmocka_unit_test(pending_keys_on_direction_and_raw_id),
-        cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
-        cmocka_unit_test(raw_ids_are_strings_or_numbers),
-        cmocka_unit_test(a_line_in_parts_holds_others_back),
+        cmocka_unit_test(annotation_is_a_splice),          cmocka_unit_test(finds_ids_written_last),
+        cmocka_unit_test(splits_like_a_shell_without_one), cmocka_unit_test(pending_keys_on_direction_and_raw_id),
+        cmocka_unit_test(pending_keys_on_what_an_id_is),   cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
+        cmocka_unit_test(raw_ids_are_strings_or_numbers),  cmocka_unit_test(a_line_in_parts_holds_others_back),
         cmocka_unit_test(quotes_a_print_as_a_string),
     };
     signal(SIGPIPE, SIG_IGN); /* as keel does */
