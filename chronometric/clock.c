@@ -3,13 +3,55 @@
 
 #include "timefmt.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+/* 1 if TZ is unset or empty, a POSIX rule ("EST5EDT", "<+03>-3"), or names
+ * a zone file that is there; 0 for a name with no file ("Europe/Berln"),
+ * which the C library would silently read as UTC. */
+static int tz_usable(void)
+{
+    const char *tz = getenv("TZ");
+    if (!tz || !*tz)
+        return 1;
+    if (*tz == ':')
+        tz++;
+    size_t letters = 0;
+    if (*tz == '<') {
+        const char *close = strchr(tz, '>');
+        letters = close ? 3 : 0;
+        tz = close ? close + 1 : tz;
+    } else {
+        while (isalpha((unsigned char)tz[letters]))
+            letters++;
+        tz += letters >= 3 ? letters : 0;
+    }
+    if (letters >= 3 && (*tz == '+' || *tz == '-' || isdigit((unsigned char)*tz)))
+        return 1; /* a rule: a name of 3+ letters, then its offset */
+    tz = getenv("TZ");
+    tz += *tz == ':';
+    if (!strcmp(tz, "UTC") || !strcmp(tz, "GMT")) /* what the C library falls back on anyway */
+        return 1;
+    if (*tz == '/')
+        return access(tz, R_OK) == 0;
+    const char *dir = getenv("TZDIR");
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", tz);
+    return n > 0 && (size_t)n < sizeof path && !strstr(tz, "..") && access(path, R_OK) == 0;
+}
 
 int chrono_offset_at(int64_t ms, int *offset_s)
 {
+    static int usable = -1; /* TZ is set before keel starts and never changed */
+    if (usable < 0)
+        usable = tz_usable();
+    if (!usable)
+        return -1;
     time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
     struct tm tm;
     if (!localtime_r(&t, &tm))
@@ -78,7 +120,9 @@ int chrono_now(struct chrono_now *t, kerr *e)
     static int cached_off;
     if (t->ms / 1000 != cached_s) {
         if (chrono_offset_at(t->ms, &cached_off) < 0)
-            return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL, "the local time zone could not be read");
+            return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL,
+                            "the local time zone could not be read: TZ names no zone installed here (see "
+                            "/usr/share/zoneinfo; TZ=Europe/Berlin, say), or unset TZ for the system's own");
         cached_s = t->ms / 1000;
     }
     t->offset_s = cached_off;

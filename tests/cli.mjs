@@ -143,6 +143,21 @@ ok(r.status === 64, 'profile without a subcommand: 64');
     { start: start.stdout + start.stderr, ctx: ctx.stdout + ctx.stderr });
 }
 
+// --- TZ: a zone that is not installed is refused, never read as UTC ----------------
+{
+  const box = sandbox();
+  const ctx = (tz) => {
+    const r = spawnSync(keel, ['check', 'get_time_context'], { input: '', encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-07-01T12:00:00Z', TZ: tz } });
+    try { const j = JSON.parse(r.stdout); return j.error ? j.error.code : j.now; } catch { return r.stdout + r.stderr; }
+  };
+  const got = Object.fromEntries(['Europe/Berln', 'Berlin', '../../etc/passwd', 'Europe/Berlin', ':Europe/Berlin', 'UTC', '', 'EST5EDT', '<+03>-3']
+    .map((tz) => [tz, ctx(tz)]));
+  ok(got['Europe/Berln'] === 'INTERNAL_CLOCK_UNAVAILABLE' && got.Berlin === 'INTERNAL_CLOCK_UNAVAILABLE' && got['../../etc/passwd'] === 'INTERNAL_CLOCK_UNAVAILABLE' &&
+     got['Europe/Berlin'] === '2026-07-01T14:00:00+02:00' && got[':Europe/Berlin'] === '2026-07-01T14:00:00+02:00' && got.UTC === '2026-07-01T12:00:00+00:00' &&
+     got[''] === '2026-07-01T12:00:00+00:00' && got.EST5EDT === '2026-07-01T08:00:00-04:00' && got['<+03>-3'] === '2026-07-01T15:00:00+03:00',
+    'TZ: a zone not installed (a typo) is INTERNAL_CLOCK_UNAVAILABLE, not UTC; installed zones, POSIX rules, UTC and an empty TZ read as they say', got);
+}
+
 // --- the state directory named by a file: said as such ------------------------------
 {
   const box = sandbox();
