@@ -47,6 +47,8 @@ r = run(['check', 'check_sycophancy'], '{not json');
 ok(r.status === 64 && /JSON object/.test(r.stderr) && r.stdout === '', 'check with bad JSON: 64, nothing on stdout');
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"ok"} junk']);
 ok(r.status === 64 && r.stdout === '', 'check with trailing garbage after the JSON: 64');
+r = run(['check', 'self_inspect'], '{"thought":"x"}\u0000{"bogus":1}');
+ok(r.status === 64 && /NUL byte/.test(r.stderr) && r.stdout === '', 'check with a NUL byte on stdin: 64 and says so, not the object before it alone', r.stderr);
 r = run(['check', 'check_sycophancy'], '[1,2]');
 ok(r.status === 64, 'check with a JSON array: 64');
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}']);

@@ -546,6 +546,9 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const snooze = hook('snooze-15m', '2026-11-26T10:49:00Z').systemMessage || '';
   ok(/keel \(hyperfocus\): snooze-15m applied: no time reminders for 15 minutes, until 11:04\.$/.test(snooze),
     'a snooze says until when as a clock shows it (11:04), not as a timestamp', snooze);
+  const caps = hook('DISABLE-FOR-SESSION Rumination.', '2026-11-26T10:49:30Z').systemMessage || '';
+  ok(/keel \(rumination\): disable-for-session applied: rumination advisories are off for this session, until the session ends\.$/.test(caps) && !/sycophancy/.test(caps),
+    'a word in capitals (DISABLE-...) and the detector named before a full stop: applied to that detector, until the session ends', caps);
   const fresh = hook('fresh-context rumination', '2026-11-26T10:50:00Z').systemMessage || '';
   ok(/fresh-context applied: earlier prompts are forgotten; rumination starts from a clean slate\.$/.test(fresh),
     'fresh-context says what it forgot, with no "until" the moment it was said', fresh);
@@ -605,9 +608,16 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   // Each keel hook is a process of its own that keeps none of the
   // conversation: it offers no explain-the-match, and says so when asked.
   ok(!/explain-the-match/.test(words), 'a sycophantic reply: explain-the-match is not offered by the hooks', words);
-  const ex = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), prompt: 'explain-the-match' }, { box });
-  ok(/keel: explain-the-match: keel's message already says what it matched/.test(ex.out?.systemMessage || '') && !/in this process/.test(ex.out?.systemMessage || ''),
-    'explain-the-match typed anyway: the hooks say the message above named the match, not that no advisory was given', ex.out);
+  const ex = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), prompt: 'explain-the-match' }, { box, args: ['--log-level', 'info'] });
+  ok(/keel: explain-the-match: keel's message already says what it matched/.test(ex.out?.systemMessage || '') && !/in this process/.test(ex.out?.systemMessage || '') &&
+     /info hook_override_refused code=NO_EXPLANATION/.test(ex.stderr),
+    'explain-the-match typed anyway: the hooks say the message above named the match, not that no advisory was given (logged as refused)', ex);
+  const four = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'Great question! You are absolutely right! Brilliant idea! Amazing work!' }), { box });
+  ok(/It said "Great question", "You are absolutely right", "Brilliant idea"\./.test(four.out?.systemMessage || ''),
+    'a reply with four matches: the message quotes the first three', four.out?.systemMessage);
+  const none = hook('claude-code', 'Stop', { ...payload('claude-code-Stop.json'), last_assistant_message: undefined }, { box, args: ['--log-level', 'info'] });
+  ok(none.status === 0 && none.stdout === '' && /info hook_reply_missing present=0/.test(none.stderr),
+    'a Stop with no reply: exit 0, nothing said, hook_reply_missing at info', none);
 }
 
 // The time reminders of the hooks offer no commit-and-close when no work
@@ -628,6 +638,34 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   }
   ok(/keel \(hyperfocus\): This session has run 91 minutes, past the nudge mark/.test(last) && /snooze-15m/.test(last) && !/commit-and-close/.test(last),
     'the 90-minute reminder of the hooks offers no commit-and-close without a work session to close', last);
+}
+
+// override-once for the time reminders, said in one chat: the next reminder
+// in that chat is not shown, one in another chat is, and the one after it
+// in the first chat is again.
+{
+  const box = sandbox();
+  const at = (min) => new Date(Date.parse('2026-11-30T09:00:00Z') + min * 60000).toISOString().replace('.000Z', 'Z');
+  const said = { a: [], b: [] };
+  const ask = (c, prompt, min) => {
+    const tr = join(box.dir, `${c}.jsonl`);
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: at(min), TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `chat-${c}`, prompt, transcript_path: tr }) });
+    said[c].push([at(min), prompt]);
+    writeAsks(tr, said[c]);
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+  };
+  for (let m = 0; m <= 49; m += 7) ask('a', `step ${m}: update handler ${m}`, m);
+  const given = ask('a', 'override-once hyperfocus', 50);
+  ask('b', 'what does the parser do?', 55);
+  const gentle = ask('b', 'and the lexer?', 61);
+  const quiet = [];
+  for (let m = 63; m <= 91; m += 7) quiet.push(ask('a', `step ${m}: update handler ${m}`, m));
+  let hard = '';
+  for (const m of [98, 105, 112, 121]) hard = ask('a', `step ${m}: update handler ${m}`, m) || hard;
+  ok(/override-once applied/.test(given) && /keel \(hyperfocus\).*past the gentle mark/.test(gentle) &&
+     quiet.every((q) => !/keel \(hyperfocus/.test(q)) && /keel \(hyperfocus\).*past the hard mark/.test(hard),
+    'override-once for the time reminders: the next one in its chat is not shown, one in another chat is, and the one after it is', { given, gentle, quiet, hard });
 }
 
 // SessionStart tells the model how long ago the person last wrote and how
@@ -701,6 +739,54 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
   const own = ask('a', worry.a, '18:00');     // the 4th ask, in the chat the word was said in
   ok(new RegExp(`${word} applied`).test(given) && !/keel \(rumination/.test(own) && /keel \(rumination/.test(other),
     `${word} said in one chat holds there, not in another chat open at the same time`, { given, own, other });
+  if (word === 'override-once') {
+    const after = ask('a', worry.a, '24:00');  // the one override is used: the next ask is advised
+    const more = ask('b', 'override-once rumination', '25:00');   // then the other chat says it too:
+    const mine = ask('b', worry.b, '26:00');   // its own holds there
+    ok(/keel \(rumination/.test(after) && /override-once applied/.test(more) && !/keel \(rumination/.test(mine),
+      'override-once is used once; said then in the other chat, it holds in that one', { after, more, mine });
+  }
+}
+
+// An override-once an older keel left with no conversation's mark, as a
+// plain string where an object is kept now, is replaced, not read as said in
+// every chat.
+{
+  const box = sandbox({ state: { guard: { override_once: { rumination: 0 }, override_once_in: 'left by an older keel' } } });
+  const worry = 'could the retry logic we added end up charging a customer twice?';
+  const tr = { a: join(box.dir, 'a.jsonl'), b: join(box.dir, 'b.jsonl') };
+  const said = { a: [], b: [] };
+  const ask = (c, prompt, at) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-30T10:${at}Z`, TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `chat-${c}`, prompt, transcript_path: tr[c] }) });
+    said[c].push([`2026-11-30T10:${at}Z`, prompt]);
+    writeAsks(tr[c], said[c]);
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+  };
+  for (const m of ['00', '06', '12']) { ask('a', worry, `${m}:00`); ask('b', worry, `${m}:30`); }
+  ask('a', 'override-once rumination', '13:00');
+  const other = ask('b', worry, '15:00');
+  ok(/keel \(rumination/.test(other), 'an old override mark of another shape is replaced: the override said in one chat does not quiet the other', other);
+}
+
+// An override given outside any chat (keel check apply_override, keel wrap)
+// before a chat began does not hold in it: a new chat starts clean.
+{
+  const box = sandbox();
+  const worry = 'could the retry logic we added end up charging a customer twice?';
+  const tr = join(box.dir, 'late.jsonl');
+  spawnSync(keel, ['check', 'apply_override', '--json', JSON.stringify({ token: 'override-once', detector: 'rumination' })],
+    { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-30T09:00:00Z' } });
+  const said = [];
+  let last = '';
+  for (const m of ['00', '06', '12', '18']) {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-30T10:${m}:00Z`, TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'late', prompt: worry, transcript_path: tr }) });
+    said.push([`2026-11-30T10:${m}:00Z`, worry]);
+    writeAsks(tr, said);
+    try { last = JSON.parse(r.stdout).systemMessage || ''; } catch { last = ''; }
+  }
+  ok(/keel \(rumination/.test(last), 'an override given outside any chat before it began does not hold in it', last);
 }
 
 // The same for a reply: i-want-validation said in one chat quiets that
@@ -790,7 +876,8 @@ for (const end of ['revised', 'bypassed']) {
   chmodSync(box.stateDir, 0o777);
   const w = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json'), { box });
   const lines = w.stderr.trim().split('\n').filter(Boolean);
-  ok(w.status === 0 && lines.length >= 1 && new Set(lines).size === lines.length && /STATE_UNWRITABLE/.test(w.stderr),
+  ok(w.status === 0 && lines.length >= 1 && new Set(lines).size === lines.length && /STATE_UNWRITABLE/.test(w.stderr) &&
+     lines.filter((l) => /overlay_state_unreadable/.test(l)).length === 1,
     'a state directory keel refuses: exit 0, and each event on stderr once', lines);
 }
 

@@ -316,6 +316,11 @@ static int cmd_check(int argc, char **argv)
             json = input;
         }
     }
+    if (input && memchr(input, '\0', n)) { /* what follows a NUL byte would be cut off unseen */
+        free(input);
+        return usage_error("arguments hold a NUL byte; give one JSON object (a NUL in a string is refused too)%s",
+                           NULL);
+    }
     const char *p = json;
     while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
         p++;
@@ -325,7 +330,7 @@ static int cmd_check(int argc, char **argv)
         if (!args || !cJSON_IsObject(args)) {
             cJSON_Delete(args);
             free(input);
-            return usage_error("arguments must be a JSON object%s", NULL);
+            return usage_error("arguments must be one JSON object (with nothing after it)%s", NULL);
         }
     }
     int nul = jscan_has_nul_escape(json, strlen(json));

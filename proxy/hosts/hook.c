@@ -320,12 +320,11 @@ static void add_earlier(const struct transcript_prompt *p, void *ctx)
  * effect says it already ("the next rumination advisory will not be shown")
  * or when until is the moment it was given (fresh-context); a time as the
  * clock on the wall shows it ("14:57", at the offset of now); else as it is
- * ("the session ends"). */
+ * ("the session ends"). out starts empty. */
 static void until_words(const char *until, const char *effect, const struct chrono_env *env, char *out, size_t cap)
 {
     int64_t ms;
     int off;
-    out[0] = '\0';
     if (!until || !until[0] || (effect && strstr(effect, until)))
         return;
     if (tf_parse_rfc3339(until, &ms, &off) < 0) {
@@ -389,7 +388,7 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
      * advisory of the hooks offers explain-the-match: each is a process of
      * its own that keeps none of the person's words, and its message already
      * names what it matched. */
-    char list[64];
+    char list[64] = "";
     if (!strcmp(token, "explain-the-match")) {
         append(o->msg, sizeof o->msg,
                "%skeel: explain-the-match: keel's message already says what it matched (when you asked before and "
@@ -397,7 +396,6 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
                "to show more.",
                o->msg[0] ? "\n" : "");
         log_event(LOG_INFO, "hook_override_refused", "code=NO_EXPLANATION");
-        list[0] = '\0';
     } else if (det[0])
         snprintf(list, sizeof list, "%s", det);
     else if (owners == 1)
@@ -418,7 +416,7 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         if (overlay_apply_override(args, env, &res, &e) == 0) {
             const char *effect = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "effect"));
             const char *until = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "until"));
-            char line[400], how_long[80];
+            char line[400], how_long[80] = "";
             until_words(until, effect, env, how_long, sizeof how_long);
             snprintf(line, sizeof line, "keel (%s): %s applied: %s%s.", d, token, effect ? effect : "", how_long);
             append(o->msg, sizeof o->msg, "%s%s", o->msg[0] ? "\n" : "", line);
