@@ -156,9 +156,9 @@ cJSON *det_heuristic(const char *name, const char *version, const char *descript
 static const struct {
     const char *token, *description;
 } vocabulary[] = {
-    {"fresh-context", "Start from a clean slate: forget the earlier messages this check compared against."},
-    {"override-once", "Ignore this advisory just this once."},
-    {"disable-for-session", "Turn this check off until the current session ends."},
+    {"fresh-context", "Start from a clean slate: forget what this check has seen so far."},
+    {"override-once", "Don't show this check's next advisory."},
+    {"disable-for-session", "Turn this check off until the current session, or stretch of work, ends."},
     {"lower-sensitivity", "Make this check harder to trigger from now on."},
     {"snooze-15m", "No time reminders for the next 15 minutes."},
     {"snooze-once", "Skip the next reminder step."},
