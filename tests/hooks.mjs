@@ -752,7 +752,7 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
 // plain string where an object is kept now, is replaced, not read as said in
 // every chat.
 {
-  const box = sandbox({ state: { guard: { override_once: { rumination: 0 }, override_once_in: 'left by an older keel' } } });
+  const box = sandbox({ state: { version: 1, guard: { override_once: { rumination: 0 }, override_once_in: 'left by an older keel' } } });
   const worry = 'could the retry logic we added end up charging a customer twice?';
   const tr = { a: join(box.dir, 'a.jsonl'), b: join(box.dir, 'b.jsonl') };
   const said = { a: [], b: [] };
@@ -764,9 +764,11 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
     try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
   };
   for (const m of ['00', '06', '12']) { ask('a', worry, `${m}:00`); ask('b', worry, `${m}:30`); }
-  ask('a', 'override-once rumination', '13:00');
+  const given = ask('a', 'override-once rumination', '13:00');
   const other = ask('b', worry, '15:00');
-  ok(/keel \(rumination/.test(other), 'an old override mark of another shape is replaced: the override said in one chat does not quiet the other', other);
+  const own = ask('a', worry, '18:00');
+  ok(/override-once applied/.test(given) && /keel \(rumination/.test(other) && !/keel \(rumination/.test(own),
+    'an old override mark of another shape is replaced: the override said in one chat holds there and does not quiet the other', { given, other, own });
 }
 
 // An override given outside any chat (keel check apply_override, keel wrap)
@@ -787,6 +789,11 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
     try { last = JSON.parse(r.stdout).systemMessage || ''; } catch { last = ''; }
   }
   ok(/keel \(rumination/.test(last), 'an override given outside any chat before it began does not hold in it', last);
+  const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-30T10:19:00Z', TZ: 'UTC' },
+    input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'late', prompt: 'override-once rumination', transcript_path: tr }) });
+  let once = '';
+  try { once = JSON.parse(r.stdout).systemMessage || ''; } catch { /* nothing said */ }
+  ok(/the next rumination advisory will not be shown\.$/.test(once), 'nor is it counted with one said in the chat: the next advisory, not the next 2', once);
 }
 
 // The same for a reply: i-want-validation said in one chat quiets that
