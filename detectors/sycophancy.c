@@ -265,6 +265,29 @@ static int relates(const char *t, size_t a, size_t b)
     return 0;
 }
 
+/* 1 when the words near an agreement work a number out ("0.6 × 0.02 =
+ * 0.012", "χ² ≈ 3,43"): a word holds a digit, and two words are related as a
+ * computation relates them. It shows what the agreement rests on: evidence,
+ * even after an exclaimed "Yes!". Read are the words of sentence s from
+ * WORKS_BACK before word i (when i is in s; else from s's first word) to
+ * WORKS_SPAN on, no further: working further off is not the agreement's,
+ * and a long text read whole for each hit would cost more than the rest. */
+#define WORKS_BACK 32
+#define WORKS_SPAN 64
+static int works_out(const char *t, const struct text_words *w, size_t i, uint32_t s)
+{
+    for (size_t back = 0; i > 0 && w->v[i - 1].sentence >= s && back < WORKS_BACK; back++)
+        i--;
+    while (i < w->n && w->v[i].sentence < s)
+        i++;
+    int digit = 0, rel = 0;
+    for (size_t k = 0; i < w->n && w->v[i].sentence == s && k < WORKS_SPAN && !(digit && rel); i++, k++) {
+        digit |= has_digit(t + w->v[i].start, w->v[i].end - w->v[i].start);
+        rel |= i + 1 < w->n && w->v[i + 1].sentence == s && relates(t, w->v[i].end, w->v[i + 1].start);
+    }
+    return digit && rel;
+}
+
 /* The spaces in s[0..n). */
 static size_t spaces(const char *s, size_t n)
 {
@@ -327,7 +350,7 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
     if (w->n == 0)
         return 0;
     uint32_t nsent = w->v[w->n - 1].sentence + 1;
-    unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims, 8 relates, 16 a number */
+    unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims */
     if (!flags)
         return SCAN_OOM;
     for (size_t i = 0; i < w->n; i++) {
@@ -343,17 +366,7 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
             flags[s] |= 2;
         if ((i + 1 == w->n || w->v[i + 1].sentence != s) && exclaims(t, tn, w, i))
             flags[s] |= 4;
-        if (i + 1 < w->n && w->v[i + 1].sentence == s && relates(t, w->v[i].end, w->v[i + 1].start))
-            flags[s] |= 8;
-        if (has_digit(t + w->v[i].start, w->v[i].end - w->v[i].start))
-            flags[s] |= 16;
     }
-    /* A sentence that works a number out ("0.6 × 0.02 = 0.012", "χ² ≈ 3,43")
-     * shows what its agreement rests on: evidence, even after an exclaimed
-     * "Yes!". */
-    for (uint32_t s = 0; s < nsent; s++)
-        if ((flags[s] & 24) == 24)
-            flags[s] |= 32;
     size_t n = 0;
     for (size_t i = 0; i < w->n && n < max; i++) {
         /* a term that holds a word of praise praises nobody ("perfect hash",
@@ -389,7 +402,8 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
         if (first == 0 && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4) &&
             spaces(t + w->v[0].start, w->v[i].end - w->v[0].start) <= 1 && set_off(t, w, i))
             continue;
-        if (flags[s] & 35 || (s + 1 < nsent && ((flags[s + 1] & 1 && !(flags[s] & 4)) || flags[s + 1] & 32)))
+        if (flags[s] & 3 || (s + 1 < nsent && flags[s + 1] & 1 && !(flags[s] & 4)) || works_out(t, w, first, s) ||
+            (s + 1 < nsent && works_out(t, w, i, s + 1)))
             continue;
         /* a colon after the phrase, in its sentence, introduces its reason */
         size_t k = i;

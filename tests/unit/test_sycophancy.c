@@ -49,6 +49,7 @@ static void each_sign_of_a_computation_is_evidence(void **state)
         {"Yes! t \xE2\x89\xA5 2.1 here.", SYC_NONE}, /* ≥ */
         {"You're absolutely right. 3 \xC3\x97 4 is 12.", SYC_NONE},
         {"You're absolutely right, 3 \xC3\x97 4 is 12.", SYC_NONE},
+        {"3 \xC3\x97 4 is 12, you're absolutely right.", SYC_NONE}, /* the working before it, in its sentence */
     };
     check(ex, sizeof ex / sizeof *ex);
 }
@@ -73,11 +74,39 @@ static void what_is_no_computation(void **state)
     check(ex, sizeof ex / sizeof *ex);
 }
 
+/* Working far off in a long sentence is not the agreement's: read are 32
+ * words before it and 64 from there, no further. */
+static void working_far_off_is_not_the_agreements(void **state)
+{
+    (void)state;
+    char near[2048] = "", far[2048] = "", before[2048] = "", long_before[2048] = "";
+    strcat(near, "You're absolutely right, and");
+    strcat(far, "You're absolutely right, and");
+    for (int k = 0; k < 20; k++)
+        strcat(near, " then");
+    for (int k = 0; k < 70; k++)
+        strcat(far, " then");
+    strcat(near, " 3 \xC3\x97 4 is 12.");
+    strcat(far, " 3 \xC3\x97 4 is 12.");
+    strcat(before, "3 \xC3\x97 4 is 12");
+    strcat(long_before, "3 \xC3\x97 4 is 12");
+    for (int k = 0; k < 10; k++) /* 20 words, and the 4 of the working: within 32 */
+        strcat(before, " and then");
+    for (int k = 0; k < 40; k++)
+        strcat(long_before, " and then");
+    strcat(before, ", you're absolutely right.");
+    strcat(long_before, ", you're absolutely right.");
+    const struct example ex[] = {
+        {near, SYC_NONE}, {far, SYC_AGREEMENT}, {before, SYC_NONE}, {long_before, SYC_AGREEMENT}};
+    check(ex, sizeof ex / sizeof *ex);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_sign_of_a_computation_is_evidence),
         cmocka_unit_test(what_is_no_computation),
+        cmocka_unit_test(working_far_off_is_not_the_agreements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
