@@ -101,12 +101,37 @@ static void working_far_off_is_not_the_agreements(void **state)
     check(ex, sizeof ex / sizeof *ex);
 }
 
+/* The window's edges, word for word: working whose first number is the 32nd
+ * word before the agreement counts, the 33rd does not; in the next sentence
+ * its 64th word counts, its 65th does not. */
+static void the_windows_edges(void **state)
+{
+    (void)state;
+    char text[4][2048];
+    for (int e = 0; e < 2; e++) { /* "3 × 4" then filler: "3" is 2 + filler words before "you're" */
+        strcpy(text[e], "3 \xC3\x97 4");
+        for (int k = 0; k < 30 + e; k++)
+            strcat(text[e], " then");
+        strcat(text[e], ", you're absolutely right.");
+    }
+    for (int e = 0; e < 2; e++) { /* "3" is the (filler + 1)th word of the next sentence */
+        strcpy(text[2 + e], "You're absolutely right!");
+        for (int k = 0; k < 63 + e; k++)
+            strcat(text[2 + e], " then");
+        strcat(text[2 + e], " 3 \xC3\x97 4 is 12.");
+    }
+    const struct example ex[] = {
+        {text[0], SYC_NONE}, {text[1], SYC_AGREEMENT}, {text[2], SYC_NONE}, {text[3], SYC_AGREEMENT}};
+    check(ex, sizeof ex / sizeof *ex);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_sign_of_a_computation_is_evidence),
         cmocka_unit_test(what_is_no_computation),
         cmocka_unit_test(working_far_off_is_not_the_agreements),
+        cmocka_unit_test(the_windows_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
