@@ -57,6 +57,20 @@ const transcript = (name) => join(dir, name);
 // A Claude Code transcript at path holding the person's prompts [[when, text], ...].
 const writeAsks = (path, asks) => writeFileSync(path, asks.map(([at, text]) =>
   JSON.stringify({ type: 'user', timestamp: at, message: { role: 'user', content: text } })).join('\n') + '\n');
+// Prompts typed in chats of one sandbox (session chat-<c>, its transcript
+// growing as the host writes it), the clock at when(t) for each: ask(c,
+// prompt, t) returns what keel said to the person.
+function chats(box, when) {
+  const said = {};
+  return (c, prompt, t) => {
+    const tr = join(box.dir, `${c}.jsonl`);
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: when(t), TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `chat-${c}`, prompt, transcript_path: tr }) });
+    (said[c] ||= []).push([when(t), prompt]);
+    writeAsks(tr, said[c]);
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+  };
+}
 // What keel hook UserPromptSubmit says to the person (systemMessage) on prompt,
 // with the Claude Code transcript at transcript_path, at now (UTC); each call
 // a conversation of its own.
@@ -645,16 +659,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
 // in the first chat is again.
 {
   const box = sandbox();
-  const at = (min) => new Date(Date.parse('2026-11-30T09:00:00Z') + min * 60000).toISOString().replace('.000Z', 'Z');
-  const said = { a: [], b: [] };
-  const ask = (c, prompt, min) => {
-    const tr = join(box.dir, `${c}.jsonl`);
-    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: at(min), TZ: 'UTC' },
-      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `chat-${c}`, prompt, transcript_path: tr }) });
-    said[c].push([at(min), prompt]);
-    writeAsks(tr, said[c]);
-    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
-  };
+  const ask = chats(box, (min) => new Date(Date.parse('2026-11-30T09:00:00Z') + min * 60000).toISOString().replace('.000Z', 'Z'));
   for (let m = 0; m <= 49; m += 7) ask('a', `step ${m}: update handler ${m}`, m);
   const given = ask('a', 'override-once hyperfocus', 50);
   ask('b', 'what does the parser do?', 55);
@@ -724,15 +729,7 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
     a: 'could the retry logic we added end up charging a customer twice?',
     b: 'does the new cache invalidation drop entries that are still in use?',
   };
-  const tr = { a: join(box.dir, 'a.jsonl'), b: join(box.dir, 'b.jsonl') };
-  const said = { a: [], b: [] };
-  const ask = (c, prompt, at) => {
-    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-30T10:${at}Z`, TZ: 'UTC' },
-      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `chat-${c}`, prompt, transcript_path: tr[c] }) });
-    said[c].push([`2026-11-30T10:${at}Z`, prompt]);
-    writeAsks(tr[c], said[c]);
-    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
-  };
+  const ask = chats(box, (at) => `2026-11-30T10:${at}Z`);
   for (const m of ['00', '06', '12']) { ask('a', worry.a, `${m}:00`); ask('b', worry.b, `${m}:30`); }
   const given = ask('a', `${word} rumination`, '13:00');
   const other = ask('b', worry.b, '15:00');   // the 4th ask in the other chat, first
@@ -754,15 +751,7 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
 {
   const box = sandbox({ state: { version: 1, guard: { override_once: { rumination: 0 }, override_once_in: 'left by an older keel' } } });
   const worry = 'could the retry logic we added end up charging a customer twice?';
-  const tr = { a: join(box.dir, 'a.jsonl'), b: join(box.dir, 'b.jsonl') };
-  const said = { a: [], b: [] };
-  const ask = (c, prompt, at) => {
-    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: `2026-11-30T10:${at}Z`, TZ: 'UTC' },
-      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `chat-${c}`, prompt, transcript_path: tr[c] }) });
-    said[c].push([`2026-11-30T10:${at}Z`, prompt]);
-    writeAsks(tr[c], said[c]);
-    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
-  };
+  const ask = chats(box, (at) => `2026-11-30T10:${at}Z`);
   for (const m of ['00', '06', '12']) { ask('a', worry, `${m}:00`); ask('b', worry, `${m}:30`); }
   const given = ask('a', 'override-once rumination', '13:00');
   const other = ask('b', worry, '15:00');
