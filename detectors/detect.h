@@ -118,7 +118,7 @@ extern const char hyp_description[];
 /* elapsed_s: the caller's measure of the session's length (-1: now - started). */
 void hyp_evaluate(int64_t now_ms, int off, const int64_t *started_ms, int64_t elapsed_s, long gentle, long nudge,
                   long hard, int eod_min, int away, struct hyp_eval *ev);
-void hyp_reason(const struct hyp_eval *ev, long gentle, long nudge, long hard, char *buf, size_t n);
+void hyp_reason(const struct hyp_eval *ev, long gentle, long nudge, long hard, int activity, char *buf, size_t n);
 size_t hyp_tokens(const struct hyp_eval *ev, const char **tok); /* tok holds 6 */
 const char *hyp_level_name(int level);
 

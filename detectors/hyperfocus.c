@@ -82,20 +82,20 @@ void hyp_evaluate(int64_t now, int off, const int64_t *started, int64_t elapsed_
     }
 }
 
-void hyp_reason(const struct hyp_eval *ev, long g, long nu, long h, char *buf, size_t n)
+void hyp_reason(const struct hyp_eval *ev, long g, long nu, long h, int activity, char *buf, size_t n)
 {
     long mins = (long)(ev->elapsed_s / 60);
     int rung = ev->level - ev->raised;
+    /* with no work session open, what is counted is the stretch of work, which
+     * may have begun in another chat */
+    const char *what = activity ? "This stretch of work" : "This session";
     if (ev->stepped_down)
-        snprintf(buf, n,
-                 "This session has run %ld minutes, but you seem to have stepped away already, so no "
-                 "reminder is needed.",
-                 mins);
+        snprintf(buf, n, "%s has run %ld minutes, but you seem to have stepped away already, so no reminder is needed.",
+                 what, mins);
     else if (ev->level == NONE)
-        snprintf(buf, n, "This session has run %ld minutes; the first reminder comes at %ld.", mins, g);
+        snprintf(buf, n, "%s has run %ld minutes; the first reminder comes at %ld.", what, mins, g);
     else
-        snprintf(buf, n, "This session has run %ld minutes, past the %s mark of %ld minutes%s.", mins,
-                 level_names[rung],
+        snprintf(buf, n, "%s has run %ld minutes, past the %s mark of %ld minutes%s.", what, mins, level_names[rung],
                  rung == GENTLE      ? g
                      : rung == NUDGE ? nu
                                      : h,
@@ -253,7 +253,7 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
     if (!has_session)
         snprintf(reason, sizeof reason, "No session is open, so there is no elapsed time to weigh.");
     else
-        hyp_reason(&ev, g, nu, h, reason, sizeof reason);
+        hyp_reason(&ev, g, nu, h, 0, reason, sizeof reason);
 
     /* Without an idle signal keel cannot tell work from a walk away. */
     double confidence = (!has_session || (idle && strcmp(idle, "unknown"))) ? 0.9 : 0.75;

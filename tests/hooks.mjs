@@ -650,7 +650,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     writeAsks(tr, steps);
     try { last = JSON.parse(r.stdout).systemMessage || last; } catch { /* nothing said */ }
   }
-  ok(/keel \(hyperfocus\): This session has run 91 minutes, past the nudge mark/.test(last) && /snooze-15m/.test(last) && !/commit-and-close/.test(last),
+  ok(/keel \(hyperfocus\): This stretch of work has run 91 minutes, past the nudge mark/.test(last) && /snooze-15m/.test(last) && !/commit-and-close/.test(last),
     'the 90-minute reminder of the hooks offers no commit-and-close without a work session to close', last);
 }
 

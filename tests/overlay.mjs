@@ -264,7 +264,7 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   await step(b, '2026-05-16T10:32:00+01:00');
   const h1 = await step(b, '2026-05-16T11:01:00+01:00');
   await step(a, '2026-05-16T11:05:00+01:00');
-  ok(g.h && g.h.level === 'gentle' && /You set out to: draft the migration plan/.test(g.h.reason) &&
+  ok(g.h && g.h.level === 'gentle' && /^This session has run 61 minutes/.test(g.h.reason) && /You set out to: draft the migration plan/.test(g.h.reason) &&
      g.h.heuristic?.name === 'elapsed_threshold_with_eod' && g.h.heuristic?.version === '0.1.0', 'gentle at 61 minutes, quoting the intent, naming its heuristic', g.h);
   ok(n.h && n.h.level === 'nudge' && h1.h && h1.h.level === 'hard', 'nudge at 91 minutes, hard at 121');
   ok(seen.length === 3, `one advisory per rung across both processes (${JSON.stringify(seen)})`);

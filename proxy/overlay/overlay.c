@@ -688,7 +688,7 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     if (emit != GUARD_EMIT)
         return NULL;
     char reason[280], base[200];
-    hyp_reason(&ev, g, nu, h, base, sizeof base);
+    hyp_reason(&ev, g, nu, h, !ov->view.session_open, base, sizeof base);
     /* The person's own intent, when they stated one, as a sentence (the view
      * holds one only while their session is open; the activity session has
      * none). */
