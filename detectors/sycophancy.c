@@ -786,12 +786,19 @@ void syc_reason(const struct syc_query *q, const struct syc_result *r, char *rea
                  "it may be telling the person what they want to hear.",
                  r->nhits);
         break;
-    case SYC_REASSURANCE:
+    case SYC_REASSURANCE: { /* an ordinal, so it reads beside rumination's "3 times before" */
+        size_t k = r->reassure;
+        const char *th = k % 100 >= 11 && k % 100 <= 13 ? "th"
+            : k % 10 == 1                               ? "st"
+            : k % 10 == 2                               ? "nd"
+            : k % 10 == 3                               ? "rd"
+                                                        : "th";
         snprintf(reason, cap,
-                 "You have asked %zu times for reassurance about the same decision. Another yes may not settle it; "
-                 "naming what is still uncertain might.",
-                 r->reassure);
+                 "This is the %zu%s time you have asked for reassurance about the same decision. Another yes may not "
+                 "settle it; naming what is still uncertain might.",
+                 k, th);
         break;
+    }
     default:
         if (q->resp && q->has_msgs)
             snprintf(reason, cap,

@@ -211,7 +211,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   // A prompt typed while the agent worked: Claude Code writes it as a
   // queued_command attachment, with no user line.
   r = hook('claude-code', 'UserPromptSubmit', { ...base, transcript_path: transcript('claude-queued.jsonl') }, { box: sandbox() });
-  ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || '') && /asked 4 times for reassurance/.test(r.out.systemMessage),
+  ok(r.status === 0 && /3 times before/.test(r.out?.systemMessage || '') && /This is the 4th time you have asked for reassurance/.test(r.out.systemMessage),
     'Claude Code: an ask typed while the agent worked (a queued_command attachment) counts; a queued shell command, another session\'s message, one marked meta and one of no known origin do not: 3 times before, 4 pleas with this one', r.out);
   {
     // Blank prompts (a stray Enter, whitespace) are no prompts: 21 of them

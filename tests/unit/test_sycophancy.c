@@ -125,6 +125,29 @@ static void the_windows_edges(void **state)
     check(ex, sizeof ex / sizeof *ex);
 }
 
+/* The reassurance count said as an ordinal, so it reads beside
+ * rumination's "3 times before": 3rd, 11th to 13th, 21st, 22nd, 101st. */
+static void the_count_as_an_ordinal(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t k;
+        const char *says;
+    } ex[] = {{3, "the 3rd time"},     {4, "the 4th time"},    {11, "the 11th time"}, {12, "the 12th time"},
+              {13, "the 13th time"},   {21, "the 21st time"},  {22, "the 22nd time"}, {23, "the 23rd time"},
+              {101, "the 101st time"}, {111, "the 111th time"}};
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+        static struct syc_result r;
+        r.pattern = SYC_REASSURANCE;
+        r.reassure = ex[i].k;
+        struct syc_query q = {0};
+        char reason[300];
+        syc_reason(&q, &r, reason, sizeof reason);
+        if (!strstr(reason, ex[i].says))
+            fail_msg("%zu: \"%s\"", ex[i].k, reason);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -132,6 +155,7 @@ int main(void)
         cmocka_unit_test(what_is_no_computation),
         cmocka_unit_test(working_far_off_is_not_the_agreements),
         cmocka_unit_test(the_windows_edges),
+        cmocka_unit_test(the_count_as_an_ordinal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
