@@ -15,7 +15,7 @@ const char *const guard_tokens[DET_COUNT][8] = {
     {"snooze-15m", "snooze-once", "commit-and-close", "extend-end-of-day", "override-once", "disable-for-session",
      "explain-the-match", NULL},
     {"i-want-validation", "explain-the-match", "override-once", "fresh-context", "disable-for-session", NULL},
-    {"override-once", "explain-the-match", NULL},
+    {"override-once", "disable-for-session", "explain-the-match", NULL},
     {"override-once", "disable-for-session", "fresh-context", "explain-the-match", NULL},
     {"approve-tool", "explain-the-match", NULL},
 };

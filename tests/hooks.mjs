@@ -416,6 +416,29 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a reply matching a shipped rule: the person is told the rule in its own words, and the reply is called a reply', msg);
 }
 
+// keel's notes about shipped rules say how to quiet them, and the words do:
+// override-once hides the next note, disable-for-session the rest of the
+// session's; a reply breaking the person's own reject rule is still blocked.
+{
+  const box = sandbox();
+  const at = (m) => ({ KEEL_NOW: `2026-11-30T10:${m}:00Z` });
+  const stop = (reply, m) => hook('claude-code', 'Stop', { ...payload('claude-code-Stop.json'), session_id: 'notes', last_assistant_message: reply, stop_hook_active: false },
+    { box, env: at(m), args: ['--rules', join(dir, 'rules')] }).out;
+  const ask = (prompt, m) => hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'notes', prompt }, { box, env: at(m) }).out?.systemMessage || '';
+  ask('fix the bug', '00');
+  const first = stop('Done.', '01')?.systemMessage || '';
+  const once = ask('override-once', '02');
+  const hidden = stop('Done.', '03')?.systemMessage || '';
+  const back = stop('Done.', '04')?.systemMessage || '';
+  const off = ask('disable-for-session', '05');
+  const quiet = stop('Done.', '06')?.systemMessage || '';
+  const own = stop('Done. TODO: tests.', '07');
+  ok(/matched the rule no-empty-status-ping/.test(first) && /To quiet these notes, start your next prompt with one of: override-once, disable-for-session\./.test(first) &&
+     /keel \(rules\): override-once applied/.test(once) && hidden === '' && /no-empty-status-ping/.test(back) &&
+     /keel \(rules\): disable-for-session applied/.test(off) && quiet === '' && own?.decision === 'block',
+    'notes about shipped rules: override-once hides the next, disable-for-session the rest; the person\'s own reject rule still blocks', { first, once, hidden, back, off, quiet, own });
+}
+
 // --- a host that keeps stdin open, or has closed stdout: the hook still ends well ----------
 {
   const box = sandbox();

@@ -563,7 +563,9 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         pass = continuing;
     }
     /* Annotate rules, rewrite rules (the reply is already written) and
-     * shipped reject rules: a message and a note, never a block. */
+     * shipped reject rules: a message and a note, never a block; quieted by
+     * the person's disable-for-session or override-once for rules, said in
+     * this host session's conversation. */
     static const char *const lists[] = {"annotations", "applied"};
     for (int l = 0; l < 2; l++)
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
@@ -571,6 +573,20 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                 cJSON_IsString(v) ? v->valuestring : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
             append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
         }
+    struct hook_state seen;
+    int known = session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0;
+    if (soft[0] && known) {
+        struct chrono_env env = {{now, 0}, p, state_dir, seen.started, seen.key};
+        struct guard_view gv;
+        kerr e = {0};
+        int taken = 0;
+        if (chrono_now(&env.now, &e) == 0 && guard_read(&env, p->activity_gap, &gv, &e) == 0 &&
+            (gv.disabled[DET_RULES] ||
+             (gv.once[DET_RULES] > 0 && guard_take_once(&env, DET_RULES, &taken, &e) == 0 && taken))) {
+            log_event(LOG_INFO, "hook_rules_quiet", "disabled=%d", gv.disabled[DET_RULES]);
+            soft[0] = '\0';
+        }
+    }
     if (soft[0]) {
         /* Each rule in its own words: its description, else its guidance. */
         append(o->msg, sizeof o->msg, "%skeel: the reply matched %s", o->msg[0] ? "\n" : "",
@@ -593,13 +609,15 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                 append(o->msg, sizeof o->msg, " %s%s", r, next ? ";" : ".");
             append(o->note, sizeof o->note, "%sit matched the rule %s", o->note[0] ? "; " : "", r);
         }
+        append(o->msg, sizeof o->msg,
+               " To quiet these notes, start your next prompt with one of: override-once, "
+               "disable-for-session.");
     }
     cJSON_Delete(j);
     /* Sycophancy on the reply, in this host session's conversation. */
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_SYCOPHANCY, NULL, 0, NULL, 0);
-    struct hook_state seen;
-    if (session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0) {
+    if (known) {
         ov.conversation_at = seen.started;
         snprintf(ov.conversation, sizeof ov.conversation, "%s", seen.key);
     }
@@ -615,8 +633,13 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         append(o->note, sizeof o->note, "%sit showed %s (sycophancy)", o->note[0] ? "; " : "",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
     }
-    if (cJSON_GetArraySize(advs))
-        session_state(state_dir, sid, ST_LAST, 0, now, "sycophancy", &h);
+    /* the detectors that spoke, for an override word said next without one */
+    if (cJSON_GetArraySize(advs) || soft[0])
+        session_state(state_dir, sid, ST_LAST, 0, now,
+                      soft[0] && cJSON_GetArraySize(advs) ? "rules,sycophancy"
+                          : soft[0]                       ? "rules"
+                                                          : "sycophancy",
+                      &h);
     cJSON_Delete(advs);
     overlay_free(&ov);
     free(text);
