@@ -430,13 +430,25 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const once = ask('override-once', '02');
   const hidden = stop('Done.', '03')?.systemMessage || '';
   const back = stop('Done.', '04')?.systemMessage || '';
-  const off = ask('disable-for-session', '05');
-  const quiet = stop('Done.', '06')?.systemMessage || '';
-  const own = stop('Done. TODO: tests.', '07');
+  const again = ask('override-once', '05');     // the note just given is rules': the word applies to rules
+  const plain = stop('The parser now reads the header in one pass; the tests cover both cases.', '06')?.systemMessage || '';
+  const saved = stop('Done.', '07')?.systemMessage || '';   // a reply with no note did not use the override
+  const off = ask('disable-for-session', '08');
+  const r = hook('claude-code', 'Stop', { ...payload('claude-code-Stop.json'), session_id: 'notes', last_assistant_message: 'Done.', stop_hook_active: false },
+    { box, env: at('09'), args: ['--rules', join(dir, 'rules'), '--log-level', 'info'] });
+  const quiet = r.out?.systemMessage || '';
+  const own = stop('Done. TODO: tests.', '10');
   ok(/matched the rule no-empty-status-ping/.test(first) && /To quiet these notes, start your next prompt with one of: override-once, disable-for-session\./.test(first) &&
      /keel \(rules\): override-once applied/.test(once) && hidden === '' && /no-empty-status-ping/.test(back) &&
-     /keel \(rules\): disable-for-session applied/.test(off) && quiet === '' && own?.decision === 'block',
-    'notes about shipped rules: override-once hides the next, disable-for-session the rest; the person\'s own reject rule still blocks', { first, once, hidden, back, off, quiet, own });
+     /keel \(rules\): override-once applied/.test(again) && plain === '' && saved === '' &&
+     /keel \(rules\): disable-for-session applied/.test(off) && quiet === '' && /info hook_rules_quiet disabled=1/.test(r.stderr) && own?.decision === 'block',
+    'notes about shipped rules: override-once hides the next (a reply with no note leaves it waiting), disable-for-session the rest; the person\'s own reject rule still blocks',
+    { first, once, hidden, back, again, plain, saved, off, quiet, own });
+  // a sycophantic reply with no rule's note: the word said next is sycophancy's alone
+  stop('Great question! You are absolutely right, this is a brilliant plan.', '11');
+  const syc = ask('override-once', '12');
+  ok(/keel \(sycophancy\): override-once applied/.test(syc) && !/keel \(rules\)/.test(syc),
+    'after a sycophancy advisory and no rule\'s note, override-once applies to sycophancy alone', syc);
 }
 
 // --- a host that keeps stdin open, or has closed stdout: the hook still ends well ----------
