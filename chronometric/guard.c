@@ -35,24 +35,39 @@ static int64_t time_of(const cJSON *o, const char *key)
     return s && tf_parse_rfc3339(s, &ms, NULL) == 0 ? ms : -1;
 }
 
+/* g[key], or g[key][det], set to v (a number, or a string; a NULL string
+ * removes it). */
+static void put(cJSON *g, const char *key, const char *det, cJSON *v)
+{
+    cJSON *o = g;
+    if (det) {
+        o = cJSON_GetObjectItemCaseSensitive(g, key);
+        if (!cJSON_IsObject(o)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(g, key);
+            o = cJSON_AddObjectToObject(g, key);
+        }
+        key = det;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    if (v)
+        cJSON_AddItemToObject(o, key, v);
+}
+
 static void set_time(cJSON *o, const char *key, int64_t ms, int off)
 {
     char b[40];
     tf_format_rfc3339(ms, off, b, sizeof b);
-    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-    cJSON_AddStringToObject(o, key, b);
+    put(o, key, NULL, cJSON_CreateString(b));
 }
 
 static void set_str(cJSON *o, const char *key, const char *v)
 {
-    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-    cJSON_AddStringToObject(o, key, v);
+    put(o, key, NULL, cJSON_CreateString(v));
 }
 
 static void set_num(cJSON *o, const char *key, double v)
 {
-    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-    cJSON_AddNumberToObject(o, key, v);
+    put(o, key, NULL, cJSON_CreateNumber(v));
 }
 
 /* An override given at `at` (ms; -1 unknown: an older keel's) in
@@ -91,24 +106,6 @@ static const char *given_in(const cJSON *g, const char *name, const char *det)
 static int holds(const struct chrono_env *env, const cJSON *g, const char *name, const char *det)
 {
     return holds_here(env, given_at(g, name, det), given_in(g, name, det));
-}
-
-/* g[key], or g[key][det], set to v (a number, or a string; a NULL string
- * removes it). */
-static void put(cJSON *g, const char *key, const char *det, cJSON *v)
-{
-    cJSON *o = g;
-    if (det) {
-        o = cJSON_GetObjectItemCaseSensitive(g, key);
-        if (!cJSON_IsObject(o)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(g, key);
-            o = cJSON_AddObjectToObject(g, key);
-        }
-        key = det;
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-    if (v)
-        cJSON_AddItemToObject(o, key, v);
 }
 
 /* Records when, and in which conversation, the override name[det] was given. */

@@ -124,13 +124,18 @@ static void append(char *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Appends to buf ("a, b") the words adv offers that buf does not hold yet;
+ * never explain-the-match, as the message itself says what matched and a
+ * hook keeps nothing to show more (NO_EXPLANATION). */
 static void tokens_of(const cJSON *adv, char *buf, size_t cap)
 {
     const cJSON *o;
-    buf[0] = '\0';
     cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(adv, "override_options")) {
         const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token"));
-        if (t && strcmp(t, "explain-the-match")) /* the message itself says what matched (NO_EXPLANATION) */
+        char seek[48], have[420];
+        snprintf(seek, sizeof seek, ", %s,", t ? t : "");
+        snprintf(have, sizeof have, ", %s,", buf);
+        if (t && !strstr(have, seek) && strcmp(t, "explain-the-match"))
             append(buf, cap, "%s%s", buf[0] ? ", " : "", t);
     }
 }
@@ -159,22 +164,14 @@ static cJSON *spoken(const cJSON *advs)
  * (each word once, whichever detectors offer it). */
 static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
 {
-    const cJSON *a, *t;
+    const cJSON *a;
     char names[120] = "", tok[400] = "";
     dets[0] = '\0';
     cJSON_ArrayForEach(a, advs) {
         const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
         append(names, sizeof names, "%s%s", names[0] ? ", " : "", det);
         append(dets, dets_cap, "%s%s", dets[0] ? "," : "", det);
-        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
-            const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "token"));
-            char seek[48];
-            snprintf(seek, sizeof seek, ", %s,", w ? w : "");
-            char have[420];
-            snprintf(have, sizeof have, ", %s,", tok);
-            if (w && !strstr(have, seek) && strcmp(w, "explain-the-match")) /* the message says it */
-                append(tok, sizeof tok, "%s%s", tok[0] ? ", " : "", w);
-        }
+        tokens_of(a, tok, sizeof tok);
     }
     if (!names[0])
         return;
@@ -625,7 +622,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     cJSON *advs = spoken(ov.queued);
     const cJSON *a;
     cJSON_ArrayForEach(a, advs) {
-        char tok[200], line[600];
+        char tok[200] = "", line[600];
         tokens_of(a, tok, sizeof tok);
         snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, start your next prompt with one of: %s.",
                  o->msg[0] ? "\n" : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tok);
@@ -634,12 +631,13 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
     }
     /* the detectors that spoke, for an override word said next without one */
-    if (cJSON_GetArraySize(advs) || soft[0])
-        session_state(state_dir, sid, ST_LAST, 0, now,
-                      soft[0] && cJSON_GetArraySize(advs) ? "rules,sycophancy"
-                          : soft[0]                       ? "rules"
-                                                          : "sycophancy",
-                      &h);
+    char spoke[32] = "";
+    if (soft[0])
+        append(spoke, sizeof spoke, "rules");
+    if (cJSON_GetArraySize(advs))
+        append(spoke, sizeof spoke, "%ssycophancy", spoke[0] ? "," : "");
+    if (spoke[0])
+        session_state(state_dir, sid, ST_LAST, 0, now, spoke, &h);
     cJSON_Delete(advs);
     overlay_free(&ov);
     free(text);
