@@ -22,7 +22,7 @@ static struct phrases table;
 #define QUESTION_OPENS   4 /* a question's word stands among the first four */
 #define QUESTION_CLOSES  2 /* or a closing particle among the last two */
 
-static void ask_init(void)
+void ask_load(void)
 {
     static int done;
     if (done)
@@ -52,7 +52,7 @@ static int near(struct span a, struct span b)
 
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark)
 {
-    ask_init();
+    ask_load();
     unsigned kinds = 0;
     static const unsigned kinds_of_phrase[] = {ASK_REASSURE, ASK_REASK, ASK_COMMAND, ASK_AGAIN, ASK_TELL};
     const unsigned any =

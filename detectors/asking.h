@@ -37,6 +37,8 @@ enum {
  * own words). When mark is given, mark[i] |= the kind of each phrase word i
  * is part of. */
 unsigned ask_kinds(const uint64_t *h, size_t stride, size_t n, unsigned char *mark);
+/* Loads the phrase table now, as the first ask_kinds would. */
+void ask_load(void);
 
 /* kinds, with ASK_REASK added when it holds an "again" phrase ("once
  * more", "otra vez", "noch einmal") and asks: a question (question: 1), a

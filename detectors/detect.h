@@ -93,6 +93,7 @@ int syc_run(const struct syc_query *q, struct syc_result *r); /* 0, or -1 out of
  * that asks ("Is the migration safe to run?"); an "Ok." that acknowledges the
  * last answer before another request is not one. 0, or -1 out of memory. */
 int syc_plea(const char *t, size_t n);
+void syc_load(void); /* loads the phrase tables now, as the first check would */
 const char *syc_pattern_name(int pattern); /* "none" for SYC_NONE */
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *buf, size_t n);
 cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r); /* matched_spans; NULL out of memory */

@@ -7,8 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A phrase as it is parsed, with its words' hashes to sort by. */
+struct bphrase {
+    const uint64_t *h;
+    struct phrase ph;
+};
+
+/* A table as it is parsed: its arrays grow. */
+struct build {
+    struct bphrase *v;
+    size_t n, cap;
+    uint64_t *pool;
+    size_t npool, cappool;
+};
+
 struct load {
-    struct phrases *p;
+    struct build *p;
     const char *const *names;
     int nnames;
     const unsigned char *min_words;
@@ -31,10 +45,10 @@ static void load_line(const char *line, size_t n, void *vctx)
     if (c->cls < 0 || text_words(line, n, &c->w) < 0 || c->w.n == 0 || c->w.n > PHRASE_MAX ||
         (c->min_words && c->w.n < c->min_words[c->cls]))
         return;
-    struct phrases *p = c->p;
+    struct build *p = c->p;
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 256;
-        struct phrase *v = realloc(p->v, cap * sizeof *v);
+        struct bphrase *v = realloc(p->v, cap * sizeof *v);
         if (!v) {
             c->oom = 1;
             return;
@@ -52,18 +66,23 @@ static void load_line(const char *line, size_t n, void *vctx)
         p->pool = v;
         p->cappool = cap;
     }
-    struct phrase *ph = &p->v[p->n++];
-    *ph = (struct phrase){NULL, (uint32_t)p->npool, (unsigned char)c->w.n, (unsigned char)c->cls};
+    p->v[p->n++] = (struct bphrase){NULL, {(uint32_t)p->npool, (unsigned char)c->w.n, (unsigned char)c->cls}};
     for (size_t i = 0; i < c->w.n; i++)
         p->pool[p->npool++] = c->w.v[i].hash;
 }
 
 static int by_first(const void *a, const void *b)
 {
-    const struct phrase *x = a, *y = b;
+    const struct bphrase *x = a, *y = b;
     if (x->h[0] != y->h[0])
         return x->h[0] < y->h[0] ? -1 : 1;
-    return (int)y->len - (int)x->len;
+    return (int)y->ph.len - (int)x->ph.len;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static inline uint64_t pair_of(uint64_t a, uint64_t b)
@@ -76,37 +95,130 @@ static inline void bit_set(uint64_t *bits, uint64_t h)
     bits[phrase_bit(h) / 64] |= 1ULL << (phrase_bit(h) % 64);
 }
 
-int phrases_load(struct phrases *p, const char *path, const char *const *names, int nnames,
-                 const unsigned char *min_words)
+/* A table with no phrase: every filter reads no bit. */
+static void empty(struct phrases *p)
 {
+    static const uint64_t none[PHRASE_BITS / 64];
     memset(p, 0, sizeof *p);
+    p->bits = p->pairs = p->ones = none;
+}
+
+int phrases_parse(struct phrases *p, const char *path, const char *const *names, int nnames,
+                  const unsigned char *min_words)
+{
+    empty(p);
     const struct embed_blob *b = embed_find(path);
-    struct load c = {p, names, nnames, min_words, -1, 0, {0}};
+    struct build t = {0};
+    struct load c = {&t, names, nnames, min_words, -1, 0, {0}};
     if (b)
         text_each_line(b->data, load_line, &c);
     text_words_free(&c.w);
-    if (p->n)
-        p->first = malloc(p->n * sizeof *p->first);
-    if (!b || c.oom || !p->first) {
-        free(p->v);
-        free(p->pool);
-        free(p->first);
-        memset(p, 0, sizeof *p);
+    uint64_t *first = t.n ? malloc(t.n * sizeof *first) : NULL;
+    struct phrase *v = t.n ? malloc(t.n * sizeof *v) : NULL;
+    uint64_t *bits = calloc(3 * (PHRASE_BITS / 64), sizeof *bits);
+    uint64_t *words = t.npool ? malloc(t.npool * sizeof *words) : NULL;
+    if (!b || c.oom || (t.n && (!first || !v || !words)) || !bits) {
+        free(t.v);
+        free(t.pool);
+        free(first);
+        free(v);
+        free(bits);
+        free(words);
         return -1;
     }
-    for (size_t i = 0; i < p->n; i++) /* the pool has stopped moving */
-        p->v[i].h = p->pool + p->v[i].off;
-    qsort(p->v, p->n, sizeof *p->v, by_first);
-    for (size_t i = 0; i < p->n; i++) {
-        const struct phrase *ph = &p->v[i];
-        p->first[i] = ph->h[0];
-        bit_set(p->bits, ph->h[0]);
-        if (ph->len > 1)
-            bit_set(p->pairs, pair_of(ph->h[0], ph->h[1]));
-        else
-            bit_set(p->ones, ph->h[0]);
+    size_t nwords = 0;
+    if (t.npool) {
+        memcpy(words, t.pool, t.npool * sizeof *words);
+        qsort(words, t.npool, sizeof *words, cmp_u64);
+        for (size_t i = 0; i < t.npool; i++)
+            if (!nwords || words[i] != words[nwords - 1])
+                words[nwords++] = words[i];
     }
+    for (size_t i = 0; i < t.n; i++) /* the pool has stopped moving */
+        t.v[i].h = t.pool + t.v[i].ph.off;
+    if (t.n)
+        qsort(t.v, t.n, sizeof *t.v, by_first);
+    uint64_t *pairs = bits + PHRASE_BITS / 64, *ones = pairs + PHRASE_BITS / 64;
+    for (size_t i = 0; i < t.n; i++) {
+        const uint64_t *h = t.v[i].h;
+        v[i] = t.v[i].ph;
+        first[i] = h[0];
+        bit_set(bits, h[0]);
+        if (v[i].len > 1)
+            bit_set(pairs, pair_of(h[0], h[1]));
+        else
+            bit_set(ones, h[0]);
+    }
+    free(t.v);
+    *p = (struct phrases){
+        v, t.n, t.pool, t.npool, first, bits, pairs, ones, words, nwords, {v, t.pool, first, bits, words}};
     return 0;
+}
+
+void phrases_free(struct phrases *p)
+{
+    for (size_t i = 0; i < sizeof p->mem / sizeof *p->mem; i++)
+        free(p->mem[i]);
+    empty(p);
+}
+
+/* The tables parsed in this process, with copies of what they were asked
+ * for by (keel-bake bakes them). */
+static struct phrases_baked loaded[8];
+static size_t nloaded;
+
+static int same_args(const struct phrases_baked *b, const char *path, const char *const *names, int nnames,
+                     const unsigned char *min_words)
+{
+    if (strcmp(b->path, path) || b->nnames != nnames || !b->min_words != !min_words)
+        return 0;
+    for (int k = 0; k < nnames; k++)
+        if (!b->names[k] != !names[k] || (names[k] && strcmp(b->names[k], names[k])) ||
+            (min_words && b->min_words[k] != min_words[k]))
+            return 0;
+    return 1;
+}
+
+static void remember(const struct phrases *p, const char *path, const char *const *names, int nnames,
+                     const unsigned char *min_words)
+{
+    if (nloaded == sizeof loaded / sizeof *loaded)
+        return;
+    char **nv = calloc((size_t)nnames + 1, sizeof *nv);
+    unsigned char *mw = min_words ? malloc((size_t)nnames + 1) : NULL;
+    int ok = nv && (!min_words || mw);
+    for (int k = 0; ok && k < nnames; k++)
+        ok = !names[k] || (nv[k] = strdup(names[k]));
+    if (!ok) {
+        for (int k = 0; nv && k < nnames; k++)
+            free(nv[k]);
+        free(nv);
+        free(mw);
+        return;
+    }
+    if (mw)
+        memcpy(mw, min_words, (size_t)nnames);
+    loaded[nloaded++] = (struct phrases_baked){path, nnames, (const char *const *)nv, mw, *p};
+}
+
+int phrases_load(struct phrases *p, const char *path, const char *const *names, int nnames,
+                 const unsigned char *min_words)
+{
+    for (size_t i = 0; i < phrases_baked_n; i++)
+        if (same_args(&phrases_baked[i], path, names, nnames, min_words)) {
+            *p = phrases_baked[i].table;
+            return 0;
+        }
+    if (phrases_parse(p, path, names, nnames, min_words) < 0)
+        return -1;
+    remember(p, path, names, nnames, min_words);
+    return 0;
+}
+
+size_t phrases_loaded(const struct phrases_baked **v)
+{
+    *v = loaded;
+    return nloaded;
 }
 
 #define HASH_AT(h, stride, i) (*(const uint64_t *)((const char *)(h) + (i) * (stride)))
@@ -132,7 +244,8 @@ const struct phrase *phrases_from(const struct phrases *p, const uint64_t *h, si
         if (!(mask >> ph->cls & 1) || ph->len > most)
             continue;
         size_t k = 1;
-        while (k < ph->len && HASH_AT(h, stride, i + k) == ph->h[k])
+        const uint64_t *words = phrase_words(p, ph);
+        while (k < ph->len && HASH_AT(h, stride, i + k) == words[k])
             k++;
         if (k == ph->len)
             return ph;

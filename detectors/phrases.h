@@ -18,31 +18,61 @@
 #define PHRASE_BITS 65536 /* bits of the first-word filter */
 
 struct phrase {
-    const uint64_t *h; /* its words' hashes, in the table's pool */
-    uint32_t off; /* where they are in the pool */
+    uint32_t off; /* where its words' hashes are in the table's pool */
     unsigned char len;
     unsigned char cls; /* its section's index in the names given to phrases_load */
 };
 
 struct phrases {
-    struct phrase *v; /* sorted by first word, the longest first */
-    size_t n, cap;
-    uint64_t *pool; /* every phrase's hashes, one after another */
-    size_t npool, cappool;
-    uint64_t *first; /* v[i].h[0], for a search that stays in cache */
-    uint64_t bits[PHRASE_BITS / 64]; /* first words */
-    uint64_t pairs[PHRASE_BITS / 64]; /* first two words of phrases of 2+ */
-    uint64_t ones[PHRASE_BITS / 64]; /* phrases of one word */
+    const struct phrase *v; /* sorted by first word, the longest first */
+    size_t n;
+    const uint64_t *pool; /* every phrase's hashes, one after another */
+    size_t npool;
+    const uint64_t *first; /* v[i].h[0], for a search that stays in cache */
+    const uint64_t *bits; /* PHRASE_BITS bits: first words */
+    const uint64_t *pairs; /* first two words of phrases of 2+ */
+    const uint64_t *ones; /* phrases of one word */
+    const uint64_t *words; /* every word of its phrases, sorted, each once */
+    size_t nwords;
+    void *mem[5]; /* what phrases_parse allocated; none for a baked table */
 };
 
-/* Loads the embedded file path: the lines of section "[names[k]]" are
- * phrases of class k, other sections (and those whose name is NULL, for a
- * table of some classes only) are skipped; min_words[k], when given,
- * is the fewest words a phrase of class k may have. Phrases longer than
- * PHRASE_MAX words are skipped. 0, or -1 when the file is missing or memory
- * runs out (the table is then empty). */
+/* The table of the embedded file path: the lines of section "[names[k]]"
+ * are phrases of class k, other sections (and those whose name is NULL, for
+ * a table of some classes only) are skipped; min_words[k], when given, is
+ * the fewest words a phrase of class k may have. Phrases longer than
+ * PHRASE_MAX words are skipped. Built into the binary when the build baked
+ * it (a table with the same file, names and fewest words: baked.c,
+ * written by keel-bake), else parsed from the file (phrases_parse).
+ * 0, or -1 when the file is missing or memory runs out (the table is then
+ * empty). */
 int phrases_load(struct phrases *p, const char *path, const char *const *names, int nnames,
                  const unsigned char *min_words);
+/* The same table parsed from the file's text, as the build bakes it. */
+int phrases_parse(struct phrases *p, const char *path, const char *const *names, int nnames,
+                  const unsigned char *min_words);
+/* The hashes of a phrase's words. */
+static inline const uint64_t *phrase_words(const struct phrases *p, const struct phrase *ph)
+{
+    return p->pool + ph->off;
+}
+/* Frees what phrases_parse allocated (nothing for a baked table). */
+void phrases_free(struct phrases *p);
+
+/* A table baked into the binary, with the arguments it was loaded by. */
+struct phrases_baked {
+    const char *path;
+    int nnames;
+    const char *const *names;
+    const unsigned char *min_words; /* NULL: no fewest */
+    struct phrases table;
+};
+extern const struct phrases_baked phrases_baked[]; /* phrases_baked_n of them */
+extern const size_t phrases_baked_n;
+
+/* The tables loaded so far in this process, as phrases_load was asked for
+ * them (keel-bake writes them out). */
+size_t phrases_loaded(const struct phrases_baked **v);
 
 /* The longest phrase of a class in mask (bit k: class k) starting at word i
  * of a text whose n words' hashes are at h, h + stride bytes, ...; NULL if

@@ -9,6 +9,7 @@
 #ifndef KEEL_RUMPARTS_H
 #define KEEL_RUMPARTS_H
 
+#include "lexicon.h"
 #include "stem.h"
 #include "text.h"
 
@@ -408,6 +409,7 @@ size_t lex_size(void); /* entries in the lexicon */
 uint32_t lex_get(uint64_t k); /* k's LEX_* bits and concept, 0 if none */
 void lex_put(uint64_t k, uint32_t v); /* adds bits to k's (the lexicon grows for it) */
 size_t lex_room(void); /* and its slots (tests: every language's groups fit) */
+
 void word_lex(struct word *w, int stem_is_raw);
 uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen);
 int words_unicode(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx);

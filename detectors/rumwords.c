@@ -83,20 +83,25 @@ static int ideograph(const char *s, size_t n)
     return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ? IDEO_HAN : 0;
 }
 
-/* The lexicon: open addressing on a key's low bits, at most half full; it
- * grows as a language's groups are read (an English prompt's process
- * holds the stopwords and the English groups only). */
+/* The lexicon: open addressing on a key's low bits, at most half full. The
+ * build bakes it with every language's groups read (lex_baked, written by
+ * keel-bake); without that, it grows as a language's groups are read (an
+ * English prompt's process holds the stopwords and the English groups
+ * only). A baked lexicon is read-only: an entry put into it moves it to the
+ * heap first. */
 static uint64_t lex_k0[LEX_SIZE];
 static uint32_t lex_v0[LEX_SIZE];
 static uint64_t *lex_k = lex_k0;
 static uint32_t *lex_v = lex_v0;
 static size_t lex_n, lex_cap = LEX_SIZE;
+static int lex_ro; /* lex_k and lex_v are the baked arrays */
 
 /* A bit for the last two stems of every phrase (mix of the two): most words
  * that can end a phrase follow a word that ends none with them, and are
  * ruled out by one bit instead of three lexicon probes. */
 #define PAIR_BITS 16
-static uint64_t lex_pair[(1u << PAIR_BITS) / 64];
+static uint64_t lex_pair0[(1u << PAIR_BITS) / 64];
+static const uint64_t *lex_pair = lex_pair0;
 
 static inline size_t pair_bit(uint64_t h)
 {
@@ -121,9 +126,8 @@ static size_t lex_slot(uint64_t k)
 
 /* Twice the room; 0, or -1 when memory runs out (the lexicon stays as it
  * was, and the entries that do not fit are left out). */
-static int lex_grow(void)
+static int lex_grow(size_t cap)
 {
-    size_t cap = lex_cap * 2;
     uint64_t *k = calloc(cap, sizeof *k);
     uint32_t *v = calloc(cap, sizeof *v);
     if (!k || !v) {
@@ -140,20 +144,23 @@ static int lex_grow(void)
             size_t s = lex_slot(ok[j]);
             lex_k[s] = ok[j], lex_v[s] = ov[j];
         }
-    if (ok != lex_k0) {
+    if (ok != lex_k0 && !lex_ro) {
         free(ok);
         free(ov);
     }
+    lex_ro = 0;
     return 0;
 }
 
 /* Adds bits to k's value; a concept already set is kept (the first group wins). */
 void lex_put(uint64_t k, uint32_t v)
 {
+    if (lex_ro && lex_grow(lex_cap) < 0)
+        return;
     size_t j = lex_slot(k);
     if (!lex_k[j]) {
         if (lex_n >= lex_cap / 2) {
-            if (lex_grow() < 0)
+            if (lex_grow(lex_cap * 2) < 0)
                 return;
             j = lex_slot(k);
         }
@@ -220,7 +227,7 @@ static void lex_concept(const char *line, size_t n, void *ctx)
             }
             if (tw.n >= 2) {
                 size_t bit = pair_bit(mix(before, last));
-                lex_pair[bit / 64] |= 1ULL << (bit % 64);
+                lex_pair0[bit / 64] |= 1ULL << (bit % 64);
             }
             uint32_t v = (*id + 1) << LEX_ID_SHIFT;
             if (tw.n == 1) {
@@ -268,18 +275,49 @@ static void lex_lang(enum stem_lang lang)
     rum_lang = keep;
 }
 
+static int lex_done;
+
+/* The stopwords and the English groups, read from the files. */
+static void lex_read(void)
+{
+    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
+    if (b)
+        text_each_line(b->data, lex_stop, NULL);
+    lex_lang(STEM_EN);
+    lex_done = 1;
+}
+
 void lex_init(enum stem_lang lang)
 {
-    static int done;
-    if (!done) {
-        const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
-        if (b)
-            text_each_line(b->data, lex_stop, NULL);
-        lex_lang(STEM_EN);
-        done = 1;
+    if (!lex_done && lex_baked.cap) {
+        lex_k = (uint64_t *)lex_baked.k, lex_v = (uint32_t *)lex_baked.v; /* read-only until lex_put */
+        lex_n = lex_baked.n, lex_cap = lex_baked.cap, lex_ro = 1;
+        lex_pair = lex_baked.pair;
+        lex_groups = lex_baked.groups, lex_langs = lex_baked.langs, lex_own = lex_baked.own;
+        lex_done = 1;
     }
+    if (!lex_done)
+        lex_read();
     lex_lang(lang);
     lex_salt = lex_own >> lang & 1 ? salt_of(lang) : 0;
+}
+
+void lex_read_all(struct lex_state *out)
+{
+    if (lex_k != lex_k0 && !lex_ro) {
+        free(lex_k);
+        free(lex_v);
+    }
+    memset(lex_k0, 0, sizeof lex_k0);
+    memset(lex_v0, 0, sizeof lex_v0);
+    memset(lex_pair0, 0, sizeof lex_pair0);
+    lex_k = lex_k0, lex_v = lex_v0, lex_n = 0, lex_cap = LEX_SIZE, lex_ro = 0, lex_pair = lex_pair0;
+    lex_groups = lex_langs = lex_own = 0;
+    lex_read();
+    for (int l = STEM_EN; l < STEM_NLANG; l++)
+        lex_lang((enum stem_lang)l);
+    lex_salt = 0;
+    *out = (struct lex_state){lex_k, lex_v, lex_n, lex_cap, lex_pair, lex_groups, lex_langs, lex_own};
 }
 
 size_t lex_size(void)

@@ -28,6 +28,11 @@ static int sb_load(void)
     return state > 0;
 }
 
+int stem_ready(void)
+{
+    return sb_load();
+}
+
 static const char *const algo[STEM_NLANG] = {
     [STEM_EN] = "english",    [STEM_DE] = "german", [STEM_FR] = "french",  [STEM_ES] = "spanish", [STEM_IT] = "italian",
     [STEM_PT] = "portuguese", [STEM_NL] = "dutch",  [STEM_SV] = "swedish", [STEM_RU] = "russian", [STEM_EL] = "greek",

@@ -52,5 +52,8 @@ enum stem_lang stem_lang_of_texts(const char *const *t, const size_t *n, size_t 
  * pointer to *len bytes, valid until the next call; w itself when lang is
  * STEM_NONE or its stemmer cannot be had. */
 const char *stem_word(enum stem_lang lang, const char *w, size_t n, size_t *len);
+/* 1 when libstemmer can be loaded (keel-bake needs it: the groups it bakes
+ * are stemmed), else 0. */
+int stem_ready(void);
 
 #endif

@@ -87,12 +87,6 @@ static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier
  * rest, for drafts. A hook on the person's prompt loads the first only. */
 #define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST | 1u << WH)
 static struct phrases tables[2];
-/* Words of the reassurance, judgement and tag phrases: they say how someone
- * asks, not what about, so they are left out when deciding "the same
- * decision". */
-static uint64_t *asking;
-static size_t asking_n;
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -107,14 +101,7 @@ static __attribute__((noinline)) void table_load(int k)
     const char *names[NCLS];
     for (int c = 0; c < NCLS; c++)
         names[c] = (ASKING_CLASSES >> c & 1) == (k == 0) ? cls_names[c] : NULL;
-    if (phrases_load(&tables[k], "detectors/data/sycophancy.txt", names, NCLS, NULL) < 0 || k)
-        return;
-    size_t n = tables[0].npool; /* every phrase's words, one after another */
-    if (!n || !(asking = malloc(n * sizeof *asking)))
-        return;
-    memcpy(asking, tables[0].pool, n * sizeof *asking);
-    asking_n = n;
-    qsort(asking, asking_n, sizeof *asking, cmp_u64);
+    phrases_load(&tables[k], "detectors/data/sycophancy.txt", names, NCLS, NULL);
 }
 
 /* The table of mask's classes, loaded the first time (in line: it is asked
@@ -125,6 +112,13 @@ static inline const struct phrases *table_for(unsigned mask)
     if (!table_done[k])
         table_load(k);
     return &tables[k];
+}
+
+void syc_load(void)
+{
+    for (int k = 0; k < 2; k++)
+        if (!table_done[k])
+            table_load(k);
 }
 
 static int has_digit(const char *s, size_t n)
@@ -174,8 +168,10 @@ static int topic_set(const char *t, const struct text_words *w, enum stem_lang l
         size_t n = w->v[i].end - w->v[i].start, e = text_elision(s, n); /* "l'opération": "opération" */
         if (e)
             s += e, n -= e, h = text_word_hash(s, n);
+        /* the words of the reassurance, judgement and tag phrases say how
+         * someone asks, not what about */
         if ((n < 3 && !has_digit(s, n)) || text_is_stopword(h) ||
-            bsearch(&h, asking, asking_n, sizeof *asking, cmp_u64))
+            (tables[0].nwords && bsearch(&h, tables[0].words, tables[0].nwords, sizeof h, cmp_u64)))
             continue;
         out->v[out->n++] = stem_hash(lang, s, n, h);
     }

@@ -906,6 +906,40 @@ static void a_language_has_its_own_groups(void **state)
         fail_msg("the lexicon holds %zu entries in %zu slots", lex_size(), lex_room());
 }
 
+/* The lexicon the build baked is the one read from the files now, slot for
+ * slot: a group edited after the build, or a word stemmed otherwise at run
+ * time, would show here. An entry put into the baked lexicon moves it to
+ * the heap and keeps every entry. */
+static void the_baked_lexicon_is_the_files(void **state)
+{
+    (void)state;
+    assert_true(lex_baked.cap > LEX_SIZE && lex_baked.n > LEX_SIZE / 2);
+    lex_init(STEM_EN);
+    assert_int_equal(lex_size(), lex_baked.n); /* the baked one, as every test before this found it */
+    assert_int_equal(lex_room(), lex_baked.cap);
+    assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
+    size_t slot = 0;
+    while (!lex_baked.k[slot])
+        slot++;
+    lex_put(0x5EED5EED5EEDULL, LEX_END);
+    assert_int_equal(lex_size(), lex_baked.n + 1);
+    assert_int_equal(lex_get(0x5EED5EED5EEDULL), LEX_END);
+    assert_int_equal(lex_get(lex_baked.k[slot]), lex_baked.v[slot]);
+    assert_int_equal(lex_get(0x5EED5EED5EEEULL), 0);
+    assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
+    struct lex_state b = lex_baked, r;
+    lex_read_all(&r);
+    assert_int_equal(r.n, b.n);
+    assert_int_equal(r.cap, b.cap);
+    assert_int_equal(r.groups, b.groups);
+    assert_int_equal(r.langs, b.langs);
+    assert_int_equal(r.own, b.own);
+    assert_memory_equal(r.k, b.k, b.cap * sizeof *b.k);
+    assert_memory_equal(r.v, b.v, b.cap * sizeof *b.v);
+    assert_memory_equal(r.pair, b.pair, (1u << 16) / 8);
+    assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
+}
+
 /* The lexicon grows as entries come, and keeps every one. */
 static void the_lexicon_grows(void **state)
 {
@@ -939,14 +973,23 @@ static void a_word_or_two_swapped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ascii_words_are_unicode_words), cmocka_unit_test(ascii_items_score_as_unicode_items),
-        cmocka_unit_test(order_does_not_matter),         cmocka_unit_test(objects_are_what_a_text_names),
-        cmocka_unit_test(objects_differ_or_match),       cmocka_unit_test(characters_and_numbers),
-        cmocka_unit_test(names_inside_a_sentence),       cmocka_unit_test(phrases_and_short_names),
-        cmocka_unit_test(a_prompt_matches_itself),       cmocka_unit_test(frames_are_word_by_word),
-        cmocka_unit_test(prefixes_and_typos_hold),       cmocka_unit_test(a_word_has_one_key),
-        cmocka_unit_test(an_elision_is_not_the_word),    cmocka_unit_test(thin_prompts_and_character_pairs),
-        cmocka_unit_test(a_language_has_its_own_groups), cmocka_unit_test(the_lexicon_grows),
+        cmocka_unit_test(ascii_words_are_unicode_words),
+        cmocka_unit_test(ascii_items_score_as_unicode_items),
+        cmocka_unit_test(order_does_not_matter),
+        cmocka_unit_test(objects_are_what_a_text_names),
+        cmocka_unit_test(objects_differ_or_match),
+        cmocka_unit_test(characters_and_numbers),
+        cmocka_unit_test(names_inside_a_sentence),
+        cmocka_unit_test(phrases_and_short_names),
+        cmocka_unit_test(a_prompt_matches_itself),
+        cmocka_unit_test(frames_are_word_by_word),
+        cmocka_unit_test(prefixes_and_typos_hold),
+        cmocka_unit_test(a_word_has_one_key),
+        cmocka_unit_test(an_elision_is_not_the_word),
+        cmocka_unit_test(thin_prompts_and_character_pairs),
+        cmocka_unit_test(the_baked_lexicon_is_the_files),
+        cmocka_unit_test(a_language_has_its_own_groups),
+        cmocka_unit_test(the_lexicon_grows),
         cmocka_unit_test(a_word_or_two_swapped),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);

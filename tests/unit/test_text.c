@@ -1,4 +1,6 @@
 /* test_text.c: segmentation and normalisation, in several scripts. */
+#include "asking.h"
+#include "detect.h"
 #include "phrases.h"
 #include "stem.h"
 #include "text.h"
@@ -546,12 +548,65 @@ static void finds_the_longest_phrase(void **state)
     /* the phrase whose first word sorts last, asked for no class: the search
      * ends at the table's end and reads nothing past it (ASan) */
     const struct phrase *last = &p.v[p.n - 1];
-    assert_null(phrases_at(&p, last->h, sizeof *last->h, last->len, 0, 0));
-    assert_true(phrases_at(&p, last->h, sizeof *last->h, last->len, 0, all) != NULL);
+    const uint64_t *lw = phrase_words(&p, last);
+    assert_null(phrases_at(&p, lw, sizeof *lw, last->len, 0, 0));
+    assert_true(phrases_at(&p, lw, sizeof *lw, last->len, 0, all) != NULL);
     text_words_free(&w);
-    free(p.v);
-    free(p.pool);
-    free(p.first);
+    phrases_free(&p);
+}
+
+/* The tables the detectors load are in the binary (nothing is parsed at
+ * start), and each equals the table parsed from its file now: a list edited
+ * after the build, or words hashed otherwise at run time, would show here. */
+static void baked_tables_equal_the_lists(void **state)
+{
+    (void)state;
+    const struct phrases_baked *parsed;
+    size_t before = phrases_loaded(&parsed);
+    ask_load();
+    syc_load();
+    assert_int_equal(phrases_loaded(&parsed), before);
+    assert_int_equal(phrases_baked_n, 3);
+    for (size_t i = 0; i < phrases_baked_n; i++) {
+        const struct phrases_baked *b = &phrases_baked[i];
+        const struct phrases *t = &b->table;
+        struct phrases p;
+        assert_int_equal(phrases_load(&p, b->path, b->names, b->nnames, b->min_words), 0);
+        assert_ptr_equal(p.v, t->v); /* loaded as the detectors load it: the baked table */
+        assert_int_equal(phrases_loaded(&parsed), before);
+        assert_int_equal(phrases_parse(&p, b->path, b->names, b->nnames, b->min_words), 0);
+        assert_true(p.n > 100);
+        assert_int_equal(t->n, p.n);
+        assert_int_equal(t->npool, p.npool);
+        assert_int_equal(t->nwords, p.nwords);
+        for (size_t k = 0; k < p.n; k++) {
+            assert_int_equal(t->v[k].off, p.v[k].off);
+            assert_int_equal(t->v[k].len, p.v[k].len);
+            assert_int_equal(t->v[k].cls, p.v[k].cls);
+        }
+        assert_memory_equal(t->pool, p.pool, p.npool * sizeof *p.pool);
+        assert_memory_equal(t->first, p.first, p.n * sizeof *p.first);
+        assert_memory_equal(t->words, p.words, p.nwords * sizeof *p.words);
+        assert_memory_equal(t->bits, p.bits, PHRASE_BITS / 8);
+        assert_memory_equal(t->pairs, p.pairs, PHRASE_BITS / 8);
+        assert_memory_equal(t->ones, p.ones, PHRASE_BITS / 8);
+        /* a baked table owns nothing to free */
+        for (size_t k = 0; k < sizeof t->mem / sizeof *t->mem; k++)
+            assert_null(t->mem[k]);
+        phrases_free(&p);
+        assert_int_equal(p.n, 0);
+        assert_false(phrase_bit_has(p.bits, 1)); /* an empty table reads no bit */
+    }
+    /* a table the build did not bake is parsed, and found the same way */
+    static const char *const names[] = {"question"};
+    struct phrases q;
+    assert_int_equal(phrases_load(&q, "detectors/data/asking.txt", names, 1, NULL), 0);
+    assert_int_equal(phrases_loaded(&parsed), before + 1);
+    assert_string_equal(parsed[before].names[0], "question");
+    assert_true(q.n > 0 && q.mem[0] != NULL);
+    phrases_free(&q);
+    assert_int_equal(phrases_load(&q, "detectors/data/none.txt", names, 1, NULL), -1);
+    assert_null(phrases_at(&q, &(uint64_t){1}, sizeof(uint64_t), 1, 0, 1));
 }
 
 int main(void)
@@ -575,6 +630,7 @@ int main(void)
         cmocka_unit_test(reads_data_lines),
         cmocka_unit_test(finds_the_elision_a_word_opens_with),
         cmocka_unit_test(finds_the_longest_phrase),
+        cmocka_unit_test(baked_tables_equal_the_lists),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,25 @@
+/* lexicon.h: rumination's lexicon (rumwords.c) as keel-bake writes it out
+ * (detectors/bake.c): its table of stopwords and concept groups, the bits
+ * of the phrases' last two stems, the groups and languages read. */
+#ifndef KEEL_LEXICON_H
+#define KEEL_LEXICON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lex_state {
+    const uint64_t *k; /* keys, 0 in an empty slot */
+    const uint32_t *v; /* their LEX_* bits and concept */
+    size_t n, cap; /* cap 0: none baked */
+    const uint64_t *pair; /* 1 << 16 bits */
+    unsigned groups, langs, own;
+};
+
+/* The lexicon baked into the binary (cap 0 when the build baked none). */
+extern const struct lex_state lex_baked;
+
+/* Empties the lexicon and reads the stopwords and every language's groups
+ * from the files into it, as keel-bake bakes it. */
+void lex_read_all(struct lex_state *out);
+
+#endif
