@@ -92,17 +92,33 @@ static int budget_spent(struct budget *b)
     return 0;
 }
 
+/* 1 when re is to be matched by its JIT code on a text of n bytes (made
+ * now if this use calls for it), 0 by the interpreter; *st is its RJ_*
+ * state (st NULL: no JIT code). */
+static int jit_for(pcre2_code *re, unsigned char *st, size_t n)
+{
+    if (!st || *st == RJ_NONE)
+        return 0;
+    if (*st == RJ_FRESH && n < RULE_JIT_TEXT) {
+        *st = RJ_USED;
+        return 0;
+    }
+    if (*st != RJ_READY)
+        *st = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0 ? RJ_READY : RJ_NONE;
+    return *st == RJ_READY;
+}
+
 /* The next match of pattern p at or after at: 1 (its place in md), 0 none,
- * RULE_SKIPPED past a limit or the budget. at must be on a character
- * boundary, as both calls require. */
-static int scan(const struct rule *r, int p, const char *text, size_t n, size_t at, pcre2_match_data *md,
+ * RULE_SKIPPED past a limit or the budget; by its JIT code when jit. at must
+ * be on a character boundary, as both calls require. */
+static int scan(const struct rule *r, int p, int jit, const char *text, size_t n, size_t at, pcre2_match_data *md,
                 struct budget *b)
 {
     pcre2_match_context *mc = rule_limits();
     if (!mc || budget_spent(b))
         return RULE_SKIPPED;
-    int rc = r->jit && r->jit[p] ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, mc)
-                                 : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
+    int rc = jit ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, mc)
+                 : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
     if (rc >= 0) /* 0: a match, more groups than md holds */
         return 1;
     return rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;
@@ -138,26 +154,28 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
         return RULE_SKIPPED;
     struct budget b = budget_start();
     int found = 0, rc = 0;
-    for (int p = 0; p < r->npatterns && rc >= 0; p++)
-        for (size_t at = 0; at <= n && (rc = scan(r, p, text, n, at, md, &b)) == 1;) {
+    for (int p = 0; p < r->npatterns && rc >= 0; p++) {
+        int jit = jit_for(r->re[p], r->jit ? &r->jit[p] : NULL, n);
+        for (size_t at = 0; at <= n && (rc = scan(r, p, jit, text, n, at, md, &b)) == 1;) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             if (found < max)
                 spans[found] = (struct rule_span){ov[0], ov[1]};
             found++;
             at = after(text, n, ov);
         }
+    }
     if (md != r->md)
         pcre2_match_data_free(md);
     return rc < 0 ? RULE_SKIPPED : found;
 }
 
-int rule_any_code(const pcre2_code *re, int jit, pcre2_match_data *md, const char *text, size_t n)
+int rule_any_code(pcre2_code *re, unsigned char *jit, pcre2_match_data *md, const char *text, size_t n)
 {
     pcre2_match_context *mc = rule_limits();
     if (!mc || !md)
         return RULE_SKIPPED;
-    int rc = jit ? pcre2_jit_match(re, (PCRE2_SPTR)text, n, 0, 0, md, mc)
-                 : pcre2_match(re, (PCRE2_SPTR)text, n, 0, PCRE2_NO_UTF_CHECK, md, mc);
+    int rc = jit_for(re, jit, n) ? pcre2_jit_match(re, (PCRE2_SPTR)text, n, 0, 0, md, mc)
+                                 : pcre2_match(re, (PCRE2_SPTR)text, n, 0, PCRE2_NO_UTF_CHECK, md, mc);
     return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED; /* rc 0: matched, groups past md */
 }
 
@@ -168,17 +186,16 @@ int rule_any(const struct rule *r, const char *text, size_t n)
         return m < 0 ? RULE_SKIPPED : m > 0;
     }
     pcre2_match_data *md = match_data(r);
-    int rc = rule_any_code(r->any, r->any_jit, md, text, n);
+    int rc = rule_any_code(r->any, r->jit ? &r->jit[r->npatterns] : NULL, md, text, n);
     if (md != r->md)
         pcre2_match_data_free(md);
     return rc;
 }
 
-pcre2_code *rule_join(char *const *patterns, int n, int *jit)
+pcre2_code *rule_join(char *const *patterns, int n)
 {
     static const char *const unsafe[] = {"\\g", "\\k", "\\Q", "(?P", "(?&", "(?R", "(?(", "#", NULL};
     size_t len = 0;
-    *jit = 0;
     for (int i = 0; i < n; i++) {
         const char *p = patterns[i];
         for (int u = 0; unsafe[u]; u++)
@@ -204,8 +221,6 @@ pcre2_code *rule_join(char *const *patterns, int n, int *jit)
     PCRE2_SIZE off;
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)joined, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
     free(joined);
-    if (re)
-        *jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
     return re;
 }
 
@@ -216,7 +231,7 @@ void rule_combine(struct rule *r)
     for (int i = 0; i < r->npatterns; i++)
         if (!r->re[i])
             return;
-    r->any = rule_join(r->pattern, r->npatterns, &r->any_jit);
+    r->any = rule_join(r->pattern, r->npatterns);
 }
 
 char *rule_copy(const char *text, size_t n)
@@ -293,8 +308,8 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
         const char *src = cur ? cur : text;
         struct buf out = {0};
         size_t at = 0, copied = 0;
-        int rc = 0, hits = 0;
-        while (at <= cur_n && (rc = scan(r, p, src, cur_n, at, md, &b)) == 1) {
+        int rc = 0, hits = 0, jit = jit_for(r->re[p], r->jit ? &r->jit[p] : NULL, cur_n);
+        while (at <= cur_n && (rc = scan(r, p, jit, src, cur_n, at, md, &b)) == 1) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             put(&out, src + copied, ov[0] - copied);
             if (put_replacement(r, p, src, cur_n, md, &out) < 0)

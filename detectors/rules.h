@@ -30,10 +30,9 @@ struct rule {
     char **tools; /* globs, for tool results */
     int ntools;
     pcre2_code **re;
-    unsigned char *jit; /* jit[i]: re[i] has JIT code (NULL: none known to) */
+    unsigned char *jit; /* jit[i]: re[i]'s RJ_* state, jit[npatterns] any's (NULL: never JIT code) */
     pcre2_match_data *md; /* one, reused by every match (keel is one thread) */
     pcre2_code *any; /* the patterns as one alternation, to ask "anywhere?" (NULL: not built) */
-    int any_jit;
     char **pattern;
     int npatterns;
     long max_words, max_chars; /* 0: no limit */
@@ -60,10 +59,16 @@ struct rule_span {
 #define RULE_BUDGET_MS      25
 #define RULE_BUDGET_WINDOWS 8
 #define RULE_SKIPPED        (-1)
+/* A pattern is compiled to machine code (PCRE2's JIT) the second time it is
+ * used, or the first when the text has RULE_JIT_TEXT bytes or more: a
+ * process that checks one short reply (keel hook) matches each pattern
+ * once, and compiling them all took longer than the matching it saves. */
+#define RULE_JIT_TEXT       4096
+enum { RJ_FRESH, RJ_USED, RJ_READY, RJ_NONE }; /* not used yet; used once; JIT code; none to be had */
 /* Zeroed bytes a subject buffer holds past its end: PCRE2's JIT reads a few
  * bytes ahead (harmless, but valgrind rightly reports it on a buffer cut to
  * size). rule_copy makes such a copy. */
-#define RULE_PAD            16
+#define RULE_PAD 16
 char *rule_copy(const char *text, size_t n);
 extern const char rule_skipped_why[];
 /* The match context with those limits (NULL: out of memory), for any other
@@ -81,13 +86,14 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
 int rule_any(const struct rule *r, const char *text, size_t n);
 /* Builds r->any from r's compiled patterns (rule_join). */
 void rule_combine(struct rule *r);
-/* The patterns as one alternation, compiled (and JIT-compiled: *jit), or NULL
- * when joining them could change what one of them means (back-references,
- * calls by number or name, \Q, comments: they depend on group numbers or on
- * where the pattern ends), or it does not compile. */
-pcre2_code *rule_join(char *const *patterns, int n, int *jit);
-/* rule_any's answer for one compiled pattern and a match data to use. */
-int rule_any_code(const pcre2_code *re, int jit, pcre2_match_data *md, const char *text, size_t n);
+/* The patterns as one alternation, compiled, or NULL when joining them
+ * could change what one of them means (back-references, calls by number or
+ * name, \Q, comments: they depend on group numbers or on where the pattern
+ * ends), or it does not compile. */
+pcre2_code *rule_join(char *const *patterns, int n);
+/* rule_any's answer for one compiled pattern and a match data to use; jit
+ * is the pattern's RJ_* state (NULL: no JIT code). */
+int rule_any_code(pcre2_code *re, unsigned char *jit, pcre2_match_data *md, const char *text, size_t n);
 
 /* text with r's replacement applied to every match, or NULL when nothing
  * changed (or r has no replacement, or *skipped: it ran out of budget, and

@@ -225,7 +225,7 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
     if (patterns) {
         r.pattern = list_of(rs, file, doc, patterns, "patterns", &r.npatterns);
         r.re = calloc((size_t)(r.npatterns ? r.npatterns : 1), sizeof *r.re);
-        r.jit = calloc((size_t)(r.npatterns ? r.npatterns : 1), 1);
+        r.jit = calloc((size_t)r.npatterns + 1, 1); /* RJ_FRESH each, and any's last */
         uint32_t groups = 0; /* the most any pattern has: a replacement may use them */
         for (int i = 0; r.re && i < r.npatterns; i++) {
             int err;
@@ -239,9 +239,6 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
                         (char *)msg, (size_t)off);
                 usable = 0;
             } else {
-                int jit = pcre2_jit_compile(r.re[i], PCRE2_JIT_COMPLETE) == 0;
-                if (r.jit)
-                    r.jit[i] = (unsigned char)jit;
                 uint32_t g = 0;
                 if (pcre2_pattern_info(r.re[i], PCRE2_INFO_CAPTURECOUNT, &g) == 0 && g > groups)
                     groups = g;

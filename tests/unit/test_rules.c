@@ -263,6 +263,60 @@ static void lengths_groups_and_deep_patterns(void **state)
     ruleset_free(&rs);
 }
 
+/* A pattern is matched by the interpreter the first time on a short text,
+ * by its JIT code from the second use or on a long text, and finds the same
+ * places either way; "anywhere?" keeps its own state. */
+static void machine_code_when_it_pays(void **state)
+{
+    (void)state;
+    uint32_t can = 0;
+    pcre2_config(PCRE2_CONFIG_JIT, &can);
+    const unsigned char ready = can ? RJ_READY : RJ_NONE;
+    for (int pass = 0; pass < 2; pass++) { /* short texts, then long ones */
+        struct ruleset rs;
+        memset(&rs, 0, sizeof rs);
+        ruleset_load(&rs, NULL, NULL, 0);
+        int seen = 0;
+        for (int i = 0; i < rs.n; i++) {
+            struct rule *r = &rs.v[i];
+            if (r->detector != RD_REGEX || !r->nfires)
+                continue;
+            char text[RULE_JIT_TEXT + 512];
+            snprintf(text, sizeof text, "%s", r->fires[0]);
+            while (pass && strlen(text) < RULE_JIT_TEXT) /* an opener stays first */
+                strcat(text, " And nothing more to see here.");
+            size_t n = strlen(text);
+            char *c = rule_copy(text, n);
+            assert_non_null(c);
+            for (int p = 0; p < r->npatterns; p++)
+                assert_int_equal(r->jit[p], RJ_FRESH);
+            struct rule_span a[8], b[8];
+            int m1 = rule_match(r, c, n, a, 8);
+            /* its example fires; padded out, all but a whole-text pattern's */
+            if (m1 < 0 || (m1 == 0 && !pass))
+                fail_msg("rule %s: %d", r->name, m1);
+            for (int p = 0; p < r->npatterns; p++)
+                assert_int_equal(r->jit[p], pass ? ready : RJ_USED);
+            int m2 = rule_match(r, c, n, b, 8);
+            assert_int_equal(m1, m2);
+            assert_memory_equal(a, b, (size_t)(m1 < 8 ? m1 : 8) * sizeof *a);
+            for (int p = 0; p < r->npatterns; p++)
+                assert_int_equal(r->jit[p], ready);
+            if (r->any) {
+                assert_int_equal(r->jit[r->npatterns], RJ_FRESH);
+                assert_int_equal(rule_any(r, c, n), m1 > 0);
+                assert_int_equal(r->jit[r->npatterns], pass ? ready : RJ_USED);
+                assert_int_equal(rule_any(r, c, n), m1 > 0);
+                assert_int_equal(r->jit[r->npatterns], ready);
+            }
+            free(c);
+            seen += m1 > 0;
+        }
+        assert_true(seen >= 5);
+        ruleset_free(&rs);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +325,7 @@ int main(void)
         cmocka_unit_test(a_quiet_result_is_one_no_rule_fires_on),
         cmocka_unit_test(every_pattern_rewrites_what_the_last_left),
         cmocka_unit_test(lengths_groups_and_deep_patterns),
+        cmocka_unit_test(machine_code_when_it_pays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
