@@ -35,6 +35,9 @@ cJSON *chrono_read_state(const struct chrono_env *env, kerr *e);
 
 /* Records that the client sent a request now (last_prompt_at). */
 int chrono_touch(const struct chrono_env *env, kerr *e);
+/* The same, on a state read under the lock by the caller's own update (one
+ * write for both). */
+void chrono_touch_state(cJSON *state, const struct chrono_env *env);
 
 /* The energy zone name at a local minute on a weekday, or "unknown". */
 const char *chrono_zone_at(const struct profile *p, int wday, int minute);

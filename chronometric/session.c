@@ -265,14 +265,8 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
     return 0;
 }
 
-struct touch_ctx {
-    const struct chrono_env *env;
-};
-
-static int do_touch(cJSON *state, void *vctx, kerr *e)
+void chrono_touch_state(cJSON *state, const struct chrono_env *env)
 {
-    (void)e;
-    const struct chrono_env *env = ((struct touch_ctx *)vctx)->env;
     /* A pause of activity_gap_minutes or more starts a new activity session. */
     int64_t last;
     const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "last_prompt_at"));
@@ -283,11 +277,16 @@ static int do_touch(cJSON *state, void *vctx, kerr *e)
     }
     cJSON_DeleteItemFromObjectCaseSensitive(state, "last_prompt_at");
     add_time(state, "last_prompt_at", env->now.ms, env->now.offset_s);
+}
+
+static int do_touch(cJSON *state, void *env, kerr *e)
+{
+    (void)e;
+    chrono_touch_state(state, env);
     return 1;
 }
 
 int chrono_touch(const struct chrono_env *env, kerr *e)
 {
-    struct touch_ctx c = {env};
-    return state_update(env->state_dir, env->now.ms, do_touch, &c, e);
+    return state_update(env->state_dir, env->now.ms, do_touch, (void *)env, e);
 }

@@ -323,10 +323,8 @@ int state_update_file(const char *dir_in, const char *name, int64_t now_ms, stat
     }
     if (text || errno != ENOENT) {
         const char *why = !text ? (errno == EFBIG ? "over 8 MiB" : "not a regular file") : "not a keel state file";
-        if (text) {
+        if (text)
             state = cJSON_ParseWithLength(text, len);
-            free(text);
-        }
         if (!valid_state(state)) {
             cJSON_Delete(state);
             state = NULL;
@@ -340,12 +338,18 @@ int state_update_file(const char *dir_in, const char *name, int64_t now_ms, stat
     rc = fn(state, ctx, e);
     if (rc > 0) {
         char *out = cJSON_Print(state);
-        rc = out ? write_atomic(dir, file, out, e) : kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+        if (out && text && strlen(out) == len && !memcmp(out, text, len))
+            rc = 0; /* what it would write is there already: no write, no fsync */
+        else if (out) {
+            rc = write_atomic(dir, file, out, e);
+            if (rc == 0 && !strcmp(name, "state.json"))
+                bump_generation(lfd);
+        } else
+            rc = kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
         free(out);
-        if (rc == 0 && !strcmp(name, "state.json"))
-            bump_generation(lfd);
     }
 out:
+    free(text);
     cJSON_Delete(state);
     flock(lfd, LOCK_UN);
     close(lfd);

@@ -201,12 +201,27 @@ struct hook_state {
     int64_t started; /* out: when keel first saw this host session */
     char set_last[64]; /* in: the detectors of the advisories just given, a,b */
     char last[64]; /* out: the detectors of the last advisories given */
+    const struct chrono_env *touch; /* in: the prompt's time to record too (chrono_touch), in the same write */
 };
+
+/* o[key] = v (a string or a number), where it stands: a write that changes
+ * nothing leaves the same bytes, and is not made (state.c). */
+static void put(cJSON *o, const char *key, cJSON *v)
+{
+    if (!v)
+        return;
+    if (cJSON_GetObjectItemCaseSensitive(o, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+    else
+        cJSON_AddItemToObject(o, key, v);
+}
 
 static int hooks_fn(cJSON *state, void *ctx, kerr *e)
 {
     (void)e;
     struct hook_state *h = ctx;
+    if (h->touch)
+        chrono_touch_state(state, h->touch);
     cJSON *all = cJSON_GetObjectItemCaseSensitive(state, "hooks");
     if (!cJSON_IsObject(all)) {
         cJSON_DeleteItemFromObjectCaseSensitive(state, "hooks");
@@ -234,10 +249,8 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "note"));
     const char *last = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "last"));
     snprintf(h->last, sizeof h->last, "%s", last ? last : "");
-    if (h->set_last[0]) {
-        cJSON_DeleteItemFromObjectCaseSensitive(s, "last");
-        cJSON_AddStringToObject(s, "last", h->set_last);
-    }
+    if (h->set_last[0])
+        put(s, "last", cJSON_CreateString(h->set_last));
     switch (h->op) {
     case ST_NEW_TURN:
         snprintf(h->note, sizeof h->note, "%s", note ? note : "");
@@ -251,25 +264,23 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
         h->blocks = 0;
         break;
     case ST_NOTE:
-        cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
-        cJSON_AddStringToObject(s, "note", h->note);
+        put(s, "note", cJSON_CreateString(h->note));
         break;
     case ST_LAST:
         break;
     }
-    cJSON_DeleteItemFromObjectCaseSensitive(s, "blocks");
-    cJSON_AddNumberToObject(s, "blocks", h->blocks);
-    cJSON_DeleteItemFromObjectCaseSensitive(s, "at");
-    cJSON_AddNumberToObject(s, "at", (double)h->now);
+    put(s, "blocks", cJSON_CreateNumber(h->blocks));
+    put(s, "at", cJSON_CreateNumber((double)h->now));
     return 1;
 }
 
-static int session_state(const char *state_dir, const char *sid, int op, int continuing, int64_t now, const char *note,
-                         struct hook_state *h)
+static int session_state_at(const char *state_dir, const char *sid, int op, int continuing, int64_t now,
+                            const char *note, const struct chrono_env *touch, struct hook_state *h)
 {
     char set_last[sizeof h->set_last];
     snprintf(set_last, sizeof set_last, "%s", op == ST_LAST ? note : "");
     memset(h, 0, sizeof *h);
+    h->touch = touch;
     snprintf(h->set_last, sizeof h->set_last, "%s", set_last);
     if (op == ST_LAST)
         note = NULL;
@@ -282,10 +293,18 @@ static int session_state(const char *state_dir, const char *sid, int op, int con
     h->now = now;
     kerr e = {0};
     if (state_update(state_dir, now, hooks_fn, h, &e) < 0) {
+        if (touch)
+            log_event(LOG_WARN, "hook_activity_not_recorded", "code=%s", e.code ? e.code : "");
         log_event(LOG_WARN, "hook_state_unavailable", "code=%s", e.code ? e.code : "");
         return -1;
     }
     return 0;
+}
+
+static int session_state(const char *state_dir, const char *sid, int op, int continuing, int64_t now, const char *note,
+                         struct hook_state *h)
+{
+    return session_state_at(state_dir, sid, op, continuing, now, note, NULL, h);
 }
 
 /* --- the events ------------------------------------------------------------ */
@@ -449,11 +468,14 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     }
     struct chrono_env env = {{now, 0}, p, state_dir, 0, NULL};
     kerr e = {0};
-    if (chrono_now(&env.now, &e) < 0 || chrono_touch(&env, &e) < 0)
+    int clock = chrono_now(&env.now, &e);
+    if (clock < 0)
         log_event(LOG_WARN, "hook_activity_not_recorded", "code=%s", e.code ? e.code : "");
     struct hook_state h;
     const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
-    if (session_state(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &h) == 0 && h.note[0]) {
+    /* the prompt's time and the new turn, in one write */
+    if (session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, clock < 0 ? NULL : &env, &h) == 0 &&
+        h.note[0]) {
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
