@@ -384,20 +384,20 @@ static int cmd_hook(int argc, char **argv)
         else if (!strcmp(argv[i], "--host") && i + 1 < argc)
             v = argv[++i];
         else if (!strcmp(argv[i], "--host")) {
-            fprintf(stderr, "keel: hook_usage --host needs a value: claude-code, codex or gemini\n");
+            log_event(LOG_WARN, "hook_usage", "--host needs a value: claude-code, codex or gemini");
             return 0;
         }
         if (v) {
             const struct hook_host *hh = hook_host_named(v);
             host = hh ? (int)(hh - hook_hosts) : -1;
             if (host < 0) {
-                fprintf(stderr, "keel: hook_usage --host takes claude-code, codex or gemini\n");
+                log_event(LOG_WARN, "hook_usage", "--host takes claude-code, codex or gemini");
                 return 0;
             }
         } else if (argv[i][0] != '-' && !event) {
             event = argv[i];
         } else {
-            fprintf(stderr, "keel: hook_usage unexpected argument (see keel help hook)\n");
+            log_event(LOG_WARN, "hook_usage", "unexpected argument (see keel help hook)");
             return 0;
         }
     }
