@@ -338,14 +338,13 @@ int state_update_file(const char *dir_in, const char *name, int64_t now_ms, stat
     rc = fn(state, ctx, e);
     if (rc > 0) {
         char *out = cJSON_Print(state);
-        if (out && text && strlen(out) == len && !memcmp(out, text, len))
-            rc = 0; /* what it would write is there already: no write, no fsync */
-        else if (out) {
+        if (!out)
+            rc = kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+        else if (!text || strlen(out) != len || memcmp(out, text, len)) { /* else it is there already */
             rc = write_atomic(dir, file, out, e);
             if (rc == 0 && !strcmp(name, "state.json"))
                 bump_generation(lfd);
-        } else
-            rc = kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+        }
         free(out);
     }
 out:

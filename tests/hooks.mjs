@@ -8,7 +8,7 @@
 // person's prompts (tool results, meta lines, slash commands, task
 // notifications, keel's own context, assistant text).
 import { spawnSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, readdirSync, mkdirSync, chmodSync } from 'node:fs';
+import { readFileSync, writeFileSync, readdirSync, mkdirSync, chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel, root, sandbox } from './lib/keel.mjs';
@@ -626,6 +626,25 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a word of several detectors before any advisory: the person is told to name the detector', r.out);
   const st = JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8'));
   ok(st.last_prompt_at === '2026-05-15T14:40:00+00:00', 'the prompt hook records the person\'s activity (last_prompt_at) in the state file', st);
+  // an ordinary prompt: its time recorded with its turn, and not a word
+  // on stdout or stderr
+  const plain = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'quiet', prompt: 'add a test for the parser' },
+    { box, env: { KEEL_NOW: '2026-05-15T14:52:00Z' } });
+  const st2 = JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8'));
+  ok(plain.status === 0 && plain.stdout === '' && plain.stderr === '' && st2.last_prompt_at === '2026-05-15T14:52:00+00:00' &&
+     Object.values(st2.hooks || {}).some((h) => h.at === Date.parse('2026-05-15T14:52:00Z')),
+    'an ordinary prompt: nothing on stdout or stderr, and its time and its turn recorded', { plain, st2 });
+}
+
+// A clock keel cannot read (a mistyped TZ): the hook says so once and
+// records nothing at a time it does not know.
+{
+  const box = sandbox();
+  const r = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'tz', prompt: 'add a test for the parser' },
+    { box, env: { TZ: 'Europe/Berln' } });
+  ok(r.status === 0 && r.stdout === '' && r.stderr === 'keel: warn hook_clock_unavailable code=INTERNAL_CLOCK_UNAVAILABLE\n' &&
+     !existsSync(join(box.stateDir, 'state.json')),
+    'a mistyped TZ: the prompt hook exits 0, names hook_clock_unavailable once, and writes no state', r);
 }
 
 
@@ -908,8 +927,12 @@ for (const end of ['revised', 'bypassed']) {
   const w = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json'), { box });
   const lines = w.stderr.trim().split('\n').filter(Boolean);
   ok(w.status === 0 && lines.length >= 1 && new Set(lines).size === lines.length && /STATE_UNWRITABLE/.test(w.stderr) &&
-     lines.filter((l) => /overlay_state_unreadable/.test(l)).length === 1,
-    'a state directory keel refuses: exit 0, and each event on stderr once', lines);
+     lines.filter((l) => /overlay_state_unreadable/.test(l)).length === 1 &&
+     lines.filter((l) => /warn hook_activity_not_recorded code=STATE_UNWRITABLE/.test(l)).length === 1,
+    'a state directory keel refuses: exit 0, and each event on stderr once (the prompt\'s activity not recorded among them)', lines);
+  const sw = hook('claude-code', 'Stop', payload('claude-code-Stop.json'), { box });
+  ok(sw.status === 0 && /hook_state_unavailable code=STATE_UNWRITABLE/.test(sw.stderr) && !/hook_activity_not_recorded/.test(sw.stderr),
+    'the same for a reply: the state is named unavailable, and no prompt\'s activity is said to be lost', sw.stderr);
 }
 
 // override-once said twice hides the next two advisories, and says two.

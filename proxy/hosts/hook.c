@@ -458,7 +458,8 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
     return *s == '\0';
 }
 
-static void on_prompt(const cJSON *in, const struct profile *p, const char *state_dir, int64_t now, struct out *o)
+static void on_prompt(const cJSON *in, const struct profile *p, const char *state_dir, struct chrono_now now,
+                      struct out *o)
 {
     const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt"));
     const char *source = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "source"));
@@ -466,16 +467,11 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
         log_event(LOG_INFO, "hook_not_the_person", "bytes=%zu", prompt ? strlen(prompt) : 0);
         return;
     }
-    struct chrono_env env = {{now, 0}, p, state_dir, 0, NULL};
-    kerr e = {0};
-    int clock = chrono_now(&env.now, &e);
-    if (clock < 0)
-        log_event(LOG_WARN, "hook_activity_not_recorded", "code=%s", e.code ? e.code : "");
+    struct chrono_env env = {now, p, state_dir, 0, NULL};
     struct hook_state h;
     const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
     /* the prompt's time and the new turn, in one write */
-    if (session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, clock < 0 ? NULL : &env, &h) == 0 &&
-        h.note[0]) {
+    if (session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &env, &h) == 0 && h.note[0]) {
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
@@ -880,7 +876,7 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     if (chrono_now(&env.now, &e) < 0) {
         log_event(LOG_WARN, "hook_clock_unavailable", "code=%s", e.code ? e.code : "");
     } else if (kind == EV_PROMPT) {
-        on_prompt(in, p, state_dir, env.now.ms, &o);
+        on_prompt(in, p, state_dir, env.now, &o);
     } else if (kind == EV_REPLY) {
         on_reply(in, host, p, state_dir, env.now.ms, &o, block, sizeof block);
     } else if (kind == EV_SESSION_START) {

@@ -315,6 +315,45 @@ static void machine_code_when_it_pays(void **state)
         assert_true(seen >= 5);
         ruleset_free(&rs);
     }
+    /* the bound: a text of RULE_JIT_TEXT bytes gets the code at once, one
+     * byte less does not; a pattern with none to be had keeps to the
+     * interpreter and finds the same places */
+    struct ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    ruleset_load(&rs, NULL, NULL, 0);
+    struct rule *r = NULL;
+    for (int i = 0; i < rs.n && !r; i++)
+        if (rs.v[i].detector == RD_REGEX && rs.v[i].nfires && rs.v[i].npatterns >= 2)
+            r = &rs.v[i];
+    assert_non_null(r);
+    char *text = calloc(RULE_JIT_TEXT + 1 + RULE_PAD, 1);
+    assert_non_null(text);
+    memset(text, ' ', RULE_JIT_TEXT);
+    memcpy(text, r->fires[0], strlen(r->fires[0]));
+    struct rule_span a[8], b[8];
+    int m = rule_match(r, text, RULE_JIT_TEXT - 1, a, 8);
+    for (int p = 0; p < r->npatterns; p++)
+        assert_int_equal(r->jit[p], RJ_USED);
+    memset(r->jit, RJ_FRESH, (size_t)r->npatterns + 1);
+    assert_int_equal(rule_match(r, text, RULE_JIT_TEXT, b, 8), m);
+    for (int p = 0; p < r->npatterns; p++)
+        assert_int_equal(r->jit[p], ready);
+    int at = (int)(r - rs.v);
+    ruleset_free(&rs); /* again, with no JIT code made yet */
+    memset(&rs, 0, sizeof rs);
+    ruleset_load(&rs, NULL, NULL, 0);
+    r = &rs.v[at];
+    memset(r->jit, RJ_NONE, (size_t)r->npatterns + 1);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rule_match(r, text, RULE_JIT_TEXT, b, 8), m);
+        assert_memory_equal(a, b, (size_t)(m < 8 ? m : 8) * sizeof *a);
+        if (r->any)
+            assert_int_equal(rule_any(r, text, RULE_JIT_TEXT), m > 0);
+        for (int p = 0; p <= r->npatterns; p++)
+            assert_int_equal(r->jit[p], RJ_NONE);
+    }
+    free(text);
+    ruleset_free(&rs);
 }
 
 int main(void)
