@@ -43,8 +43,8 @@ static void lexicon(FILE *f, const struct lex_state *l)
     for (size_t i = 0; i < (1u << 16) / 64; i++)
         if (l->pair[i])
             fprintf(f, "\n    [%zu] = 0x%" PRIx64 "u,", i, l->pair[i]);
-    fprintf(f, "\n};\nconst struct lex_state lex_baked = {lex_keys, lex_values, %zu, %zu, lex_pairs, %uu, %uu, %uu};\n",
-            l->n, l->cap, l->groups, l->langs, l->own);
+    fprintf(f, "\n};\nconst struct lex_state lex_baked = {lex_keys, lex_values, %zu, %zu, lex_pairs, %uu, %uu};\n",
+            l->n, l->cap, l->groups, l->own);
 }
 
 /* The three filters, PHRASE_BITS bits each: only their words that hold a

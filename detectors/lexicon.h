@@ -1,6 +1,6 @@
 /* lexicon.h: rumination's lexicon (rumwords.c) as keel-bake writes it out
  * (detectors/bake.c): its table of stopwords and concept groups, the bits
- * of the phrases' last two stems, the groups and languages read. */
+ * of the phrases' last two stems, the groups read. */
 #ifndef KEEL_LEXICON_H
 #define KEEL_LEXICON_H
 
@@ -12,7 +12,7 @@ struct lex_state {
     const uint32_t *v; /* their LEX_* bits and concept */
     size_t n, cap; /* cap 0: none baked */
     const uint64_t *pair; /* 1 << 16 bits */
-    unsigned groups, langs, own;
+    unsigned groups, own; /* groups read; the languages with groups of their own, a bit each */
 };
 
 /* The lexicon baked into the binary (cap 0 when the build baked none). */

@@ -7,15 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A phrase as it is parsed, with its words' hashes to sort by. */
-struct bphrase {
-    const uint64_t *h;
-    struct phrase ph;
-};
-
 /* A table as it is parsed: its arrays grow. */
 struct build {
-    struct bphrase *v;
+    struct phrase *v;
     size_t n, cap;
     uint64_t *pool;
     size_t npool, cappool;
@@ -48,7 +42,7 @@ static void load_line(const char *line, size_t n, void *vctx)
     struct build *p = c->p;
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 256;
-        struct bphrase *v = realloc(p->v, cap * sizeof *v);
+        struct phrase *v = realloc(p->v, cap * sizeof *v);
         if (!v) {
             c->oom = 1;
             return;
@@ -66,17 +60,21 @@ static void load_line(const char *line, size_t n, void *vctx)
         p->pool = v;
         p->cappool = cap;
     }
-    p->v[p->n++] = (struct bphrase){NULL, {(uint32_t)p->npool, (unsigned char)c->w.n, (unsigned char)c->cls}};
+    p->v[p->n++] = (struct phrase){(uint32_t)p->npool, (unsigned char)c->w.n, (unsigned char)c->cls};
     for (size_t i = 0; i < c->w.n; i++)
         p->pool[p->npool++] = c->w.v[i].hash;
 }
 
+/* The pool of the table being sorted (keel is one thread). */
+static const uint64_t *sorting;
+
 static int by_first(const void *a, const void *b)
 {
-    const struct bphrase *x = a, *y = b;
-    if (x->h[0] != y->h[0])
-        return x->h[0] < y->h[0] ? -1 : 1;
-    return (int)y->ph.len - (int)x->ph.len;
+    const struct phrase *x = a, *y = b;
+    uint64_t hx = sorting[x->off], hy = sorting[y->off];
+    if (hx != hy)
+        return hx < hy ? -1 : 1;
+    return (int)y->len - (int)x->len;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -114,14 +112,12 @@ int phrases_parse(struct phrases *p, const char *path, const char *const *names,
         text_each_line(b->data, load_line, &c);
     text_words_free(&c.w);
     uint64_t *first = t.n ? malloc(t.n * sizeof *first) : NULL;
-    struct phrase *v = t.n ? malloc(t.n * sizeof *v) : NULL;
     uint64_t *bits = calloc(3 * (PHRASE_BITS / 64), sizeof *bits);
     uint64_t *words = t.npool ? malloc(t.npool * sizeof *words) : NULL;
-    if (!b || c.oom || (t.n && (!first || !v || !words)) || !bits) {
+    if (!b || c.oom || (t.n && (!first || !words)) || !bits) {
         free(t.v);
         free(t.pool);
         free(first);
-        free(v);
         free(bits);
         free(words);
         return -1;
@@ -134,24 +130,22 @@ int phrases_parse(struct phrases *p, const char *path, const char *const *names,
             if (!nwords || words[i] != words[nwords - 1])
                 words[nwords++] = words[i];
     }
-    for (size_t i = 0; i < t.n; i++) /* the pool has stopped moving */
-        t.v[i].h = t.pool + t.v[i].ph.off;
-    if (t.n)
+    if (t.n) {
+        sorting = t.pool;
         qsort(t.v, t.n, sizeof *t.v, by_first);
+    }
     uint64_t *pairs = bits + PHRASE_BITS / 64, *ones = pairs + PHRASE_BITS / 64;
     for (size_t i = 0; i < t.n; i++) {
-        const uint64_t *h = t.v[i].h;
-        v[i] = t.v[i].ph;
+        const uint64_t *h = t.pool + t.v[i].off;
         first[i] = h[0];
         bit_set(bits, h[0]);
-        if (v[i].len > 1)
+        if (t.v[i].len > 1)
             bit_set(pairs, pair_of(h[0], h[1]));
         else
             bit_set(ones, h[0]);
     }
-    free(t.v);
     *p = (struct phrases){
-        v, t.n, t.pool, t.npool, first, bits, pairs, ones, words, nwords, {v, t.pool, first, bits, words}};
+        t.v, t.n, t.pool, t.npool, first, bits, pairs, ones, words, nwords, {t.v, t.pool, first, bits, words}};
     return 0;
 }
 

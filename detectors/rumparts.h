@@ -401,9 +401,8 @@ long map_add(struct map *m, uint64_t key);
  * word of the call is stemmed. */
 extern enum stem_lang rum_lang;
 uint64_t stem_ascii(const char *b, size_t n, struct word *w);
-/* Reads the stopwords and English concepts once, and lang's concepts the
- * first time a prompt in lang comes; lang's own groups are then looked up
- * first. */
+/* The lexicon for a prompt in lang (the baked one, or read from the files
+ * the first time): lang's own groups are then looked up first. */
 void lex_init(enum stem_lang lang);
 size_t lex_size(void); /* entries in the lexicon */
 uint32_t lex_get(uint64_t k); /* k's LEX_* bits and concept, 0 if none */

@@ -83,12 +83,11 @@ static int ideograph(const char *s, size_t n)
     return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ? IDEO_HAN : 0;
 }
 
-/* The lexicon: open addressing on a key's low bits, at most half full. The
- * build bakes it with every language's groups read (lex_baked, written by
- * keel-bake); without that, it grows as a language's groups are read (an
- * English prompt's process holds the stopwords and the English groups
- * only). A baked lexicon is read-only: an entry put into it moves it to the
- * heap first. */
+/* The lexicon: open addressing on a key's low bits, at most half full,
+ * holding the stopwords and every language's groups, each language's under
+ * its own salt. The build bakes it (lex_baked, written by keel-bake); a
+ * build that baked none reads the files at the first prompt. A baked
+ * lexicon is read-only: an entry put into it moves it to the heap first. */
 static uint64_t lex_k0[LEX_SIZE];
 static uint32_t lex_v0[LEX_SIZE];
 static uint64_t *lex_k = lex_k0;
@@ -242,9 +241,8 @@ static void lex_concept(const char *line, size_t n, void *ctx)
     text_words_free(&tw);
 }
 
-/* The concept groups of each language: concepts.txt (English, read for
- * every prompt) and concepts-<code>.txt, read the first time a prompt in
- * that language is. */
+/* The concept groups of each language: concepts.txt (English, which serve
+ * every language) and concepts-<code>.txt (that language's own). */
 static const char *const concept_file[STEM_NLANG] = {
     [STEM_EN] = "detectors/data/concepts.txt",    [STEM_DE] = "detectors/data/concepts-de.txt",
     [STEM_FR] = "detectors/data/concepts-fr.txt", [STEM_ES] = "detectors/data/concepts-es.txt",
@@ -252,7 +250,7 @@ static const char *const concept_file[STEM_NLANG] = {
     [STEM_NL] = "detectors/data/concepts-nl.txt", [STEM_RU] = "detectors/data/concepts-ru.txt",
     [STEM_AR] = "detectors/data/concepts-ar.txt", [STEM_HI] = "detectors/data/concepts-hi.txt",
 };
-static unsigned lex_groups, lex_langs, lex_own; /* languages read; those with groups of their own */
+static unsigned lex_groups, lex_own; /* groups read; the languages with groups of their own */
 
 static uint64_t salt_of(enum stem_lang lang)
 {
@@ -261,9 +259,6 @@ static uint64_t salt_of(enum stem_lang lang)
 
 static void lex_lang(enum stem_lang lang)
 {
-    if (lang <= STEM_NONE || lang >= STEM_NLANG || (lex_langs >> lang & 1))
-        return;
-    lex_langs |= 1u << lang;
     const struct embed_blob *b = concept_file[lang] ? embed_find(concept_file[lang]) : NULL;
     if (!b)
         return;
@@ -277,28 +272,17 @@ static void lex_lang(enum stem_lang lang)
 
 static int lex_done;
 
-/* The stopwords and the English groups, read from the files. */
-static void lex_read(void)
-{
-    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
-    if (b)
-        text_each_line(b->data, lex_stop, NULL);
-    lex_lang(STEM_EN);
-    lex_done = 1;
-}
-
 void lex_init(enum stem_lang lang)
 {
     if (!lex_done && lex_baked.cap) {
         lex_k = (uint64_t *)lex_baked.k, lex_v = (uint32_t *)lex_baked.v; /* read-only until lex_put */
         lex_n = lex_baked.n, lex_cap = lex_baked.cap, lex_ro = 1;
         lex_pair = lex_baked.pair;
-        lex_groups = lex_baked.groups, lex_langs = lex_baked.langs, lex_own = lex_baked.own;
+        lex_groups = lex_baked.groups, lex_own = lex_baked.own;
         lex_done = 1;
     }
-    if (!lex_done)
-        lex_read();
-    lex_lang(lang);
+    if (!lex_done) /* a build that baked none */
+        lex_read_all(&(struct lex_state){0});
     lex_salt = lex_own >> lang & 1 ? salt_of(lang) : 0;
 }
 
@@ -312,12 +296,14 @@ void lex_read_all(struct lex_state *out)
     memset(lex_v0, 0, sizeof lex_v0);
     memset(lex_pair0, 0, sizeof lex_pair0);
     lex_k = lex_k0, lex_v = lex_v0, lex_n = 0, lex_cap = LEX_SIZE, lex_ro = 0, lex_pair = lex_pair0;
-    lex_groups = lex_langs = lex_own = 0;
-    lex_read();
-    for (int l = STEM_EN; l < STEM_NLANG; l++)
+    lex_groups = lex_own = 0;
+    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
+    if (b)
+        text_each_line(b->data, lex_stop, NULL);
+    for (int l = STEM_EN; l < STEM_NLANG; l++) /* English first: its groups serve every language */
         lex_lang((enum stem_lang)l);
-    lex_salt = 0;
-    *out = (struct lex_state){lex_k, lex_v, lex_n, lex_cap, lex_pair, lex_groups, lex_langs, lex_own};
+    lex_done = 1;
+    *out = (struct lex_state){lex_k, lex_v, lex_n, lex_cap, lex_pair, lex_groups, lex_own};
 }
 
 size_t lex_size(void)

@@ -932,11 +932,16 @@ static void the_baked_lexicon_is_the_files(void **state)
     assert_int_equal(r.n, b.n);
     assert_int_equal(r.cap, b.cap);
     assert_int_equal(r.groups, b.groups);
-    assert_int_equal(r.langs, b.langs);
     assert_int_equal(r.own, b.own);
     assert_memory_equal(r.k, b.k, b.cap * sizeof *b.k);
     assert_memory_equal(r.v, b.v, b.cap * sizeof *b.v);
     assert_memory_equal(r.pair, b.pair, (1u << 16) / 8);
+    /* read again over what it read: the same, not twice the count */
+    struct lex_state r2;
+    lex_read_all(&r2);
+    assert_int_equal(r2.n, b.n);
+    assert_int_equal(r2.groups, b.groups);
+    assert_memory_equal(r2.k, b.k, b.cap * sizeof *b.k);
     assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
 }
 
@@ -955,6 +960,9 @@ static void the_lexicon_grows(void **state)
     assert_int_equal(lex_size(), before + n);
     assert_true(lex_size() <= lex_room() / 2);
     assert_true(best_of("should I turn down the offer", "should I decline the offer") == 1.0);
+    /* a later prompt's lexicon is the grown one, not the baked one again */
+    assert_int_equal(lex_get(3 * 0x9E3779B97F4A7C15ULL ^ 0x5EED), LEX_END);
+    assert_int_equal(lex_size(), before + n);
 }
 
 /* The same sentence with a word or two swapped for others asks about

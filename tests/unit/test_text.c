@@ -605,7 +605,9 @@ static void baked_tables_equal_the_lists(void **state)
     assert_string_equal(parsed[before].names[0], "question");
     assert_true(q.n > 0 && q.mem[0] != NULL);
     phrases_free(&q);
+    memset(&q, 0xA5, sizeof q); /* what a caller's stack may hold */
     assert_int_equal(phrases_load(&q, "detectors/data/none.txt", names, 1, NULL), -1);
+    assert_int_equal(q.n, 0);
     assert_null(phrases_at(&q, &(uint64_t){1}, sizeof(uint64_t), 1, 0, 1));
 }
 
