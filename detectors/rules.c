@@ -92,14 +92,14 @@ static int budget_spent(struct budget *b)
     return 0;
 }
 
-/* 1 when re is to be matched by its JIT code on a text of n bytes (made
- * now if this use calls for it), 0 by the interpreter; *st is its RJ_*
- * state (st NULL: no JIT code). */
-static int jit_for(pcre2_code *re, unsigned char *st, size_t n)
+/* 1 when re is to be matched by its JIT code on a text of n bytes, made now
+ * if this use calls for it (force: the interpreter ran out of its limits),
+ * 0 by the interpreter; *st is its RJ_* state (st NULL: no JIT code). */
+static int jit_for(pcre2_code *re, unsigned char *st, size_t n, int force)
 {
     if (!st || *st == RJ_NONE)
         return 0;
-    if (*st == RJ_FRESH && n < RULE_JIT_TEXT) {
+    if (*st == RJ_FRESH && n < RULE_JIT_TEXT && !force) {
         *st = RJ_USED;
         return 0;
     }
@@ -108,17 +108,40 @@ static int jit_for(pcre2_code *re, unsigned char *st, size_t n)
     return *st == RJ_READY;
 }
 
+/* Each pattern's JIT code made, if this use calls for it, before the rule's
+ * budget starts: compiling is not matching (a slow machine, valgrind). */
+static void jit_prepare(const struct rule *r, size_t n)
+{
+    for (int p = 0; r->jit && p < r->npatterns; p++)
+        jit_for(r->re[p], &r->jit[p], n, 0);
+}
+
+/* One match of re at or after at, by its JIT code when it has some; when
+ * the interpreter runs out of its match, depth or heap limit, which JIT
+ * code counts otherwise, once more by JIT code made now, so that a rule is
+ * not skipped on its first use where it would pass on its second. */
+static int match_once(pcre2_code *re, unsigned char *st, const char *text, size_t n, size_t at, pcre2_match_data *md,
+                      pcre2_match_context *mc)
+{
+    if (st && *st == RJ_READY)
+        return pcre2_jit_match(re, (PCRE2_SPTR)text, n, at, 0, md, mc);
+    int rc = pcre2_match(re, (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
+    if ((rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT) &&
+        jit_for(re, st, n, 1))
+        rc = pcre2_jit_match(re, (PCRE2_SPTR)text, n, at, 0, md, mc);
+    return rc;
+}
+
 /* The next match of pattern p at or after at: 1 (its place in md), 0 none,
- * RULE_SKIPPED past a limit or the budget; by its JIT code when jit. at must
- * be on a character boundary, as both calls require. */
-static int scan(const struct rule *r, int p, int jit, const char *text, size_t n, size_t at, pcre2_match_data *md,
+ * RULE_SKIPPED past a limit or the budget. at must be on a character
+ * boundary, as both calls require. */
+static int scan(const struct rule *r, int p, const char *text, size_t n, size_t at, pcre2_match_data *md,
                 struct budget *b)
 {
     pcre2_match_context *mc = rule_limits();
     if (!mc || budget_spent(b))
         return RULE_SKIPPED;
-    int rc = jit ? pcre2_jit_match(r->re[p], (PCRE2_SPTR)text, n, at, 0, md, mc)
-                 : pcre2_match(r->re[p], (PCRE2_SPTR)text, n, at, PCRE2_NO_UTF_CHECK, md, mc);
+    int rc = match_once(r->re[p], r->jit ? &r->jit[p] : NULL, text, n, at, md, mc);
     if (rc >= 0) /* 0: a match, more groups than md holds */
         return 1;
     return rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED;
@@ -152,11 +175,11 @@ int rule_match(const struct rule *r, const char *text, size_t n, struct rule_spa
     pcre2_match_data *md = match_data(r);
     if (!md)
         return RULE_SKIPPED;
+    jit_prepare(r, n);
     struct budget b = budget_start();
     int found = 0, rc = 0;
     for (int p = 0; p < r->npatterns && rc >= 0; p++) {
-        int jit = jit_for(r->re[p], r->jit ? &r->jit[p] : NULL, n);
-        for (size_t at = 0; at <= n && (rc = scan(r, p, jit, text, n, at, md, &b)) == 1;) {
+        for (size_t at = 0; at <= n && (rc = scan(r, p, text, n, at, md, &b)) == 1;) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             if (found < max)
                 spans[found] = (struct rule_span){ov[0], ov[1]};
@@ -174,8 +197,8 @@ int rule_any_code(pcre2_code *re, unsigned char *jit, pcre2_match_data *md, cons
     pcre2_match_context *mc = rule_limits();
     if (!mc || !md)
         return RULE_SKIPPED;
-    int rc = jit_for(re, jit, n) ? pcre2_jit_match(re, (PCRE2_SPTR)text, n, 0, 0, md, mc)
-                                 : pcre2_match(re, (PCRE2_SPTR)text, n, 0, PCRE2_NO_UTF_CHECK, md, mc);
+    jit_for(re, jit, n, 0);
+    int rc = match_once(re, jit, text, n, 0, md, mc);
     return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : RULE_SKIPPED; /* rc 0: matched, groups past md */
 }
 
@@ -300,6 +323,7 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
         *skipped = 1;
         return NULL;
     }
+    jit_prepare(r, n);
     struct budget b = budget_start();
     char *cur = NULL; /* each pattern rewrites what the one before left */
     size_t cur_n = n;
@@ -308,8 +332,8 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
         const char *src = cur ? cur : text;
         struct buf out = {0};
         size_t at = 0, copied = 0;
-        int rc = 0, hits = 0, jit = jit_for(r->re[p], r->jit ? &r->jit[p] : NULL, cur_n);
-        while (at <= cur_n && (rc = scan(r, p, jit, src, cur_n, at, md, &b)) == 1) {
+        int rc = 0, hits = 0;
+        while (at <= cur_n && (rc = scan(r, p, src, cur_n, at, md, &b)) == 1) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             put(&out, src + copied, ov[0] - copied);
             if (put_replacement(r, p, src, cur_n, md, &out) < 0)

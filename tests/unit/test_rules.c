@@ -354,6 +354,26 @@ static void machine_code_when_it_pays(void **state)
     }
     free(text);
     ruleset_free(&rs);
+    /* a pattern the interpreter gives up on within its limits (a nested
+     * repeat over 28 letters) is matched by JIT code made there and then:
+     * the same answer on its first use as on its second */
+    static const char yml[] = "rules:\n  - name: nested\n    applies_to: tool_result\n"
+                              "    patterns: ['^(?:(a|aa)+$|a+!)']\n    action: annotate\n    guidance: g\n";
+    struct ruleset mine;
+    memset(&mine, 0, sizeof mine);
+    ruleset_load_text(&mine, "mine.yml", yml, strlen(yml));
+    assert_int_equal(mine.n, 1);
+    char deep[64];
+    memset(deep, 'a', 28);
+    strcpy(deep + 28, "!");
+    char *c = rule_copy(deep, 29);
+    assert_non_null(c);
+    assert_int_equal(mine.v[0].jit[0], RJ_FRESH);
+    assert_int_equal(rule_match(&mine.v[0], c, 29, NULL, 0), 1);
+    assert_int_equal(mine.v[0].jit[0], ready);
+    assert_int_equal(rule_match(&mine.v[0], c, 29, NULL, 0), 1);
+    free(c);
+    ruleset_free(&mine);
 }
 
 int main(void)

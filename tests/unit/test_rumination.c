@@ -923,10 +923,10 @@ static void the_baked_lexicon_is_the_files(void **state)
         slot++;
     lex_put(0x5EED5EED5EEDULL, LEX_END);
     assert_int_equal(lex_size(), lex_baked.n + 1);
-    assert_int_equal(lex_get(0x5EED5EED5EEDULL), LEX_END);
+    assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
+    assert_int_equal(lex_get(0x5EED5EED5EEDULL), LEX_END); /* the next prompt kept it */
     assert_int_equal(lex_get(lex_baked.k[slot]), lex_baked.v[slot]);
     assert_int_equal(lex_get(0x5EED5EED5EEEULL), 0);
-    assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
     struct lex_state b = lex_baked, r;
     lex_read_all(&r);
     assert_int_equal(r.n, b.n);
