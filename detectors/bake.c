@@ -43,7 +43,12 @@ static void lexicon(FILE *f, const struct lex_state *l)
     for (size_t i = 0; i < (1u << 16) / 64; i++)
         if (l->pair[i])
             fprintf(f, "\n    [%zu] = 0x%" PRIx64 "u,", i, l->pair[i]);
-    fprintf(f, "\n};\nconst struct lex_state lex_baked = {lex_keys, lex_values, %zu, %zu, lex_pairs, %uu, %uu};\n",
+    fprintf(f, "\n};\nstatic const uint64_t lex_prints[%d] = {", STEM_NLANG);
+    for (int i = 0; i < STEM_NLANG; i++)
+        fprintf(f, "%s0x%" PRIx64 "u", i ? ", " : "", l->print[i]);
+    fprintf(f,
+            "};\nconst struct lex_state lex_baked = {lex_keys, lex_values, %zu, %zu, lex_pairs, %uu, %uu, "
+            "lex_prints};\n",
             l->n, l->cap, l->groups, l->own);
 }
 
@@ -107,9 +112,8 @@ int main(int argc, char **argv)
     ask_load();
     syc_load();
     struct lex_state lex;
-    lex_read_all(&lex);
-    if (!lex.n || !lex.own) {
-        fprintf(stderr, "keel-bake: no concept group read\n");
+    if (lex_read_all(&lex) < 0 || !lex.n || !lex.own) {
+        fprintf(stderr, "keel-bake: the concept groups could not be read whole\n");
         return 1;
     }
     const struct phrases_baked *v;

@@ -36,8 +36,11 @@ static void load_line(const char *line, size_t n, void *vctx)
         return;
     }
     c->w.n = 0;
-    if (c->cls < 0 || text_words(line, n, &c->w) < 0 || c->w.n == 0 || c->w.n > PHRASE_MAX ||
-        (c->min_words && c->w.n < c->min_words[c->cls]))
+    if (c->cls >= 0 && text_words(line, n, &c->w) < 0) {
+        c->oom = 1; /* a phrase left out: no table rather than a table without it */
+        return;
+    }
+    if (c->cls < 0 || c->w.n == 0 || c->w.n > PHRASE_MAX || (c->min_words && c->w.n < c->min_words[c->cls]))
         return;
     struct build *p = c->p;
     if (p->n == p->cap) {
@@ -149,8 +152,11 @@ int phrases_parse(struct phrases *p, const char *path, const char *const *names,
     return 0;
 }
 
+static void forget(const struct phrases *p);
+
 void phrases_free(struct phrases *p)
 {
+    forget(p);
     for (size_t i = 0; i < sizeof p->mem / sizeof *p->mem; i++)
         free(p->mem[i]);
     empty(p);
@@ -193,6 +199,20 @@ static void remember(const struct phrases *p, const char *path, const char *cons
     if (mw)
         memcpy(mw, min_words, (size_t)nnames);
     loaded[nloaded++] = (struct phrases_baked){path, nnames, (const char *const *)nv, mw, *p};
+}
+
+/* A table freed is no longer one of the tables loaded. */
+static void forget(const struct phrases *p)
+{
+    for (size_t i = 0; p->mem[0] && i < nloaded; i++)
+        if (loaded[i].table.mem[0] == p->mem[0]) {
+            for (int k = 0; k < loaded[i].nnames; k++)
+                free((char *)loaded[i].names[k]);
+            free((void *)loaded[i].names);
+            free((void *)loaded[i].min_words);
+            loaded[i] = loaded[--nloaded];
+            return;
+        }
 }
 
 int phrases_load(struct phrases *p, const char *path, const char *const *names, int nnames,

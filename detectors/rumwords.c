@@ -94,6 +94,7 @@ static uint64_t *lex_k = lex_k0;
 static uint32_t *lex_v = lex_v0;
 static size_t lex_n, lex_cap = LEX_SIZE;
 static int lex_ro; /* lex_k and lex_v are the baked arrays */
+static int lex_oom; /* an entry was left out for want of memory */
 
 /* A bit for the last two stems of every phrase (mix of the two): most words
  * that can end a phrase follow a word that ends none with them, and are
@@ -154,13 +155,17 @@ static int lex_grow(size_t cap)
 /* Adds bits to k's value; a concept already set is kept (the first group wins). */
 void lex_put(uint64_t k, uint32_t v)
 {
-    if (lex_ro && lex_grow(lex_cap) < 0)
+    if (lex_ro && lex_grow(lex_cap) < 0) {
+        lex_oom = 1;
         return;
+    }
     size_t j = lex_slot(k);
     if (!lex_k[j]) {
         if (lex_n >= lex_cap / 2) {
-            if (lex_grow(lex_cap * 2) < 0)
+            if (lex_grow(lex_cap * 2) < 0) {
+                lex_oom = 1;
                 return;
+            }
             j = lex_slot(k);
         }
         lex_k[j] = k;
@@ -271,22 +276,81 @@ static void lex_lang(enum stem_lang lang)
 }
 
 static int lex_done;
+static int lex_baked_in; /* the lexicon is the baked one (a heap copy of it too) */
+static unsigned lex_checked; /* the languages whose stems were found to be the baked ones */
 
-void lex_init(enum stem_lang lang)
+/* What lang's stemmer in this process makes of the words of the first
+ * LEX_PRINT_LINES groups of its file, hashed; 0 for a language with no
+ * file. */
+#define LEX_PRINT_LINES 3
+struct print_ctx {
+    uint64_t h;
+    int lines;
+    struct text_words tw;
+};
+
+static void print_line(const char *line, size_t n, void *vctx)
 {
-    if (!lex_done && lex_baked.cap) {
-        lex_k = (uint64_t *)lex_baked.k, lex_v = (uint32_t *)lex_baked.v; /* read-only until lex_put */
-        lex_n = lex_baked.n, lex_cap = lex_baked.cap, lex_ro = 1;
-        lex_pair = lex_baked.pair;
-        lex_groups = lex_baked.groups, lex_own = lex_baked.own;
-        lex_done = 1;
+    struct print_ctx *c = vctx;
+    struct word w;
+    c->tw.n = 0;
+    if (c->lines >= LEX_PRINT_LINES || text_words(line, n, &c->tw) < 0)
+        return;
+    c->lines++;
+    for (size_t i = 0; i < c->tw.n; i++) {
+        const struct text_word *x = &c->tw.v[i];
+        c->h = mix(c->h, word_stem(line + x->start, x->end - x->start, x->hash, &w));
+    }
+}
+
+static uint64_t lex_print(enum stem_lang lang)
+{
+    const struct embed_blob *b = concept_file[lang] ? embed_find(concept_file[lang]) : NULL;
+    if (!b)
+        return 0;
+    enum stem_lang keep = rum_lang;
+    rum_lang = lang;
+    struct print_ctx c = {0x9E3779B97F4A7C15ULL, 0, {0}};
+    text_each_line(b->data, print_line, &c);
+    text_words_free(&c.tw);
+    rum_lang = keep;
+    return c.h;
+}
+
+/* lex_init with baked as the build's lexicon: adopted, and used for a
+ * prompt in lang while this process stems English and lang as the build
+ * did; else the files are read and stemmed here (a missing libstemmer
+ * leaves words as they are, on both sides). */
+static void lex_use(const struct lex_state *baked, enum stem_lang lang)
+{
+    if (!lex_done && baked->cap) {
+        lex_k = (uint64_t *)baked->k, lex_v = (uint32_t *)baked->v; /* read-only until lex_put */
+        lex_n = baked->n, lex_cap = baked->cap, lex_ro = 1;
+        lex_pair = baked->pair;
+        lex_groups = baked->groups, lex_own = baked->own;
+        lex_done = lex_baked_in = 1;
     }
     if (!lex_done) /* a build that baked none */
         lex_read_all(&(struct lex_state){0});
+    enum stem_lang check[2] = {STEM_EN, lang};
+    for (int q = 0; q < 2 && lex_baked_in; q++) {
+        enum stem_lang l = check[q];
+        if (l <= STEM_NONE || l >= STEM_NLANG || (lex_checked >> l & 1))
+            continue;
+        if (lex_print(l) != baked->print[l])
+            lex_read_all(&(struct lex_state){0});
+        else
+            lex_checked |= 1u << l;
+    }
     lex_salt = lex_own >> lang & 1 ? salt_of(lang) : 0;
 }
 
-void lex_read_all(struct lex_state *out)
+void lex_init(enum stem_lang lang)
+{
+    lex_use(&lex_baked, lang);
+}
+
+int lex_read_all(struct lex_state *out)
 {
     if (lex_k != lex_k0 && !lex_ro) {
         free(lex_k);
@@ -296,14 +360,19 @@ void lex_read_all(struct lex_state *out)
     memset(lex_v0, 0, sizeof lex_v0);
     memset(lex_pair0, 0, sizeof lex_pair0);
     lex_k = lex_k0, lex_v = lex_v0, lex_n = 0, lex_cap = LEX_SIZE, lex_ro = 0, lex_pair = lex_pair0;
-    lex_groups = lex_own = 0;
+    lex_groups = lex_own = 0, lex_oom = 0;
     const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
     if (b)
         text_each_line(b->data, lex_stop, NULL);
     for (int l = STEM_EN; l < STEM_NLANG; l++) /* English first: its groups serve every language */
         lex_lang((enum stem_lang)l);
+    static uint64_t print[STEM_NLANG];
+    for (int l = 0; l < STEM_NLANG; l++)
+        print[l] = lex_print((enum stem_lang)l);
     lex_done = 1;
-    *out = (struct lex_state){lex_k, lex_v, lex_n, lex_cap, lex_pair, lex_groups, lex_own};
+    lex_baked_in = 0;
+    *out = (struct lex_state){lex_k, lex_v, lex_n, lex_cap, lex_pair, lex_groups, lex_own, print};
+    return lex_oom ? -1 : 0;
 }
 
 size_t lex_size(void)

@@ -210,10 +210,9 @@ static void put(cJSON *o, const char *key, cJSON *v)
 {
     if (!v)
         return;
-    if (cJSON_GetObjectItemCaseSensitive(o, key))
-        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
-    else
-        cJSON_AddItemToObject(o, key, v);
+    if (!(cJSON_GetObjectItemCaseSensitive(o, key) ? cJSON_ReplaceItemInObjectCaseSensitive(o, key, v)
+                                                   : cJSON_AddItemToObject(o, key, v)))
+        cJSON_Delete(v); /* out of memory: not taken */
 }
 
 static int hooks_fn(cJSON *state, void *ctx, kerr *e)
