@@ -324,6 +324,10 @@ static uint64_t lex_print(enum stem_lang lang)
 static void lex_use(const struct lex_state *baked, enum stem_lang lang)
 {
     if (!lex_done && baked->cap) {
+        if (lex_k != lex_k0 && !lex_ro) { /* a lexicon of its own before (tests) */
+            free(lex_k);
+            free(lex_v);
+        }
         lex_k = (uint64_t *)baked->k, lex_v = (uint32_t *)baked->v; /* read-only until lex_put */
         lex_n = baked->n, lex_cap = baked->cap, lex_ro = 1;
         lex_pair = baked->pair;
