@@ -967,6 +967,9 @@ static void the_baked_lexicon_is_the_files(void **state)
     assert_int_equal(r2.n, b.n);
     assert_int_equal(r2.groups, b.groups);
     assert_memory_equal(r2.k, b.k, b.cap * sizeof *b.k);
+    /* and the next prompt keeps the lexicon read, not the baked one again */
+    assert_true(best_of("should I turn down the offer", "should I decline the offer") == 1.0);
+    assert_true(!lex_baked_in && lex_k != lex_baked.k);
     assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
 }
 
