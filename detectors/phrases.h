@@ -28,7 +28,7 @@ struct phrases {
     size_t n;
     const uint64_t *pool; /* every phrase's hashes, one after another */
     size_t npool;
-    const uint64_t *first; /* v[i].h[0], for a search that stays in cache */
+    const uint64_t *first; /* each v[i]'s first word's hash, for a search that stays in cache */
     const uint64_t *bits; /* PHRASE_BITS bits: first words */
     const uint64_t *pairs; /* first two words of phrases of 2+ */
     const uint64_t *ones; /* phrases of one word */
