@@ -229,8 +229,10 @@ static void lex_concept(const char *line, size_t n, void *ctx)
                 last = word_stem(line + a + x->start, x->end - x->start, x->hash, &w);
                 h = i ? mix(h, last) : last;
             }
+            /* where a phrase may end, under the language's salt too: a
+             * prompt in another language does not look for its phrases */
             if (tw.n >= 2) {
-                size_t bit = pair_bit(mix(before, last));
+                size_t bit = pair_bit(salted(mix(before, last)));
                 lex_pair0[bit / 64] |= 1ULL << (bit % 64);
             }
             uint32_t v = (*id + 1) << LEX_ID_SHIFT;
@@ -238,7 +240,7 @@ static void lex_concept(const char *line, size_t n, void *ctx)
                 lex_put(salted(last), v);
             } else {
                 lex_put(salted(mix(h, PHRASE_SALT)), v | (uint32_t)tw.n << LEX_LEN_SHIFT);
-                lex_put(last, LEX_END);
+                lex_put(salted(last), LEX_END);
             }
         }
         a = b + 1;
@@ -395,9 +397,10 @@ void word_lex(struct word *w, int stem_is_raw)
     uint32_t v = lex_get(w->lraw ? w->lraw : w->raw);
     uint32_t vs = stem_is_raw && !w->lraw ? v : lex_get(w->stem);
     uint32_t id = vs >> LEX_ID_SHIFT;
-    if (lex_salt) { /* the prompt's language's own group first */
-        uint32_t own = lex_get(mix(w->stem, lex_salt)) >> LEX_ID_SHIFT;
-        id = own ? own : id;
+    if (lex_salt) { /* the prompt's language's own group first, and its phrases' ends */
+        uint32_t own = lex_get(mix(w->stem, lex_salt));
+        id = own >> LEX_ID_SHIFT ? own >> LEX_ID_SHIFT : id;
+        vs |= own & LEX_END;
     }
     w->key = v & LEX_STOP ? 0 : id ? mix(id, CONCEPT_SALT) : w->stem;
     w->vs = vs;
@@ -410,9 +413,9 @@ uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen)
 {
     if (!ph->s1)
         return 0;
-    size_t bit = pair_bit(mix(ph->s1, stem));
-    if (!(lex_pair[bit / 64] >> (bit % 64) & 1))
-        return 0; /* no phrase ends with these two stems */
+    size_t bit = pair_bit(mix(ph->s1, stem)), own = lex_salt ? pair_bit(mix(mix(ph->s1, stem), lex_salt)) : bit;
+    if (!(lex_pair[bit / 64] >> (bit % 64) & 1) && !(lex_pair[own / 64] >> (own % 64) & 1))
+        return 0; /* no phrase of English or the prompt's language ends with these two stems */
     /* hashed as lex_concept hashes a phrase's stems */
     uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
     uint64_t n2 = mix(ph->s1, stem), n3 = p2 ? mix(p2, stem) : 0, n4 = p3 ? mix(p3, stem) : 0;
