@@ -28,28 +28,37 @@ static void u64s(FILE *f, const char *name, const uint64_t *v, size_t n)
     fprintf(f, "\n};\n");
 }
 
-/* The lexicon: its slots (empty ones are zero, and not written). */
+/* A table of the lexicon: its slots (empty ones are zero, and not
+ * written). */
+static void lex_table(FILE *f, const char *name, const struct lex_table *t)
+{
+    fprintf(f, "static const uint64_t %s_keys[%zu] = {", name, t->cap);
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->k[i])
+            fprintf(f, "\n    [%zu] = 0x%" PRIx64 "u,", i, t->k[i]);
+    fprintf(f, "\n};\nstatic const uint32_t %s_values[%zu] = {", name, t->cap);
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->v[i])
+            fprintf(f, "\n    [%zu] = 0x%" PRIx32 "u,", i, t->v[i]);
+    fprintf(f, "\n};\n");
+}
+
+/* The lexicon: its two tables, the phrase pairs' bits, the stems' prints. */
 static void lexicon(FILE *f, const struct lex_state *l)
 {
-    fprintf(f, "static const uint64_t lex_keys[%zu] = {", l->cap);
-    for (size_t i = 0; i < l->cap; i++)
-        if (l->k[i])
-            fprintf(f, "\n    [%zu] = 0x%" PRIx64 "u,", i, l->k[i]);
-    fprintf(f, "\n};\nstatic const uint32_t lex_values[%zu] = {", l->cap);
-    for (size_t i = 0; i < l->cap; i++)
-        if (l->v[i])
-            fprintf(f, "\n    [%zu] = 0x%" PRIx32 "u,", i, l->v[i]);
-    fprintf(f, "\n};\nstatic const uint64_t lex_pairs[(1u << 16) / 64] = {");
-    for (size_t i = 0; i < (1u << 16) / 64; i++)
+    lex_table(f, "en", &l->en);
+    lex_table(f, "other", &l->other);
+    fprintf(f, "static const uint64_t lex_pairs[2 * (1u << 16) / 64] = {");
+    for (size_t i = 0; i < 2 * (1u << 16) / 64; i++)
         if (l->pair[i])
             fprintf(f, "\n    [%zu] = 0x%" PRIx64 "u,", i, l->pair[i]);
     fprintf(f, "\n};\nstatic const uint64_t lex_prints[%d] = {", STEM_NLANG);
     for (int i = 0; i < STEM_NLANG; i++)
         fprintf(f, "%s0x%" PRIx64 "u", i ? ", " : "", l->print[i]);
     fprintf(f,
-            "};\nconst struct lex_state lex_baked = {lex_keys, lex_values, %zu, %zu, lex_pairs, %uu, %uu, "
-            "lex_prints};\n",
-            l->n, l->cap, l->groups, l->own);
+            "};\nconst struct lex_state lex_baked = {{en_keys, en_values, %zu, %zu}, {other_keys, other_values, %zu, "
+            "%zu}, lex_pairs, %uu, %uu, lex_prints};\n",
+            l->en.n, l->en.cap, l->other.n, l->other.cap, l->groups, l->own);
 }
 
 /* The three filters, PHRASE_BITS bits each: only their words that hold a
@@ -112,7 +121,7 @@ int main(int argc, char **argv)
     ask_load();
     syc_load();
     struct lex_state lex;
-    if (lex_read_all(&lex) < 0 || !lex.n || !lex.own) {
+    if (lex_read_all(&lex) < 0 || !lex.en.n || !lex.other.n || !lex.own) {
         fprintf(stderr, "keel-bake: the concept groups could not be read whole\n");
         return 1;
     }

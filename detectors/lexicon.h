@@ -11,11 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct lex_state {
+struct lex_table {
     const uint64_t *k; /* keys, 0 in an empty slot */
     const uint32_t *v; /* their LEX_* bits and concept */
     size_t n, cap; /* cap 0: none baked */
-    const uint64_t *pair; /* 1 << 16 bits */
+};
+
+struct lex_state {
+    struct lex_table en; /* the stopwords and the English groups */
+    struct lex_table other; /* the other languages' groups, each under its own salt */
+    const uint64_t *pair; /* 2 << 16 bits: English's phrases' last two stems, then the other languages' */
     unsigned groups, own; /* groups read; the languages with groups of their own, a bit each */
     const uint64_t *print; /* STEM_NLANG: each language's stems of the words of its first groups, hashed (0: no
                               file) */

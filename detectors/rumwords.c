@@ -83,24 +83,33 @@ static int ideograph(const char *s, size_t n)
     return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ? IDEO_HAN : 0;
 }
 
-/* The lexicon: open addressing on a key's low bits, at most half full,
- * holding the stopwords and every language's groups, each language's under
- * its own salt. The build bakes it (lex_baked, written by keel-bake); a
- * build that baked none reads the files at the first prompt. A baked
- * lexicon is read-only: an entry put into it moves it to the heap first. */
-static uint64_t lex_k0[LEX_SIZE];
-static uint32_t lex_v0[LEX_SIZE];
-static uint64_t *lex_k = lex_k0;
-static uint32_t *lex_v = lex_v0;
-static size_t lex_n, lex_cap = LEX_SIZE;
-static int lex_ro; /* lex_k and lex_v are the baked arrays */
+/* The lexicon: two tables of open addressing on a key's low bits, each at
+ * most half full: English's (its groups, which serve every language, and
+ * the stopwords) and the other languages' (each one's groups under its own
+ * salt), so that an English prompt looks in the small one only. The build
+ * bakes them (lex_baked, written by keel-bake); a build that baked none
+ * reads the files at the first prompt. A baked table is read-only: an entry
+ * put into it moves it to the heap first. */
+struct lextab {
+    uint64_t *k;
+    uint32_t *v;
+    size_t n, cap;
+    int ro; /* k and v are the baked arrays */
+    uint64_t *k0; /* its arrays before it grew */
+    uint32_t *v0;
+};
+static uint64_t en_k0[LEX_SIZE], other_k0[LEX_SIZE];
+static uint32_t en_v0[LEX_SIZE], other_v0[LEX_SIZE];
+static struct lextab lex_en = {en_k0, en_v0, 0, LEX_SIZE, 0, en_k0, en_v0},
+                     lex_other = {other_k0, other_v0, 0, LEX_SIZE, 0, other_k0, other_v0};
 static int lex_oom; /* an entry was left out for want of memory */
 
 /* A bit for the last two stems of every phrase (mix of the two): most words
  * that can end a phrase follow a word that ends none with them, and are
  * ruled out by one bit instead of three lexicon probes. */
-#define PAIR_BITS 16
-static uint64_t lex_pair0[(1u << PAIR_BITS) / 64];
+#define PAIR_BITS  16
+#define PAIR_OTHER (1u << PAIR_BITS) /* the other languages' bits come after English's */
+static uint64_t lex_pair0[2 * PAIR_OTHER / 64];
 static const uint64_t *lex_pair = lex_pair0;
 
 static inline size_t pair_bit(uint64_t h)
@@ -108,25 +117,30 @@ static inline size_t pair_bit(uint64_t h)
     return (size_t)(h >> (64 - PAIR_BITS));
 }
 
-uint32_t lex_get(uint64_t k)
+static inline uint32_t tab_get(const struct lextab *t, uint64_t k)
 {
-    for (size_t j = k & (lex_cap - 1); lex_k[j]; j = (j + 1) & (lex_cap - 1))
-        if (lex_k[j] == k)
-            return lex_v[j];
+    for (size_t j = k & (t->cap - 1); t->k[j]; j = (j + 1) & (t->cap - 1))
+        if (t->k[j] == k)
+            return t->v[j];
     return 0;
 }
 
-static size_t lex_slot(uint64_t k)
+uint32_t lex_get(uint64_t k)
 {
-    size_t j = k & (lex_cap - 1);
-    while (lex_k[j] && lex_k[j] != k)
-        j = (j + 1) & (lex_cap - 1);
+    return tab_get(&lex_en, k);
+}
+
+static size_t tab_slot(const struct lextab *t, uint64_t k)
+{
+    size_t j = k & (t->cap - 1);
+    while (t->k[j] && t->k[j] != k)
+        j = (j + 1) & (t->cap - 1);
     return j;
 }
 
-/* Twice the room; 0, or -1 when memory runs out (the lexicon stays as it
- * was, and the entries that do not fit are left out). */
-static int lex_grow(size_t cap)
+/* The table in cap slots on the heap; 0, or -1 when memory runs out (the
+ * table stays as it was, and the entries that do not fit are left out). */
+static int tab_grow(struct lextab *t, size_t cap)
 {
     uint64_t *k = calloc(cap, sizeof *k);
     uint32_t *v = calloc(cap, sizeof *v);
@@ -135,45 +149,70 @@ static int lex_grow(size_t cap)
         free(v);
         return -1;
     }
-    uint64_t *ok = lex_k;
-    uint32_t *ov = lex_v;
-    size_t ocap = lex_cap;
-    lex_k = k, lex_v = v, lex_cap = cap;
+    uint64_t *ok = t->k;
+    uint32_t *ov = t->v;
+    size_t ocap = t->cap;
+    t->k = k, t->v = v, t->cap = cap;
     for (size_t j = 0; j < ocap; j++)
         if (ok[j]) {
-            size_t s = lex_slot(ok[j]);
-            lex_k[s] = ok[j], lex_v[s] = ov[j];
+            size_t s = tab_slot(t, ok[j]);
+            t->k[s] = ok[j], t->v[s] = ov[j];
         }
-    if (ok != lex_k0 && !lex_ro) {
+    if (ok != t->k0 && !t->ro) {
         free(ok);
         free(ov);
     }
-    lex_ro = 0;
+    t->ro = 0;
     return 0;
 }
 
 /* Adds bits to k's value; a concept already set is kept (the first group wins). */
-void lex_put(uint64_t k, uint32_t v)
+static void tab_put(struct lextab *t, uint64_t k, uint32_t v)
 {
-    if (lex_ro && lex_grow(lex_cap) < 0) {
+    if (t->ro && tab_grow(t, t->cap) < 0) {
         lex_oom = 1;
         return;
     }
-    size_t j = lex_slot(k);
-    if (!lex_k[j]) {
-        if (lex_n >= lex_cap / 2) {
-            if (lex_grow(lex_cap * 2) < 0) {
+    size_t j = tab_slot(t, k);
+    if (!t->k[j]) {
+        if (t->n >= t->cap / 2) {
+            if (tab_grow(t, t->cap * 2) < 0) {
                 lex_oom = 1;
                 return;
             }
-            j = lex_slot(k);
+            j = tab_slot(t, k);
         }
-        lex_k[j] = k;
-        lex_n++;
+        t->k[j] = k;
+        t->n++;
     }
-    if ((lex_v[j] >> LEX_ID_SHIFT) && (v >> LEX_ID_SHIFT))
+    if ((t->v[j] >> LEX_ID_SHIFT) && (v >> LEX_ID_SHIFT))
         v &= (1u << LEX_ID_SHIFT) - 1;
-    lex_v[j] |= v;
+    t->v[j] |= v;
+}
+
+void lex_put(uint64_t k, uint32_t v)
+{
+    tab_put(&lex_en, k, v);
+}
+
+/* The table back to its own arrays, empty (what the heap held is freed). */
+static void tab_clear(struct lextab *t)
+{
+    if (t->k != t->k0 && !t->ro) {
+        free(t->k);
+        free(t->v);
+    }
+    memset(t->k0, 0, LEX_SIZE * sizeof *t->k0);
+    memset(t->v0, 0, LEX_SIZE * sizeof *t->v0);
+    t->k = t->k0, t->v = t->v0, t->n = 0, t->cap = LEX_SIZE, t->ro = 0;
+}
+
+/* The baked table, read-only until an entry is put into it. */
+static void tab_adopt(struct lextab *t, const struct lex_table *b)
+{
+    if (t->k != t->k0 && !t->ro)
+        free(t->k), free(t->v);
+    t->k = (uint64_t *)b->k, t->v = (uint32_t *)b->v, t->n = b->n, t->cap = b->cap, t->ro = 1;
 }
 
 static void lex_stop(const char *line, size_t n, void *ctx)
@@ -233,14 +272,16 @@ static void lex_concept(const char *line, size_t n, void *ctx)
              * prompt in another language does not look for its phrases */
             if (tw.n >= 2) {
                 size_t bit = pair_bit(salted(mix(before, last)));
+                bit += lex_salt ? PAIR_OTHER : 0;
                 lex_pair0[bit / 64] |= 1ULL << (bit % 64);
             }
             uint32_t v = (*id + 1) << LEX_ID_SHIFT;
+            struct lextab *t = lex_salt ? &lex_other : &lex_en;
             if (tw.n == 1) {
-                lex_put(salted(last), v);
+                tab_put(t, salted(last), v);
             } else {
-                lex_put(salted(mix(h, PHRASE_SALT)), v | (uint32_t)tw.n << LEX_LEN_SHIFT);
-                lex_put(salted(last), LEX_END);
+                tab_put(t, salted(mix(h, PHRASE_SALT)), v | (uint32_t)tw.n << LEX_LEN_SHIFT);
+                tab_put(t, salted(last), LEX_END);
             }
         }
         a = b + 1;
@@ -325,13 +366,9 @@ static uint64_t lex_print(enum stem_lang lang)
  * leaves words as they are, on both sides). */
 static void lex_use(const struct lex_state *baked, enum stem_lang lang)
 {
-    if (!lex_done && baked->cap) {
-        if (lex_k != lex_k0 && !lex_ro) { /* a lexicon of its own before (tests) */
-            free(lex_k);
-            free(lex_v);
-        }
-        lex_k = (uint64_t *)baked->k, lex_v = (uint32_t *)baked->v; /* read-only until lex_put */
-        lex_n = baked->n, lex_cap = baked->cap, lex_ro = 1;
+    if (!lex_done && baked->en.cap) {
+        tab_adopt(&lex_en, &baked->en);
+        tab_adopt(&lex_other, &baked->other);
         lex_pair = baked->pair;
         lex_groups = baked->groups, lex_own = baked->own;
         lex_done = lex_baked_in = 1;
@@ -358,14 +395,10 @@ void lex_init(enum stem_lang lang)
 
 int lex_read_all(struct lex_state *out)
 {
-    if (lex_k != lex_k0 && !lex_ro) {
-        free(lex_k);
-        free(lex_v);
-    }
-    memset(lex_k0, 0, sizeof lex_k0);
-    memset(lex_v0, 0, sizeof lex_v0);
+    tab_clear(&lex_en);
+    tab_clear(&lex_other);
     memset(lex_pair0, 0, sizeof lex_pair0);
-    lex_k = lex_k0, lex_v = lex_v0, lex_n = 0, lex_cap = LEX_SIZE, lex_ro = 0, lex_pair = lex_pair0;
+    lex_pair = lex_pair0;
     lex_groups = lex_own = 0, lex_oom = 0;
     const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
     if (b)
@@ -377,18 +410,23 @@ int lex_read_all(struct lex_state *out)
         print[l] = lex_print((enum stem_lang)l);
     lex_done = 1;
     lex_baked_in = 0;
-    *out = (struct lex_state){lex_k, lex_v, lex_n, lex_cap, lex_pair, lex_groups, lex_own, print};
+    *out = (struct lex_state){{lex_en.k, lex_en.v, lex_en.n, lex_en.cap},
+                              {lex_other.k, lex_other.v, lex_other.n, lex_other.cap},
+                              lex_pair,
+                              lex_groups,
+                              lex_own,
+                              print};
     return lex_oom ? -1 : 0;
 }
 
 size_t lex_size(void)
 {
-    return lex_n;
+    return lex_en.n + lex_other.n;
 }
 
 size_t lex_room(void)
 {
-    return lex_cap;
+    return lex_en.cap + lex_other.cap;
 }
 
 /* Fills in w's content key and lexicon flags; raw and stem are set. */
@@ -398,7 +436,7 @@ void word_lex(struct word *w, int stem_is_raw)
     uint32_t vs = stem_is_raw && !w->lraw ? v : lex_get(w->stem);
     uint32_t id = vs >> LEX_ID_SHIFT;
     if (lex_salt) { /* the prompt's language's own group first, and its phrases' ends */
-        uint32_t own = lex_get(mix(w->stem, lex_salt));
+        uint32_t own = tab_get(&lex_other, mix(w->stem, lex_salt));
         id = own >> LEX_ID_SHIFT ? own >> LEX_ID_SHIFT : id;
         vs |= own & LEX_END;
     }
@@ -413,15 +451,19 @@ uint64_t phrase_at(uint64_t stem, const struct phrase *ph, unsigned *plen)
 {
     if (!ph->s1)
         return 0;
-    size_t bit = pair_bit(mix(ph->s1, stem)), own = lex_salt ? pair_bit(mix(mix(ph->s1, stem), lex_salt)) : bit;
-    if (!(lex_pair[bit / 64] >> (bit % 64) & 1) && !(lex_pair[own / 64] >> (own % 64) & 1))
-        return 0; /* no phrase of English or the prompt's language ends with these two stems */
+    uint64_t two = mix(ph->s1, stem);
+    size_t bit = pair_bit(two);
+    if (!(lex_pair[bit / 64] >> (bit % 64) & 1)) { /* no English phrase ends with these two stems */
+        bit = lex_salt ? PAIR_OTHER + pair_bit(mix(two, lex_salt)) : bit;
+        if (!lex_salt || !(lex_pair[bit / 64] >> (bit % 64) & 1))
+            return 0; /* nor one of the prompt's language */
+    }
     /* hashed as lex_concept hashes a phrase's stems */
     uint64_t p2 = ph->s2 ? mix(ph->s2, ph->s1) : 0, p3 = ph->s3 ? mix(mix(ph->s3, ph->s2), ph->s1) : 0;
     uint64_t n2 = mix(ph->s1, stem), n3 = p2 ? mix(p2, stem) : 0, n4 = p3 ? mix(p3, stem) : 0;
     uint64_t c[3] = {n4, n3, n2};
     for (int q = 0; q < 3; q++) {
-        uint32_t p = c[q] && lex_salt ? lex_get(mix(mix(c[q], PHRASE_SALT), lex_salt)) : 0;
+        uint32_t p = c[q] && lex_salt ? tab_get(&lex_other, mix(mix(c[q], PHRASE_SALT), lex_salt)) : 0;
         if (c[q] && !(p >> LEX_ID_SHIFT))
             p = lex_get(mix(c[q], PHRASE_SALT));
         if (p >> LEX_ID_SHIFT) {

@@ -910,38 +910,43 @@ static void a_language_has_its_own_groups(void **state)
  * slot: a group edited after the build, or a word stemmed otherwise at run
  * time, would show here. An entry put into the baked lexicon moves it to
  * the heap and keeps every entry. */
+static int same_table(const struct lex_table *a, const struct lex_table *b)
+{
+    return a->n == b->n && a->cap == b->cap && !memcmp(a->k, b->k, b->cap * sizeof *b->k) &&
+        !memcmp(a->v, b->v, b->cap * sizeof *b->v);
+}
+
 static void the_baked_lexicon_is_the_files(void **state)
 {
     (void)state;
-    if (!lex_baked.cap) { /* a build with KEEL_BAKE off: the files are read at the first prompt */
+    const size_t baked_n = lex_baked.en.n + lex_baked.other.n;
+    if (!lex_baked.en.cap) { /* a build with KEEL_BAKE off: the files are read at the first prompt */
         lex_init(STEM_EN);
         assert_true(!lex_baked_in && lex_size() > LEX_SIZE / 2 && lex_own >> STEM_DE & 1);
         assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
         return;
     }
-    assert_true(lex_baked.cap > LEX_SIZE && lex_baked.n > LEX_SIZE / 2);
+    /* English's table is the small one an English prompt looks in */
+    assert_true(lex_baked.en.n > LEX_SIZE / 8 && lex_baked.other.n > lex_baked.en.n);
     lex_init(STEM_EN);
-    assert_int_equal(lex_size(), lex_baked.n); /* the baked one, as every test before this found it */
-    assert_int_equal(lex_room(), lex_baked.cap);
+    assert_int_equal(lex_size(), baked_n); /* the baked one, as every test before this found it */
+    assert_int_equal(lex_room(), lex_baked.en.cap + lex_baked.other.cap);
     assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
     size_t slot = 0;
-    while (!lex_baked.k[slot])
+    while (!lex_baked.en.k[slot])
         slot++;
     lex_put(0x5EED5EED5EEDULL, LEX_END);
-    assert_int_equal(lex_size(), lex_baked.n + 1);
+    assert_int_equal(lex_size(), baked_n + 1);
     assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
     assert_int_equal(lex_get(0x5EED5EED5EEDULL), LEX_END); /* the next prompt kept it */
-    assert_int_equal(lex_get(lex_baked.k[slot]), lex_baked.v[slot]);
+    assert_int_equal(lex_get(lex_baked.en.k[slot]), lex_baked.en.v[slot]);
     assert_int_equal(lex_get(0x5EED5EED5EEEULL), 0);
     struct lex_state b = lex_baked, r;
     assert_int_equal(lex_read_all(&r), 0);
-    assert_int_equal(r.n, b.n);
-    assert_int_equal(r.cap, b.cap);
+    assert_true(same_table(&r.en, &b.en) && same_table(&r.other, &b.other));
     assert_int_equal(r.groups, b.groups);
     assert_int_equal(r.own, b.own);
-    assert_memory_equal(r.k, b.k, b.cap * sizeof *b.k);
-    assert_memory_equal(r.v, b.v, b.cap * sizeof *b.v);
-    assert_memory_equal(r.pair, b.pair, (1u << 16) / 8);
+    assert_memory_equal(r.pair, b.pair, 2 * (1u << 16) / 8);
     /* this process stems every language as the build did */
     for (int l = 0; l < STEM_NLANG; l++)
         assert_true(lex_print((enum stem_lang)l) == lex_baked.print[l]);
@@ -957,20 +962,20 @@ static void the_baked_lexicon_is_the_files(void **state)
     lex_read_all(&r); /* lets go of the heap copy */
     lex_done = 0, lex_checked = 0;
     lex_use(&other, STEM_EN);
-    assert_true(lex_baked_in && lex_k == lex_baked.k);
+    assert_true(lex_baked_in && lex_en.k == lex_baked.en.k && lex_other.k == lex_baked.other.k);
     lex_use(&other, STEM_DE);
-    assert_true(!lex_baked_in && lex_k != lex_baked.k && lex_size() == lex_baked.n);
+    assert_true(!lex_baked_in && lex_en.k != lex_baked.en.k && lex_other.k != lex_baked.other.k &&
+                lex_size() == baked_n);
     assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
     /* read again over what it read: the same, not twice the count */
     struct lex_state r2;
     lex_done = 0; /* as in a process whose first lexicon is read from the files */
     assert_int_equal(lex_read_all(&r2), 0);
-    assert_int_equal(r2.n, b.n);
+    assert_true(same_table(&r2.en, &b.en) && same_table(&r2.other, &b.other));
     assert_int_equal(r2.groups, b.groups);
-    assert_memory_equal(r2.k, b.k, b.cap * sizeof *b.k);
     /* and the next prompt keeps the lexicon read, not the baked one again */
     assert_true(best_of("should I turn down the offer", "should I decline the offer") == 1.0);
-    assert_true(!lex_baked_in && lex_k != lex_baked.k);
+    assert_true(!lex_baked_in && lex_en.k != lex_baked.en.k);
     assert_true(best_of("Wann ist unsere Besprechung morgen?", "Wann ist unser Meeting morgen?") == 1.0);
 }
 
