@@ -127,6 +127,10 @@ int main(int argc, char **argv)
     }
     const struct phrases_baked *v;
     size_t n = phrases_loaded(&v);
+    if (n < 3) { /* asking.txt's, and sycophancy.txt's two */
+        fprintf(stderr, "keel-bake: %zu of the 3 phrase tables could be read\n", n);
+        return 1;
+    }
     for (size_t i = 0; i < n; i++)
         if (!v[i].table.n) {
             fprintf(stderr, "keel-bake: %s: no phrase loaded\n", v[i].path);
