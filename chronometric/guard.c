@@ -48,9 +48,7 @@ static void put(cJSON *g, const char *key, const char *det, cJSON *v)
         }
         key = det;
     }
-    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-    if (v)
-        cJSON_AddItemToObject(o, key, v);
+    state_set(o, key, v);
 }
 
 static void set_time(cJSON *o, const char *key, int64_t ms, int off)

@@ -30,6 +30,14 @@ static void add_time(cJSON *o, const char *key, int64_t ms, int off)
     cJSON_AddStringToObject(o, key, b);
 }
 
+/* o[key] = the time, where the member stands (state_set) */
+static void set_time(cJSON *o, const char *key, int64_t ms, int off)
+{
+    char b[40];
+    tf_format_rfc3339(ms, off, b, sizeof b);
+    state_set(o, key, cJSON_CreateString(b));
+}
+
 static void add_duration(cJSON *o, const char *key, int64_t ms)
 {
     char b[40];
@@ -272,11 +280,9 @@ void chrono_touch_state(cJSON *state, const struct chrono_env *env)
     const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "last_prompt_at"));
     if (!s || tf_parse_rfc3339(s, &last, NULL) < 0 || env->now.ms - last >= env->profile->activity_gap * 60000LL ||
         !cJSON_GetObjectItemCaseSensitive(state, "activity_started_at")) {
-        cJSON_DeleteItemFromObjectCaseSensitive(state, "activity_started_at");
-        add_time(state, "activity_started_at", env->now.ms, env->now.offset_s);
+        set_time(state, "activity_started_at", env->now.ms, env->now.offset_s);
     }
-    cJSON_DeleteItemFromObjectCaseSensitive(state, "last_prompt_at");
-    add_time(state, "last_prompt_at", env->now.ms, env->now.offset_s);
+    set_time(state, "last_prompt_at", env->now.ms, env->now.offset_s);
 }
 
 static int do_touch(cJSON *state, void *env, kerr *e)

@@ -279,6 +279,15 @@ cJSON *state_obj(cJSON *parent, const char *key)
     return o;
 }
 
+void state_set(cJSON *o, const char *key, cJSON *v)
+{
+    if (!v)
+        cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    else if (!(cJSON_GetObjectItemCaseSensitive(o, key) ? cJSON_ReplaceItemInObjectCaseSensitive(o, key, v)
+                                                        : cJSON_AddItemToObject(o, key, v)))
+        cJSON_Delete(v);
+}
+
 int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
 {
     return state_update_file(dir, "state.json", now_ms, fn, ctx, e);

@@ -60,6 +60,11 @@ int state_update_file(const char *dir, const char *name, int64_t now_ms, state_f
 /* parent's member key as an object: made (replacing what is not an object)
  * when it is not one yet. */
 cJSON *state_obj(cJSON *parent, const char *key);
+/* o[key] = v where the member stands (a new one goes last), so that an
+ * update that changes nothing leaves the same bytes and is not written;
+ * v NULL removes it. v is o's, or freed when it cannot be added (out of
+ * memory). */
+void state_set(cJSON *o, const char *key, cJSON *v);
 
 /* A counter that every write of the state file (by any keel process)
  * increases, mapped into memory: whether the file changed costs a load, no

@@ -152,6 +152,11 @@ int phrases_parse(struct phrases *p, const char *path, const char *const *names,
     return 0;
 }
 
+int phrases_has_word(const struct phrases *p, uint64_t h)
+{
+    return p->nwords && bsearch(&h, p->words, p->nwords, sizeof h, cmp_u64);
+}
+
 static void forget(const struct phrases *p);
 
 void phrases_free(struct phrases *p)

@@ -56,6 +56,8 @@ static inline const uint64_t *phrase_words(const struct phrases *p, const struct
 {
     return p->pool + ph->off;
 }
+/* 1 when a word hashed h is a word of one of the table's phrases. */
+int phrases_has_word(const struct phrases *p, uint64_t h);
 /* Frees what phrases_parse allocated (nothing for a baked table). */
 void phrases_free(struct phrases *p);
 

@@ -87,12 +87,6 @@ static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier
  * rest, for drafts. A hook on the person's prompt loads the first only. */
 #define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST | 1u << WH)
 static struct phrases tables[2];
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int table_done[2];
 
 static __attribute__((noinline)) void table_load(int k)
@@ -170,8 +164,7 @@ static int topic_set(const char *t, const struct text_words *w, enum stem_lang l
             s += e, n -= e, h = text_word_hash(s, n);
         /* the words of the reassurance, judgement and tag phrases say how
          * someone asks, not what about */
-        if ((n < 3 && !has_digit(s, n)) || text_is_stopword(h) ||
-            (tables[0].nwords && bsearch(&h, tables[0].words, tables[0].nwords, sizeof h, cmp_u64)))
+        if ((n < 3 && !has_digit(s, n)) || text_is_stopword(h) || phrases_has_word(&tables[0], h))
             continue;
         out->v[out->n++] = stem_hash(lang, s, n, h);
     }

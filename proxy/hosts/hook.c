@@ -204,17 +204,6 @@ struct hook_state {
     const struct chrono_env *touch; /* in: the prompt's time to record too (chrono_touch), in the same write */
 };
 
-/* o[key] = v (a string or a number), where it stands: a write that changes
- * nothing leaves the same bytes, and is not made (state.c). */
-static void put(cJSON *o, const char *key, cJSON *v)
-{
-    if (!v)
-        return;
-    if (!(cJSON_GetObjectItemCaseSensitive(o, key) ? cJSON_ReplaceItemInObjectCaseSensitive(o, key, v)
-                                                   : cJSON_AddItemToObject(o, key, v)))
-        cJSON_Delete(v); /* out of memory: not taken */
-}
-
 static int hooks_fn(cJSON *state, void *ctx, kerr *e)
 {
     (void)e;
@@ -249,7 +238,7 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     const char *last = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "last"));
     snprintf(h->last, sizeof h->last, "%s", last ? last : "");
     if (h->set_last[0])
-        put(s, "last", cJSON_CreateString(h->set_last));
+        state_set(s, "last", cJSON_CreateString(h->set_last));
     switch (h->op) {
     case ST_NEW_TURN:
         snprintf(h->note, sizeof h->note, "%s", note ? note : "");
@@ -263,13 +252,13 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
         h->blocks = 0;
         break;
     case ST_NOTE:
-        put(s, "note", cJSON_CreateString(h->note));
+        state_set(s, "note", cJSON_CreateString(h->note));
         break;
     case ST_LAST:
         break;
     }
-    put(s, "blocks", cJSON_CreateNumber(h->blocks));
-    put(s, "at", cJSON_CreateNumber((double)h->now));
+    state_set(s, "blocks", cJSON_CreateNumber(h->blocks));
+    state_set(s, "at", cJSON_CreateNumber((double)h->now));
     return 1;
 }
 

@@ -128,19 +128,11 @@ static int same_def(const cJSON *a, const cJSON *b)
     return same;
 }
 
-static void set(cJSON *o, const char *key, cJSON *v)
-{
-    if (cJSON_GetObjectItemCaseSensitive(o, key))
-        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
-    else
-        cJSON_AddItemToObject(o, key, v);
-}
-
 static void stamp(cJSON *o, const char *key, int64_t ms)
 {
     char t[40];
     tf_format_rfc3339(ms, 0, t, sizeof t);
-    set(o, key, cJSON_CreateString(t));
+    state_set(o, key, cJSON_CreateString(t));
 }
 
 /* A pin's state as the relay acts on it. */
@@ -213,7 +205,7 @@ static cJSON *observe(cJSON *entry, const char *name, const cJSON *def, const cJ
     stamp(p, "seen_at", now);
     if (renamed_from)
         cJSON_AddStringToObject(p, "renamed_from", renamed_from);
-    set(pin, "pending", p);
+    state_set(pin, "pending", p);
     return pin;
 }
 
@@ -221,8 +213,12 @@ void pins_approve_entry(cJSON *pin, int64_t now)
 {
     cJSON *p = cJSON_GetObjectItemCaseSensitive(pin, "pending");
     if (p) {
-        set(pin, "def", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(p, "def"), 1));
-        set(pin, "hash", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(p, "hash"), 1));
+        static const char *const kept[] = {"def", "hash"}; /* a member the pending entry lacks stays as it was */
+        for (int k = 0; k < 2; k++) {
+            cJSON *v = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(p, kept[k]), 1);
+            if (v)
+                state_set(pin, kept[k], v);
+        }
         cJSON_DeleteItemFromObjectCaseSensitive(pin, "pending");
     }
     cJSON_DeleteItemFromObjectCaseSensitive(pin, "suspect");
