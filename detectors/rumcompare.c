@@ -483,50 +483,43 @@ static void item_ascii(struct cur *c, const char *text, size_t n)
         c->oom = 1;
         return;
     }
-    /* In three passes, each with no branch that depends on the one before:
-     * the words and their keys; their memo entries (a probe whose slot is
-     * fetched ahead); what each occurrence holds. */
+    /* In two passes: the words and their memo entries (a word not seen
+     * before in this call analysed and matched first), then what each
+     * occurrence holds. */
     struct wscan t;
     wscan_init(&t, cut, ascii_runs(s, n, cut));
     size_t a, z, nw = 0;
     int name;
     while (wscan_next(&t, s, &a, &z, &name)) {
-        cut->key[nw] = ascii_key(s + a, z - a, s + n);
-        cut->a[nw] = (uint32_t)a | (uint32_t)name << 31;
-        cut->z[nw++] = (uint32_t)z;
-    }
-    for (size_t k = 0; k < nw; k++) {
-        if (k + 8 < nw)
-            __builtin_prefetch(&m->s[memo_home(m->mask, cut->key[k + 8])]);
-        struct mslot *sl = memo_find(m, cut->key[k]);
+        uint64_t key = ascii_key(s + a, z - a, s + n);
+        struct mslot *sl = memo_find(m, key);
         if (!sl->key) { /* first seen: analysed, matched and remembered */
             struct word w;
             char b[STEM_MAX];
-            size_t i = cut->a[k] & ~(1u << 31), l = cut->z[k] - i;
-            w.raw = word_lower(s + i, l, b);
-            w.runh = run_word((const char *)s + i, l, w.raw);
+            size_t l = z - a;
+            w.raw = word_lower(s + a, l, b);
+            w.runh = run_word((const char *)s + a, l, w.raw);
             w.stem = stem_ascii(b, l < STEM_MAX ? l : STEM_MAX, &w);
             word_lex(&w, w.stem == w.raw);
-            if (!(sl = memo_new(c, cut->key[k], &w))) {
+            if (!(sl = memo_new(c, key, &w))) {
                 c->oom = 1;
                 return;
             }
         }
-        cut->z[k] = sl->meta; /* the word's end is no longer needed */
+        cut->a[nw] = (uint32_t)name; /* the word's place is no longer needed */
+        cut->z[nw++] = sl->meta;
     }
     struct phrase ph = {0, 0, 0};
     struct occ o = c->o; /* in registers, not behind c */
     uint32_t stamp = c->stamp;
     for (size_t k = 0; k < nw; k++) {
-        if (k + 8 < nw)
-            __builtin_prefetch(&m->ent[cut->z[k + 8] >> MS_E_SHIFT]);
         uint32_t meta = cut->z[k];
         uint64_t stem = m->ent[meta >> MS_E_SHIFT].stem, concept = 0;
         unsigned plen = 0;
         if (meta & MS_END)
         concept = phrase_at(stem, &ph, &plen);
         phrase_push(&ph, stem);
-        item_occ(c, &o, stamp, meta, concept, plen, 0, (int)(cut->a[k] >> 31));
+        item_occ(c, &o, stamp, meta, concept, plen, 0, (int)cut->a[k]);
     }
     c->o = o;
 }

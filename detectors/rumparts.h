@@ -158,7 +158,6 @@ typedef void (*word_fn)(void *ctx, struct word *w);
  * (text_ascii_word_end). */
 struct wcut {
     uint32_t *a, *z; /* per run: its first byte, and the byte after its last */
-    uint64_t *key; /* per word: its memo key (item_ascii) */
     size_t cap; /* bytes of text the buffers are sized for */
 };
 

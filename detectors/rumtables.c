@@ -138,31 +138,91 @@ int wcut_reserve(struct wcut *c, size_t n, struct arena *ar)
         return 0;
     size_t nr = n / 2 + 1; /* a run and the byte after it */
     c->a = ar_alloc(ar, 2 * nr * sizeof *c->a);
-    c->key = ar_alloc(ar, nr * sizeof *c->key);
-    if (!c->a || !c->key) {
-        c->a = NULL;
+    if (!c->a)
         return -1;
-    }
     c->z = c->a + nr;
     c->cap = n;
     return 0;
 }
 
+#define ONES 0x0101010101010101ULL
+/* Which of the 8 ASCII bytes at s are word bytes (a letter, a digit or _),
+ * as the 8 low bits, byte i at bit i: the bytes are tested in one word (no
+ * byte is 0x80 or more, so no sum carries into the next byte). */
+static inline uint64_t word_bits8(const unsigned char *s)
+{
+    uint64_t x;
+    memcpy(&x, s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    uint64_t y = x | 0x20 * ONES; /* A-Z as a-z */
+    uint64_t letter = (y + (0x80 - 'a') * ONES) & ~(y + (0x7F - 'z') * ONES);
+    uint64_t digit = (x + (0x80 - '0') * ONES) & ~(x + (0x7F - '9') * ONES);
+    uint64_t t = x ^ '_' * ONES, under = ~((t + 0x7F * ONES) | t);
+    uint64_t m = (letter | digit | under) & 0x80 * ONES;
+    return ((m >> 7) * 0x0102040810204080ULL) >> 56; /* bit 7 of byte i to bit i */
+}
+
+/* The word bytes of ASCII s[o..o+64) as bits, none past n. */
+static inline uint64_t word_bits(const unsigned char *s, size_t o, size_t n)
+{
+    uint64_t w = 0;
+    size_t r = n - o < 64 ? n - o : 64, q = 0;
+    for (; q + 8 <= r; q += 8)
+        w |= word_bits8(s + o + q) << q;
+    if (q < r && o + q >= 8) /* the last bytes: the 8 that end the text, less those read above */
+        w |= word_bits8(s + o + r - 8) >> (8 - (r - q)) << q;
+    else if (q < r) {
+        unsigned char t[8] = {0}; /* a text of under 8 bytes: NUL is no word byte */
+        memcpy(t, s + o + q, r - q);
+        w |= word_bits8(t) << q;
+    }
+    return w;
+}
+
 /* The runs of word bytes of ASCII s[0..n) into c->a and c->z; returns how
- * many. A run may be only underscores, which is no word (see wscan_next). */
+ * many. A run may be only underscores, which is no word (see wscan_next).
+ * The text is read 64 bytes at a time as a mask of its word bytes, whose
+ * edges are where runs start and end: no branch depends on a byte. A run
+ * that ends at a joiner (text.h: ' . : between letters, , ; ' . between
+ * digits) goes on past it, as text_ascii_word_end cuts it: that end and the
+ * start after it are left out. */
 size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
 {
-    size_t nr = 0, i = 0;
-    for (;;) {
-        while (i < n && !(text_ascii_class[s[i]] & TEXT_W)) /* a joiner never starts a word */
-            i++;
-        if (i == n)
-            return nr;
-        c->a[nr] = (uint32_t)i;
-        i = text_ascii_word_end((const char *)s, n, i);
-        c->z[nr++] = (uint32_t)i;
+    const unsigned char *k = text_ascii_class;
+    size_t na = 0, nz = 0;
+    uint64_t in = 0, carry = 0; /* the block before ends in a word byte; in a joiner that joins */
+    for (size_t o = 0; o < n; o += 64) {
+        uint64_t w = word_bits(s, o, n), before = w << 1 | in;
+        uint64_t starts = w & ~before, ends = ~w & before, skip = carry;
+        if (n - o < 64)
+            ends &= (1ULL << (n - o)) - 1; /* the text's end is no byte: the last run is ended below */
+        carry = 0;
+        for (; ends; ends &= ends - 1) {
+            unsigned q = (unsigned)__builtin_ctzll(ends);
+            size_t i = o + q;
+            if ((k[s[i]] & (TEXT_JL | TEXT_JD)) && i + 1 < n) {
+                unsigned j = k[s[i]], p = k[s[i - 1]] & k[s[i + 1]];
+                if (((j & TEXT_JL) && (p & TEXT_L)) || ((j & TEXT_JD) && (p & TEXT_D))) {
+                    if (q == 63)
+                        carry = 1;
+                    else
+                        skip |= 1ULL << (q + 1);
+                    continue;
+                }
+            }
+            c->z[nz++] = (uint32_t)i;
+        }
+        for (starts &= ~skip; starts; starts &= starts - 1)
+            c->a[na++] = (uint32_t)(o + (size_t)__builtin_ctzll(starts));
+        in = w >> 63;
     }
+    if (nz < na)
+        c->z[nz++] = (uint32_t)n;
+    return nz;
 }
+#undef ONES
 
 static int map_alloc(struct map *m, size_t cap)
 {
