@@ -114,6 +114,8 @@ static void cur_collect(void *ctx, struct word *w)
         (struct cword){w->raw,           w->stem,      w->key,           w->key2, w->concept,
                        w->plen,          (uint32_t)np, (uint32_t)c->nph, w->name, w->slen >= 3 ? w->ph[2] : 0,
                        (uint32_t)c->nsb, w->runh};
+    if (w->key && w->key == w->stem && w->slen)
+        c->typo_first[w->slen] |= 1ULL << (w->sb[0] & 63);
     if (nb)
         memcpy(c->sbytes + c->nsb, w->sb, nb);
     c->nsb += nb;
@@ -219,6 +221,8 @@ int cur_init(struct cur *c, const char *s, size_t n, struct text_words *tw, stru
         const struct cword *w = &c->w[i];
         if (!w->key || w->key != w->stem || w->slen < TYPO_MIN || c->ki[i] < 0)
             continue;
+        const char *sb = c->sbytes + w->boff;
+        c->typo_first[w->slen - 1] |= 1ULL << (sb[0] & 63) | 1ULL << (sb[1] & 63);
         for (size_t q = 0; q < w->slen; q++) {
             size_t before = c->dels.n;
             long d = map_add(&c->dels, del_hash(c->sbytes + w->boff, w->slen, q, c->ph + w->off));
@@ -318,7 +322,13 @@ static void word_hits(struct cur *c, struct pending *p, const struct word *w)
         long d = map_get(&c->dels, w->stem); /* a byte missing here */
         if (d >= 0)
             pending_add(p, c->dk[d]);
-        for (size_t q = 0; !p->n && w->slen >= TYPO_MIN && q < w->slen; q++) {
+        /* A byte deleted from this word leaves it beginning with its first
+         * byte, or its second: a key or del beginning with neither is not
+         * one edit away. */
+        uint64_t f = w->slen >= TYPO_MIN ? c->typo_first[w->slen - 1] : 0;
+        if (!(f >> (w->sb[0] & 63) & 1) && !(f >> (w->sb[1] & 63) & 1))
+            return;
+        for (size_t q = 0; !p->n && q < w->slen; q++) {
             uint64_t h = del_hash(w->sb, w->slen, q, w->ph);
             long k = map_get(&c->keys, h); /* a byte too many here */
             if (k < 0 && (d = map_get(&c->dels, h)) >= 0)

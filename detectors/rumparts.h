@@ -316,6 +316,10 @@ struct cur {
     struct memo memo; /* the history's words, as compared with this prompt */
     struct map dels; /* hashes of the stems with one byte deleted -> index into dk */
     uint32_t *dk; /* per dels entry: the key index it came from */
+    /* per length: the first bytes (as bits, the byte's low 6) of the ASCII
+     * stems among keys and dels, so that a word none of whose deletions
+     * can begin so is not hashed 'a typo away' byte by byte */
+    uint64_t typo_first[STEM_MAX + 1];
     long *names; /* key indices of the prompt's names */
     struct map name3; /* hashes of their first three letters */
     size_t nnames;
