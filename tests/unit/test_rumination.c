@@ -832,6 +832,45 @@ static void prefixes_and_typos_hold(void **state)
     }
 }
 
+/* A typo in a word's first two bytes is found as one further on is: a byte
+ * left out, added, changed, or the two swapped (word_hits looks for one only
+ * where a stem of the prompt could be one edit away by its length and first
+ * two bytes). */
+static void typos_at_the_start_hold(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"zanfolth", "brixtomp", "quorvenk", "mellicath", "trandorth"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        const char *w = words[i];
+        size_t l = strlen(w);
+        for (size_t at = 0; at < 2; at++)
+            for (int kind = 0; kind < 4; kind++) {
+                char t[32];
+                size_t n = 0;
+                for (size_t q = 0; q < l; q++) {
+                    if (q == at && kind == 0)
+                        continue; /* left out */
+                    if (q == at && kind == 1)
+                        t[n++] = 'x'; /* added */
+                    if (q == at && kind == 2) {
+                        t[n++] = 'x'; /* changed */
+                        continue;
+                    }
+                    if (q == at && kind == 3) { /* swapped */
+                        t[n++] = w[q + 1];
+                        t[n++] = w[q];
+                        q++;
+                        continue;
+                    }
+                    t[n++] = w[q];
+                }
+                t[n] = '\0';
+                if (best_of(w, t) != 1.0 || best_of(t, w) != 1.0)
+                    fail_msg("%s and %s: %.3f, %.3f", w, t, best_of(w, t), best_of(t, w));
+            }
+    }
+}
+
 /* The memo's key for an ASCII word is the same wherever the word stands
  * (near the text's end or not) and whatever its case. */
 static void a_word_has_one_key(void **state)
@@ -1026,6 +1065,7 @@ int main(void)
         cmocka_unit_test(a_prompt_matches_itself),
         cmocka_unit_test(frames_are_word_by_word),
         cmocka_unit_test(prefixes_and_typos_hold),
+        cmocka_unit_test(typos_at_the_start_hold),
         cmocka_unit_test(a_word_has_one_key),
         cmocka_unit_test(an_elision_is_not_the_word),
         cmocka_unit_test(thin_prompts_and_character_pairs),
