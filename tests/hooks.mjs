@@ -541,6 +541,20 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a follow-up question sharing a third of its words with three earlier ones: no advisory; the same question a 4th time: advised; at similarity_threshold 0.28 both', { next, again, low });
 }
 
+// What the person sees quotes their earlier words as text: a pasted log's
+// colour codes, a bell, a right-to-left override or a zero-width space in
+// them is not passed on to their terminal (white space and controls as one
+// space, format characters left out).
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'ctrl.jsonl');
+  const first = '\u001b[31mis it\u0007 safe\u200b to\tmerge \u202ethe reviewed rate limit change now?';
+  writeAsks(tr, [[WORRY[0][0], first], ...WORRY.slice(1)]);
+  const m = promptSays(box, tr, 'sorry to ask again, but is merging the rate limit change really safe?', '2026-11-26T10:45:00Z');
+  ok(/at 10:24 \("\[31mis it safe to merge the reviewed rate\.\.\."\)/.test(m) && !/[\u0000-\u001f\u007f-\u009f\u200b\u202e]/.test(m.replace(/\n/g, ' ')),
+    'an earlier prompt with an escape sequence, a bell, a tab, a zero-width space and a bidi override is quoted as plain words', JSON.stringify(m));
+}
+
 // A plea for reassurance asked a third time is advised (two earlier asks,
 // guardrails.rumination.plea_threshold_count); a plain question needs three
 // earlier asks (threshold_count); a profile can ask three of a plea too.

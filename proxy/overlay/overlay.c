@@ -40,6 +40,9 @@
 #include "timefmt.h"
 
 #include <fnmatch.h>
+#include <stdint.h>
+#include <unictype.h>
+#include <unistr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +291,49 @@ static int by_index(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
+/* At most max_chars characters and max_words words of UTF-8 s[0..n) into q
+ * (cap bytes, NUL-terminated), as a quote the person reads in their terminal:
+ * white space, control characters and line breaks as one space, and format
+ * characters (bidi overrides, zero-width spaces) left out, so a pasted log's
+ * colours or a right-to-left override cannot garble the message. 1 when s
+ * goes on past what was quoted. */
+static int quote_text(const char *s, size_t n, size_t max_chars, size_t max_words, char *q, size_t cap)
+{
+    const uint8_t *c = (const uint8_t *)s, *end = c + n;
+    size_t l = 0, chars = 0, words = 0;
+    int space = 0, cut = 0;
+    while (c < end) {
+        ucs4_t u;
+        int len = u8_mbtouc(&u, c, (size_t)(end - c));
+        if (uc_is_general_category(u, UC_FORMAT)) {
+            c += len;
+            continue;
+        }
+        if (uc_is_space(u) || uc_is_general_category(u, UC_CONTROL) || u == 0xFFFD) {
+            space = l > 0;
+            c += len;
+            continue;
+        }
+        if (space && (++words >= max_words || chars + 1 >= max_chars || l + 2 >= cap)) {
+            cut = 1;
+            break;
+        }
+        if (chars >= max_chars || l + (size_t)len + 1 + space >= cap) {
+            cut = 1;
+            break;
+        }
+        if (space)
+            q[l++] = ' ', chars++;
+        space = 0;
+        memcpy(q + l, c, (size_t)len);
+        l += (size_t)len;
+        chars++;
+        c += len;
+    }
+    q[l] = '\0';
+    return cut;
+}
+
 /* What the person sees: when they asked it before, local times, and the
  * first words of the first ask ("you asked about this at 10:24 ("is it safe
  * to merge..."), 10:31 and 10:38"). Their own words, for them and the model
@@ -307,32 +353,8 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
             strftime(hm, sizeof hm, "%H:%M", &tm);
         n += (size_t)snprintf(out + n, cap - n, "%s %s", i == 0 ? "" : i + 1 == k ? " and" : ",", hm);
         if (i == 0) { /* the first ask, its first words */
-            const char *t = h->t;
             char q[80];
-            size_t l = 0, words = 0;
-            int cut = 0;
-            for (const char *c = t ? t : ""; *c && words < 8;) {
-                unsigned char u = (unsigned char)*c;
-                size_t len = u < 0x80 ? 1 : u >= 0xF0 ? 4 : u >= 0xE0 ? 3 : 2; /* the text is valid UTF-8 */
-                if (l + len + 1 >= sizeof q) {
-                    cut = 1; /* the words are longer than the quote */
-                    break;
-                }
-                if (*c == '\n' || *c == '\r' || *c == '\t' || *c == ' ') {
-                    words += l && q[l - 1] != ' ';
-                    if (l && q[l - 1] != ' ' && words < 8)
-                        q[l++] = ' ';
-                    c++;
-                    continue;
-                }
-                memcpy(q + l, c, len);
-                l += len;
-                c += len;
-            }
-            while (l && q[l - 1] == ' ')
-                l--;
-            q[l] = '\0';
-            cut |= t && words >= 8;
+            int cut = quote_text(h->t ? h->t : "", h->t ? h->n : 0, 80, 8, q, sizeof q);
             if (n < cap)
                 n += (size_t)snprintf(out + n, cap - n, " (\"%s%s\")", q, cut ? "..." : "");
         }
@@ -390,16 +412,6 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     return a;
 }
 
-/* The bytes of s[0..n)'s first max characters (UTF-8 lead bytes counted). */
-static size_t first_chars(const char *s, size_t n, size_t max)
-{
-    size_t i = 0;
-    for (size_t c = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == max)
-            break;
-    return i;
-}
-
 /* The words of the reply that fired, quoted after reason (at most three, each
  * cut to 48 characters): what it matched, for the person to judge. */
 static void quote_spans(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
@@ -409,9 +421,10 @@ static void quote_spans(const struct syc_query *q, const struct syc_result *r, c
         const struct syc_span *sp = &r->span[k];
         if (sp->msg >= 0 || sp->b <= sp->a)
             continue;
-        size_t l = first_chars(q->resp + sp->a, sp->b - sp->a, 48), len = strlen(reason);
-        snprintf(reason + len, cap - len, "%s\"%.*s%s\"", n ? ", " : " It said ", (int)l, q->resp + sp->a,
-                 l < sp->b - sp->a ? "..." : "");
+        char t[200];
+        int cut = quote_text(q->resp + sp->a, sp->b - sp->a, 48, SIZE_MAX, t, sizeof t);
+        size_t len = strlen(reason);
+        snprintf(reason + len, cap - len, "%s\"%s%s\"", n ? ", " : " It said ", t, cut ? "..." : "");
         n++;
     }
     if (n) {
@@ -439,6 +452,16 @@ static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const
         a = NULL;
     }
     return a;
+}
+
+/* The bytes of s[0..n)'s first max characters (UTF-8 lead bytes counted). */
+static size_t first_chars(const char *s, size_t n, size_t max)
+{
+    size_t i = 0;
+    for (size_t c = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == max)
+            break;
+    return i;
 }
 
 /* Sycophancy on a reply of the model's, on its first OV_SCAN_MAX characters
