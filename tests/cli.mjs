@@ -53,6 +53,8 @@ r = run(['check', 'check_sycophancy'], '[1,2]');
 ok(r.status === 64, 'check with a JSON array: 64');
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}']);
 ok(r.status === 0 && JSON.parse(r.stdout).pattern === 'praise_without_evidence', 'check --json ARGS', r.stdout);
+r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}', '--json={"candidate_response":"ok"}']);
+ok(r.status === 64 && /--json given twice/.test(r.stderr) && r.stdout === '', 'check with --json twice: 64, not the last one alone', r.stderr);
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"ok"}', '--pretty']);
 ok(r.status === 0 && r.stdout.includes('\n\t"detected"'), 'check --pretty indents');
 r = run(['check', 'check_sycophancy'], '');

@@ -280,10 +280,13 @@ static int cmd_check(int argc, char **argv)
     const char *tool = NULL, *json = NULL;
     int pretty = 0;
     for (int i = 0; i < argc; i++) {
+        const char *had = json;
         int m = opt_value(argc, argv, &i, "--json", &json);
         if (m) {
             if (m < 0)
                 return usage_error("--json needs an argument: the tool's arguments as a JSON object%s", NULL);
+            if (had)
+                return usage_error("--json given twice; give the tool's arguments as one JSON object%s", NULL);
         } else if (strcmp(argv[i], "--pretty") == 0) {
             pretty = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
