@@ -42,15 +42,22 @@ static int mkdirs(const char *path)
 int state_dir(char *buf, size_t n, kerr *e)
 {
     const char *own = getenv("KEEL_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    const char *var = own && *own == '/' ? "KEEL_STATE_DIR" : xdg && *xdg == '/' ? "XDG_STATE_HOME" : "HOME";
+    int w;
     if (own && *own == '/')
-        snprintf(buf, n, "%s", own);
+        w = snprintf(buf, n, "%s", own);
     else if (xdg && *xdg == '/')
-        snprintf(buf, n, "%s/keel", xdg);
+        w = snprintf(buf, n, "%s/keel", xdg);
     else if (home && *home == '/')
-        snprintf(buf, n, "%s/.local/state/keel", home);
+        w = snprintf(buf, n, "%s/.local/state/keel", home);
     else
         return kerr_set(e, "STATE_UNWRITABLE", NULL,
                         "no place for the state file: set HOME or XDG_STATE_HOME to an absolute path");
+    if (w < 0 || (size_t)w >= n)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "the state directory's path from %s is over %zu bytes: set KEEL_STATE_DIR to a shorter "
+                        "absolute path",
+                        var, n - 1);
     return 0;
 }
 
@@ -296,6 +303,10 @@ int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *
 int state_update_file(const char *dir_in, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
 {
     char dir[1024], file[1100], lock[1100];
+    if (dir_in && strlen(dir_in) >= sizeof dir)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "the state directory's path is over %zu bytes: set KEEL_STATE_DIR to a shorter absolute path",
+                        sizeof dir - 1);
     if (dir_in)
         snprintf(dir, sizeof dir, "%s", dir_in);
     else if (state_dir(dir, sizeof dir, e) < 0)
@@ -368,6 +379,8 @@ const uint64_t *state_generation(const char *dir_in)
 {
     char dir[1024], lock[1100];
     kerr e = {0};
+    if (dir_in && strlen(dir_in) >= sizeof dir)
+        return NULL;
     if (dir_in)
         snprintf(dir, sizeof dir, "%s", dir_in);
     else if (state_dir(dir, sizeof dir, &e) < 0)

@@ -252,6 +252,16 @@ static void the_directory_is_the_first_absolute_one_named(void **state)
         {"", "", "/h", "/h/.local/state/keel"},
         {"k", "x", "h", NULL},
         {NULL, NULL, NULL, NULL},
+        /* a path that does not fit (255 bytes here) is refused, not cut short */
+        {NULL, NULL,
+         "/hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
+         "hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
+         "hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",
+         NULL},
+        {"/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+         "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+         "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+         NULL, NULL, NULL},
     };
     const char *names[] = {"KEEL_STATE_DIR", "XDG_STATE_HOME", "HOME"};
     char *saved[3];
