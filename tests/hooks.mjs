@@ -295,6 +295,9 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a reply breaking the person\'s reject rule: the stop is blocked with the rule and its guidance, four times', seen.map((r) => r.out));
   ok(seen[4].status === 0 && seen[4].out?.decision === undefined && /bypassed/.test(seen[4].out?.systemMessage || ''),
     'the 5th attempt in the same turn passes, and the person is told the rules were bypassed', seen[4].out);
+  const sixth = hook('claude-code', 'Stop', { ...p, stop_hook_active: true }, { box, args: rules });
+  ok(sixth.status === 0 && sixth.out?.decision === undefined && /bypassed/.test(sixth.out?.systemMessage || ''),
+    'a 6th stop in the same turn (another hook kept it going) passes too: four blocks a turn, not four and then four more', sixth.out);
   const next = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { transcript_path: '/nonexistent', prompt: 'ok, next task' }), { box, args: rules });
   ok(/previous reply/.test(next.out?.hookSpecificOutput?.additionalContext || '') && /no-todo-left/.test(next.out.hookSpecificOutput.additionalContext) &&
      !next.stdout.includes('wire the export'), 'the next prompt carries a note naming the rule, not the reply\'s text', next.out);
@@ -397,6 +400,9 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     { box, env: { KEEL_STATE_DIR: join(box.dir, 'file', 'state') }, args: ['--rules', join(dir, 'rules')] });
   ok(r.status === 0 && r.out?.decision === undefined && /broke your rules \(no-todo-left\) and was let through unblocked: keel could not count its attempts/.test(r.out?.systemMessage || ''),
     'the state directory unusable: a reply breaking the person\'s rule is let through, and the person told why', r.out);
+  const said = r.stderr.match(/hook_state_unavailable[^\n]*/g) || [];
+  ok(said.length === 1 && /code=STATE_UNWRITABLE what_to_do="set KEEL_STATE_DIR, XDG_STATE_HOME or HOME to an absolute path/.test(said[0]),
+    'the unusable state directory is logged once a hook, with what to do about it', r.stderr);
 }
 
 // --- what the hook says reads as sentences --------------------------------------------------

@@ -188,6 +188,23 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     append(o->msg, sizeof o->msg, " To change this, start your next prompt with one of: %s.", tok);
 }
 
+/* The state file could not be used: said once a process (a hook reaches
+ * for it several times), with what to do about it. */
+static void state_unavailable(const kerr *e)
+{
+    static int said;
+    if (said++)
+        return;
+    const char *code = e->code ? e->code : "";
+    const char *hint = !strcmp(code, "STATE_UNWRITABLE")
+        ? "set KEEL_STATE_DIR, XDG_STATE_HOME or HOME to an absolute path of a directory of your own (mode 700)"
+        : !strcmp(code, "STATE_BUSY") ? "another keel process held the state file; the next hook tries again"
+        : !strcmp(code, "STATE_UNREADABLE")
+        ? "the state file was moved aside as state.json.corrupt-<time> in keel's state directory; a fresh one starts"
+        : "see keel --help";
+    log_event(LOG_WARN, "hook_state_unavailable", "code=%s what_to_do=\"%s\"", code, hint);
+}
+
 /* --- per-session state: blocked stops in this turn, a note for the next ------ */
 
 enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE, ST_LAST };
@@ -246,7 +263,7 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
         cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
         break;
     case ST_BLOCK:
-        h->blocks = h->continuing ? h->blocks + 1 : 1;
+        h->blocks = !h->continuing ? 1 : h->blocks <= HOOK_BLOCKS_MAX ? h->blocks + 1 : h->blocks;
         break;
     case ST_PASS:
         h->blocks = 0;
@@ -283,7 +300,7 @@ static int session_state_at(const char *state_dir, const char *sid, int op, int 
     if (state_update(state_dir, now, hooks_fn, h, &e) < 0) {
         if (touch)
             log_event(LOG_WARN, "hook_activity_not_recorded", "code=%s", e.code ? e.code : "");
-        log_event(LOG_WARN, "hook_state_unavailable", "code=%s", e.code ? e.code : "");
+        state_unavailable(&e);
         return -1;
     }
     return 0;
@@ -534,7 +551,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
     }
     struct hook_state h;
-    int pass = 0; /* the count of blocks ends: a reply that follows the rules, or one let through */
+    int pass = 0; /* the count of blocks ends: a reply that follows the rules */
     if (names[0]) {
         int counted = session_state(state_dir, sid, ST_BLOCK, continuing, now, NULL, &h) == 0;
         if (counted && h.blocks <= HOOK_BLOCKS_MAX) {
@@ -547,8 +564,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             free(text);
             return;
         }
-        if (counted) {
-            pass = 1;
+        if (counted) { /* let through: the turn's blocks stay spent (no pass), so its later stops pass too */
             append(o->msg, sizeof o->msg,
                    "keel: the reply broke your rules (%s) and was let through after %d blocked "
                    "attempts; the rules were bypassed.",
