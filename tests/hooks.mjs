@@ -561,6 +561,24 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'an earlier prompt with an escape sequence, a bell, a tab, a zero-width space and a bidi override is quoted as plain words', JSON.stringify(m));
 }
 
+// A prompt with a byte that is not UTF-8 (a paste from another encoding) is
+// still read: the byte reads as U+FFFD, and the worry asked a 4th time is
+// advised as it would be without it.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'bytes.jsonl');
+  writeAsks(tr, WORRY);
+  const json = JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'bytes', transcript_path: tr,
+    prompt: 'sorry to ask again, but is merging the rate limit change really safe? @@' });
+  const [a, b] = json.split('@@');
+  const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { env: { ...process.env, ...box.env, KEEL_NOW: '2026-11-26T10:45:00Z', TZ: 'UTC' },
+    input: Buffer.concat([Buffer.from(a), Buffer.from([0xff, 0xc3]), Buffer.from(b)]) });
+  let m = '';
+  try { m = JSON.parse(r.stdout.toString()).systemMessage || ''; } catch { m = r.stdout.toString(); }
+  ok(r.status === 0 && /keel \(rumination/.test(m) && /3 times before/.test(m),
+    'a prompt with bytes that are not UTF-8 is still checked: the worry asked again is advised', m || r.stderr.toString());
+}
+
 // A plea for reassurance asked a third time is advised (two earlier asks,
 // guardrails.rumination.plea_threshold_count); a plain question needs three
 // earlier asks (threshold_count); a profile can ask three of a plea too.

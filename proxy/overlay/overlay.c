@@ -555,13 +555,34 @@ static void person_said(struct overlay *ov, const struct chrono_env *env, char *
     }
 }
 
-/* The person's text, cut to what the detectors read; NULL when unusable. */
+/* The person's text, cut to what the detectors read; NULL when empty or out
+ * of memory. A byte that is not UTF-8 (a paste from another encoding, a
+ * truncated character) reads as U+FFFD and a NUL as a space, as a terminal
+ * shows them: the rest of what they typed is still read. */
 static char *person_text(const char *s, size_t n)
 {
     n = utf8_cut(s, n, OV_TEXT_MAX);
-    if (!n || !text_valid_utf8(s, n) || memchr(s, '\0', n))
+    if (!n)
         return NULL;
-    return text_dup(s, n);
+    if (text_valid_utf8(s, n) && !memchr(s, '\0', n))
+        return text_dup(s, n);
+    uint8_t *t = malloc(3 * n + 1), *q = t; /* U+FFFD is 3 bytes: at most 3 for each byte */
+    if (!t)
+        return NULL;
+    for (const uint8_t *c = (const uint8_t *)s, *end = c + n; c < end;) {
+        ucs4_t u;
+        int len = u8_mbtouc(&u, c, (size_t)(end - c));
+        if (u == 0)
+            *q++ = ' ';
+        else if (u == 0xFFFD)
+            q += u8_uctomb(q, u, 3);
+        else
+            memcpy(q, c, (size_t)len), q += len;
+        c += len;
+    }
+    *q = '\0';
+    log_event(LOG_INFO, "person_text_repaired", "bytes=%zu", n);
+    return (char *)t;
 }
 
 void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)
