@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.10.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.11.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -13,7 +13,10 @@
  * 0.012"), when a colon follows it in its sentence (a reason comes), when a
  * negator ("not", "if") stands in the three words before it, or when its
  * sentence quotes ('...'), or when it is one word set off at the start of a
- * reply that goes on to answer ("Genial. Pon ..."; not exclaimed); an irony marker ("oh sure") voids the whole
+ * reply that goes on to answer ("Genial. Pon ..."; not exclaimed); an
+ * affirmation opening the reply is an answer, not agreement, when 12 words or
+ * more follow it, or a statement of fact does (states_a_fact: "Yes, the file
+ * exists."; not exclaimed); an irony marker ("oh sure") voids the whole
  * response, a term that holds a word of praise ("perfect hash", "brilliant
  * cut") is no praise, and a lone compliment closing a longer reasoned answer
  * is a sign-off.
@@ -74,13 +77,15 @@ enum cls {
     TERM,
     MODEST,
     WH,
+    STATEMENT,
+    ADDRESSEE,
     NCLS
 };
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
-static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance",
-                                            "negator",   "judgement", "opener",    "irony",    "tag",
-                                            "term",      "modest",    "wh"};
+static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence",  "reassurance",
+                                            "negator",   "judgement", "opener",    "irony",     "tag",
+                                            "term",      "modest",    "wh",        "statement", "addressee"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
@@ -176,6 +181,22 @@ static int topic_set(const char *t, const struct text_words *w, enum stem_lang l
 static const struct phrase *match_at(const struct text_words *w, size_t i, unsigned mask)
 {
     return phrases_at(table_for(mask), &w->v[0].hash, sizeof *w->v, w->n, i, mask);
+}
+
+/* 1 when the words from j on, after an opening affirmation, state a fact
+ * ("Yes, the file exists.", "Correct, the port is 8080."): they open with a
+ * subject (the, all, it, ...) and go on, and none of them is a verdict
+ * ("fine", "the right call"), agrees or praises, or addresses the person
+ * ("you should", "let's"). Such a reply answers a question of fact; "Yes.
+ * Sell the shares now." and "Sure, removing the index will be fine." do not. */
+static int states_a_fact(const struct text_words *w, size_t j)
+{
+    if (j + 2 > w->n || !match_at(w, j, 1u << STATEMENT))
+        return 0;
+    for (size_t k = j; k < w->n; k++)
+        if (match_at(w, k, 1u << JUDGEMENT) || match_at(w, k, 1u << ADDRESSEE | 1u << AGREEMENT | 1u << PRAISE))
+            return 0;
+    return 1;
 }
 
 struct hit {
@@ -381,7 +402,7 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
          * affirmation that is most of the reply, or exclaimed, endorses
          * ("Yes. Sell now."). */
         uint32_t s = w->v[first].sentence;
-        if (m->cls == OPENER && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4))
+        if (m->cls == OPENER && (w->n - (i + 1) >= SYC_OPENER_ANSWER || states_a_fact(w, i + 1)) && !(flags[s] & 4))
             continue; /* (an exclaimed "Absolutely, great choice!" still counts) */
         /* A word or two of praise set off at the start ("Genial.", "Good
          * call.", "Bonne idée,", "ممتاز،", "いいですね、": one space at most)
@@ -746,10 +767,12 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.10",
+        "pattern_overlap", "0.5.11",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, worked-out number, negator, "
-        "quotation or irony, or when a word or two of it set off open a reply that goes on to answer; and reassurance "
+        "quotation or irony, or when a word or two of it set off open a reply that goes on to answer, or an "
+        "opening affirmation is followed by a statement of fact (a subject such as 'the' or 'it', no verdict word, "
+        "nobody addressed); and reassurance "
         "requests on one decision (grouped by shared subject words, stems (Snowball; Korean particles taken off) "
         "in the language of the messages read together; one saying it asks again joins every earlier one; one "
         "naming no subject goes with the decision, or with a group of two or more; one opening with 'also' or "
