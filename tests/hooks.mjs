@@ -615,6 +615,41 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(/^keel \(rumination, sycophancy\): You asked about this 3 times before in this stretch of work: at 10:24 \("is it safe to merge the reviewed rate\.\.\."\), 10:31 and 10:38\./.test(m) &&
      (m.match(/To change this/g) || []).length === 1 && words.split(', ').length === new Set(words.split(', ')).size && /override-once/.test(words),
     'rumination and sycophancy on one prompt: one message naming when it was asked (and its first words), one list of words, each once', m);
+  // a reply advisory after the prompt's, in the same turn: the word answers both
+  {
+    const b2 = sandbox();
+    const t2 = join(b2.dir, 'worry.jsonl');
+    writeAsks(t2, WORRY);
+    const run = (event, body, now) => {
+      const r = spawnSync(keel, ['hook', event], { encoding: 'utf8', env: { ...process.env, ...b2.env, KEEL_NOW: now, TZ: 'UTC' },
+        input: JSON.stringify({ hook_event_name: event, session_id: 'turn', transcript_path: t2, ...body }) });
+      try { return JSON.parse(r.stdout); } catch { return {}; }
+    };
+    const asked = run('UserPromptSubmit', { prompt: 'sorry to ask again, but is merging the rate limit change really safe?' }, '2026-11-26T10:45:00Z');
+    const replied = run('Stop', { stop_hook_active: false, last_assistant_message: "You're absolutely right, it's totally safe!" }, '2026-11-26T10:45:20Z');
+    const word = run('UserPromptSubmit', { prompt: 'override-once' }, '2026-11-26T10:46:00Z').systemMessage || '';
+    ok(/keel \(rumination, sycophancy\)/.test(asked.systemMessage || '') && /keel \(sycophancy\)/.test(replied.systemMessage || '') &&
+       /keel \(rumination\): override-once applied/.test(word) && /keel \(sycophancy\): override-once applied/.test(word),
+      'advised on the prompt (rumination, sycophancy) and on the reply (sycophancy): the word said next applies to both that spoke in that turn', [asked.systemMessage, replied.systemMessage, word]);
+  }
+  {
+    const b3 = sandbox();
+    const t3 = join(b3.dir, 'again.jsonl');
+    const question = 'what does the rate limit change do to the login endpoint?';
+    writeAsks(t3, ['10:24', '10:31', '10:38'].map((t) => [`2026-11-26T${t}:00Z`, question]));
+    const run = (event, body, now) => {
+      const r = spawnSync(keel, ['hook', event], { encoding: 'utf8', env: { ...process.env, ...b3.env, KEEL_NOW: now, TZ: 'UTC' },
+        input: JSON.stringify({ hook_event_name: event, session_id: 'turns', transcript_path: t3, ...body }) });
+      try { return JSON.parse(r.stdout); } catch { return {}; }
+    };
+    const fourth = run('UserPromptSubmit', { prompt: question }, '2026-11-26T10:45:00Z');
+    const plain = run('UserPromptSubmit', { prompt: 'thanks, now write the changelog entry for it' }, '2026-11-26T10:50:00Z');
+    const praised = run('Stop', { stop_hook_active: false, last_assistant_message: "You're absolutely right, great idea!" }, '2026-11-26T10:50:20Z');
+    const later = run('UserPromptSubmit', { prompt: 'override-once' }, '2026-11-26T10:51:00Z').systemMessage || '';
+    ok(/keel \(rumination\)/.test(fourth.systemMessage || '') && !plain.systemMessage && /keel \(sycophancy\)/.test(praised.systemMessage || '') &&
+       /keel \(sycophancy\): override-once applied/.test(later) && !/rumination/.test(later),
+      'in a later turn whose prompt drew nothing, the word answers only the reply\'s advisory, not an earlier turn\'s', [fourth.systemMessage, plain.systemMessage, praised.systemMessage, later]);
+  }
   const longer = hook("override-once's effect, what is it?", '2026-11-26T10:45:30Z');
   ok(!/applied/.test(longer.systemMessage || ''), 'an override word run on into another (override-once\'s) is no override', longer.systemMessage);
   const u = hook('override-once', '2026-11-26T10:46:00Z');

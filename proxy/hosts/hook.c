@@ -188,6 +188,19 @@ static void say(struct out *o, const cJSON *advs, char *dets, size_t dets_cap)
     append(o->msg, sizeof o->msg, " To change this, start your next prompt with one of: %s.", tok);
 }
 
+/* 1 when the comma-separated list holds the name d. */
+static int in_list(const char *list, const char *d)
+{
+    size_t l = strlen(d);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == l && !strncmp(p, d, l))
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 /* The state file could not be used: said once a process (a hook reaches
  * for it several times), with what to do about it. */
 static void state_unavailable(const kerr *e)
@@ -207,7 +220,11 @@ static void state_unavailable(const kerr *e)
 
 /* --- per-session state: blocked stops in this turn, a note for the next ------ */
 
-enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE, ST_LAST };
+/* ST_LAST: the detectors that spoke on the person's prompt, in place of
+ * those before; ST_LAST_ADD: those that spoke on the reply, added to those of
+ * the same turn (an override word then answers everything said since the
+ * person's last prompt). */
+enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE, ST_LAST, ST_LAST_ADD };
 struct hook_state {
     char key[24]; /* the host's session id, hashed */
     int op;
@@ -254,12 +271,27 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "note"));
     const char *last = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "last"));
     snprintf(h->last, sizeof h->last, "%s", last ? last : "");
-    if (h->set_last[0])
-        state_set(s, "last", cJSON_CreateString(h->set_last));
+    double turn = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "turn")),
+           last_at = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "last_at"));
+    if (h->set_last[0]) {
+        char spoke[sizeof h->last];
+        snprintf(spoke, sizeof spoke, "%s", h->op == ST_LAST_ADD && last_at >= turn ? h->last : "");
+        for (const char *d = h->set_last; *d;) { /* each detector once */
+            size_t l = strcspn(d, ",");
+            char one[32];
+            snprintf(one, sizeof one, "%.*s", (int)l, d);
+            if (!in_list(spoke, one))
+                append(spoke, sizeof spoke, "%s%s", spoke[0] ? "," : "", one);
+            d += l + (d[l] == ',');
+        }
+        state_set(s, "last", cJSON_CreateString(spoke));
+        state_set(s, "last_at", cJSON_CreateNumber((double)h->now));
+    }
     switch (h->op) {
     case ST_NEW_TURN:
         snprintf(h->note, sizeof h->note, "%s", note ? note : "");
         h->blocks = 0;
+        state_set(s, "turn", cJSON_CreateNumber((double)h->now));
         cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
         break;
     case ST_BLOCK:
@@ -272,6 +304,7 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
         state_set(s, "note", cJSON_CreateString(h->note));
         break;
     case ST_LAST:
+    case ST_LAST_ADD:
         break;
     }
     state_set(s, "blocks", cJSON_CreateNumber(h->blocks));
@@ -283,11 +316,11 @@ static int session_state_at(const char *state_dir, const char *sid, int op, int 
                             const char *note, const struct chrono_env *touch, struct hook_state *h)
 {
     char set_last[sizeof h->set_last];
-    snprintf(set_last, sizeof set_last, "%s", op == ST_LAST ? note : "");
+    snprintf(set_last, sizeof set_last, "%s", op == ST_LAST || op == ST_LAST_ADD ? note : "");
     memset(h, 0, sizeof *h);
     h->touch = touch;
     snprintf(h->set_last, sizeof h->set_last, "%s", set_last);
-    if (op == ST_LAST)
+    if (op == ST_LAST || op == ST_LAST_ADD)
         note = NULL;
     if (note)
         snprintf(h->note, sizeof h->note, "%s", note);
@@ -659,7 +692,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     if (cJSON_GetArraySize(advs))
         append(spoke, sizeof spoke, "%ssycophancy", spoke[0] ? "," : "");
     if (spoke[0])
-        session_state(state_dir, sid, ST_LAST, 0, now, spoke, &h);
+        session_state(state_dir, sid, ST_LAST_ADD, 0, now, spoke, &h);
     cJSON_Delete(advs);
     overlay_free(&ov);
     free(text);
