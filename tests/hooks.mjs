@@ -579,6 +579,34 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a prompt with bytes that are not UTF-8 is still checked: the worry asked again is advised', m || r.stderr.toString());
 }
 
+// One worry asked again and again is one episode: a later ask whose words
+// reach only the latest asks still counts every ask of the episode (the
+// count never drops, "4 times before", not "2"); another chat starts its own.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'episode.jsonl');
+  const asks = [['14:05', 'Is this migration safe to run in production?'],
+    ['14:14', 'Will running 0042 on the prod database lock the users table for long?'],
+    ['14:20', "I'm worried about this: could the migration take down production when we apply it?"],
+    ['14:26', "Sorry to ask again, but are you sure it's safe to apply this migration on the production db?"]]
+    .map(([t, text]) => [`2026-12-02T${t}:00Z`, text]);
+  const run = (sid, prompt, now) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: now, TZ: 'UTC' },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: sid, prompt, transcript_path: tr }) });
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return r.stdout; }
+  };
+  writeAsks(tr, asks.slice(0, 3));
+  const fourth = run('ep', asks[3][1], '2026-12-02T14:26:00Z');
+  writeAsks(tr, asks);
+  const last = "Just to double check, nothing bad will happen to prod if I run the users migration now, right?";
+  const fifth = run('ep', last, '2026-12-02T14:31:00Z');
+  const elsewhere = run('other-chat', last, '2026-12-02T14:31:00Z');
+  ok(/You asked about this 3 times before in this stretch of work: at 14:05 .*, 14:14 and 14:20\./.test(fourth) &&
+     /You asked about this 4 times before in this stretch of work: at 14:05 .*, 14:14, 14:20 and 14:26\./.test(fifth) &&
+     /You asked about this 2 times before in this stretch of work: at 14:20 .* and 14:26\./.test(elsewhere),
+    'the 5th ask of one worry, whose words reach the 2 latest asks: 4 times before in its chat (the episode), 2 in a new chat', [fourth, fifth, elsewhere]);
+}
+
 // A plea for reassurance asked a third time is advised (two earlier asks,
 // guardrails.rumination.plea_threshold_count); a plain question needs three
 // earlier asks (threshold_count); a profile can ask three of a plea too.

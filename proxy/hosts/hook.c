@@ -236,6 +236,11 @@ struct hook_state {
     char set_last[64]; /* in: the detectors of the advisories just given, a,b */
     char last[64]; /* out: the detectors of the last advisories given */
     const struct chrono_env *touch; /* in: the prompt's time to record too (chrono_touch), in the same write */
+    /* the asks of the last rumination found (overlay.h's episode): read
+     * (out), and with set_episode (ST_LAST) replaced */
+    uint64_t episode[OV_EPISODE_MAX];
+    size_t nepisode;
+    int set_episode;
 };
 
 static int hooks_fn(cJSON *state, void *ctx, kerr *e)
@@ -271,6 +276,25 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "note"));
     const char *last = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "last"));
     snprintf(h->last, sizeof h->last, "%s", last ? last : "");
+    if (h->set_episode) {
+        cJSON *e = cJSON_CreateArray();
+        for (size_t i = 0; i < h->nepisode; i++) {
+            char x[17];
+            snprintf(x, sizeof x, "%016llx", (unsigned long long)h->episode[i]);
+            cJSON_AddItemToArray(e, cJSON_CreateString(x));
+        }
+        state_set(s, "episode", e);
+    } else {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(s, "episode"), *x;
+        h->nepisode = 0;
+        cJSON_ArrayForEach(x, e) {
+            const char *v = cJSON_GetStringValue(x);
+            char *end;
+            unsigned long long u = v ? strtoull(v, &end, 16) : 0;
+            if (v && strlen(v) == 16 && !*end && h->nepisode < OV_EPISODE_MAX)
+                h->episode[h->nepisode++] = u;
+        }
+    }
     double turn = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "turn")),
            last_at = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "last_at"));
     if (h->set_last[0]) {
@@ -313,11 +337,17 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
 }
 
 static int session_state_at(const char *state_dir, const char *sid, int op, int continuing, int64_t now,
-                            const char *note, const struct chrono_env *touch, struct hook_state *h)
+                            const char *note, const struct chrono_env *touch, const struct overlay *ep,
+                            struct hook_state *h)
 {
     char set_last[sizeof h->set_last];
     snprintf(set_last, sizeof set_last, "%s", op == ST_LAST || op == ST_LAST_ADD ? note : "");
     memset(h, 0, sizeof *h);
+    if (ep && ep->episode_changed) { /* rumination was found: its asks are the episode now */
+        h->set_episode = 1;
+        h->nepisode = ep->nepisode;
+        memcpy(h->episode, ep->episode, ep->nepisode * sizeof *ep->episode);
+    }
     h->touch = touch;
     snprintf(h->set_last, sizeof h->set_last, "%s", set_last);
     if (op == ST_LAST || op == ST_LAST_ADD)
@@ -342,7 +372,7 @@ static int session_state_at(const char *state_dir, const char *sid, int op, int 
 static int session_state(const char *state_dir, const char *sid, int op, int continuing, int64_t now, const char *note,
                          struct hook_state *h)
 {
-    return session_state_at(state_dir, sid, op, continuing, now, note, NULL, h);
+    return session_state_at(state_dir, sid, op, continuing, now, note, NULL, NULL, h);
 }
 
 /* --- the events ------------------------------------------------------------ */
@@ -509,7 +539,7 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     struct hook_state h;
     const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
     /* the prompt's time and the new turn, in one write */
-    if (session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &env, &h) == 0 && h.note[0]) {
+    if (session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &env, NULL, &h) == 0 && h.note[0]) {
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
@@ -522,6 +552,8 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     overlay_init(&ov, p, state_dir, OV_RUMINATION | OV_HYPERFOCUS | OV_SYCOPHANCY, NULL, 0, NULL, 0);
     ov.conversation_at = h.started;
     snprintf(ov.conversation, sizeof ov.conversation, "%s", h.key);
+    ov.nepisode = h.nepisode;
+    memcpy(ov.episode, h.episode, h.nepisode * sizeof *h.episode);
     size_t n = strlen(prompt);
     const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "transcript_path"));
     struct earlier x = {&ov, NULL, 0, 0};
@@ -538,8 +570,8 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     cJSON_Delete(all);
     char dets[64];
     say(o, advs, dets, sizeof dets);
-    if (dets[0])
-        session_state(state_dir, sid, ST_LAST, 0, env.now.ms, dets, &h);
+    if (dets[0] || ov.episode_changed)
+        session_state_at(state_dir, sid, ST_LAST, 0, env.now.ms, dets, NULL, &ov, &h);
     log_event(LOG_INFO, "hook_prompt", "earlier=%d advisories=%d", got > 0 ? got : 0, cJSON_GetArraySize(advs));
     cJSON_Delete(advs);
     overlay_free(&ov);

@@ -50,7 +50,6 @@
 
 #define OV_VIEW_MS        2000
 #define OV_HARD_REPEAT_MS (15 * 60000LL)
-#define OV_ASKS_MAX       20
 
 struct overlay *overlay_current;
 
@@ -364,6 +363,19 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
                  ". Asking again may not bring a new answer; a different angle, or a decision, might.");
 }
 
+uint64_t ov_ask_hash(const char *text, size_t n)
+{
+    return text_hash(text, n, 0x61736b73); /* "asks" */
+}
+
+static int in_episode(const struct overlay *ov, uint64_t h)
+{
+    for (size_t i = 0; i < ov->nepisode; i++)
+        if (ov->episode[i] == h)
+            return 1;
+    return 0;
+}
+
 /* check_rumination on the person's message text against the earlier ones. */
 static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const char *text)
 {
@@ -398,8 +410,29 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
         cJSON_AddNumberToObject(o, "similarity", det_round(m[k].sim));
         cJSON_AddItemToArray(matched, o);
     }
+    /* One episode: when it matches an ask of the last rumination found in
+     * this conversation, the asks of that one count too (the person asked
+     * them all; the words of this ask may reach only the latest). */
+    uint64_t hh[OV_ASKS_MAX];
+    size_t k = r.count, linked = 0;
+    for (size_t i = 0; i < nh; i++)
+        hh[i] = ov_ask_hash(hist[i].t, hist[i].n);
+    for (size_t q = 0; q < r.count && !linked; q++)
+        linked = in_episode(ov, hh[m[q].index]);
+    for (size_t i = 0; linked && i < nh; i++) {
+        int had = 0;
+        for (size_t q = 0; q < r.count && !had; q++)
+            had = m[q].index == i;
+        if (!had && in_episode(ov, hh[i]))
+            m[k++] = (struct rum_match){.index = i};
+    }
+    ov->nepisode = 0;
+    for (size_t q = 0; q < k && ov->nepisode + 1 < OV_EPISODE_MAX; q++)
+        ov->episode[ov->nepisode++] = hh[m[q].index];
+    ov->episode[ov->nepisode++] = ov_ask_hash(text, strlen(text));
+    ov->episode_changed = 1;
     char reason[600];
-    asked_before(hist, m, r.count, env->now.offset_s, reason, sizeof reason);
+    asked_before(hist, m, k, env->now.offset_s, reason, sizeof reason);
     cJSON *a = advisory(DET_RUMINATION, NULL, NULL, det_round(r.confidence), reason, guard_tokens[DET_RUMINATION], 4,
                         rum_heuristic());
     cJSON_Delete(ov->last[DET_RUMINATION]);

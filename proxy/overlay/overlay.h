@@ -37,6 +37,9 @@ enum {
  * _meta only; keel hook: not said). */
 #define OV_SPEAK_MIN 0.5
 
+#define OV_ASKS_MAX    20 /* the person's messages kept, the newest among them */
+#define OV_EPISODE_MAX OV_ASKS_MAX
+
 struct ov_ask { /* a message of the person's, from a sampling request */
     char *text;
     int64_t at;
@@ -69,7 +72,17 @@ struct overlay {
     int64_t hyp_at;
     struct ov_ask *asks; /* the person's recent messages (from sampling), oldest first */
     size_t nasks;
+    /* The asks of the last rumination found in this conversation, the prompt
+     * it was found on included (hashes of their texts, ov_ask_hash): a later
+     * one that matches any of them is the same episode, and its message
+     * counts them all. keel hook keeps them in its state file. */
+    uint64_t episode[OV_EPISODE_MAX];
+    size_t nepisode;
+    int episode_changed; /* rumination was found on this prompt: episode is its asks */
 };
+
+/* The hash of an ask's text, as episode keeps it. */
+uint64_t ov_ask_hash(const char *text, size_t n);
 
 void overlay_init(struct overlay *ov, const struct profile *p, const char *state_dir, unsigned parts,
                   char **model_tools, int nmodel_tools, char **loop_exempt, int nloop_exempt);
