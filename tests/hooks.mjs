@@ -561,6 +561,19 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'an earlier prompt with an escape sequence, a bell, a tab, a zero-width space and a bidi override is quoted as plain words', JSON.stringify(m));
 }
 
+// An override word said at the start of a prompt is the person's answer to
+// keel, not part of what they ask: an earlier ask is quoted without it, and
+// one that was the word alone is no ask.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'words.jsonl');
+  writeAsks(tr, [[WORRY[0][0], 'fresh-context ' + WORRY[0][1]], ['2026-11-26T10:27:00Z', 'Override-once rumination.'], ...WORRY.slice(1)]);
+  const m = promptSays(box, tr, 'keel, lower-sensitivity sycophancy: sorry to ask again, but is merging the rate limit change really safe?', '2026-11-26T10:45:00Z');
+  ok(/^keel: sycophancy does not take lower-sensitivity; its words are: [a-z-]+(, [a-z-]+)*\.$/m.test(m) &&
+     /You asked about this 3 times before in this stretch of work: at 10:24 \("is it safe to merge the reviewed rate\.\.\."\), 10:31 and 10:38\./.test(m),
+    'earlier asks that opened with an override word are quoted without it, one that was the word alone is not counted, the prompt after its own word is checked, and a word the detector named does not take says which it takes', m);
+}
+
 // A prompt with a byte that is not UTF-8 (a paste from another encoding) is
 // still read: the byte reads as U+FFFD, and the worry asked a 4th time is
 // advised as it would be without it.

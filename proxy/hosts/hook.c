@@ -385,18 +385,30 @@ struct earlier {
 };
 
 /* Called with each earlier prompt, oldest first; its text lives only during the call. */
+static const char *override_rest(const char *prompt, char *token, size_t tcap, char *det, size_t dcap);
+
+/* An earlier prompt: what it asks, past an override word said first (a
+ * prompt that was the word alone asks nothing). */
 static void add_earlier(const struct transcript_prompt *p, void *ctx)
 {
     struct earlier *x = ctx;
+    char *t = malloc(p->n + 1), token[32], det[16];
+    if (!t)
+        return;
+    memcpy(t, p->text, p->n);
+    t[p->n] = '\0';
+    const char *rest = override_rest(t, token, sizeof token, det, sizeof det);
+    if (rest && !*rest) {
+        free(t);
+        return;
+    }
+    if (rest)
+        memmove(t, rest, strlen(rest) + 1);
     if (x->last)
         overlay_add_ask(x->ov, x->last, x->last_n, x->last_at);
     free(x->last);
-    x->last = malloc(p->n + 1);
-    if (x->last) {
-        memcpy(x->last, p->text, p->n);
-        x->last[p->n] = '\0';
-    }
-    x->last_n = p->n;
+    x->last = t;
+    x->last_n = strlen(t);
     x->last_at = p->at;
 }
 
@@ -433,7 +445,11 @@ static int takes_token(int det, const char *token)
  * "keel override-once rumination"), applied as apply_override applies it, so
  * the words an advisory offers work with hooks alone. 1 if the prompt held
  * nothing else (no detector runs on it), 0 otherwise. */
-static int prompt_override(const char *prompt, const char *last, const struct chrono_env *env, struct out *o)
+/* The prompt past an override word said at its start ("override-once",
+ * "Keel, disable-for-session rumination."), with the word (lower-cased) in
+ * token and the detector named after it, if any, in det; NULL when the
+ * prompt does not start with a word some detector takes. */
+static const char *override_rest(const char *prompt, char *token, size_t tcap, char *det, size_t dcap)
 {
     const char *s = prompt;
     while (*s == ' ' || *s == '\t' || *s == '\n')
@@ -443,30 +459,49 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         while (*s == ' ' || *s == ':' || *s == ',')
             s++;
     }
-    char token[32], det[16] = "";
     size_t k = 0;
     /* in any case: a phone or an editor may capitalise the first letter */
-    while (k + 1 < sizeof token &&
+    while (k + 1 < tcap &&
            ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-'))
         token[k++] = (char)(*s >= 'A' && *s <= 'Z' ? *s++ | 0x20 : *s++);
     token[k] = '\0';
     if (!k || (*s && !strchr(" \t\n.,;:!", *s)))
+        return NULL;
+    int owners = 0;
+    for (int d = 0; d < DET_COUNT; d++)
+        owners += takes_token(d, token);
+    if (!owners)
+        return NULL;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    det[0] = '\0';
+    for (int d = 0; d < DET_COUNT; d++) {
+        size_t l = strlen(guard_detector_names[d]);
+        if (!strncasecmp(s, guard_detector_names[d], l) && (!s[l] || strchr(" \t\n.,;:!", s[l]))) {
+            snprintf(det, dcap, "%s", guard_detector_names[d]);
+            s += l;
+        }
+    }
+    while (*s && strchr(" \t\n.,;:!", *s))
+        s++;
+    return s;
+}
+
+/* An override word at the start of the prompt, applied; *rest is what the
+ * prompt says after it (the prompt itself when it holds none). 1 when the
+ * prompt was the word alone. */
+static int prompt_override(const char *prompt, const char *last, const struct chrono_env *env, struct out *o,
+                           const char **rest)
+{
+    char token[32], det[16];
+    const char *s = override_rest(prompt, token, sizeof token, det, sizeof det);
+    *rest = s ? s : prompt;
+    if (!s)
         return 0;
     int owners = 0, owner = -1;
     for (int d = 0; d < DET_COUNT; d++)
         if (takes_token(d, token))
             owners++, owner = d;
-    if (!owners)
-        return 0;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    for (int d = 0; d < DET_COUNT; d++) {
-        size_t l = strlen(guard_detector_names[d]);
-        if (!strncasecmp(s, guard_detector_names[d], l) && (!s[l] || strchr(" \t\n.,;:!", s[l]))) {
-            snprintf(det, sizeof det, "%s", guard_detector_names[d]);
-            s += l;
-        }
-    }
     /* Which detectors: the one named, the one the word belongs to, or those
      * of the last advisories given in this host session that take it. No
      * advisory of the hooks offers explain-the-match: each is a process of
@@ -516,13 +551,19 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         cJSON_Delete(res);
         cJSON_Delete(args);
     }
-    if (!applied && !o->msg[0])
+    if (!applied && !o->msg[0] && det[0]) { /* the detector named does not take the word */
+        int k = 0;
+        while (k < DET_COUNT && strcmp(guard_detector_names[k], det))
+            k++;
+        char words[160] = "";
+        for (int i = 0; k < DET_COUNT && guard_tokens[k][i]; i++)
+            append(words, sizeof words, "%s%s", i ? ", " : "", guard_tokens[k][i]);
+        append(o->msg, sizeof o->msg, "keel: %s does not take %s; its words are: %s.", det, token, words);
+    } else if (!applied && !o->msg[0])
         append(o->msg, sizeof o->msg,
                "keel: %s belongs to several detectors and no advisory was given here yet: "
                "start the prompt with %s and the detector's name (rumination, hyperfocus, sycophancy, rules, loop).",
                token, token);
-    while (*s && strchr(" \t\n.,;:!", *s))
-        s++;
     return *s == '\0';
 }
 
@@ -545,8 +586,10 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     }
     env.conversation_at = h.started; /* this host session: a new chat starts clean, */
     env.conversation = h.key; /* and another chat's overrides are not this one's */
-    if (prompt_override(prompt, h.last, &env, o))
+    const char *asked; /* the prompt past an override word said first: what the person asks */
+    if (prompt_override(prompt, h.last, &env, o, &asked))
         return;
+    prompt = asked;
 
     struct overlay ov;
     overlay_init(&ov, p, state_dir, OV_RUMINATION | OV_HYPERFOCUS | OV_SYCOPHANCY, NULL, 0, NULL, 0);
