@@ -238,6 +238,27 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'Claude Code\'s second file cannot be written: the first is put back, both are as they were, and it says so', r.stderr);
   }
 
+  // Install and uninstall again and again within one second: each backup
+  // keel names is there afterwards (the newest kept are the newest made, -2
+  // after the one without a number), and a file of the person's named like a
+  // backup is never pruned.
+  {
+    const hp = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node"}}}\n' });
+    writeFileSync(join(hp, '.cursor/mcp.json.keel-backup-2025-manual'), 'mine');
+    writeFileSync(join(hp, '.cursor/mcp.json.keel-backup-00000000-000000'), 'keel, long ago');
+    const said = [];
+    for (let i = 0; i < 4; i++)
+      for (const cmd of ['install', 'uninstall']) {
+        const r = run(hp, cmd, '--client', 'cursor');
+        said.push(...[...r.stdout.matchAll(/the file as it was: (\S+)/g)].map((m) => m[1]));
+      }
+    const left = backups(hp, '.cursor/mcp.json');
+    ok(said.length >= 2 && existsSync(said[said.length - 1]) && existsSync(said[said.length - 2]) &&
+       read(hp, '.cursor/mcp.json.keel-backup-2025-manual') === 'mine' && !left.includes('mcp.json.keel-backup-00000000-000000') &&
+       left.filter((n) => /-\d{8}-\d{6}(-\d)?$/.test(n)).length === 3,
+      'repeated installs in one second: the backups said are there, 3 kept, the oldest pruned, a file of the person\'s left', { said, left });
+  }
+
   // A server keel already wraps with its own tools, listed after a new one:
   // the new one still gets --expose none (keel's tools once per client).
   const hw = homeWith({ '.cursor/mcp.json': JSON.stringify({ mcpServers: { fresh: { command: 'node', args: ['n.js'] }, old: { command: keel, args: ['wrap', '--', 'uvx', 'o'] } } }) + '\n' });

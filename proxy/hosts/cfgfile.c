@@ -4,6 +4,7 @@
 
 #include "platform.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -353,12 +354,36 @@ int cfg_remove(struct cfg_file *f, char *why, size_t whyn)
     return 0;
 }
 
-static int by_name(const void *a, const void *b)
+/* The order of a backup's name past its prefix, as cfg_backup makes it:
+ * YYYYMMDD-HHMMSS, then -2 ... -9 for more in the same second (none is 1);
+ * -1 for a name cfg_backup does not make (the person's own file). */
+static long backup_order(const char *tail)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    for (int i = 0; i < 15; i++)
+        if (i == 8 ? tail[i] != '-' : !isdigit((unsigned char)tail[i]))
+            return -1;
+    int n = 1;
+    if (tail[15] == '-' && tail[16] >= '2' && tail[16] <= '9' && !tail[17])
+        n = tail[16] - '0';
+    else if (tail[15])
+        return -1;
+    return n;
 }
 
-/* Drops keel's backups of path beyond the newest CFG_BACKUPS. */
+struct backup {
+    char *name;
+    long n;
+};
+
+static int by_time(const void *a, const void *b)
+{
+    const struct backup *x = a, *y = b;
+    int c = strncmp(x->name, y->name, strlen(x->name) < strlen(y->name) ? strlen(x->name) : strlen(y->name));
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Drops keel's backups of path beyond the newest CFG_BACKUPS: only names
+ * cfg_backup makes, oldest first by their time and number. */
 static void prune(const char *path)
 {
     char d[PATH_MAX], b[PATH_MAX], prefix[PATH_MAX + 16];
@@ -370,21 +395,23 @@ static void prune(const char *path)
     DIR *dh = opendir(dir);
     if (!dh)
         return;
-    char *names[64];
+    struct backup names[64];
     int k = 0;
     struct dirent *e;
-    while ((e = readdir(dh)) && k < 64)
-        if (!strncmp(e->d_name, prefix, pl) && (names[k] = strdup(e->d_name)))
-            k++;
+    while ((e = readdir(dh)) && k < 64) {
+        long n = strncmp(e->d_name, prefix, pl) ? -1 : backup_order(e->d_name + pl);
+        if (n > 0 && (names[k].name = strdup(e->d_name)))
+            names[k++].n = n;
+    }
     closedir(dh);
-    qsort(names, (size_t)k, sizeof *names, by_name);
+    qsort(names, (size_t)k, sizeof *names, by_time);
     for (int i = 0; i < k; i++) {
         if (i < k - CFG_BACKUPS) {
             char victim[PATH_MAX * 2];
-            snprintf(victim, sizeof victim, "%s/%s", dir, names[i]);
+            snprintf(victim, sizeof victim, "%s/%s", dir, names[i].name);
             unlink(victim);
         }
-        free(names[i]);
+        free(names[i].name);
     }
 }
 
@@ -397,7 +424,19 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
     char stamp[32];
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    for (int i = 1; i < 10; i++) {
+    /* after the highest number this second has (a name pruned below it is
+     * not taken again: it would sort as the oldest) */
+    int from = 1;
+    for (int i = 9; i >= 1 && from == 1; i--) {
+        struct stat st;
+        if (i == 1)
+            snprintf(out, outn, "%s.keel-backup-%s", f->path, stamp);
+        else
+            snprintf(out, outn, "%s.keel-backup-%s-%d", f->path, stamp, i);
+        if (lstat(out, &st) == 0)
+            from = i + 1;
+    }
+    for (int i = from; i < 10; i++) {
         if (i == 1)
             snprintf(out, outn, "%s.keel-backup-%s", f->path, stamp);
         else
