@@ -238,6 +238,21 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'Claude Code\'s second file cannot be written: the first is put back, both are as they were, and it says so', r.stderr);
   }
 
+  // Uninstall takes out what keel install writes and nothing else: a wrap
+  // the person wrote with options of their own (--restart), and hook
+  // commands that run keel hook with more (a pipe, options), are theirs.
+  {
+    const mine = '{"mcpServers": {"mine": {"command": "/usr/bin/keel", "args": ["wrap", "--restart", "--", "node", "s.js"]}}}\n';
+    const hooks = JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'keel hook Stop | tee /tmp/log' },
+      { type: 'command', command: '/opt/keel/bin/keel hook Stop --log-level debug' }] }] } }) + '\n';
+    const hm = homeWith({ '.cursor/mcp.json': mine, '.claude/settings.json': hooks, '.claude.json': '{}\n' });
+    const u = run(hm, 'uninstall');
+    ok(u.status === 0 && read(hm, '.cursor/mcp.json') === mine && read(hm, '.claude/settings.json') === hooks &&
+       /left alone: mine runs keel wrap with options keel install does not write/.test(u.stdout) &&
+       /left alone: 2 hook command\(s\) that run keel hook with more than keel install writes/.test(u.stdout),
+      'uninstall leaves a wrap with the person\'s own options and hook commands that run keel with more, and says so', u.stdout);
+  }
+
   // Install and uninstall again and again within one second: each backup
   // keel names is there afterwards (the newest kept are the newest made, -2
   // after the one without a number), and a file of the person's named like a

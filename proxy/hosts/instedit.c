@@ -78,18 +78,19 @@ void inst_shell_quote(char *out, size_t cap, const char *s)
     out[k] = '\0';
 }
 
-/* The first two words of a shell command line (quotes and backslashes
- * undone): 1 if they are a keel and "hook". */
-int inst_is_keel_hook(const char *cmd)
+/* The words of a shell command line (quotes and backslashes undone), at
+ * most max; how many there are, max + 1 when more. */
+static int shell_words(const char *cmd, char (*word)[PATH_MAX], int max)
 {
-    char word[2][PATH_MAX];
     const char *p = cmd;
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0;; w++) {
         size_t k = 0;
-        while (*p == ' ' || *p == '\t')
+        while (*p == ' ' || *p == '\t' || *p == '\n')
             p++;
         if (!*p)
-            return 0;
+            return w;
+        if (w == max)
+            return max + 1;
         while (*p && *p != ' ' && *p != '\t' && *p != '\n' && k + 1 < sizeof word[w]) {
             if (*p == '\'') {
                 for (p++; *p && *p != '\'' && k + 1 < sizeof word[w]; p++)
@@ -112,9 +113,32 @@ int inst_is_keel_hook(const char *cmd)
         }
         word[w][k] = '\0';
     }
+}
+
+/* A name of letters, and hyphens inside it (Stop, claude-code). */
+static int letters(const char *s)
+{
+    if (!*s || *s == '-')
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s == '-' && s[1])))
+            return 0;
+    return 1;
+}
+
+int inst_is_keel_hook(const char *cmd, int exact)
+{
+    char word[6][PATH_MAX];
+    int n = shell_words(cmd, word, 5);
+    if (n < 2)
+        return 0;
     const char *base = strrchr(word[0], '/');
     base = base ? base + 1 : word[0];
-    return !strcmp(base, "keel") && !strcmp(word[1], "hook");
+    if (strcmp(base, "keel") || strcmp(word[1], "hook"))
+        return 0;
+    /* what keel install writes: keel hook EVENT [--host NAME], nothing more */
+    return !exact || (n == 3 && letters(word[2])) ||
+        (n == 5 && letters(word[2]) && !strcmp(word[3], "--host") && letters(word[4]));
 }
 
 int inst_is_keel_path(const struct ctx *c, const char *s)

@@ -40,8 +40,10 @@ void inst_sb_quoted(struct sb *b, const char *s); /* as a JSON (and TOML basic) 
 
 /* s quoted for a POSIX shell when it needs it. */
 void inst_shell_quote(char *out, size_t cap, const char *s);
-/* 1 if a shell command line's first two words are a keel and "hook". */
-int inst_is_keel_hook(const char *cmd);
+/* 1 if a shell command line's first two words are a keel and "hook"; with
+ * exact, only a command as keel install writes it (keel hook EVENT, and
+ * --host NAME): one that pipes it on or adds options is the person's. */
+int inst_is_keel_hook(const char *cmd, int exact);
 int inst_is_keel_path(const struct ctx *c, const char *s);
 /* A JSON pointer (RFC 6901) member name, escaped, appended. */
 void inst_ptr_add(char *ptr, size_t cap, const char *name);
@@ -53,6 +55,7 @@ struct plan {
     int n, cap;
     int oom;
     int wrapped, unwrapped, hooks_added, hooks_removed;
+    int kept_hooks, kept_wraps; /* uninstall: keel's hooks and wraps with more than keel writes, left */
     struct sb notes; /* lines for the person, each ending in \n */
     cJSON *want; /* the document as it must parse after the edit */
     cJSON *added; /* the manifest: pointers of containers keel made */

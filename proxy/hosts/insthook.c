@@ -38,7 +38,7 @@ static int tree_has_keel_hook(const cJSON *groups)
     cJSON_ArrayForEach(g, groups)
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "hooks")) {
             const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "command"));
-            if (cmd && inst_is_keel_hook(cmd))
+            if (cmd && inst_is_keel_hook(cmd, 0))
                 return 1;
         }
     return 0;
@@ -220,9 +220,11 @@ static int group_keel_entries(struct plan *p, const struct cfgjson *d, const str
     cJSON *tx = ths->child;
     for (int x = 0; x < h->n && tx; x++, tx = tx->next) {
         const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tx, "command"));
-        if (cmd && inst_is_keel_hook(cmd)) {
+        if (cmd && inst_is_keel_hook(cmd, 1)) {
             kids_mark(h, x);
             p->hooks_removed++;
+        } else if (cmd && inst_is_keel_hook(cmd, 0)) {
+            p->kept_hooks++;
         }
     }
     tree_drop(ths, h);

@@ -193,8 +193,16 @@ static void server(struct ctx *c, struct plan *p, struct srv *s, const cJSON *ma
         if (!c->uninstall && keel && dd > 0 && !exposes_none(s, dd))
             c->have_default = 1;
     } else if (c->uninstall) {
-        if (keel && dd > 0 && s->has_args)
+        /* only a wrap as keel install writes it: keel wrap [--expose none] -- */
+        if (keel && dd > 0 && s->has_args &&
+            (dd == 1 || (dd == 2 && el_is(s, 1, "--expose=none")) ||
+             (dd == 3 && el_is(s, 1, "--expose") && el_is(s, 2, "none"))))
             unwrap_server(p, s, manifest);
+        else if (keel && dd > 0 && s->has_args)
+            inst_note(p,
+                      "left alone: %s runs keel wrap with options keel install does not write: yours to keep or "
+                      "unwrap by hand%s",
+                      s->name, "");
     } else if (!keel) {
         wrap_server(c, p, s);
     }

@@ -55,17 +55,30 @@ static void paths_quoted_for_a_shell(void **state)
 static void keel_s_hook_however_quoted(void **state)
 {
     (void)state;
-    assert_true(inst_is_keel_hook("/usr/local/bin/keel hook Stop"));
-    assert_true(inst_is_keel_hook("  keel\thook"));
-    assert_true(inst_is_keel_hook("'/opt/my dir/keel' hook Stop"));
-    assert_true(inst_is_keel_hook("\"/opt/my dir/keel\" hook Stop"));
-    assert_true(inst_is_keel_hook("\"/opt/a \\\"q\\\" dir/keel\" hook Stop"));
-    assert_true(inst_is_keel_hook("/opt/my\\ dir/keel hook Stop"));
-    assert_false(inst_is_keel_hook("my-notify hook done"));
-    assert_false(inst_is_keel_hook("keel wrap -- npx server"));
-    assert_false(inst_is_keel_hook("/opt/keel-lint hook"));
-    assert_false(inst_is_keel_hook("keel"));
-    assert_false(inst_is_keel_hook(""));
+    for (int exact = 0; exact < 2; exact++) {
+        assert_true(inst_is_keel_hook("/usr/local/bin/keel hook Stop", exact));
+        assert_true(inst_is_keel_hook("'/opt/my dir/keel' hook Stop", exact));
+        assert_true(inst_is_keel_hook("\"/opt/my dir/keel\" hook Stop", exact));
+        assert_true(inst_is_keel_hook("\"/opt/a \\\"q\\\" dir/keel\" hook Stop", exact));
+        assert_true(inst_is_keel_hook("/opt/my\\ dir/keel hook Stop", exact));
+        assert_true(inst_is_keel_hook("keel hook UserPromptSubmit --host codex", exact));
+        assert_false(inst_is_keel_hook("my-notify hook done", exact));
+        assert_false(inst_is_keel_hook("keel wrap -- npx server", exact));
+        assert_false(inst_is_keel_hook("/opt/keel-lint hook", exact));
+        assert_false(inst_is_keel_hook("keel", exact));
+        assert_false(inst_is_keel_hook("", exact));
+    }
+    /* keel's, but with more than keel install writes: the person's own */
+    static const char *const more[] = {"  keel\thook",
+                                       "keel hook Stop | tee /tmp/log",
+                                       "keel hook Stop; ./notify.sh",
+                                       "/opt/keel/bin/keel hook Stop --log-level debug",
+                                       "keel hook Stop --host",
+                                       "keel hook 'Stop;x'"};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        assert_true(inst_is_keel_hook(more[i], 0));
+        assert_false(inst_is_keel_hook(more[i], 1));
+    }
 }
 
 /* install_edit_text (the fuzz harness's way in): install, then uninstall on
