@@ -253,6 +253,23 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'uninstall leaves a wrap with the person\'s own options and hook commands that run keel with more, and says so', u.stdout);
   }
 
+  // Installed by one keel, installed again by another (the build tree's,
+  // then an installed copy): the entries are left on the first, and install
+  // says how to move them.
+  {
+    const hk = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"n": {"command": "node", "args": ["n.js"]}}}\n', '.claude/settings.json': '{}\n', '.claude.json': '{}\n' });
+    const other = join(dirname(hk), 'bin', 'keel');
+    mkdirSync(dirname(other), { recursive: true });
+    copyFileSync(keel, other);
+    chmodSync(other, 0o755);
+    runAs(other, hk, 'install');
+    const again = run(hk, 'install');
+    ok(again.status === 0 && JSON.parse(read(hk, '.cursor/mcp.json')).mcpServers.n.command === other &&
+       new RegExp(`n runs another keel \\(${other.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): keel uninstall, then keel install, moves it to this one`).test(again.stdout) &&
+       /hooks\.Stop runs another keel than this one: keel uninstall, then keel install/.test(again.stdout),
+      'install by a second keel leaves the first keel\'s entries and says how to move them', again.stdout);
+  }
+
   // Install and uninstall again and again within one second: each backup
   // keel names is there afterwards (the newest kept are the newest made, -2
   // after the one without a number), and a file of the person's named like a

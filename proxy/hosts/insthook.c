@@ -32,14 +32,19 @@ static cJSON *tree_group(const struct ctx *c, const struct hook_host *h, const c
     return g;
 }
 
-static int tree_has_keel_hook(const cJSON *groups)
+/* 1 when the event's groups hold a keel hook command; *other is its
+ * command when it runs another keel than this one. */
+static int tree_has_keel_hook(const cJSON *groups, const struct ctx *c, const char **other)
 {
     const cJSON *g, *e;
     cJSON_ArrayForEach(g, groups)
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "hooks")) {
             const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "command"));
-            if (cmd && inst_is_keel_hook(cmd, 0))
+            if (cmd && inst_is_keel_hook(cmd, 0)) {
+                size_t l = strlen(c->hook_prefix);
+                *other = strncmp(cmd, c->hook_prefix, l) || cmd[l] != ' ' ? cmd : NULL;
                 return 1;
+            }
         }
     return 0;
 }
@@ -131,8 +136,15 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
             inst_note(p, "hooks.%s: left alone: it is not a list%s", h->events[i], "");
             continue;
         }
-        if (tree_has_keel_hook(arr))
+        const char *other = NULL;
+        if (tree_has_keel_hook(arr, c, &other)) {
+            if (other)
+                inst_note(p,
+                          "hooks.%s runs another keel than this one: keel uninstall, then keel install, moves it to "
+                          "this one%s",
+                          h->events[i], "");
             continue;
+        }
         struct sb t = {0};
         struct cfgjson_member last;
         int kg = cfgjson_items(d, em.at, NULL, 0);

@@ -205,6 +205,11 @@ static void server(struct ctx *c, struct plan *p, struct srv *s, const cJSON *ma
                       s->name, "");
     } else if (!keel) {
         wrap_server(c, p, s);
+    } else if (dd > 0 && s->cmd && s->cmd[0] == '/' && strcmp(s->cmd, c->keel)) {
+        inst_note(p,
+                  "%s runs another keel (%s): keel uninstall, then keel install, moves it to this one, as keel "
+                  "install leaves a wrap as it is",
+                  s->name, s->cmd);
     }
 }
 
