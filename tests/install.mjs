@@ -270,6 +270,24 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'install by a second keel leaves the first keel\'s entries and says how to move them', again.stdout);
   }
 
+  // A Claude Code file of 40 MB (a long history of projects) is edited as a
+  // small one is; twelve projects with servers of their own: ten named, the
+  // rest counted, not a line each.
+  {
+    const projects = {};
+    for (let i = 0; i < 4000; i++)
+      projects[`/home/u/p${i}`] = { history: Array.from({ length: 5 }, () => ({ display: 'x'.repeat(1900), pastedContents: {} })),
+        mcpServers: i < 12 ? { db: { command: 'node', args: ['db.js'] } } : {} };
+    const big = JSON.stringify({ projects, mcpServers: { n: { command: 'node', args: ['n.js'] } } }, null, 2) + '\n';
+    const hb = homeWith({ '.claude.json': big, '.claude/settings.json': '{}\n' });
+    const r = run(hb, 'install', '--client', 'claude-code');
+    const after = JSON.parse(read(hb, '.claude.json'));
+    ok(big.length > 38e6 && r.status === 0 && after.mcpServers.n.command === keel && after.projects['/home/u/p3999'].history.length === 5 &&
+       (r.stdout.match(/^  left alone, local to the project /gm) || []).length === 10 &&
+       /^  left alone, local to 2 more projects \(keel install --project DIR wraps them\)$/m.test(r.stdout),
+      'a 40 MB .claude.json is edited; of 12 projects with their own servers, 10 are named and 2 counted', r.stderr || r.stdout.slice(0, 300));
+  }
+
   // Install and uninstall again and again within one second: each backup
   // keel names is there afterwards (the newest kept are the newest made, -2
   // after the one without a number), and a file of the person's named like a

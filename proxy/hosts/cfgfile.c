@@ -120,7 +120,7 @@ int cfg_load(struct cfg_file *f, const char *path, char *why, size_t whyn)
         if (rc < 0) {
             snprintf(why, whyn, "%s: %s", path,
                      errno == EINVAL      ? "not a regular file"
-                         : errno == EFBIG ? "larger than 16 MiB"
+                         : errno == EFBIG ? "larger than 256 MiB"
                                           : strerror(errno));
             return -1;
         }

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#define CFG_MAX            (16u << 20) /* the largest configuration keel edits */
+#define CFG_MAX            (256u << 20) /* the largest configuration keel edits */
 #define CFG_BACKUPS        3 /* timestamped backups kept per file */
 /* How long keel waits for a writer that holds the file it replaced open to
  * close it; and where the system cannot tell who holds it, how long it

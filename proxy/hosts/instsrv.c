@@ -319,8 +319,10 @@ static void json_unwrapped_names(const struct ctx *c, const cJSON *servers, stru
 }
 
 /* Claude Code's local scopes: projects["/abs/dir"].mcpServers. */
+#define LOCAL_NAMED 10 /* projects whose local servers are named one by one; the rest are counted */
 void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson *d, size_t root, const cJSON *manifest)
 {
+    int named = 0;
     struct cfgjson_member pm;
     cJSON *projects = cJSON_GetObjectItemCaseSensitive(p->want, "projects");
     if (!cJSON_IsObject(projects) || !inst_member(p, d, root, "projects", &pm))
@@ -348,10 +350,15 @@ void inst_json_local_scopes(struct ctx *c, struct plan *p, const struct cfgjson 
         }
         struct sb names = {0};
         json_unwrapped_names(c, servers, &names);
-        if (names.n)
+        if (names.n && ++named <= LOCAL_NAMED)
             inst_note(p, "left alone, local to the project %s: %s (keel install --project DIR wraps them)",
                       proj->string, names.p);
         free(names.p);
+    }
+    if (named > LOCAL_NAMED) {
+        char more[32];
+        snprintf(more, sizeof more, "%d", named - LOCAL_NAMED);
+        inst_note(p, "left alone, local to %s more projects (keel install --project DIR wraps them)%s", more, "");
     }
     free(m);
 }
