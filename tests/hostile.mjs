@@ -320,6 +320,23 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
     m = JSON.parse(await k.next(PATIENCE));
     ok(m.id === null && m.error && m.error.code === -32600, `9: a request with id ${id} is invalid, answered (was a silent notification)`, m);
   }
+  // What the server's SDK would drop without a word is answered by keel, so
+  // the client does not wait for ever: a method that is no string, params
+  // that are no object, an id that is no integer, an empty batch. An id of
+  // integer value written otherwise (1.0, 1e3) is an integer and goes on.
+  for (const [line, id, what] of [['{"jsonrpc":"2.0","id":66,"method":5}', 66, /method must be a string/],
+    ['{"jsonrpc":"2.0","id":67,"method":"ping","params":"str"}', 67, /params must be an object/],
+    ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', 1.5, /string or an integer/],
+    ['{"jsonrpc":"2.0","id":1e400,"method":"ping"}', null, /string or an integer/],
+    ['[]', null, /empty batch/]]) {
+    k.send(line);
+    m = JSON.parse(await k.next(PATIENCE));
+    ok((id === null ? m.id === null || m.id === undefined || !Number.isFinite(m.id) : m.id === id) && m.error?.code === -32600 && what.test(m.error.message),
+      `9: ${line} is answered -32600 (${what.source})`, m);
+  }
+  k.send('{"jsonrpc":"2.0","id":1e3,"method":"ping"}');
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === 1000 && m.result && !m.error, '9: a ping with id 1e3 (an integer) is answered by the server', m);
   await k.close();
 }
 

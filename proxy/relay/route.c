@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -149,6 +150,19 @@ static void touch(struct relay *r)
         log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
 }
 
+/* 1 when the number id[0..n) has an integer value (1, 1.0, 1e3; not 1.5,
+ * 1e-3 or 1e400): what MCP's SDKs take as an id. */
+static int integer_id(const char *id, size_t n)
+{
+    char b[64];
+    if (n >= sizeof b)
+        return 0;
+    memcpy(b, id, n);
+    b[n] = '\0';
+    double v = strtod(b, NULL);
+    return isfinite(v) && v == floor(v);
+}
+
 /* A line that is no message keel can route: answered with the error, 1;
  * else 0 and *top holds its members. A batch (MCP before 2025-06-18) goes
  * on as it is. */
@@ -164,7 +178,12 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
         return 1;
     }
     if (top->first != '{') { /* a batch or a bare value */
-        if (r->up == UP && top->first == '[' && !r->http) /* over HTTP a POST carries one message */
+        size_t i = 1;
+        while (top->first == '[' && i < n && strchr(" \t\r\n", line[i]))
+            i++;
+        if (top->first == '[' && i < n && line[i] == ']') /* an empty batch: one error (JSON-RPC 2.0, 6) */
+            relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
+        else if (r->up == UP && top->first == '[' && !r->http) /* over HTTP a POST carries one message */
             relay_to_upstream(r, line, n);
         else
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object",
@@ -189,6 +208,20 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
         log_event(LOG_WARN, "client_invalid_request", "bytes=%zu", n);
         relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST,
                     "Invalid Request: needs jsonrpc \"2.0\" and a method, or an id with a result or an error", NULL);
+        return 1;
+    }
+    /* What a server's SDK drops without an answer (MCP: an id is a string
+     * or an integer, a method a string, params an object), refused here so
+     * the client is not left waiting. */
+    const char *why = !top->method.p ? NULL
+        : top->method.p[0] != '"'    ? "Invalid Request: the method must be a string"
+        : top->params.p && top->params.p[0] != '{' && top->params.p[0] != '['
+        ? "Invalid Request: params must be an object"
+        : has_id && id[0] != '"' && !integer_id(id, idn) ? "Invalid Request: an id must be a string or an integer"
+                                                         : NULL;
+    if (why) {
+        log_event(LOG_WARN, "client_invalid_request", "reason=shape bytes=%zu", n);
+        relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST, why, NULL);
         return 1;
     }
     if (top->method.p && has_id && idn > JR_ID_MAX) {
