@@ -263,6 +263,10 @@ static int commit(struct ctx *c, struct target *t, int dry)
             snprintf(why, sizeof why, "%s kept changing while keel wrote it; nothing was lost, try again", t->path);
     }
     fprintf(stderr, "keel: %s\n", why);
+    if (!t->written && t->backup[0]) { /* the file is as it was: no backup of a change that was not made */
+        unlink(t->backup);
+        t->backup[0] = '\0';
+    }
     return -1;
 }
 
