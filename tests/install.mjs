@@ -288,6 +288,23 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'a 40 MB .claude.json is edited; of 12 projects with their own servers, 10 are named and 2 counted', r.stderr || r.stdout.slice(0, 300));
   }
 
+  // keel's tools go with a server the client runs: a disabled one listed
+  // first (Cursor's "disabled": true, Codex's enabled = false) gets
+  // --expose none; a keel serve entry already gives them.
+  {
+    const hd = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"a": {"command": "x", "disabled": true}, "b": {"command": "y"}}}\n',
+      '.codex/config.toml': '[mcp_servers.a]\ncommand = "x"\nenabled = false\n\n[mcp_servers.b]\ncommand = "y"\n' });
+    const r = run(hd, 'install', '--client', 'cursor', '--client', 'codex');
+    const cur = JSON.parse(read(hd, '.cursor/mcp.json')).mcpServers, toml = read(hd, '.codex/config.toml');
+    const hs = homeWith({ '.cursor/mcp.json': `{"mcpServers": {"k": {"command": ${JSON.stringify(keel)}, "args": ["serve"]}, "b": {"command": "y"}}}\n` });
+    run(hs, 'install', '--client', 'cursor');
+    const served = JSON.parse(read(hs, '.cursor/mcp.json')).mcpServers.b;
+    ok(r.status === 0 && JSON.stringify(cur.a.args) === '["wrap","--expose","none","--","x"]' && JSON.stringify(cur.b.args) === '["wrap","--","y"]' &&
+       /\[mcp_servers\.a\]\ncommand = ".*"\nargs = \["wrap", "--expose", "none", "--", "x"\]/.test(toml) && /\[mcp_servers\.b\]\ncommand = ".*"\nargs = \["wrap", "--", "y"\]/.test(toml) &&
+       JSON.stringify(served.args) === '["wrap","--expose","none","--","y"]',
+      'keel\'s tools go with the first server the client runs, not a disabled one, and not again beside keel serve', { cur, toml, served, err: r.stderr });
+  }
+
   // Install and uninstall again and again within one second: each backup
   // keel names is there afterwards (the newest kept are the newest made, -2
   // after the one without a number), and a file of the person's named like a

@@ -102,9 +102,19 @@ static void tree_unwrap(cJSON *srv, int dd, int drop_args)
         cJSON_DeleteItemFromObjectCaseSensitive(srv, "args");
 }
 
+/* 1 when the client does not run the server ("disabled": true; Codex's
+ * enabled = false). */
+static int disabled(const struct srv *s)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s->tree, "disabled")) ||
+        cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s->tree, "enabled"));
+}
+
+/* A server wrapped: keel's tools go with the first the client runs, and
+ * every other gets --expose none (keel's tools once per client). */
 static void wrap_server(struct ctx *c, struct plan *p, struct srv *s)
 {
-    int expose_none = c->have_default;
+    int off = disabled(s), expose_none = c->have_default || off;
     struct sb t = {0};
     inst_sb_quoted(&t, c->keel);
     inst_splice(p, s->cmd_at, s->cmd_end - s->cmd_at, &t);
@@ -155,7 +165,7 @@ static void wrap_server(struct ctx *c, struct plan *p, struct srv *s)
         inst_splice(p, s->el[0].at, 0, &t);
     }
     tree_wrap(s->tree, c->keel, expose_none);
-    c->have_default = 1;
+    c->have_default |= !off;
     p->wrapped++;
 }
 
@@ -190,7 +200,9 @@ static void server(struct ctx *c, struct plan *p, struct srv *s, const cJSON *ma
     int keel = inst_is_keel_path(c, s->cmd);
     int dd = wrap_split(s);
     if (!pass) {
-        if (!c->uninstall && keel && dd > 0 && !exposes_none(s, dd))
+        /* keel's tools are there already: a keel serve, or a wrap with them,
+         * on a server the client runs */
+        if (!c->uninstall && keel && !disabled(s) && ((dd > 0 && !exposes_none(s, dd)) || el_is(s, 0, "serve")))
             c->have_default = 1;
     } else if (c->uninstall) {
         /* only a wrap as keel install writes it: keel wrap [--expose none] -- */
