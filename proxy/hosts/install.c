@@ -42,7 +42,14 @@ const char install_help[] = "usage: keel install [--client NAME]... [--project [
                             "client's files is touched), and the file as it was is kept beside it\n"
                             "(FILE.keel-backup-DATE-TIME). A second install changes nothing.\n"
                             "uninstall removes exactly what keel added from each file as it is now, and\n"
-                            "keeps every other change. --dry-run prints the diff and writes nothing.\n";
+                            "keeps every other change. --dry-run prints the diff and writes nothing.\n"
+                            "\n"
+                            "By hand, for a file keel cannot edit: a server \"command\": \"X\", \"args\": [A...]\n"
+                            "becomes \"command\": \"/path/to/keel\", \"args\": [\"wrap\", \"--\", \"X\", A...]\n"
+                            "(add \"--expose\", \"none\" before \"--\" on every server but one), and a\n"
+                            "hook command for each event is /path/to/keel hook EVENT (UserPromptSubmit,\n"
+                            "Stop, SessionStart; Codex: add --host codex). docs/clients.md has each\n"
+                            "client's file and events.\n";
 
 /* --- hosts and clients --------------------------------------------------------- */
 
