@@ -305,6 +305,20 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'keel\'s tools go with the first server the client runs, not a disabled one, and not again beside keel serve', { cur, toml, served, err: r.stderr });
   }
 
+  // A file whose lines end in CRLF gets keel's lines in CRLF too (no mixed
+  // endings), and uninstall gives it back byte for byte.
+  {
+    const toml = '[mcp_servers.a]\r\ncommand = "x"\r\n', st = '{\r\n  "permissions": {}\r\n}\r\n';
+    const hc = homeWith({ '.codex/config.toml': toml, '.claude/settings.json': st, '.claude.json': '{}\r\n' });
+    const r = run(hc, 'install', '--client', 'codex', '--client', 'claude-code');
+    const bare = (t) => (t.match(/(^|[^\r])\n/g) || []).length;
+    const t2 = read(hc, '.codex/config.toml'), s2 = read(hc, '.claude/settings.json');
+    run(hc, 'uninstall', '--client', 'codex', '--client', 'claude-code');
+    ok(r.status === 0 && /\r\nargs = \["wrap", "--", "x"\]\r\n/.test(t2) && /UserPromptSubmit/.test(s2) && bare(t2) === 0 && bare(s2) === 0 &&
+       read(hc, '.codex/config.toml') === toml && read(hc, '.claude/settings.json') === st,
+      'CRLF files: keel\'s lines end in CRLF too, and uninstall gives the files back byte for byte', JSON.stringify([t2, s2]));
+  }
+
   // Install and uninstall again and again within one second: each backup
   // keel names is there afterwards (the newest kept are the newest made, -2
   // after the one without a number), and a file of the person's named like a

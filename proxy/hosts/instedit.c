@@ -205,6 +205,24 @@ void inst_splice(struct plan *p, size_t at, size_t del, struct sb *b)
     char *text = b->p ? b->p : calloc(1, 1);
     size_t n = b->n;
     memset(b, 0, sizeof *b);
+    if (text && p->crlf && memchr(text, '\n', n)) { /* each bare LF as CRLF */
+        size_t lfs = 0;
+        for (size_t i = 0; i < n; i++)
+            lfs += text[i] == '\n' && (!i || text[i - 1] != '\r');
+        char *t = malloc(n + lfs + 1);
+        if (t) {
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (text[i] == '\n' && (!i || text[i - 1] != '\r'))
+                    t[k++] = '\r';
+                t[k++] = text[i];
+            }
+            t[k] = '\0';
+            n = k;
+        }
+        free(text);
+        text = t;
+    }
     if (!text) {
         p->oom = 1;
         return;

@@ -56,6 +56,7 @@ struct plan {
     int oom;
     int wrapped, unwrapped, hooks_added, hooks_removed;
     int kept_hooks, kept_wraps; /* uninstall: keel's hooks and wraps with more than keel writes, left */
+    int crlf; /* the file's lines end in CRLF: so do those keel puts in */
     struct sb notes; /* lines for the person, each ending in \n */
     cJSON *want; /* the document as it must parse after the edit */
     cJSON *added; /* the manifest: pointers of containers keel made */

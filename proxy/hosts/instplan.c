@@ -17,6 +17,11 @@ int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text,
                    struct plan *p, char *why, size_t whyn)
 {
     memset(p, 0, sizeof *p);
+    /* a file whose lines end in CRLF, all of them: keel's new lines do too */
+    const char *lf = memchr(text, '\n', n);
+    p->crlf = lf && lf > text && lf[-1] == '\r';
+    for (const char *q = lf; p->crlf && q; q = memchr(q + 1, '\n', n - (size_t)(q + 1 - text)))
+        p->crlf = q > text && q[-1] == '\r';
     struct cfgjson d = {0};
     struct toml_node *tn = NULL;
     struct toml_error te;
