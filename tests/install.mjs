@@ -305,6 +305,25 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'keel\'s tools go with the first server the client runs, not a disabled one, and not again beside keel serve', { cur, toml, served, err: r.stderr });
   }
 
+  // The diff install prints is the change it makes: applied with patch(1)
+  // to the file as it was, it gives the file as keel wrote it (a line put in
+  // before a blank line is shown as put in, the blank line kept).
+  {
+    const toml = '[mcp_servers.a]\ncommand = "srv"\n\n[other]\nx = 1\n';
+    const cur = '{"mcpServers": {"a": {"command": "srv"},\n  "b": {"command": "t", "args": []}}}\n';
+    const hd = homeWith({ '.codex/config.toml': toml, '.cursor/mcp.json': cur });
+    const r = run(hd, 'install', '--client', 'codex', '--client', 'cursor');
+    const works = ['.codex/config.toml', '.cursor/mcp.json'].map((f, i) => {
+      const hunk = r.stdout.split(/^(?=--- a)/m).find((x) => x.startsWith(`--- a${join(hd, f)}\n`)) || '';
+      const copy = join(hd, `orig-${i}`);
+      writeFileSync(copy, i ? cur : toml);
+      const p = spawnSync('patch', ['-s', '-o', `${copy}.out`, copy], { input: hunk.replace(/^ {2}the file as it was.*\n/m, ''), encoding: 'utf8' });
+      return p.status === 0 && readFileSync(`${copy}.out`, 'utf8') === read(hd, f);
+    });
+    ok(r.status === 0 && works.every(Boolean) && /^@@ -1,4 \+1,5 @@$/m.test(r.stdout),
+      'the printed diff, applied by patch to the file as it was, gives the file keel wrote (TOML and JSON)', r.stdout);
+  }
+
   // A file whose lines end in CRLF gets keel's lines in CRLF too (no mixed
   // endings), and uninstall gives it back byte for byte.
   {

@@ -140,9 +140,18 @@ void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const 
     for (int i = 0; i < ned; i++) {
         size_t at = ed[i].at, bat = (size_t)((long)at + shift);
         size_t aend = ed[i].del ? at + ed[i].del - 1 : at, bend = ed[i].len ? bat + ed[i].len - 1 : bat;
-        struct block x = {line_of(la, ka, at),
-                          line_of(la, ka, aend < an ? aend : (an ? an - 1 : 0)),
-                          line_of(lb, kb, bat),
+        /* Whole lines put in at a line's start touch no old line: the block
+         * starts on the line before (the same on both sides, so context
+         * below), not on the line they go before. */
+        int lines_in =
+            !ed[i].del && at > 0 && at < an && a[at - 1] == '\n' && ed[i].len && ed[i].text[ed[i].len - 1] == '\n';
+        size_t a_at = lines_in ? at - 1 : at, b_at = lines_in ? bat - 1 : bat;
+        struct block x = {line_of(la, ka, a_at),
+                          line_of(la, ka,
+                                  lines_in        ? a_at
+                                      : aend < an ? aend
+                                                  : (an ? an - 1 : 0)),
+                          line_of(lb, kb, b_at),
                           line_of(lb, kb, bend < bn ? bend : (bn ? bn - 1 : 0)),
                           at,
                           at + ed[i].del,
