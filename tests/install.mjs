@@ -305,6 +305,15 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
       'keel\'s tools go with the first server the client runs, not a disabled one, and not again beside keel serve', { cur, toml, served, err: r.stderr });
   }
 
+  // A client whose folder is here but whose file is not: said, not silence.
+  {
+    const hn = join(sandbox().dir, 'home');
+    mkdirSync(join(hn, '.cursor'), { recursive: true });
+    const i = run(hn, 'install', '--client', 'cursor'), u = run(hn, 'uninstall', '--client', 'cursor');
+    ok(i.status === 0 && /mcp\.json \(cursor\): not there: nothing to wrap$/m.test(i.stdout) && /not there: nothing to take out$/m.test(u.stdout) &&
+       !existsSync(join(hn, '.cursor/mcp.json')), 'a client with no configuration file: install and uninstall say so and write nothing', [i.stdout, u.stdout]);
+  }
+
   // The diff install prints is the change it makes: applied with patch(1)
   // to the file as it was, it gives the file as keel wrote it (a line put in
   // before a blank line is shown as put in, the blank line kept).

@@ -405,11 +405,16 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
             rc = 1;
         }
     }
+    int seen = 0;
     for (int i = 0; i < nt && !rc; i++) {
         if (t[i].written)
             after_write(c, &t[i]);
         report(c, &t[i], dry);
+        seen |= t[i].f.exists || t[i].p.out;
     }
+    if (!rc && !seen) /* the client is here, none of its files is */
+        printf("%s (%s): not there: nothing to %s\n", nt ? t[0].path : cl->name, cl->name,
+               c->uninstall ? "take out" : "wrap");
     if (!rc && !c->uninstall && cl->closing) {
         int changed = 0;
         for (int i = 0; i < nt; i++)
