@@ -670,7 +670,8 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     const replied = run('Stop', { stop_hook_active: false, last_assistant_message: "You're absolutely right, it's totally safe!" }, '2026-11-26T10:45:20Z');
     const word = run('UserPromptSubmit', { prompt: 'override-once' }, '2026-11-26T10:46:00Z').systemMessage || '';
     ok(/keel \(rumination, sycophancy\)/.test(asked.systemMessage || '') && /keel \(sycophancy\)/.test(replied.systemMessage || '') &&
-       /keel \(rumination\): override-once applied/.test(word) && /keel \(sycophancy\): override-once applied/.test(word),
+       /keel \(rumination\): override-once applied/.test(word) && (word.match(/keel \(sycophancy\): override-once applied/g) || []).length === 1 &&
+       /keel \(sycophancy\): override-once applied: the next sycophancy advisory will not be shown/.test(word),
       'advised on the prompt (rumination, sycophancy) and on the reply (sycophancy): the word said next applies to both that spoke in that turn', [asked.systemMessage, replied.systemMessage, word]);
   }
   {

@@ -55,7 +55,7 @@ ok(r.status === 1 && /claude_desktop_config\.json: line 1, column 41: a comment/
    /none of claude-desktop's files was changed/.test(r.stderr) &&
    read(h, FILES['claude-desktop-config.json']) === before[FILES['claude-desktop-config.json']],
   'a configuration that does not parse is left alone, with its line and column (exit 1)', r.stderr);
-ok(/^--- a.*\.claude\.json$/m.test(r.stdout) && /^\+\+\+ b/m.test(r.stdout) && /^@@ -\d+,\d+ \+\d+,\d+ @@$/m.test(r.stdout),
+ok(/^--- a.*\.claude\.json$/m.test(r.stdout) && /^\+\+\+ b/m.test(r.stdout) && /^@@ -\d+,\d+ \+\d+,\d+ @@$/m.test(r.stdout) && !/not there/.test(r.stdout),
   'install prints a unified diff of each change', r.stdout.slice(0, 300));
 {
   const cache = join(dirname(keel), 'CMakeCache.txt');
@@ -263,11 +263,13 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
     copyFileSync(keel, other);
     chmodSync(other, 0o755);
     runAs(other, hk, 'install');
+    const same = runAs(other, hk, 'install');
     const again = run(hk, 'install');
     ok(again.status === 0 && JSON.parse(read(hk, '.cursor/mcp.json')).mcpServers.n.command === other &&
        new RegExp(`n runs another keel \\(${other.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): keel uninstall, then keel install, moves it to this one`).test(again.stdout) &&
-       /hooks\.Stop runs another keel than this one: keel uninstall, then keel install/.test(again.stdout),
-      'install by a second keel leaves the first keel\'s entries and says how to move them', again.stdout);
+       /hooks\.Stop runs another keel than this one: keel uninstall, then keel install/.test(again.stdout) &&
+       !/another keel/.test(same.stdout),
+      'install by a second keel leaves the first keel\'s entries and says how to move them (by the first again: nothing said)', [same.stdout, again.stdout]);
   }
 
   // A Claude Code file of 40 MB (a long history of projects) is edited as a
@@ -345,6 +347,25 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
     ok(r.status === 0 && /\r\nargs = \["wrap", "--", "x"\]\r\n/.test(t2) && /UserPromptSubmit/.test(s2) && bare(t2) === 0 && bare(s2) === 0 &&
        read(hc, '.codex/config.toml') === toml && read(hc, '.claude/settings.json') === st,
       'CRLF files: keel\'s lines end in CRLF too, and uninstall gives the files back byte for byte', JSON.stringify([t2, s2]));
+  }
+
+  // Exactly ten projects with servers of their own: each named, none counted.
+  {
+    const projects = {};
+    for (let i = 0; i < 10; i++) projects[`/p${i}`] = { mcpServers: { db: { command: 'node', args: ['db.js'] } } };
+    const ht = homeWith({ '.claude.json': JSON.stringify({ projects }) + '\n', '.claude/settings.json': '{}\n' });
+    const r = run(ht, 'install', '--client', 'claude-code');
+    ok(r.status === 0 && (r.stdout.match(/^  left alone, local to the project /gm) || []).length === 10 && !/more projects/.test(r.stdout),
+      'ten projects with their own servers: all ten named, none counted', r.stdout);
+  }
+  // A file whose first line ends in CRLF and the rest in LF: keel's lines in
+  // LF, as most of it.
+  {
+    const mixed = '[mcp_servers.a]\r\ncommand = "x"\n';
+    const hx = homeWith({ '.codex/config.toml': mixed });
+    run(hx, 'install', '--client', 'codex');
+    ok(/command = ".*"\nargs = \["wrap", "--", "x"\]\n$/.test(read(hx, '.codex/config.toml')),
+      'lines ending in CRLF and in LF: keel\'s lines end in LF', read(hx, '.codex/config.toml'));
   }
 
   // Install and uninstall again and again within one second: each backup

@@ -63,7 +63,11 @@ static void ascii_words_are_unicode_words(void **state)
         struct arena ar;
         ar_init(&ar, stack, sizeof stack);
         h.n = 0;
-        assert_int_equal(words_ascii(buf, n, &ar, collect, &h), 0);
+        char *exact = malloc(n ? n : 1); /* the text alone in its block: a read past it is seen (ASan) */
+        assert_non_null(exact);
+        memcpy(exact, buf, n);
+        assert_int_equal(words_ascii(exact, n, &ar, collect, &h), 0);
+        free(exact);
         ar_release(&ar);
         tw.n = 0;
         assert_int_equal(text_words_unicode(buf, n, &tw), 0);
