@@ -334,6 +334,9 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
     ok((id === null ? m.id === null || m.id === undefined || !Number.isFinite(m.id) : m.id === id) && m.error?.code === -32600 && what.test(m.error.message),
       `9: ${line} is answered -32600 (${what.source})`, m);
   }
+  k.send('5');
+  m = JSON.parse(await k.next(PATIENCE));
+  ok(m.id === null && m.error?.code === -32600 && /must be a JSON object/.test(m.error.message), '9: a bare value (5) is answered -32600, not passed on', m);
   k.send('{"jsonrpc":"2.0","id":1e3,"method":"ping"}');
   m = JSON.parse(await k.next(PATIENCE));
   ok(m.id === 1000 && m.result && !m.error, '9: a ping with id 1e3 (an integer) is answered by the server', m);

@@ -312,8 +312,11 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
     const hn = join(sandbox().dir, 'home');
     mkdirSync(join(hn, '.cursor'), { recursive: true });
     const i = run(hn, 'install', '--client', 'cursor'), u = run(hn, 'uninstall', '--client', 'cursor');
+    const hu = homeWith({ '.cursor/mcp.json': '{"mcpServers": {}}\n' });
+    const un = run(hu, 'install', '--client', 'cursor');
     ok(i.status === 0 && /mcp\.json \(cursor\): not there: nothing to wrap$/m.test(i.stdout) && /not there: nothing to take out$/m.test(u.stdout) &&
-       !existsSync(join(hn, '.cursor/mcp.json')), 'a client with no configuration file: install and uninstall say so and write nothing', [i.stdout, u.stdout]);
+       !existsSync(join(hn, '.cursor/mcp.json')) && /\(cursor\): unchanged$/m.test(un.stdout) && !/not there/.test(un.stdout),
+      'a client with no configuration file: install and uninstall say so and write nothing; a file with nothing to change is unchanged, not "not there"', [i.stdout, u.stdout, un.stdout]);
   }
 
   // The diff install prints is the change it makes: applied with patch(1)
