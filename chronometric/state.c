@@ -61,6 +61,18 @@ int state_dir(char *buf, size_t n, kerr *e)
     return 0;
 }
 
+int state_dir_or(const char *dir, char *buf, size_t n, kerr *e)
+{
+    if (!dir)
+        return state_dir(buf, n, e);
+    if (strlen(dir) >= n)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "the state directory's path is over %zu bytes: set KEEL_STATE_DIR to a shorter absolute path",
+                        n - 1);
+    memcpy(buf, dir, strlen(dir) + 1);
+    return 0;
+}
+
 /* Opens path for reading if it is a regular file of at most max bytes: never
  * follows a symbolic link, never waits on a FIFO or a device. -1 with errno
  * ENOENT (none), EINVAL (not a regular file, or a link), EFBIG (too large). */
@@ -303,13 +315,7 @@ int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *
 int state_update_file(const char *dir_in, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
 {
     char dir[1024], file[1100], lock[1100];
-    if (dir_in && strlen(dir_in) >= sizeof dir)
-        return kerr_set(e, "STATE_UNWRITABLE", NULL,
-                        "the state directory's path is over %zu bytes: set KEEL_STATE_DIR to a shorter absolute path",
-                        sizeof dir - 1);
-    if (dir_in)
-        snprintf(dir, sizeof dir, "%s", dir_in);
-    else if (state_dir(dir, sizeof dir, e) < 0)
+    if (state_dir_or(dir_in, dir, sizeof dir, e) < 0)
         return -1;
     if (mkdirs(dir) < 0)
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot create the state directory %s: %s", dir, strerror(errno));
@@ -379,11 +385,7 @@ const uint64_t *state_generation(const char *dir_in)
 {
     char dir[1024], lock[1100];
     kerr e = {0};
-    if (dir_in && strlen(dir_in) >= sizeof dir)
-        return NULL;
-    if (dir_in)
-        snprintf(dir, sizeof dir, "%s", dir_in);
-    else if (state_dir(dir, sizeof dir, &e) < 0)
+    if (state_dir_or(dir_in, dir, sizeof dir, &e) < 0)
         return NULL;
     if (mkdirs(dir) < 0)
         return NULL;

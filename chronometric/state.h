@@ -42,6 +42,9 @@ void state_durable(int on);
 /* The directory: $KEEL_STATE_DIR, else $XDG_STATE_HOME/keel, else
  * ~/.local/state/keel. 0 or -1 (STATE_UNWRITABLE). */
 int state_dir(char *buf, size_t n, kerr *e);
+/* dir into buf, or state_dir()'s when dir is NULL; a path that does not fit
+ * is STATE_UNWRITABLE, never cut short. */
+int state_dir_or(const char *dir, char *buf, size_t n, kerr *e);
 
 /* Called with the parsed state (a fresh {"version":1} when there is no file).
  * Returns 1 when it changed the state (it is then written), 0 when not, -1 on

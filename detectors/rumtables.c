@@ -190,7 +190,6 @@ static inline uint64_t word_bits(const unsigned char *s, size_t o, size_t n)
  * start after it are left out. */
 size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
 {
-    const unsigned char *k = text_ascii_class;
     size_t na = 0, nz = 0;
     uint64_t in = 0, carry = 0; /* the block before ends in a word byte; in a joiner that joins */
     for (size_t o = 0; o < n; o += 64) {
@@ -202,15 +201,12 @@ size_t ascii_runs(const unsigned char *s, size_t n, struct wcut *c)
         for (; ends; ends &= ends - 1) {
             unsigned q = (unsigned)__builtin_ctzll(ends);
             size_t i = o + q;
-            if ((k[s[i]] & (TEXT_JL | TEXT_JD)) && i + 1 < n) {
-                unsigned j = k[s[i]], p = k[s[i - 1]] & k[s[i + 1]];
-                if (((j & TEXT_JL) && (p & TEXT_L)) || ((j & TEXT_JD) && (p & TEXT_D))) {
-                    if (q == 63)
-                        carry = 1;
-                    else
-                        skip |= 1ULL << (q + 1);
-                    continue;
-                }
+            if (text_ascii_joins(s, n, i)) {
+                if (q == 63)
+                    carry = 1;
+                else
+                    skip |= 1ULL << (q + 1);
+                continue;
             }
             c->z[nz++] = (uint32_t)i;
         }

@@ -41,18 +41,25 @@ extern const unsigned char text_ascii_class[256];
 /* The end of the ASCII word that begins at s[i], a word byte, in ASCII
  * s[0..n): word bytes, joined across a joiner between two letters or two
  * digits. The ASCII path of text_words and check_rumination's both cut so. */
+/* 1 when the byte at s[i], after a word byte, joins it to the word byte
+ * after it (a joiner between two letters or two digits). */
+static inline int text_ascii_joins(const unsigned char *s, size_t n, size_t i)
+{
+    const unsigned char *k = text_ascii_class;
+    unsigned j = i + 1 < n ? k[s[i]] : 0; /* most words end at a space: no joiner */
+    if (!(j & (TEXT_JL | TEXT_JD)))
+        return 0;
+    unsigned p = k[s[i - 1]] & k[s[i + 1]];
+    return (j & TEXT_JL && p & TEXT_L) || (j & TEXT_JD && p & TEXT_D);
+}
+
 static inline size_t text_ascii_word_end(const char *str, size_t n, size_t i)
 {
     const unsigned char *s = (const unsigned char *)str;
-    const unsigned char *k = text_ascii_class;
     for (;;) {
-        while (++i < n && (k[s[i]] & TEXT_W))
+        while (++i < n && (text_ascii_class[s[i]] & TEXT_W))
             ;
-        unsigned j = i + 1 < n ? k[s[i]] : 0; /* most words end at a space: no joiner */
-        if (!j)
-            return i;
-        unsigned p = k[s[i - 1]] & k[s[i + 1]];
-        if (!((j & TEXT_JL && p & TEXT_L) || (j & TEXT_JD && p & TEXT_D)))
+        if (!text_ascii_joins(s, n, i))
             return i;
     }
 }

@@ -355,31 +355,35 @@ int cfg_remove(struct cfg_file *f, char *why, size_t whyn)
 }
 
 /* The order of a backup's name past its prefix, as cfg_backup makes it:
- * YYYYMMDD-HHMMSS, then -2 ... -9 for more in the same second (none is 1);
- * -1 for a name cfg_backup does not make (the person's own file). */
-static long backup_order(const char *tail)
+ * YYYYMMDD-HHMMSS, then -2 ... -9 for more in the same second (none is 1),
+ * as one number (the time's digits, then the count); -1 for a name
+ * cfg_backup does not make (the person's own file). */
+static long long backup_order(const char *tail)
 {
-    for (int i = 0; i < 15; i++)
+    long long v = 0;
+    for (int i = 0; i < 15; i++) {
         if (i == 8 ? tail[i] != '-' : !isdigit((unsigned char)tail[i]))
             return -1;
+        if (i != 8)
+            v = v * 10 + (tail[i] - '0');
+    }
     int n = 1;
     if (tail[15] == '-' && tail[16] >= '2' && tail[16] <= '9' && !tail[17])
         n = tail[16] - '0';
     else if (tail[15])
         return -1;
-    return n;
+    return v * 10 + n;
 }
 
 struct backup {
     char *name;
-    long n;
+    long long order;
 };
 
-static int by_time(const void *a, const void *b)
+static int by_order(const void *a, const void *b)
 {
     const struct backup *x = a, *y = b;
-    int c = strncmp(x->name, y->name, strlen(x->name) < strlen(y->name) ? strlen(x->name) : strlen(y->name));
-    return c ? c : (x->n > y->n) - (x->n < y->n);
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 /* Drops keel's backups of path beyond the newest CFG_BACKUPS: only names
@@ -399,12 +403,12 @@ static void prune(const char *path)
     int k = 0;
     struct dirent *e;
     while ((e = readdir(dh)) && k < 64) {
-        long n = strncmp(e->d_name, prefix, pl) ? -1 : backup_order(e->d_name + pl);
-        if (n > 0 && (names[k].name = strdup(e->d_name)))
-            names[k++].n = n;
+        long long o = strncmp(e->d_name, prefix, pl) ? -1 : backup_order(e->d_name + pl);
+        if (o > 0 && (names[k].name = strdup(e->d_name)))
+            names[k++].order = o;
     }
     closedir(dh);
-    qsort(names, (size_t)k, sizeof *names, by_time);
+    qsort(names, (size_t)k, sizeof *names, by_order);
     for (int i = 0; i < k; i++) {
         if (i < k - CFG_BACKUPS) {
             char victim[PATH_MAX * 2];
@@ -413,6 +417,15 @@ static void prune(const char *path)
         }
         free(names[i].name);
     }
+}
+
+/* The i-th backup of path made in the second stamp: no number for the first. */
+static void backup_name(char *out, size_t outn, const char *path, const char *stamp, int i)
+{
+    if (i == 1)
+        snprintf(out, outn, "%s.keel-backup-%s", path, stamp);
+    else
+        snprintf(out, outn, "%s.keel-backup-%s-%d", path, stamp, i);
 }
 
 int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
@@ -429,18 +442,12 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
     int from = 1;
     for (int i = 9; i >= 1 && from == 1; i--) {
         struct stat st;
-        if (i == 1)
-            snprintf(out, outn, "%s.keel-backup-%s", f->path, stamp);
-        else
-            snprintf(out, outn, "%s.keel-backup-%s-%d", f->path, stamp, i);
+        backup_name(out, outn, f->path, stamp, i);
         if (lstat(out, &st) == 0)
             from = i + 1;
     }
     for (int i = from; i < 10; i++) {
-        if (i == 1)
-            snprintf(out, outn, "%s.keel-backup-%s", f->path, stamp);
-        else
-            snprintf(out, outn, "%s.keel-backup-%s-%d", f->path, stamp, i);
+        backup_name(out, outn, f->path, stamp, i);
         int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno == EEXIST)
             continue;

@@ -384,20 +384,21 @@ struct earlier {
     int64_t last_at;
 };
 
-/* Called with each earlier prompt, oldest first; its text lives only during the call. */
-static const char *override_rest(const char *prompt, char *token, size_t tcap, char *det, size_t dcap);
+static const char *override_rest(const char *prompt, char *token, size_t tcap, char *det, size_t dcap, int *owner);
 
-/* An earlier prompt: what it asks, past an override word said first (a
+/* Called with each earlier prompt, oldest first; its text lives only during
+ * the call. What it asks is what follows an override word said first (a
  * prompt that was the word alone asks nothing). */
 static void add_earlier(const struct transcript_prompt *p, void *ctx)
 {
     struct earlier *x = ctx;
     char *t = malloc(p->n + 1), token[32], det[16];
+    int owner;
     if (!t)
         return;
     memcpy(t, p->text, p->n);
     t[p->n] = '\0';
-    const char *rest = override_rest(t, token, sizeof token, det, sizeof det);
+    const char *rest = override_rest(t, token, sizeof token, det, sizeof det, &owner);
     if (rest && !*rest) {
         free(t);
         return;
@@ -441,15 +442,12 @@ static int takes_token(int det, const char *token)
     return 0;
 }
 
-/* An override word at the start of the person's prompt ("snooze-15m",
- * "keel override-once rumination"), applied as apply_override applies it, so
- * the words an advisory offers work with hooks alone. 1 if the prompt held
- * nothing else (no detector runs on it), 0 otherwise. */
 /* The prompt past an override word said at its start ("override-once",
  * "Keel, disable-for-session rumination."), with the word (lower-cased) in
- * token and the detector named after it, if any, in det; NULL when the
- * prompt does not start with a word some detector takes. */
-static const char *override_rest(const char *prompt, char *token, size_t tcap, char *det, size_t dcap)
+ * token, the detector named after it, if any, in det, and the one detector
+ * that takes the word in *owner (-1 when several do); NULL when the prompt
+ * does not start with a word some detector takes. */
+static const char *override_rest(const char *prompt, char *token, size_t tcap, char *det, size_t dcap, int *owner)
 {
     const char *s = prompt;
     while (*s == ' ' || *s == '\t' || *s == '\n')
@@ -469,9 +467,12 @@ static const char *override_rest(const char *prompt, char *token, size_t tcap, c
         return NULL;
     int owners = 0;
     for (int d = 0; d < DET_COUNT; d++)
-        owners += takes_token(d, token);
+        if (takes_token(d, token))
+            owners++, *owner = d;
     if (!owners)
         return NULL;
+    if (owners > 1)
+        *owner = -1;
     while (*s == ' ' || *s == '\t')
         s++;
     det[0] = '\0';
@@ -487,21 +488,20 @@ static const char *override_rest(const char *prompt, char *token, size_t tcap, c
     return s;
 }
 
-/* An override word at the start of the prompt, applied; *rest is what the
- * prompt says after it (the prompt itself when it holds none). 1 when the
- * prompt was the word alone. */
+/* An override word at the start of the person's prompt ("snooze-15m",
+ * "keel override-once rumination"), applied as apply_override applies it, so
+ * the words an advisory offers work with hooks alone; *rest is what the
+ * prompt says after it (the prompt itself when it holds none). 1 if the
+ * prompt held nothing else (no detector runs on it), 0 otherwise. */
 static int prompt_override(const char *prompt, const char *last, const struct chrono_env *env, struct out *o,
                            const char **rest)
 {
     char token[32], det[16];
-    const char *s = override_rest(prompt, token, sizeof token, det, sizeof det);
+    int owner;
+    const char *s = override_rest(prompt, token, sizeof token, det, sizeof det, &owner);
     *rest = s ? s : prompt;
     if (!s)
         return 0;
-    int owners = 0, owner = -1;
-    for (int d = 0; d < DET_COUNT; d++)
-        if (takes_token(d, token))
-            owners++, owner = d;
     /* Which detectors: the one named, the one the word belongs to, or those
      * of the last advisories given in this host session that take it. No
      * advisory of the hooks offers explain-the-match: each is a process of
@@ -517,7 +517,7 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         log_event(LOG_INFO, "hook_override_refused", "code=NO_EXPLANATION");
     } else if (det[0])
         snprintf(list, sizeof list, "%s", det);
-    else if (owners == 1)
+    else if (owner >= 0)
         snprintf(list, sizeof list, "%s", guard_detector_names[owner]);
     else
         snprintf(list, sizeof list, "%s", last ? last : "");

@@ -55,7 +55,7 @@ struct plan {
     int n, cap;
     int oom;
     int wrapped, unwrapped, hooks_added, hooks_removed;
-    int kept_hooks, kept_wraps; /* uninstall: keel's hooks and wraps with more than keel writes, left */
+    int kept_hooks; /* uninstall: hook commands that run keel hook with more than keel writes, left */
     int crlf; /* the file's lines end in CRLF: so do those keel puts in */
     struct sb notes; /* lines for the person, each ending in \n */
     cJSON *want; /* the document as it must parse after the edit */

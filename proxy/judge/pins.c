@@ -292,9 +292,7 @@ static void file_id(const struct pins *p, struct stat *st, int *ok)
     char d[1024], f[1100];
     kerr e = {0};
     *ok = 0;
-    if (p->dir)
-        snprintf(d, sizeof d, "%s", p->dir);
-    else if (state_dir(d, sizeof d, &e) < 0)
+    if (state_dir_or(p->dir, d, sizeof d, &e) < 0)
         return;
     snprintf(f, sizeof f, "%s/%s", d, PINS_FILE);
     *ok = lstat(f, st) == 0;

@@ -41,12 +41,12 @@
 
 #include <fnmatch.h>
 #include <stdint.h>
-#include <unictype.h>
-#include <unistr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unictype.h>
+#include <unistr.h>
 
 #define OV_VIEW_MS        2000
 #define OV_HARD_REPEAT_MS (15 * 60000LL)
@@ -445,6 +445,16 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     return a;
 }
 
+/* The bytes of s[0..n)'s first max characters (UTF-8 lead bytes counted). */
+static size_t first_chars(const char *s, size_t n, size_t max)
+{
+    size_t i = 0;
+    for (size_t c = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == max)
+            break;
+    return i;
+}
+
 /* The words of the reply that fired, quoted after reason (at most three, each
  * cut to 48 characters): what it matched, for the person to judge. */
 static void quote_spans(const struct syc_query *q, const struct syc_result *r, char *reason, size_t cap)
@@ -485,16 +495,6 @@ static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const
         a = NULL;
     }
     return a;
-}
-
-/* The bytes of s[0..n)'s first max characters (UTF-8 lead bytes counted). */
-static size_t first_chars(const char *s, size_t n, size_t max)
-{
-    size_t i = 0;
-    for (size_t c = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == max)
-            break;
-    return i;
 }
 
 /* Sycophancy on a reply of the model's, on its first OV_SCAN_MAX characters

@@ -25,9 +25,9 @@
 #include "log.h"
 #include "text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -155,6 +155,8 @@ static void touch(struct relay *r)
 static int integer_id(const char *id, size_t n)
 {
     char b[64];
+    if (!memchr(id, '.', n) && !memchr(id, 'e', n) && !memchr(id, 'E', n))
+        return 1; /* digits (a JSON number already): the usual id, read no further */
     if (n >= sizeof b)
         return 0;
     memcpy(b, id, n);
