@@ -417,6 +417,17 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
   ok(un.status === 0 && read(hn, '.cursor/mcp.json') === '{"mcpServers": {"team/docs~v2": {"command": "docs-mcp"}}}\n',
     'FILE.keel-added names members as RFC 6901 pointers (~1 for /, ~0 for ~): an earlier list is read so', read(hn, '.cursor/mcp.json'));
 
+  // ... and a member whose name holds a line break ("a\nb") is listed so
+  // too (as a JSON string on its line): uninstall gives the file back as it
+  // was, with no "args": [] left behind.
+  const broken = '{"mcpServers": {"a\\nb": {"command": "node"}}}\n';
+  const hb = homeWith({ '.cursor/mcp.json': broken });
+  const ib = run(hb, 'install', '--client', 'cursor');
+  const ub = run(hb, 'uninstall', '--client', 'cursor');
+  ok(ib.status === 0 && ub.status === 0 && read(hb, '.cursor/mcp.json') === broken &&
+     !existsSync(join(hb, '.cursor/mcp.json.keel-added')),
+    'a server named with a line break: install then uninstall gives the file back byte for byte', read(hb, '.cursor/mcp.json'));
+
   // A keel at another path (installed elsewhere) is keel: its server is not
   // wrapped twice, and uninstall unwraps it.
   const other = '/opt/keel/bin/keel';

@@ -107,9 +107,16 @@ static cJSON *manifest_read(const char *path)
     char why[256];
     cJSON *m = cJSON_CreateArray();
     if (cfg_load(&f, side, why, sizeof why) == 0 && f.exists) {
-        for (char *line = strtok(f.text, "\n"); line; line = strtok(NULL, "\n"))
+        for (char *line = strtok(f.text, "\n"); line; line = strtok(NULL, "\n")) {
             if (line[0] == '/')
                 cJSON_AddItemToArray(m, cJSON_CreateString(line));
+            else if (line[0] == '"') { /* a pointer with a line break in it, as a JSON string */
+                cJSON *q = cJSON_Parse(line);
+                if (cJSON_IsString(q) && q->valuestring[0] == '/')
+                    cJSON_AddItemToArray(m, cJSON_CreateString(q->valuestring));
+                cJSON_Delete(q);
+            }
+        }
     }
     cfg_release(&f);
     return m;
@@ -123,8 +130,16 @@ static void manifest_write(const char *path, const cJSON *m)
     struct sb b = {0};
     const cJSON *e;
     cJSON_ArrayForEach(e, m) {
-        inst_sb_str(&b, e->valuestring);
+        /* One pointer a line; one that holds a line break (a member named
+         * "a\nb") is written as a JSON string, which holds none. */
+        char *q = strpbrk(e->valuestring, "\r\n") ? cJSON_PrintUnformatted(e) : NULL;
+        if (strpbrk(e->valuestring, "\r\n") && !q) {
+            b.oom = 1;
+            break;
+        }
+        inst_sb_str(&b, q ? q : e->valuestring);
         inst_sb_str(&b, "\n");
+        free(q);
     }
     struct cfg_file f = {0};
     for (int tries = 0; tries < 5 && !b.oom; tries++) {
