@@ -536,6 +536,12 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
     const b = run(hb, 'install', '--client', 'cursor');
     ok(b.status === 1 && re.test(b.stderr) && read(hb, '.cursor/mcp.json') === text, `a file with ${what} is refused, its line named, left byte for byte`, b.stderr);
   }
+  const bomToml = '\ufeff[mcp_servers.x]\ncommand = "node"\n';
+  const hbt = homeWith({ '.codex/config.toml': bomToml });
+  const bt = run(hbt, 'install', '--client', 'codex');
+  ok(bt.status === 1 && /line 1, column 1: the file starts with a byte-order mark \(U\+FEFF\), which TOML does not allow: save it as UTF-8 without one/.test(bt.stderr) &&
+     read(hbt, '.codex/config.toml') === bomToml,
+    'a config.toml that starts with a byte-order mark is refused with what to do, left byte for byte', bt.stderr);
   // A deeply nested member elsewhere in the file: checking the edit takes time
   // in proportion to the file (comparing nested objects twice over at each
   // level, as cJSON_Compare does, would never end at 200 levels).

@@ -480,6 +480,13 @@ struct toml_node *toml_parse(const char *s, size_t n, struct toml_error *err)
         snprintf(err->message, sizeof err->message, "not UTF-8 text");
         return NULL;
     }
+    if (n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) {
+        err->line = err->column = 1;
+        snprintf(err->message, sizeof err->message,
+                 "the file starts with a byte-order mark (U+FEFF), which TOML does not allow: save it as UTF-8 "
+                 "without one");
+        return NULL;
+    }
     p.root = node_new(&p, TOML_TABLE);
     struct toml_node *current = p.root;
     if (p.root)
