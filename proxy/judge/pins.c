@@ -523,6 +523,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
                       int *relist)
 {
     *relist = 0;
+    p->failed = 0;
     sync_file(p, 0);
     if (!p->loaded)
         return NULL;
@@ -546,16 +547,22 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
     while (els && jscan_array_next(arr, an, &pos, &e)) {
         if (k == cap) {
             struct el *m = realloc(els, (cap *= 2) * sizeof *els);
-            if (!m)
+            if (!m) {
+                p->failed = 1; /* the tools after these unchecked: the page must not pass */
                 break;
+            }
             els = m;
         }
         size_t end = jscan_value_end(arr, an, (size_t)(e - arr));
         els[k++] = (struct el){e, end - (size_t)(e - arr), PIN_OK, 0};
     }
-    if (!els)
+    if (!els) {
+        p->failed = 1;
         return NULL;
+    }
     cJSON **tools = calloc(k ? k : 1, sizeof *tools);
+    if (!tools)
+        p->failed = 1;
     for (size_t i = 0; tools && i < k; i++) {
         /* The same bytes as last time for this name: its state as then, no parse. */
         const char *nv;
@@ -627,6 +634,8 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         for (size_t i = 0; i < k; i++)
             total += els[i].n + sizeof warning + 32;
         char *body = malloc(total), *sep = "";
+        if (body)
+            body[0] = '\0'; /* every tool of the page held: an empty array */
         for (size_t i = 0; body && i < k; i++) {
             if (els[i].state == PIN_HELD)
                 continue;
@@ -641,6 +650,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
             out = jscan_splice(line, n, &ins, 1, NULL);
         }
         free(body);
+        p->failed |= !out;
     }
     if (held)
         log_event(LOG_WARN, "tools_held", "count=%d", held);
@@ -655,6 +665,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
 
 char *pins_instructions(struct pins *p, const char *line, size_t n, const char *v, size_t vn)
 {
+    p->failed = 0;
     sync_file(p, 0);
     cJSON *s = p->loaded ? jscan_parse_valid(v, vn) : NULL;
     if (!cJSON_IsString(s)) {
@@ -687,6 +698,7 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
         struct jscan_insert ins = {(size_t)(v - line), "\"\"", vn};
         out = jscan_splice(line, n, &ins, 1, NULL);
     }
+    p->failed = st != PIN_OK && !out;
     pins_flush(p);
     return out;
 }

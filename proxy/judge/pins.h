@@ -47,6 +47,7 @@ struct pins {
     int known; /* the server had pins when the listing under way began */
     int nheld; /* tools held back in entry: none, and a call costs nothing */
     int loaded; /* the file was read: without it, nothing is decided (pages pass as they are) */
+    int failed; /* the last page or instructions had to change and could not be rewritten (out of memory) */
     ino_t ino; /* the file as last read: reread when it changes */
     off_t size;
     int64_t mtime_ns;
@@ -62,8 +63,9 @@ void pins_identity(char *buf, size_t n, char *const *argv, const char *url);
 /* One page of a tools/list result: line holds the page, arr the raw tools
  * array in it. Returns a new line (tools held back left out, a suspect
  * tool's description with keel's warning in front) or NULL when the page
- * passes as it is. *relist: tools left out of an earlier page were released
- * (send notifications/tools/list_changed). */
+ * passes as it is; NULL with p->failed set when it had to change and memory
+ * ran out: the page must not pass. *relist: tools left out of an earlier
+ * page were released (send notifications/tools/list_changed). */
 char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *arr, size_t an, int last_page,
                       int *relist);
 

@@ -626,9 +626,16 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
         if (kind == PK_INITIALIZE || kind == PK_DISCOVER || kind == PK_TOOLS_LIST) {
             char *pinned = pinned_line(r, kind, line, n, top);
             struct jscan_top pt;
-            if (pinned && !jscan_scan(pinned, strlen(pinned), &pt)) { /* never: keel wrote it */
+            if ((!pinned && r->pins.server && r->pins.failed) || (pinned && !jscan_scan(pinned, strlen(pinned), &pt))) {
+                /* What pins had to leave out or mark could not be: the
+                 * server's answer must not reach the client as it is. */
                 free(pinned);
-                pinned = NULL;
+                log_event(LOG_WARN, "pins_page_unwritten", "bytes=%zu", n);
+                relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR,
+                            "keel could not hold back the server's changed tool definitions (out of memory); ask "
+                            "again",
+                            "PINS_UNAVAILABLE");
+                return;
             }
             const char *l = pinned ? pinned : line;
             size_t ln = pinned ? strlen(pinned) : n;
