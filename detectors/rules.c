@@ -33,6 +33,8 @@ size_t rule_words(const char *text, size_t n)
 }
 
 const char rule_skipped_why[] = "matching it on this text would take more than its budget";
+const char rule_unusable_why[] =
+    "its replacement does not fit what its pattern matched (keel rules lint names the problem)";
 
 static pcre2_match_context *mctx; /* the limits, made once (keel is one thread) */
 static pcre2_jit_stack *jstack;
@@ -346,7 +348,8 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
             *skipped = 1;
         put(&out, src + copied, cur_n - copied);
         if (*skipped || out.failed || !hits) {
-            *skipped |= out.failed;
+            if (out.failed && !*skipped)
+                *skipped = 2; /* the replacement does not fit what the pattern matched */
             free(out.p);
             continue;
         }

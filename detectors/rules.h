@@ -71,6 +71,7 @@ enum { RJ_FRESH, RJ_USED, RJ_READY, RJ_NONE }; /* not used yet; used once; JIT c
 #define RULE_PAD 16
 char *rule_copy(const char *text, size_t n);
 extern const char rule_skipped_why[];
+extern const char rule_unusable_why[]; /* a rewrite whose replacement failed */
 /* The match context with those limits (NULL: out of memory), for any other
  * pattern keel matches on someone's behalf. */
 pcre2_match_context *rule_limits(void); /* what a skipped rule tells the person */
@@ -96,8 +97,9 @@ pcre2_code *rule_join(char *const *patterns, int n);
 int rule_any_code(pcre2_code *re, unsigned char *jit, pcre2_match_data *md, const char *text, size_t n);
 
 /* text with r's replacement applied to every match, or NULL when nothing
- * changed (or r has no replacement, or *skipped: it ran out of budget, and
- * the text is left as it was). Caller frees. */
+ * changed (or r has no replacement, or *skipped, and the text is left as it
+ * was: 1 it ran out of budget, 2 its replacement does not fit what a
+ * pattern matched, "$2" of a pattern with one group). Caller frees. */
 char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skipped);
 
 /* Word count by whitespace, as max_words counts. */

@@ -31,12 +31,24 @@ writeFileSync(join(bad, 'broken.yml'), [
   '',
 ].join('\n'));
 writeFileSync(join(bad, 'notyaml.yml'), 'rules: [\n');
+writeFileSync(join(bad, 'mask.yml'), [
+  'rules:',
+  '  - name: mask-token',
+  '    applies_to: tool_result',
+  "    patterns: ['token=(\\w+)']",
+  '    action: rewrite',
+  "    replacement: 'token=[masked $2]'",
+  "    examples: {fires: ['token=abc']}",
+  '',
+].join('\n'));
 r = run(['rules', 'lint', '--rules', bad]);
 ok(r.status === 1 && /broken\.yml:3: rule unclosed, pattern 1: missing closing parenthesis at offset 4/.test(r.stdout),
   'lint: a bad pattern with PCRE2\'s message and the offset, as file:line', r.stdout);
 ok(/broken\.yml:5: duplicate rule name cheerleading-opener \(first in rules\/voice\.yml:\d+\)/.test(r.stdout), 'lint: a duplicate name', r.stdout);
 ok(/broken\.yml:10: unknown key colour/.test(r.stdout) && /rule no-examples has no examples/.test(r.stdout), 'lint: an unknown key and a rule without examples', r.stdout);
 ok(/notyaml\.yml:\d+: not valid YAML/.test(r.stdout), 'lint: a file that is not YAML');
+ok(/mask\.yml:2: rule mask-token: its replacement cannot be used with pattern 1: unknown substring/.test(r.stdout),
+  'lint: a rewrite whose replacement names a group its pattern lacks ($2 of one group), tried on its example', r.stdout);
 r = run(['rules', 'test']);
 ok(r.status === 0 && /redact-credentials\s+\d+\s+0\s+\d+\s+0/.test(r.stdout) && /10 rules, \d+ corpus examples, 0 mismatches/.test(r.stdout),
   'rules test: every shipped rule passes its examples and the corpus', r.stdout);

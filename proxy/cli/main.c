@@ -156,7 +156,8 @@ static void load_rules(void)
     ruleset_load(&rules, &profile, rule_dirs, nrule_dirs);
     ruleset_current = &rules;
     if (rules.nproblems)
-        log_event(LOG_WARN, "rule_problems", "count=%d", rules.nproblems);
+        log_event(LOG_WARN, "rule_problems",
+                  "count=%d what_to_do=\"keel rules lint (a rule with a problem is left out)\"", rules.nproblems);
 }
 
 static int usage_error(const char *fmt, const char *arg)

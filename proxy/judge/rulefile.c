@@ -124,6 +124,36 @@ static const char *const rule_keys[] = {"name",       "description", "guidance",
                                         "applies_to", "detector",    "action",   "active",    "tools",  "patterns",
                                         "max_words",  "max_chars",   "examples", NULL};
 
+/* A rewrite rule's replacement, tried on each example it fires on for each
+ * pattern that matches it: "$2" of a pattern with one group or "${x" is a
+ * problem here, where the rule is read, not a rule skipped on every result
+ * later. A pattern none of the examples matches is tried when it is used. */
+static int replacement_usable(struct ruleset *rs, const char *file, const yaml_node_t *node, const struct rule *r)
+{
+    const uint32_t how =
+        PCRE2_SUBSTITUTE_MATCHED | PCRE2_SUBSTITUTE_REPLACEMENT_ONLY | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
+    for (int p = 0; p < r->npatterns; p++)
+        for (int i = 0; i < r->nfires; i++) {
+            const char *t = r->fires[i];
+            size_t n = strlen(t);
+            if (pcre2_match(r->re[p], (PCRE2_SPTR)t, n, 0, 0, r->md, NULL) < 0)
+                continue;
+            PCRE2_UCHAR out[64];
+            PCRE2_SIZE len = sizeof out;
+            int rc = pcre2_substitute(r->re[p], (PCRE2_SPTR)t, n, 0, how, r->md, NULL, (PCRE2_SPTR)r->replacement,
+                                      PCRE2_ZERO_TERMINATED, out, &len);
+            if (rc < 0 && rc != PCRE2_ERROR_NOMEMORY) {
+                PCRE2_UCHAR msg[160];
+                pcre2_get_error_message(rc, msg, sizeof msg);
+                problem(rs, file, node, "rule %s: its replacement cannot be used with pattern %d: %s", r->name, p + 1,
+                        (char *)msg);
+                return 0;
+            }
+            break;
+        }
+    return 1;
+}
+
 static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc, const yaml_node_t *node)
 {
     static const char *const applies[] = {"message", "tool_result", "sampling_response", "tool_definition", NULL};
@@ -264,6 +294,8 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
         problem(rs, file, node, "rule %s: a rewrite rule needs a replacement", r.name);
         usable = 0;
     }
+    if (usable && r.action == RX_REWRITE && r.detector == RD_REGEX && !replacement_usable(rs, file, node, &r))
+        usable = 0;
     if (usable && !r.nfires && !r.npasses)
         problem(rs, file, node, "rule %s has no examples (examples: fires: [...], passes: [...])", r.name);
     if (!usable) {

@@ -99,6 +99,17 @@ static void skip(cJSON *skipped, cJSON *notes, const struct rule *r)
     log_event(LOG_WARN, "rule_skipped", "budget_ms=%d", RULE_BUDGET_MS);
 }
 
+/* A rewrite rule whose replacement does not fit what its pattern matched:
+ * the text is left as it was, and that is said, with where to look. */
+static void unrewritten(cJSON *unusable, cJSON *notes, const struct rule *r)
+{
+    char note[320];
+    snprintf(note, sizeof note, "rule %s did not rewrite this text: %s", r->name, rule_unusable_why);
+    cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+    cJSON_AddItemToArray(unusable, cJSON_CreateString(r->name));
+    log_event(LOG_WARN, "rule_replacement_unusable", "what_to_do=\"keel rules lint\"");
+}
+
 int rules_quiet(const char *text, size_t n, int where, const char *tool)
 {
     struct ruleset *rs = ruleset_current;
@@ -126,6 +137,7 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     cJSON *notes = cJSON_AddArrayToObject(out, "notes");
     cJSON *annotations = cJSON_AddArrayToObject(out, "annotations");
     cJSON *skipped = cJSON_AddArrayToObject(out, "skipped");
+    cJSON *unusable = cJSON_AddArrayToObject(out, "unusable");
     size_t n = strlen(text);
     char *cur = rule_copy(text, n);
     for (int i = 0; rs && cur && i < rs->n; i++) {
@@ -165,7 +177,10 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
             char *rw = rule_rewrite(r, cur, n, &over);
             cJSON_Delete(v);
             if (over) {
-                skip(skipped, notes, r);
+                if (over == 2)
+                    unrewritten(unusable, notes, r);
+                else
+                    skip(skipped, notes, r);
                 continue;
             }
             cJSON_AddItemToArray(applied, cJSON_CreateString(r->name));

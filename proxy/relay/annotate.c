@@ -569,6 +569,13 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             cJSON_AddNumberToObject(w, "block", block);
             cJSON_AddItemToArray(skipped, w);
         }
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "unusable")) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
+            cJSON_AddNumberToObject(w, "block", block);
+            cJSON_AddStringToObject(w, "why", "replacement");
+            cJSON_AddItemToArray(skipped, w);
+        }
         const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied"))
             cJSON_AddItemToArray(changed, cJSON_Duplicate(v, 1));
@@ -635,11 +642,18 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                                            : "");
             if (n_skipped && l < sizeof reason) {
                 const cJSON *s0 = cJSON_GetArrayItem(skipped, 0);
-                l += (size_t)snprintf(reason + l, sizeof reason - l,
-                                      "%sRule %s%s was not checked on this result: %s "
-                                      "(%d ms), so it may hold what the rule looks for.",
-                                      l ? " " : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s0, "rule")),
-                                      n_skipped > 1 ? " (and others)" : "", rule_skipped_why, RULE_BUDGET_MS);
+                const char *rn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s0, "rule"));
+                if (cJSON_GetObjectItemCaseSensitive(s0, "why"))
+                    l += (size_t)snprintf(reason + l, sizeof reason - l,
+                                          "%sRule %s%s did not rewrite this result: %s, so it may hold what the "
+                                          "rule looks for.",
+                                          l ? " " : "", rn, n_skipped > 1 ? " (and others)" : "", rule_unusable_why);
+                else
+                    l += (size_t)snprintf(reason + l, sizeof reason - l,
+                                          "%sRule %s%s was not checked on this result: %s "
+                                          "(%d ms), so it may hold what the rule looks for.",
+                                          l ? " " : "", rn, n_skipped > 1 ? " (and others)" : "", rule_skipped_why,
+                                          RULE_BUDGET_MS);
             }
             while (l && l < sizeof reason && reason[l - 1] == ' ')
                 reason[--l] = '\0';

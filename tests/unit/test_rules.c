@@ -188,6 +188,46 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
     ruleset_free(&rs);
 }
 
+/* A rewrite whose replacement does not fit its pattern ("$2" of a pattern
+ * with one group, "${x" unclosed) is a problem where the rule is read, when
+ * an example shows it; a pattern no example matches finds out when used,
+ * and says so (2), not "over budget" (1), leaving the text as it was. */
+static void a_replacement_that_cannot_fit_is_named(void **state)
+{
+    (void)state;
+    static const char bad[] = "rules:\n"
+                              "  - name: two\n    applies_to: tool_result\n    patterns: ['token=(\\w+)']\n"
+                              "    action: rewrite\n    replacement: 'token=[$2]'\n    guidance: g\n"
+                              "    examples: {fires: ['token=abc'], passes: []}\n"
+                              "  - name: open\n    applies_to: tool_result\n    patterns: ['key=(\\w+)']\n"
+                              "    action: rewrite\n    replacement: 'key=${x'\n    guidance: g\n"
+                              "    examples: {fires: ['key=abc'], passes: []}\n";
+    struct ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    ruleset_load_text(&rs, "bad.yml", bad, strlen(bad));
+    assert_int_equal(rs.n, 0);
+    assert_int_equal(rs.nproblems, 2);
+    ruleset_free(&rs);
+    static const char late[] = "rules:\n"
+                               "  - name: late\n    applies_to: tool_result\n    patterns: ['a=(\\w)(\\d)', 'b=(\\w+)']\n"
+                               "    action: rewrite\n    replacement: '[$2]'\n    guidance: g\n"
+                               "    examples: {fires: ['a=x1'], passes: []}\n";
+    memset(&rs, 0, sizeof rs);
+    ruleset_load_text(&rs, "late.yml", late, strlen(late));
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.nproblems, 0);
+    int skipped = 0;
+    char *out = rule_rewrite(&rs.v[0], "a=x1 b=zzz", 10, &skipped);
+    assert_null(out);
+    assert_int_equal(skipped, 2);
+    out = rule_rewrite(&rs.v[0], "only a=x1", 9, &skipped);
+    assert_int_equal(skipped, 0);
+    assert_non_null(out);
+    assert_string_equal(out, "only [1]");
+    free(out);
+    ruleset_free(&rs);
+}
+
 /* A length rule counts characters, not bytes, and words between runs of
  * white space; its limit itself is not over it. A pattern that matches
  * empty steps on by a character. A joined check of patterns
@@ -383,6 +423,7 @@ int main(void)
         cmocka_unit_test(group_numbers_keep_patterns_apart),
         cmocka_unit_test(a_quiet_result_is_one_no_rule_fires_on),
         cmocka_unit_test(every_pattern_rewrites_what_the_last_left),
+        cmocka_unit_test(a_replacement_that_cannot_fit_is_named),
         cmocka_unit_test(lengths_groups_and_deep_patterns),
         cmocka_unit_test(machine_code_when_it_pays),
     };
