@@ -272,6 +272,12 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
                 uint32_t g = 0;
                 if (pcre2_pattern_info(r.re[i], PCRE2_INFO_CAPTURECOUNT, &g) == 0 && g > groups)
                     groups = g;
+                pcre2_match_data *md = pcre2_match_data_create_from_pattern(r.re[i], NULL);
+                if (md && pcre2_match(r.re[i], (PCRE2_SPTR) "", 0, 0, 0, md, NULL) >= 0)
+                    problem(rs, file, patterns,
+                            "rule %s, pattern %d matches an empty string, so it fires where nothing it looks for is",
+                            r.name ? r.name : "?", i + 1);
+                pcre2_match_data_free(md);
             }
         }
         r.md = pcre2_match_data_create(groups + 1, NULL);
@@ -423,7 +429,7 @@ static void load_dir(struct ruleset *rs, const char *dir)
     struct dirent *de;
     while ((de = readdir(d)) && n < 256) {
         size_t l = strlen(de->d_name);
-        if (l > 4 && !strcmp(de->d_name + l - 4, ".yml"))
+        if ((l > 4 && !strcmp(de->d_name + l - 4, ".yml")) || (l > 5 && !strcmp(de->d_name + l - 5, ".yaml")))
             if ((names[n] = strdup(de->d_name)))
                 n++;
     }
