@@ -208,10 +208,11 @@ static void a_replacement_that_cannot_fit_is_named(void **state)
     assert_int_equal(rs.n, 0);
     assert_int_equal(rs.nproblems, 2);
     ruleset_free(&rs);
-    static const char late[] = "rules:\n"
-                               "  - name: late\n    applies_to: tool_result\n    patterns: ['a=(\\w)(\\d)', 'b=(\\w+)']\n"
-                               "    action: rewrite\n    replacement: '[$2]'\n    guidance: g\n"
-                               "    examples: {fires: ['a=x1'], passes: []}\n";
+    static const char late[] =
+        "rules:\n"
+        "  - name: late\n    applies_to: tool_result\n    patterns: ['a=(\\w)(\\d)', 'b=(\\w+)']\n"
+        "    action: rewrite\n    replacement: '[$2]'\n    guidance: g\n"
+        "    examples: {fires: ['a=x1'], passes: []}\n";
     memset(&rs, 0, sizeof rs);
     ruleset_load_text(&rs, "late.yml", late, strlen(late));
     assert_int_equal(rs.n, 1);
