@@ -93,6 +93,15 @@ r = run(['profile', 'check', '--profile', bad]);
 ok(r.status === 1 && /not valid YAML at line/.test(r.stderr), 'an unparseable profile: exit 1 and why', r.stderr);
 r = run(['profile', 'check'], '', { KEEL_PROFILE: join(box.dir, 'none.yaml') });
 ok(r.status === 0 && /no profile at/.test(r.stderr) && JSON.parse(r.stdout).found === false, 'no profile: defaults, exit 0', r.stderr);
+// A profile named but not there, or with problems: every command says so on
+// stderr (once, with what to run) and answers with the defaults.
+r = run(['--profile', join(box.dir, 'none.yaml'), 'check', 'get_time_context', '--json', '{}']);
+ok(r.status === 0 && /warn profile_missing what_to_do="keel profile check/.test(r.stderr) && JSON.parse(r.stdout).now,
+  'keel check with --profile naming no file: answered with the defaults, and told on stderr', r.stderr);
+writeFileSync(bad, 'hyperfocus_break_minutes: -5\n');
+r = run(['check', 'get_time_context', '--json', '{}'], '', { KEEL_PROFILE: bad });
+ok(r.status === 0 && /warn profile_problems count=1 what_to_do="keel profile check"/.test(r.stderr) && !r.stderr.includes('-5'),
+  'keel check with a profile that has a problem: told on stderr, the value not quoted', r.stderr);
 writeFileSync(bad, 'privacy:\n  idle_probe_command: "secret-token-in-a-command"\n  os_idle_consent: 7777123\n');
 r = run(['profile', 'check', '--profile', bad]);
 ok(/os_idle_consent must be true or false/.test(r.stderr) && !r.stderr.includes('7777123') && !r.stderr.includes('secret-token'),

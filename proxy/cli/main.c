@@ -151,6 +151,22 @@ static char *rule_dirs[16];
 static int nrule_dirs;
 static struct ruleset rules;
 
+/* The profile, and what is wrong with it said once on stderr: a profile
+ * named (--profile, $KEEL_PROFILE) that is not there, one that cannot be
+ * read, or problems in it. The defaults hold meanwhile. */
+static void load_profile(void)
+{
+    const char *env = getenv("KEEL_PROFILE");
+    int named = (profile_path && *profile_path) || (env && *env);
+    profile_load(&profile, profile_path);
+    if (named && !profile.found)
+        log_event(LOG_WARN, "profile_missing", "what_to_do=\"keel profile check (the defaults hold)\"");
+    else if (profile.unreadable)
+        log_event(LOG_WARN, "profile_unreadable", "what_to_do=\"keel profile check (the defaults hold)\"");
+    else if (profile.nproblems)
+        log_event(LOG_WARN, "profile_problems", "count=%d what_to_do=\"keel profile check\"", profile.nproblems);
+}
+
 static void load_rules(void)
 {
     ruleset_load(&rules, &profile, rule_dirs, nrule_dirs);
@@ -239,7 +255,7 @@ static int cmd_rules(int argc, char **argv)
         return usage_error("unexpected argument to rules: %s", argv[1]);
     if (argc < 2 && !strcmp(argv[0], "check"))
         return usage_error("rules check needs a FILE to check%s", "");
-    profile_load(&profile, profile_path);
+    load_profile();
     ruleset_load(&rules, &profile, rule_dirs, nrule_dirs);
     int rc;
     if (!strcmp(argv[0], "lint"))
@@ -340,7 +356,7 @@ static int cmd_check(int argc, char **argv)
     int nul = jscan_has_nul_escape(json, strlen(json));
     free(input);
     log_event(LOG_INFO, "tool_invoked", "name=%s", t->name);
-    profile_load(&profile, profile_path);
+    load_profile();
     load_rules();
     int is_error = 1;
     cJSON *out = nul ? tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)")
@@ -409,11 +425,7 @@ static int cmd_hook(int argc, char **argv)
         fputs("keel hook: which event? e.g. keel hook UserPromptSubmit (see keel help hook)\n", stderr);
         return 64;
     }
-    profile_load(&profile, profile_path);
-    if (profile.unreadable) /* the defaults hold; the person should know their settings do not */
-        log_event(LOG_WARN, "profile_unreadable", "problems=1");
-    else if (profile.nproblems)
-        log_event(LOG_WARN, "profile_problems", "count=%d", profile.nproblems);
+    load_profile(); /* the defaults hold; the person should know their settings do not */
     /* Rules judge replies only: a prompt hook (run before every prompt) does
      * not compile them. */
     if (strcmp(event, "UserPromptSubmit") && strcmp(event, "BeforeAgent") && strcmp(event, "SessionStart"))
@@ -463,7 +475,7 @@ static int cmd_inspect(int argc, char **argv)
         else
             return usage_error("inspect takes one thought (quote it); unexpected %s", argv[i]);
     }
-    profile_load(&profile, profile_path);
+    load_profile();
     if (thought)
         return inspect_one(thought, json);
     /* One thought a line from stdin, one JSON object a line out. */
@@ -573,7 +585,7 @@ static int cmd_eval(int argc, char **argv)
     if (sessions && rc != 64) {
         if (md && (dir || traces))
             putchar('\n');
-        profile_load(&profile, profile_path);
+        load_profile();
         int t = eval_sessions(sessions, md, floors, &profile, misses);
         rc = t == 64 ? 64 : rc | t;
     }
@@ -870,7 +882,7 @@ static int cmd_wrap(int argc, char **argv)
     }
     o.env_add = env_add;
     o.headers = headers;
-    profile_load(&profile, profile_path);
+    load_profile();
     load_rules();
     rc = o.url ? wrap_url_run(&o) : wrap_run(&o);
     ruleset_free(&rules);
@@ -901,11 +913,7 @@ static int cmd_serve(int argc, char **argv)
             return usage_error("unknown option for serve: %s", argv[i]);
         }
     }
-    profile_load(&profile, profile_path);
-    if (profile.unreadable)
-        log_event(LOG_WARN, "profile_unreadable", "problems=1");
-    else if (profile.nproblems)
-        log_event(LOG_WARN, "profile_problems", "count=%d", profile.nproblems);
+    load_profile();
     load_rules();
     int rc = serve_run(&o);
     ruleset_free(&rules);

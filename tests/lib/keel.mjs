@@ -44,7 +44,9 @@ export function sandbox({ state, profile } = {}) {
     mkdirSync(stateDir, { recursive: true });
     writeFileSync(join(stateDir, 'state.json'), typeof state === 'string' ? state : JSON.stringify(state));
   }
-  if (profile !== undefined) writeFileSync(join(dir, 'profile.yaml'), profile);
+  // an empty profile (the defaults) unless one is given: KEEL_PROFILE names
+  // a file, and keel says so when a profile it is told to read is not there
+  writeFileSync(join(dir, 'profile.yaml'), profile === undefined ? '' : profile);
   return { dir, stateDir, env: { KEEL_STATE_DIR: stateDir, KEEL_PROFILE: join(dir, 'profile.yaml') } };
 }
 
