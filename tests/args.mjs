@@ -76,5 +76,10 @@ r = spawnSync(keel, ['wrap', '--'], { input: '', encoding: 'utf8' });
 ok(r.status === 64 && /command after --/.test(r.stderr), 'nothing after --: 64');
 r = spawnSync(keel, ['wrap'], { input: '', encoding: 'utf8' });
 ok(r.status === 64 && /needs the server's command/.test(r.stderr), 'no command at all: 64');
+for (const p of ['bad prefix!', 'k/', 'x'.repeat(33)]) {
+  r = spawnSync(keel, ['wrap', '--tool-prefix', p, '--', 'true'], { input: '', encoding: 'utf8' });
+  ok(r.status === 64 && /--tool-prefix needs a prefix of 1 to 32 letters, digits, _, - or \./.test(r.stderr),
+    `--tool-prefix ${JSON.stringify(p.slice(0, 12))}: 64, a tool's name could not hold it`, r.stderr);
+}
 rmSync(box.dir, { recursive: true, force: true });
 done();

@@ -835,8 +835,13 @@ static int cmd_wrap(int argc, char **argv)
             }
             exempt[o.nloop_exempt++] = (char *)v;
         } else if ((m = opt_value(argc, argv, &i, "--tool-prefix", &v))) {
-            if (m < 0 || !v[0]) {
-                rc = usage_error("--tool-prefix needs a prefix%s", NULL);
+            if (m < 0 || !v[0] || strlen(v) > 32 ||
+                strspn(v,
+                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                       "0123456789_-.") != strlen(v)) {
+                /* a tool's name is letters, digits, _ - and . (MCP) */
+                rc = usage_error("--tool-prefix needs a prefix of 1 to 32 letters, digits, _, - or . (like keel_)%s",
+                                 NULL);
                 goto out;
             }
             o.tool_prefix = v;
