@@ -55,6 +55,9 @@ r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great qu
 ok(r.status === 0 && JSON.parse(r.stdout).pattern === 'praise_without_evidence', 'check --json ARGS', r.stdout);
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}', '--json={"candidate_response":"ok"}']);
 ok(r.status === 64 && /--json given twice/.test(r.stderr) && r.stdout === '', 'check with --json twice: 64, not the last one alone', r.stderr);
+r = run(['check', 'submit_message', '--json', '{"message":"Should I run the tests?"}']);
+ok(r.status === 0 && JSON.parse(r.stdout).pending === true && /only inside one keel process \(keel serve or keel wrap\)/.test(r.stderr),
+  'check submit_message held for a justification: stderr says the wait ends with this process', r.stderr);
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"ok"}', '--pretty']);
 ok(r.status === 0 && r.stdout.includes('\n\t"detected"'), 'check --pretty indents');
 r = run(['check', 'check_sycophancy'], '');

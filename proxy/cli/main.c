@@ -361,8 +361,15 @@ static int cmd_check(int argc, char **argv)
     int is_error = 1;
     cJSON *out = nul ? tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)")
                      : tools_run(t, args, &profile, NULL, &is_error);
+    /* A message held for its justification waits in this process, which
+     * ends now: a later keel check has nothing to justify. */
+    int held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "pending"));
     char *s = pretty ? cJSON_Print(out) : cJSON_PrintUnformatted(out);
     cJSON_Delete(out);
+    if (held)
+        fputs("keel check: the message waits for its justification only inside one keel process (keel serve or keel "
+              "wrap); this one ends here, so a later keel check submit_justification finds nothing to justify\n",
+              stderr);
     cJSON_Delete(args); /* after out, which may borrow its strings (detect.h) */
     if (!s)
         return 1;
