@@ -58,7 +58,7 @@ ok(r.status === 0 && /redact-credentials\s+\d+\s+0\s+\d+\s+0/.test(r.stdout) && 
 const mine = join(box.dir, 'mine');
 mkdirSync(join(mine, 'evals'), { recursive: true });
 writeFileSync(join(mine, 'secret.yml'), 'rules:\n  - name: no-top-secret\n    applies_to: tool_result\n    patterns: [\'TOP SECRET\']\n    action: reject\n'
-  + '    guidance: Classified material is not for the model.\n    examples: {fires: ["TOP SECRET plans"], passes: ["top secrets of baking"]}\n');
+  + '    guidance: Classified material is not for the model\n    examples: {fires: ["TOP SECRET plans"], passes: ["top secrets of baking"]}\n');
 writeFileSync(join(mine, 'evals', 'miss.yml'), 'id: miss\ntext: "a secret"\nexpected_violations: [no-top-secret]\nexpected_clean: []\nrationale: a deliberate mismatch\n');
 r = run(['rules', 'test', '--rules', mine]);
 ok(r.status === 1 && /FAIL miss: no-top-secret did not fire/.test(r.stdout), 'rules test: a corpus mismatch fails, naming the example', r.stdout);
@@ -150,7 +150,7 @@ const modifying = join(box.dir, 'modifying');
 mkdirSync(modifying, { recursive: true });
 writeFileSync(join(modifying, 'scrub.yml'), 'tool_results: modify\nrules:\n'
   + '  - name: hold-classified\n    applies_to: tool_result\n    patterns: [\'CLASSIFIED\']\n    action: reject\n'
-  + '    guidance: Classified material is not for the model.\n    examples: {fires: ["CLASSIFIED plans"], passes: ["classified ads"]}\n'
+  + '    guidance: Classified material is not for the model\n    examples: {fires: ["CLASSIFIED plans"], passes: ["classified ads"]}\n'
   + '  - name: scrub-pins\n    applies_to: tool_result\n    patterns: [\'PIN \\d{4}\']\n    action: rewrite\n    replacement: PIN ****\n'
   + '    guidance: A PIN was masked.\n    examples: {fires: ["PIN 1234"], passes: ["PIN code"]}\n');
 writeFileSync(join(modifying, 'bad.yml'), 'tool_results: sometimes\nrules: []\n');
@@ -183,6 +183,8 @@ rmSync(join(modifying, 'bad.yml'));
   m = await call('echo', { message: 'CLASSIFIED orders, PIN 1234' });
   ok(m.result.isError === true && /held back this result: rule \["hold-classified"\]/.test(m.result.content[0].text) && /override-once/.test(m.result.content[0].text)
     && !JSON.stringify(m).includes('orders'), 'with tool_results: modify, a reject rule replaces the result with an error naming the rule and the way through', m.result);
+  ok(/rule \["hold-classified"\]\. Classified material is not for the model\. If the person wants it anyway/.test(m.result.content[0].text),
+    'its guidance reads as a sentence of its own (a full stop added where the rule has none)', m.result.content[0].text);
   await call('apply_override', { token: 'override-once', detector: 'rules' });
   m = await call('echo', { message: 'CLASSIFIED launch codes' });
   ok(m.result.content[0].text === 'CLASSIFIED launch codes' && adv(m) && /override-once let it through/.test(adv(m).reason),
@@ -192,6 +194,7 @@ rmSync(join(modifying, 'bad.yml'));
   m = await call('echo', { message: 'your PIN 1234 and AKIA2E0A8F3B244C9986' });
   ok(m.result.content[0].text === 'your PIN **** and AKIA2E0A8F3B244C9986' && /keel changed this result, by rules \["scrub-pins"\]/.test(adv(m).reason)
     && adv(m).rules.includes('redact-credentials'), 'an opted-in rewrite rule changes the text; the shipped rules still only advise', m.result);
+  ok(/by rules \["scrub-pins"\]: A PIN was masked\./.test(adv(m).reason), 'the advisory says what the rewrite rule did, in its guidance', adv(m).reason);
   m = await call('structured', { note: 'PIN 4321' });
   ok(m.result.content[0].text === '{"temperature":21,"note":"PIN 4321"}' && m.result.structuredContent.note === 'PIN 4321'
     && adv(m) && /carries structuredContent, so it is left as is/.test(adv(m).reason),

@@ -512,6 +512,23 @@ static int content_quiet(const struct jscan_span *content, const char *tool)
     return 1;
 }
 
+/* s onto buf as a sentence: after a space when buf holds one already, with a
+ * full stop when s ends without its own mark ("no bombs" reads "no bombs."). */
+static void put_sentence(char *buf, size_t cap, const char *s)
+{
+    size_t l = strlen(buf), n = s ? strlen(s) : 0;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+        n--;
+    if (!n || l + 1 >= cap)
+        return;
+    int marked = strchr(".!?", s[n - 1]) ||
+        (n >= 3 &&
+         (!memcmp(s + n - 3, "\xE3\x80\x82", 3) || /* 。 */
+          !memcmp(s + n - 3, "\xEF\xBC\x81", 3) || /* ！ */
+          !memcmp(s + n - 3, "\xEF\xBC\x9F", 3))); /* ？ */
+    snprintf(buf + l, cap - l, "%s%.*s%s", l ? " " : "", (int)n, s, marked ? "" : ".");
+}
+
 /* Rules on a tool result (keel wrap's hygiene). Returns a replacement line
  * (the result rejected, or its text blocks rewritten) or NULL, and adds an
  * advisory to *adv saying what was done. */
@@ -524,7 +541,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     cJSON *content = jscan_parse_valid(sp[0].p, sp[0].n), *b;
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
     cJSON *where = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
-    char guidance[600] = "", found[600] = "";
+    char guidance[600] = "", found[600] = "", rewrote_why[600] = "";
     int rewrote = 0, block = -1, left = 0;
     cJSON_ArrayForEach(b, content) {
         block++;
@@ -537,8 +554,8 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
             cJSON_AddItemToArray(rejected,
                                  cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
-            snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s", guidance[0] ? " " : "",
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+            put_sentence(guidance, sizeof guidance,
+                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations")) {
             const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
@@ -577,8 +594,12 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             cJSON_AddItemToArray(skipped, w);
         }
         const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied"))
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied")) {
             cJSON_AddItemToArray(changed, cJSON_Duplicate(v, 1));
+            for (int i = 0; i < ruleset_current->n; i++)
+                if (!strcmp(ruleset_current->v[i].name, cJSON_GetStringValue(v)))
+                    put_sentence(rewrote_why, sizeof rewrote_why, ruleset_current->v[i].guidance);
+        }
         if (rw && !sp[1].p) { /* structuredContent must match its schema: never rewritten */
             cJSON_SetValuestring(t, rw->valuestring);
             rewrote = 1;
@@ -595,9 +616,9 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         /* Held back, and said so: an isError result naming the rule, with the way through. */
         char *names = cJSON_PrintUnformatted(rejected);
         snprintf(reason, sizeof reason,
-                 "keel held back this result: rule %s. %s If the person wants it anyway, they "
+                 "keel held back this result: rule %s.%s%s If the person wants it anyway, they "
                  "can say override-once (apply_override) and ask again.",
-                 names ? names : "", guidance);
+                 names ? names : "", guidance[0] ? " " : "", guidance);
         free(names);
         cJSON *res = cJSON_CreateObject(), *c = cJSON_AddArrayToObject(res, "content"), *blk = cJSON_CreateObject();
         cJSON_AddStringToObject(blk, "type", "text");
@@ -630,11 +651,11 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                                       "A rule would have held this result back; override-once "
                                       "let it through. ");
             if (n_changed && l < sizeof reason)
-                l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s: %s ",
+                l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s%s%s ",
                                       rewrote ? "keel changed this result, by rules "
                                               : "keel would change this result "
                                                 "but it carries structuredContent, so it is left as is; rules ",
-                                      names ? names : "", guidance);
+                                      names ? names : "", rewrote_why[0] ? ": " : ".", rewrote_why);
             if (n_noted && l < sizeof reason)
                 l += (size_t)snprintf(reason + l, sizeof reason - l, "%s%s", found,
                                       left ? " The result is as the server sent it: this rule set advises on tool "
