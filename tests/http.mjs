@@ -321,7 +321,7 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
     p.on('exit', (code) => res({ code, err }));
   });
   let r = await run(['--url', 'ftp://example.com/mcp']);
-  ok(r.code !== 0 && /http:\/\/ or https:\/\//.test(r.err), 'a URL that is not http(s) is refused', r);
+  ok(r.code === 64 && /http:\/\/ or https:\/\//.test(r.err), 'a URL that is not http(s) is a usage error, 64, like every bad option', r);
   r = await run(['--url', 'http://127.0.0.1:1/mcp', '--header-env', 'Authorization=KEEL_UNSET_VAR_X']);
   ok(r.code === 64 && /not set/.test(r.err), '--header-env naming an unset variable is a usage error', r);
   r = await run(['--url', 'http://127.0.0.1:1/mcp', '--header', 'Bad Name: x']);

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -773,6 +774,11 @@ static int cmd_wrap(int argc, char **argv)
         } else if ((m = opt_value(argc, argv, &i, "--url", &v))) {
             if (m < 0 || !v[0] || o.url) {
                 rc = usage_error("--url needs the server's MCP endpoint, like https://example.com/mcp (once)%s", NULL);
+                goto out;
+            }
+            if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8)) {
+                rc = usage_error("--url must be http:// or https:// (Streamable HTTP), like https://example.com/mcp%s",
+                                 NULL);
                 goto out;
             }
             o.url = v;
