@@ -289,6 +289,9 @@ for (const end of [undefined, 'null']) {
   k = await b.session();
   ok(k.init.result.instructions === '', 'changed instructions are held back', k.init.result.instructions);
   await k.close();
+  const listed = b.cli('list').stdout;
+  ok(/tools? pinned, 0 held back, 0 suspect; its instructions held back/.test(listed) && /held\s+\(instructions\)/.test(listed),
+    'keel pins says the instructions are held back, in its summary line too', listed);
   b.cli('approve', 'pinserver', '(instructions)');
   k = await b.session();
   ok(k.init.result.instructions === s.instructions, 'approved, they pass again');

@@ -128,8 +128,12 @@ static int list(const cJSON *all)
             sus += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "suspect")) > 0;
         }
         const cJSON *ins = cJSON_GetObjectItemCaseSensitive(s, "instructions");
+        const char *is = !ins                                                      ? ""
+            : cJSON_GetObjectItemCaseSensitive(ins, "pending")                     ? "; its instructions held back"
+            : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ins, "suspect")) ? "; its instructions suspect"
+                                                                                   : "; its instructions pinned";
         printf("%s\n  %d tool%s pinned, %d held back, %d suspect%s\n", s->string, cJSON_GetArraySize(tools),
-               cJSON_GetArraySize(tools) == 1 ? "" : "s", held, sus, ins ? "; its instructions pinned" : "");
+               cJSON_GetArraySize(tools) == 1 ? "" : "s", held, sus, is);
         if (ins)
             list_pin("(instructions)", ins);
         cJSON_ArrayForEach(t, tools)
