@@ -49,6 +49,9 @@ r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"ok"} jun
 ok(r.status === 64 && r.stdout === '', 'check with trailing garbage after the JSON: 64');
 r = run(['check', 'self_inspect'], '{"thought":"x"}\u0000{"bogus":1}');
 ok(r.status === 64 && /NUL byte/.test(r.stderr) && r.stdout === '', 'check with a NUL byte on stdin: 64 and says so, not the object before it alone', r.stderr);
+r = run(['check', 'self_inspect'], ' '.repeat((16 << 20) + 1));
+ok(r.status === 64 && /over 16 MiB, the most keel check reads/.test(r.stderr) && r.stdout === '',
+  'check with more than 16 MiB on stdin: 64, and the limit said', r.stderr);
 r = run(['check', 'check_sycophancy'], '[1,2]');
 ok(r.status === 64, 'check with a JSON array: 64');
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}']);

@@ -331,6 +331,12 @@ static int cmd_check(int argc, char **argv)
         } else {
             input = read_all(STDIN_FILENO, DEFAULT_MAX_MESSAGE, &n);
             if (!input) {
+                if (errno == EFBIG) { /* the input's fault: a usage error, as bad JSON is */
+                    fprintf(stderr,
+                            "keel: the arguments on standard input are over %zu MiB, the most keel check reads\n",
+                            (size_t)DEFAULT_MAX_MESSAGE >> 20);
+                    return EXIT_USAGE;
+                }
                 fprintf(stderr, "keel: could not read arguments from standard input: %s\n", strerror(errno));
                 return 1;
             }
