@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unicase.h>
+#include <unictype.h>
+#include <unistr.h>
 #include <uninorm.h>
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -502,6 +504,23 @@ static inline void word_phrase(struct word *w, struct phrase *ph)
         (w).slot = s_;                                                                                                 \
     } while (0)
 
+/* Whether the word at a (of s) is capitalised inside a sentence, as
+ * wscan_next says of ASCII text: an upper-case first letter, and no . ! ?
+ * : newline (or 。！？) since the word before, which ended at last; the
+ * first word (first) is none. */
+static int unicode_name(const char *s, size_t last, const char *a, size_t l, int first)
+{
+    ucs4_t c;
+    if (first || u8_mbtouc(&c, (const uint8_t *)a, l) < 1 || !uc_is_upper(c))
+        return 0;
+    for (const char *q = s + last; q < a; q++)
+        if (*q == '.' || *q == '!' || *q == '?' || *q == ':' || *q == '\n' ||
+            (a - q >= 3 &&
+             (!memcmp(q, "\xE3\x80\x82", 3) || !memcmp(q, "\xEF\xBC\x81", 3) || !memcmp(q, "\xEF\xBC\x9F", 3))))
+            return 0;
+    return 1;
+}
+
 /* The words of a text through libunistring (text.h), for text that is not
  * all ASCII. */
 int words_unicode(const char *s, size_t n, struct text_words *tw, struct memo *m, word_fn fn, void *ctx)
@@ -519,7 +538,7 @@ int words_unicode(const char *s, size_t n, struct text_words *tw, struct memo *m
         w.raw = x->hash;
         w.runh = run_word(a, l, w.raw);
         w.key2 = 0;
-        w.name = 0;
+        w.name = (unsigned)unicode_name(s, i ? tw->v[i - 1].end : 0, a, l, i == 0);
         w.slen = 0;
         int ideo = ideograph(a, l);
         w.slot = NULL;
