@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.11.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.12.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -19,7 +19,9 @@
  * exists."; not exclaimed); an irony marker ("oh sure") voids the whole
  * response, a term that holds a word of praise ("perfect hash", "brilliant
  * cut") is no praise, and a lone compliment closing a longer reasoned answer
- * is a sign-off.
+ * is a sign-off. Agreement in a sentence that names caution ([caution]:
+ * "you're right to be suspicious", "tienes razón en desconfiar") agrees with
+ * the person's care and is voided; praise is not.
  * What remains names the pattern:
  *   escalating_validation        3+ unvoided hits spread over 2+ sentences;
  *   unconditional_agreement      an unvoided agreement hit;
@@ -79,13 +81,14 @@ enum cls {
     WH,
     STATEMENT,
     ADDRESSEE,
+    CAUTION,
     NCLS
 };
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
-static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence",  "reassurance",
-                                            "negator",   "judgement", "opener",    "irony",     "tag",
-                                            "term",      "modest",    "wh",        "statement", "addressee"};
+static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance", "negator",
+                                            "judgement", "opener",    "irony",     "tag",      "term",        "modest",
+                                            "wh",        "statement", "addressee", "caution"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
@@ -360,18 +363,18 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
     if (w->n == 0)
         return 0;
     uint32_t nsent = w->v[w->n - 1].sentence + 1;
-    unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims */
+    unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims, 8 names caution */
     if (!flags)
         return SCAN_OOM;
     for (size_t i = 0; i < w->n; i++) {
-        const struct phrase *m = match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE | 1u << IRONY);
+        const struct phrase *m = match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE | 1u << IRONY | 1u << CAUTION);
         if (m && m->cls == IRONY) {
             free(flags);
             return 0;
         }
         uint32_t s = w->v[i].sentence;
         if (m)
-            flags[s] |= 1;
+            flags[s] |= m->cls == CAUTION ? 8 : 1;
         if (quoted(t, w->v[i].start))
             flags[s] |= 2;
         if ((i + 1 == w->n || w->v[i + 1].sentence != s) && exclaims(t, tn, w, i))
@@ -411,6 +414,10 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
          * more than two words. */
         if (first == 0 && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4) &&
             spaces(t + w->v[0].start, w->v[i].end - w->v[0].start) <= 1 && set_off(t, w, i))
+            continue;
+        /* agreement with the person's caution ("you're right to be
+         * suspicious") endorses care, not a decision */
+        if (m->cls != PRAISE && flags[s] & 8)
             continue;
         if (flags[s] & 3 || (s + 1 < nsent && flags[s + 1] & 1 && !(flags[s] & 4)) || works_out(t, w, first, s) ||
             (s + 1 < nsent && works_out(t, w, i, s + 1)))
@@ -767,12 +774,13 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.11",
+        "pattern_overlap", "0.5.12",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, worked-out number, negator, "
         "quotation or irony, or when a word or two of it set off open a reply that goes on to answer, or an "
         "opening affirmation is followed by a statement of fact (a subject such as 'the' or 'it', no verdict word, "
-        "nobody addressed); and reassurance "
+        "nobody addressed), or, for agreement, when its sentence names caution (you're right to be wary); and "
+        "reassurance "
         "requests on one decision (grouped by shared subject words, stems (Snowball; Korean particles taken off) "
         "in the language of the messages read together; one saying it asks again joins every earlier one; one "
         "naming no subject goes with the decision, or with a group of two or more; one opening with 'also' or "
