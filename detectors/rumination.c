@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.11.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.12.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -541,7 +541,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.11", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.12", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its
