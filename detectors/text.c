@@ -512,6 +512,32 @@ char *text_dup(const char *s, size_t n)
     return d;
 }
 
+char *text_repair(const char *s, size_t n, size_t *len, int *repaired)
+{
+    *repaired = !text_valid_utf8(s, n) || memchr(s, '\0', n);
+    if (!*repaired) {
+        *len = n;
+        return text_dup(s, n);
+    }
+    uint8_t *t = malloc(3 * n + 1), *q = t; /* U+FFFD is 3 bytes: at most 3 for each byte */
+    if (!t)
+        return NULL;
+    for (const uint8_t *c = (const uint8_t *)s, *end = c + n; c < end;) {
+        ucs4_t u;
+        int l = u8_mbtouc(&u, c, (size_t)(end - c));
+        if (u == 0)
+            *q++ = ' ';
+        else if (u == 0xFFFD)
+            q += u8_uctomb(q, u, 3);
+        else
+            memcpy(q, c, (size_t)l), q += l;
+        c += l;
+    }
+    *q = '\0';
+    *len = (size_t)(q - t);
+    return (char *)t;
+}
+
 static const uint64_t hk0 = 0xa0761d6478bd642fULL, hk1 = 0xe7037ed1a0b428dbULL, hk2 = 0x8ebc6af09c88c6e3ULL;
 
 /* Four independent lanes over each 64-byte block, so a long text is not one

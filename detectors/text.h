@@ -134,6 +134,13 @@ uint64_t text_hash_pieces(const void *p, size_t n, uint64_t seed);
 /* A NUL-terminated copy of n bytes (a message, an id), or NULL. */
 char *text_dup(const char *s, size_t n);
 
+/* A NUL-terminated copy of s[0..n) that is valid UTF-8 without NUL: a byte
+ * that is not UTF-8 (a paste from another encoding, a truncated character)
+ * reads as U+FFFD and a NUL as a space, as a terminal shows them, so the
+ * rest of the text is still read. *len: its length; *repaired: 1 when it
+ * differs from s. NULL out of memory. */
+char *text_repair(const char *s, size_t n, size_t *len, int *repaired);
+
 /* Calls fn for each non-empty, non-comment line of an embedded list file;
  * lines are trimmed. Returns the number of lines seen. */
 size_t text_each_line(const char *data, void (*fn)(const char *line, size_t n, void *ctx), void *ctx);

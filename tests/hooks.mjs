@@ -592,6 +592,24 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a prompt with bytes that are not UTF-8 is still checked: the worry asked again is advised', m || r.stderr.toString());
 }
 
+// ... and so is a reply: a byte that is not UTF-8 in it reads as U+FFFD, and
+// the person's reject rule and sycophancy still read the rest of it.
+{
+  const box = sandbox();
+  const stop = (reply, sid) => {
+    const [a, b] = JSON.stringify({ hook_event_name: 'Stop', session_id: sid, stop_hook_active: false, last_assistant_message: reply }).split('@@');
+    return spawnSync(keel, ['hook', 'Stop', '--rules', join(dir, 'rules')], { env: { ...process.env, ...box.env },
+      input: Buffer.concat([Buffer.from(a), Buffer.from([0xff]), Buffer.from(b)]) });
+  };
+  const r = stop('Implemented. TODO: handle errors later. @@', 'bytes-r1');
+  let out = {};
+  try { out = JSON.parse(r.stdout.toString()); } catch { /* none */ }
+  ok(r.status === 0 && out.decision === 'block' && /no-todo-left/.test(out.reason || ''),
+    'a reply with a byte that is not UTF-8 still meets the person\'s reject rule', r.stdout.toString() || r.stderr.toString());
+  const f = stop('You are absolutely right, brilliant plan! @@', 'bytes-r2');
+  ok(f.status === 0 && /keel \(sycophancy\)/.test(f.stdout.toString()), 'and sycophancy still reads it', f.stdout.toString() || f.stderr.toString());
+}
+
 // One worry asked again and again is one episode: a later ask whose words
 // reach only the latest asks still counts every ask of the episode (the
 // count never drops, "4 times before", not "2"); another chat starts its own.

@@ -642,10 +642,17 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     }
     const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
     int continuing = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in, "stop_hook_active"));
-    size_t n = strlen(reply);
-    char *text = rule_copy(reply, n);
+    /* Bytes that are not UTF-8 read as U+FFFD, as a person's prompt's do:
+     * the rules and sycophancy still read the rest of the reply. */
+    size_t n;
+    int repaired;
+    char *clean = text_repair(reply, strlen(reply), &n, &repaired);
+    char *text = clean ? rule_copy(clean, n) : NULL;
+    free(clean);
     if (!text)
         return;
+    if (repaired)
+        log_event(LOG_INFO, "hook_reply_repaired", "bytes=%zu", n);
     cJSON *j = ruleset_current ? rules_judge(p, text, RA_MESSAGE, NULL) : NULL, *v;
     char names[256] = "", guidance[2000] = "", soft[256] = "";
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {

@@ -597,25 +597,12 @@ static char *person_text(const char *s, size_t n)
     n = utf8_cut(s, n, OV_TEXT_MAX);
     if (!n)
         return NULL;
-    if (text_valid_utf8(s, n) && !memchr(s, '\0', n))
-        return text_dup(s, n);
-    uint8_t *t = malloc(3 * n + 1), *q = t; /* U+FFFD is 3 bytes: at most 3 for each byte */
-    if (!t)
-        return NULL;
-    for (const uint8_t *c = (const uint8_t *)s, *end = c + n; c < end;) {
-        ucs4_t u;
-        int len = u8_mbtouc(&u, c, (size_t)(end - c));
-        if (u == 0)
-            *q++ = ' ';
-        else if (u == 0xFFFD)
-            q += u8_uctomb(q, u, 3);
-        else
-            memcpy(q, c, (size_t)len), q += len;
-        c += len;
-    }
-    *q = '\0';
-    log_event(LOG_INFO, "person_text_repaired", "bytes=%zu", n);
-    return (char *)t;
+    size_t len;
+    int repaired;
+    char *t = text_repair(s, n, &len, &repaired);
+    if (t && repaired)
+        log_event(LOG_INFO, "person_text_repaired", "bytes=%zu", n);
+    return t;
 }
 
 void overlay_on_sampling_request(struct overlay *ov, const cJSON *params)

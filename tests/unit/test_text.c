@@ -558,6 +558,32 @@ static void finds_the_longest_phrase(void **state)
 /* The tables the detectors load are in the binary (nothing is parsed at
  * start), and each equals the table parsed from its file now: a list edited
  * after the build, or words hashed otherwise at run time, would show here. */
+/* A text that is not valid UTF-8 reads as a terminal shows it: each bad
+ * byte U+FFFD, a NUL a space, the rest as it was; valid text is copied. */
+static void repairs_what_is_not_utf8(void **state)
+{
+    (void)state;
+    size_t n;
+    int repaired;
+    char *t = text_repair("a\xff"
+                          "b\0c\xc3",
+                          6, &n, &repaired);
+    assert_non_null(t);
+    assert_int_equal(repaired, 1);
+    assert_int_equal(n, 10);
+    assert_memory_equal(t,
+                        "a\xef\xbf\xbd"
+                        "b c\xef\xbf\xbd",
+                        11);
+    free(t);
+    t = text_repair("caf\xc3\xa9", 5, &n, &repaired);
+    assert_non_null(t);
+    assert_int_equal(repaired, 0);
+    assert_int_equal(n, 5);
+    assert_string_equal(t, "caf\xc3\xa9");
+    free(t);
+}
+
 static void baked_tables_equal_the_lists(void **state)
 {
     (void)state;
@@ -644,6 +670,7 @@ int main(void)
         cmocka_unit_test(reads_data_lines),
         cmocka_unit_test(finds_the_elision_a_word_opens_with),
         cmocka_unit_test(finds_the_longest_phrase),
+        cmocka_unit_test(repairs_what_is_not_utf8),
         cmocka_unit_test(baked_tables_equal_the_lists),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
