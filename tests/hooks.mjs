@@ -359,8 +359,27 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   for (const extra of [0, 1]) {
     const input = JSON.stringify({ prompt: 'x'.repeat((4 << 20) - 13 + extra) });
     const big = hook('claude-code', 'UserPromptSubmit', input, { box });
-    ok(Buffer.byteLength(input) === (4 << 20) + extra && big.status === 0 && /hook_input_unreadable/.test(big.stderr) === (extra === 1),
+    ok(Buffer.byteLength(input) === (4 << 20) + extra && big.status === 0 && /hook_input_too_large/.test(big.stderr) === (extra === 1),
       `a payload of ${extra ? '4 MiB and 1 byte is not read (logged), exit 0' : 'exactly 4 MiB is read'}`, big.stderr.slice(0, 300));
+  }
+  // A host writing a payload over the limit in pieces, as a pipe takes it:
+  // keel reads the rest and drops it, so the host never writes into a closed
+  // pipe (EPIPE crashes a host that has no handler for it).
+  {
+    const child = spawn(keel, ['hook', 'UserPromptSubmit'], { env: { ...process.env, ...box.env } });
+    let epipe = null, stderr = '';
+    child.stdin.on('error', (e) => { epipe = e; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const exited = new Promise((res) => child.on('exit', (code) => res(code)));
+    const piece = Buffer.alloc(1 << 16, 'x');
+    child.stdin.write('{"prompt": "');
+    for (let i = 0; i < 88 && !epipe; i++)
+      if (!child.stdin.write(piece)) await new Promise((res) => child.stdin.once('drain', res));
+    child.stdin.end('"}');
+    const code = await exited;
+    await new Promise((res) => setImmediate(res));
+    ok(code === 0 && !epipe && /hook_input_too_large limit=4194304/.test(stderr),
+      'a 5.5 MB payload written in pieces: exit 0, said too large, and the host never meets a closed pipe', { code, epipe: epipe && epipe.code, stderr });
   }
   const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'fine' }), { box, args: ['--host', 'nonsense'] });
   ok(r.status === 0 && r.stdout === '', 'a wrong --host: exit 0, no output, the problem on stderr', r.stderr);

@@ -900,12 +900,31 @@ static char *emit(const char *event, int host, int kind, const struct out *o, co
     return s;
 }
 
+/* What is left of fd's input read and dropped, until its end or the clock
+ * reaches end: a host writing a payload keel will not read is not left
+ * writing into a closed pipe (EPIPE breaks a host that does not expect it). */
+static void drain(int fd, int64_t end)
+{
+    char scratch[1 << 16];
+    for (;;) {
+        int64_t left = end - chrono_mono_ms();
+        struct pollfd pf = {fd, POLLIN, 0};
+        int r = left > 0 ? poll(&pf, 1, (int)left) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || read(fd, scratch, sizeof scratch) <= 0)
+            return;
+    }
+}
+
 /* The host's payload on fd: read up to the end of the first complete JSON
  * value, the end of input or HOOK_INPUT_MS, whichever comes first (a host
  * that keeps its end of the pipe open is not waited for). NULL when more
- * than max bytes come before the value ends, or memory runs out. */
-static char *read_payload(int fd, size_t max, size_t *n)
+ * than max bytes come before the value ends (*too_large; the rest is read
+ * and dropped), or memory runs out. */
+static char *read_payload(int fd, size_t max, size_t *n, int *too_large)
 {
+    *too_large = 0;
     size_t cap = 1u << 16, len = 0;
     char *buf = malloc(cap + 1);
     struct jstream j;
@@ -925,6 +944,8 @@ static char *read_payload(int fd, size_t max, size_t *n)
             char *b = cap < max ? realloc(buf, (cap *= 2) + 1) : NULL;
             if (!b) {
                 free(buf);
+                if ((*too_large = cap >= max))
+                    drain(fd, end);
                 return NULL;
             }
             buf = b;
@@ -956,9 +977,13 @@ int hook_run(const char *event, int host, const struct profile *p, const char *s
 {
     signal(SIGPIPE, SIG_IGN); /* a host that closed its end: the write fails, keel exits 0 */
     size_t n = 0;
-    char *raw = read_payload(STDIN_FILENO, HOOK_INPUT_MAX, &n);
+    int too_large;
+    char *raw = read_payload(STDIN_FILENO, HOOK_INPUT_MAX, &n, &too_large);
     if (!raw) {
-        log_event(LOG_WARN, "hook_input_unreadable", "limit=%u", HOOK_INPUT_MAX);
+        if (too_large)
+            log_event(LOG_WARN, "hook_input_too_large", "limit=%u", HOOK_INPUT_MAX);
+        else
+            log_event(LOG_WARN, "hook_input_unreadable", "reason=out_of_memory");
         return 0;
     }
     char *out = hook_answer(raw, n, event, host, p, state_dir);
