@@ -170,7 +170,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   // words before it a label. Two agreements end the 16,000 (confidence 0.6); without the second, 0.45 is not said.
   const cut = 'The second run took 41 seconds on the warm cache. '.repeat(319) + 'Ok go. ' + "You're absolutely right, I completely agree";
   const atCut = stop(cut + '/not a grade.');
-  ok(cut.length === 16000 && /keel \(sycophancy\)/.test(atCut), 'agreement that ends at the 16,000th character of a reply, a slash after it: the slash is not read', atCut);
+  ok(cut.length === 16000 && /keel \((?:rules, )?sycophancy\)/.test(atCut), 'agreement that ends at the 16,000th character of a reply, a slash after it: the slash is not read', atCut);
 }
 
 // --- rumination reads only the person's prompts ------------------------------------
@@ -463,7 +463,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     { box, env: at('09'), args: ['--rules', join(dir, 'rules'), '--log-level', 'info'] });
   const quiet = r.out?.systemMessage || '';
   const own = stop('Done. TODO: tests.', '10');
-  ok(/matched the rule no-empty-status-ping/.test(first) && /To quiet these notes, start your next prompt with one of: override-once, disable-for-session\./.test(first) &&
+  ok(/^keel \(rules\): the reply matched the rule no-empty-status-ping/.test(first) && /To change this, start your next prompt with one of: override-once, disable-for-session\./.test(first) &&
      /keel \(rules\): override-once applied/.test(once) && hidden === '' && /no-empty-status-ping/.test(back) &&
      /keel \(rules\): override-once applied/.test(again) && plain === '' && saved === '' &&
      /keel \(rules\): disable-for-session applied/.test(off) && quiet === '' && /info hook_rules_quiet disabled=1/.test(r.stderr) && own?.decision === 'block',
@@ -767,6 +767,15 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   try { m = JSON.parse(r.stdout).systemMessage || ''; } catch { /* no output: the checks below fail */ }
   ok(/keel \(hyperfocus\): snooze-15m applied/.test(m) && /keel \(rumination[,)]/.test(m),
     'an override word followed by a question: the word applies and rumination still reads the question', m);
+  // override-once before a question is that question's: the person is told so
+  const box2 = sandbox();
+  const o = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box2.env, KEEL_NOW: '2026-11-26T10:45:00Z', TZ: 'UTC' },
+    input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'worry', prompt: 'override-once rumination. sorry to ask again, but is merging the rate limit change really safe?', transcript_path: tr }) });
+  let om = '';
+  try { om = JSON.parse(o.stdout).systemMessage || ''; } catch { /* no output: the check below fails */ }
+  ok(/keel \(rumination\): override-once applied: the next rumination advisory will not be shown \(this prompt's, if it raises one\)\./.test(om) &&
+     !/keel \(rumination[,)]: You asked/.test(om),
+    'override-once typed before the question: it says the advisory it spares is this prompt\'s, and none is shown', om);
 }
 
 // A word several detectors take, said before any advisory in this chat,
@@ -821,8 +830,13 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   ok(Object.values(said).every(Boolean), 'an override word after "keel", "keel:" or "keel," applies as the word alone does', said);
   const box = sandbox();
   const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'Great question! You are absolutely right, this is a brilliant plan.' }), { box });
-  const words = (/keel \(sycophancy\): .* start your next prompt with one of: ([a-z0-9-]+(?:, [a-z0-9-]+)+)\./.exec(r.out?.systemMessage || '') || [])[1] || '';
+  const words = (/keel \((?:rules, )?sycophancy\): .* start your next prompt with one of: ([a-z0-9-]+(?:, [a-z0-9-]+)+)\./.exec(r.out?.systemMessage || '') || [])[1] || '';
   ok(/i-want-validation/.test(words) && /override-once/.test(words), 'a sycophantic reply: the message lists the words the person may start the next prompt with', r.out);
+  // a shipped rule's note and sycophancy on one reply: one message, one list of words
+  const both = r.out?.systemMessage || '';
+  ok(both.split('\n').length === 1 && /^keel \(rules, sycophancy\): the reply matched the rule cheerleading-opener/.test(both) &&
+     (both.match(/start your next prompt with one of/g) || []).length === 1 && /disable-for-session/.test(words) && /fresh-context/.test(words),
+    'a reply a shipped rule notes and sycophancy flags: one message with one list of words, as a prompt\'s advisories are', both);
   ok(/It said "Great question", "You are absolutely right", "brilliant"\./.test(r.out?.systemMessage || ''),
     'a sycophantic reply: the message quotes the words of the reply it matched', r.out?.systemMessage);
   // Each keel hook is a process of its own that keeps none of the
@@ -1011,8 +1025,8 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
   const other = reply('chat-b', '04');
   const beside = reply('chat-c', '04');
   const own = reply('chat-a', '05');
-  ok(/keel \(sycophancy\)/.test(before) && /i-want-validation applied/.test(want) && /keel \(sycophancy\)/.test(other) &&
-     /keel \(sycophancy\)/.test(beside) && !/keel \(sycophancy\)/.test(own),
+  const syc = /keel \((?:rules, )?sycophancy\)/;
+  ok(syc.test(before) && /i-want-validation applied/.test(want) && syc.test(other) && syc.test(beside) && !syc.test(own),
     'i-want-validation quiets the next reply of the chat it was said in, not a reply in a chat begun after it nor in one open beside it',
     { before, want, other, beside, own });
   const once = prompt('chat-b', 'override-once', '06');   // several detectors take it: the reply's is meant

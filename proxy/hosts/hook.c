@@ -537,7 +537,11 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
             const char *until = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "until"));
             char line[400], how_long[80] = "";
             until_words(until, effect, env, how_long, sizeof how_long);
-            snprintf(line, sizeof line, "keel (%s): %s applied: %s%s.", d, token, effect ? effect : "", how_long);
+            /* typed before a question, override-once is that question's
+             * first: its advisory, if it raises one, is the one not shown */
+            const char *which = *s && !strcmp(token, "override-once") ? " (this prompt's, if it raises one)" : "";
+            snprintf(line, sizeof line, "keel (%s): %s applied: %s%s%s.", d, token, effect ? effect : "", which,
+                     how_long);
             append(o->msg, sizeof o->msg, "%s%s", o->msg[0] ? "\n" : "", line);
             append(o->ctx, sizeof o->ctx, "%s%s The person used keel's override word; %s", o->ctx[0] ? " " : "",
                    TRANSCRIPT_KEEL_MARK, line);
@@ -721,10 +725,12 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             soft[0] = '\0';
         }
     }
+    /* Each rule in its own words (its description, else its guidance), then
+     * sycophancy's reason: one message with one list of words when both
+     * speak, as a prompt's advisories are. */
+    char said[1600] = "", tok[200] = "";
     if (soft[0]) {
-        /* Each rule in its own words: its description, else its guidance. */
-        append(o->msg, sizeof o->msg, "%skeel: the reply matched %s", o->msg[0] ? "\n" : "",
-               strchr(soft, ',') ? "these rules:" : "the rule");
+        append(said, sizeof said, "the reply matched %s", strchr(soft, ',') ? "these rules:" : "the rule");
         for (char *r = soft, *next; r && *r; r = next) {
             next = strstr(r, ", ");
             if (next)
@@ -738,14 +744,12 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             while (wl && strchr(". \n", words[wl - 1]))
                 wl--; /* the sentence ends below */
             if (wl)
-                append(o->msg, sizeof o->msg, " %s (%.*s)%s", r, (int)wl, words, next ? ";" : ".");
+                append(said, sizeof said, " %s (%.*s)%s", r, (int)wl, words, next ? ";" : ".");
             else
-                append(o->msg, sizeof o->msg, " %s%s", r, next ? ";" : ".");
+                append(said, sizeof said, " %s%s", r, next ? ";" : ".");
             append(o->note, sizeof o->note, "%sit matched the rule %s", o->note[0] ? "; " : "", r);
         }
-        append(o->msg, sizeof o->msg,
-               " To quiet these notes, start your next prompt with one of: override-once, "
-               "disable-for-session.");
+        append(tok, sizeof tok, "override-once, disable-for-session");
     }
     cJSON_Delete(j);
     /* Sycophancy on the reply, in this host session's conversation. */
@@ -759,19 +763,25 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     cJSON *advs = spoken(ov.queued);
     const cJSON *a;
     cJSON_ArrayForEach(a, advs) {
-        char tok[200] = "", line[600];
+        const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
+        append(said, sizeof said, "%s%s", said[0] ? " " : "", why ? why : "");
         tokens_of(a, tok, sizeof tok);
-        snprintf(line, sizeof line, "%skeel (sycophancy): %s To change this, start your next prompt with one of: %s.",
-                 o->msg[0] ? "\n" : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tok);
-        append(o->msg, sizeof o->msg, "%s", line);
         append(o->note, sizeof o->note, "%sit showed %s (sycophancy)", o->note[0] ? "; " : "",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
     }
+    int nsyc = cJSON_GetArraySize(advs);
+    if (said[0])
+        append(o->msg, sizeof o->msg, "%skeel (%s): %s To change this, start your next prompt with one of: %s.",
+               o->msg[0] ? "\n" : "",
+               soft[0] && nsyc ? "rules, sycophancy"
+                   : soft[0]   ? "rules"
+                               : "sycophancy",
+               said, tok);
     /* the detectors that spoke, for an override word said next without one */
     char spoke[32] = "";
     if (soft[0])
         append(spoke, sizeof spoke, "rules");
-    if (cJSON_GetArraySize(advs))
+    if (nsyc)
         append(spoke, sizeof spoke, "%ssycophancy", spoke[0] ? "," : "");
     if (spoke[0])
         session_state(state_dir, sid, ST_LAST_ADD, 0, now, spoke, &h);
