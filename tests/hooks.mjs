@@ -785,6 +785,12 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const r = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'quiet', prompt: 'override-once' }, { box });
   ok(/override-once belongs to several detectors and no advisory was given here yet/.test(r.out?.systemMessage || ''),
     'a word of several detectors before any advisory: the person is told to name the detector', r.out);
+  const nostate = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_STATE_DIR: '/dev/null/x' },
+    input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'quiet', prompt: 'disable-for-session is it safe?' }) });
+  let ns = '';
+  try { ns = JSON.parse(nostate.stdout).systemMessage || ''; } catch { /* none */ }
+  ok(nostate.status === 0 && /disable-for-session was not applied: keel cannot use its state directory/.test(ns) && !/no advisory was given/.test(ns),
+    'a word said when keel cannot use its state directory: the person is told that, not to name a detector', ns || nostate.stderr);
   const st = JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8'));
   ok(st.last_prompt_at === '2026-05-15T14:40:00+00:00', 'the prompt hook records the person\'s activity (last_prompt_at) in the state file', st);
   // an ordinary prompt: its time recorded with its turn, and not a word

@@ -493,8 +493,8 @@ static const char *override_rest(const char *prompt, char *token, size_t tcap, c
  * the words an advisory offers work with hooks alone; *rest is what the
  * prompt says after it (the prompt itself when it holds none). 1 if the
  * prompt held nothing else (no detector runs on it), 0 otherwise. */
-static int prompt_override(const char *prompt, const char *last, const struct chrono_env *env, struct out *o,
-                           const char **rest)
+static int prompt_override(const char *prompt, const char *last, int state_ok, const struct chrono_env *env,
+                           struct out *o, const char **rest)
 {
     char token[32], det[16];
     int owner;
@@ -563,7 +563,12 @@ static int prompt_override(const char *prompt, const char *last, const struct ch
         for (int i = 0; k < DET_COUNT && guard_tokens[k][i]; i++)
             append(words, sizeof words, "%s%s", i ? ", " : "", guard_tokens[k][i]);
         append(o->msg, sizeof o->msg, "keel: %s does not take %s; its words are: %s.", det, token, words);
-    } else if (!applied && !o->msg[0])
+    } else if (!applied && !o->msg[0] && !state_ok)
+        append(o->msg, sizeof o->msg,
+               "keel: %s was not applied: keel cannot use its state directory, so it neither knows which advisory "
+               "came last nor can keep the word (keel check get_time_context says why).",
+               token);
+    else if (!applied && !o->msg[0])
         append(o->msg, sizeof o->msg,
                "keel: %s belongs to several detectors and no advisory was given here yet: "
                "start the prompt with %s and the detector's name (rumination, hyperfocus, sycophancy, rules, loop).",
@@ -584,14 +589,15 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     struct hook_state h;
     const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
     /* the prompt's time and the new turn, in one write */
-    if (session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &env, NULL, &h) == 0 && h.note[0]) {
+    int state_ok = session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &env, NULL, &h) == 0;
+    if (state_ok && h.note[0]) {
         append(o->ctx, sizeof o->ctx, "%s keel, the person's guardrail, noted about the previous reply: %s.",
                TRANSCRIPT_KEEL_MARK, h.note);
     }
     env.conversation_at = h.started; /* this host session: a new chat starts clean, */
     env.conversation = h.key; /* and another chat's overrides are not this one's */
     const char *asked; /* the prompt past an override word said first: what the person asks */
-    if (prompt_override(prompt, h.last, &env, o, &asked))
+    if (prompt_override(prompt, h.last, state_ok, &env, o, &asked))
         return;
     prompt = asked;
 
