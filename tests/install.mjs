@@ -417,6 +417,13 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
   ok(un.status === 0 && read(hn, '.cursor/mcp.json') === '{"mcpServers": {"team/docs~v2": {"command": "docs-mcp"}}}\n',
     'FILE.keel-added names members as RFC 6901 pointers (~1 for /, ~0 for ~): an earlier list is read so', read(hn, '.cursor/mcp.json'));
 
+  // a line of the list that is not a pointer, nor a JSON string of one, is
+  // passed over: the lines that are still count
+  const hj = homeWith({ '.cursor/mcp.json': earlier, '.cursor/mcp.json.keel-added': '"broken\n42\n"not/a/pointer"\n/mcpServers/n/args\n' });
+  const uj = run(hj, 'uninstall', '--client', 'cursor');
+  ok(uj.status === 0 && read(hj, '.cursor/mcp.json') === '{"mcpServers": {"n": {"command": "node"}}}\n',
+    'FILE.keel-added with lines that are no pointer: passed over, the pointer after them still read', uj.stderr);
+
   // ... and a member whose name holds a line break ("a\nb") is listed so
   // too (as a JSON string on its line): uninstall gives the file back as it
   // was, with no "args": [] left behind.

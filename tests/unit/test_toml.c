@@ -169,6 +169,14 @@ static void errors_name_line_and_column(void **state)
     assert_int_equal(err.column, 9);
     assert_null(parse("[mcp_servers.a]\n[mcp_servers.a]\n", &err));
     assert_int_equal(err.line, 2);
+    /* a byte-order mark, alone or before the document: named, at 1:1 */
+    for (int k = 0; k < 2; k++) {
+        err.line = err.column = 0;
+        assert_null(parse(k ? "\xEF\xBB\xBF" : "\xEF\xBB\xBF[a]\nx = 1\n", &err));
+        assert_int_equal(err.line, 1);
+        assert_int_equal(err.column, 1);
+        assert_non_null(strstr(err.message, "byte-order mark"));
+    }
 }
 
 static void depth_is_bounded(void **state)
