@@ -48,6 +48,11 @@ ok(r.status === 1 && /broken\.yml:3: rule unclosed, pattern 1: missing closing p
 ok(/broken\.yml:5: duplicate rule name cheerleading-opener \(first in rules\/voice\.yml:\d+\)/.test(r.stdout), 'lint: a duplicate name', r.stdout);
 ok(/broken\.yml:10: unknown key colour/.test(r.stdout) && /rule no-examples has no examples/.test(r.stdout), 'lint: an unknown key and a rule without examples', r.stdout);
 ok(/notyaml\.yml:\d+: not valid YAML/.test(r.stdout), 'lint: a file that is not YAML');
+// the profile's rules.dirs are read as --rules is
+writeFileSync(join(box.dir, 'profile.yaml'), `rules:\n  dirs: [${JSON.stringify(bad)}]\n`);
+r = run(['rules', 'lint'], box.env);
+ok(r.status === 1 && /broken\.yml:3: rule unclosed/.test(r.stdout), 'lint: the rule files of the profile\'s rules.dirs are read too', r.stdout);
+writeFileSync(join(box.dir, 'profile.yaml'), '');
 ok(/mask\.yml:2: rule mask-token: its replacement cannot be used with pattern 1: unknown substring/.test(r.stdout),
   'lint: a rewrite whose replacement names a group its pattern lacks ($2 of one group), tried on its example', r.stdout);
 ok(/empty\.yaml:3: rule anything, pattern 1 matches an empty string/.test(r.stdout) && /empty\.yaml:3: rule anything, pattern 2 matches an empty string/.test(r.stdout),

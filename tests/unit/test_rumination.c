@@ -441,6 +441,19 @@ static void names_inside_a_sentence(void **state)
     for (size_t i = 0; i < 9; i++)
         if (f.name[i] != want[i])
             fail_msg("word %zu of \"%s\": name %u", i, t, f.name[i]);
+    /* in text that is not all ASCII: a capital letter that is not ASCII
+     * names (Köln), and a CJK full stop, question or exclamation mark right
+     * before a word ends a sentence as . ? ! do */
+    static const char u[] = "nach Köln。Paris und Lyon？Bonn！Ulm";
+    struct text_words tw = {0};
+    f.n = 0;
+    assert_int_equal(words_unicode(u, sizeof u - 1, &tw, NULL, collect, &f), 0);
+    text_words_free(&tw);
+    static const unsigned uwant[] = {0, 1, 0, 0, 1, 0, 0};
+    assert_int_equal(f.n, 7);
+    for (size_t i = 0; i < 7; i++)
+        if (f.name[i] != uwant[i])
+            fail_msg("word %zu of \"%s\": name %u", i, u, f.name[i]);
 }
 
 static double best_of(const char *prompt, const char *item)
