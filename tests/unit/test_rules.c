@@ -217,6 +217,30 @@ static void a_replacement_that_cannot_fit_is_named(void **state)
     ruleset_load_text(&rs, "late.yml", late, strlen(late));
     assert_int_equal(rs.n, 1);
     assert_int_equal(rs.nproblems, 0);
+    ruleset_free(&rs);
+    /* an example another pattern matches is no trial of this one's: the
+     * one it matches is ('zzz', which the second pattern matches with two
+     * groups, then 'a=1' shows that the first has no $2) */
+    static const char later[] = "rules:\n"
+                                "  - name: later\n    applies_to: tool_result\n    patterns: ['a=(\\d)', '(z)(z)z']\n"
+                                "    action: rewrite\n    replacement: '[$2]'\n    guidance: g\n"
+                                "    examples: {fires: ['zzz', 'a=1'], passes: []}\n";
+    memset(&rs, 0, sizeof rs);
+    ruleset_load_text(&rs, "later.yml", later, strlen(later));
+    assert_int_equal(rs.n, 0);
+    assert_int_equal(rs.nproblems, 1);
+    ruleset_free(&rs);
+    static const char two[] = "rules:\n"
+                              "  - name: two\n    applies_to: tool_result\n    patterns: ['a=(\\d)', 'b=(\\w+)']\n"
+                              "    action: rewrite\n    replacement: '[$1]'\n    guidance: g\n"
+                              "    examples: {fires: ['b=xyz'], passes: []}\n";
+    memset(&rs, 0, sizeof rs);
+    ruleset_load_text(&rs, "two.yml", two, strlen(two));
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.nproblems, 0);
+    ruleset_free(&rs);
+    memset(&rs, 0, sizeof rs);
+    ruleset_load_text(&rs, "late.yml", late, strlen(late));
     int skipped = 0;
     char *out = rule_rewrite(&rs.v[0], "a=x1 b=zzz", 10, &skipped);
     assert_null(out);
