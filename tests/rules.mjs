@@ -31,7 +31,7 @@ writeFileSync(join(bad, 'broken.yml'), [
   '',
 ].join('\n'));
 writeFileSync(join(bad, 'notyaml.yml'), 'rules: [\n');
-writeFileSync(join(bad, 'mask.yml'), [
+writeFileSync(join(bad, 'm.yml'), [
   'rules:',
   '  - name: mask-token',
   '    applies_to: tool_result',
@@ -41,7 +41,8 @@ writeFileSync(join(bad, 'mask.yml'), [
   "    examples: {fires: ['token=abc']}",
   '',
 ].join('\n'));
-writeFileSync(join(bad, 'empty.yaml'), 'rules:\n  - name: anything\n    patterns: ["", "z*"]\n    examples: {fires: ["z"]}\n');
+writeFileSync(join(bad, 'notes.txt'), 'rules: [\n');
+writeFileSync(join(bad, 'e.yaml'), 'rules:\n  - name: anything\n    patterns: ["", "z*"]\n    examples: {fires: ["z"]}\n');
 r = run(['rules', 'lint', '--rules', bad]);
 ok(r.status === 1 && /broken\.yml:3: rule unclosed, pattern 1: missing closing parenthesis at offset 4/.test(r.stdout),
   'lint: a bad pattern with PCRE2\'s message and the offset, as file:line', r.stdout);
@@ -53,10 +54,11 @@ writeFileSync(join(box.dir, 'profile.yaml'), `rules:\n  dirs: [${JSON.stringify(
 r = run(['rules', 'lint'], box.env);
 ok(r.status === 1 && /broken\.yml:3: rule unclosed/.test(r.stdout), 'lint: the rule files of the profile\'s rules.dirs are read too', r.stdout);
 writeFileSync(join(box.dir, 'profile.yaml'), '');
-ok(/mask\.yml:2: rule mask-token: its replacement cannot be used with pattern 1: unknown substring/.test(r.stdout),
+ok(/(^|\/)m\.yml:2: rule mask-token: its replacement cannot be used with pattern 1: unknown substring/.test(r.stdout),
   'lint: a rewrite whose replacement names a group its pattern lacks ($2 of one group), tried on its example', r.stdout);
-ok(/empty\.yaml:3: rule anything, pattern 1 matches an empty string/.test(r.stdout) && /empty\.yaml:3: rule anything, pattern 2 matches an empty string/.test(r.stdout),
+ok(/(^|\/)e\.yaml:3: rule anything, pattern 1 matches an empty string/.test(r.stdout) && /(^|\/)e\.yaml:3: rule anything, pattern 2 matches an empty string/.test(r.stdout),
   'lint: a .yaml file is read as a .yml one is, and a pattern that matches an empty string is named', r.stdout);
+ok(!/notes\.txt/.test(r.stdout), 'lint: a file that is neither .yml nor .yaml in a rules directory is not read', r.stdout);
 r = run(['rules', 'test']);
 ok(r.status === 0 && /redact-credentials\s+\d+\s+0\s+\d+\s+0/.test(r.stdout) && /10 rules, \d+ corpus examples, 0 mismatches/.test(r.stdout),
   'rules test: every shipped rule passes its examples and the corpus', r.stdout);

@@ -47,22 +47,36 @@ static cJSON *sorted(const cJSON *v)
 {
     if (cJSON_IsArray(v)) {
         cJSON *a = cJSON_CreateArray(), *c;
-        cJSON_ArrayForEach(c, v)
-            cJSON_AddItemToArray(a, sorted(c));
+        cJSON_ArrayForEach(c, v) {
+            cJSON *x = a ? sorted(c) : NULL;
+            if (!x || !cJSON_AddItemToArray(a, x)) { /* out of memory: no copy, never a part of one */
+                cJSON_Delete(x);
+                cJSON_Delete(a);
+                return NULL;
+            }
+        }
         return a;
     }
     if (!cJSON_IsObject(v))
         return cJSON_Duplicate(v, 0);
     int n = cJSON_GetArraySize(v), i = 0;
     const cJSON **m = malloc(sizeof *m * (size_t)(n ? n : 1)), *c;
-    cJSON *o = cJSON_CreateObject();
-    if (!m)
-        return o;
+    cJSON *o = m ? cJSON_CreateObject() : NULL;
+    if (!o) {
+        free(m);
+        return NULL;
+    }
     cJSON_ArrayForEach(c, v)
         m[i++] = c;
     qsort(m, (size_t)n, sizeof *m, by_key);
-    for (i = 0; i < n; i++)
-        cJSON_AddItemToObject(o, m[i]->string ? m[i]->string : "", sorted(m[i]));
+    for (i = 0; i < n && o; i++) {
+        cJSON *x = sorted(m[i]);
+        if (!x || !cJSON_AddItemToObject(o, m[i]->string ? m[i]->string : "", x)) {
+            cJSON_Delete(x);
+            cJSON_Delete(o);
+            o = NULL;
+        }
+    }
     free(m);
     return o;
 }
@@ -80,14 +94,19 @@ static void hash_hex(const char *t, char out[17])
     snprintf(out, 17, "%016llx", (unsigned long long)text_hash(t, strlen(t), 0x6b65656c70696e73ull));
 }
 
-/* What a tool says, without its name: the members pins.h lists. */
+/* What a tool says, without its name: the members pins.h lists; NULL out
+ * of memory. */
 static cJSON *tool_def(const cJSON *tool)
 {
     cJSON *d = cJSON_CreateObject();
-    for (int i = 0; def_keys[i]; i++) {
+    for (int i = 0; d && def_keys[i]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(tool, def_keys[i]);
-        if (v)
-            cJSON_AddItemToObject(d, def_keys[i], sorted(v));
+        cJSON *x = v ? sorted(v) : NULL;
+        if (v && (!x || !cJSON_AddItemToObject(d, def_keys[i], x))) {
+            cJSON_Delete(x);
+            cJSON_Delete(d);
+            d = NULL;
+        }
     }
     return d;
 }
@@ -122,7 +141,7 @@ static int same_def(const cJSON *a, const cJSON *b)
     if (!a || !b)
         return 0;
     char *x = pins_canonical(a), *y = pins_canonical(b);
-    int same = x && y && !strcmp(x, y);
+    int same = !x || !y ? -1 : !strcmp(x, y); /* out of memory: not known */
     free(x);
     free(y);
     return same;
@@ -167,8 +186,10 @@ static cJSON *observe(cJSON *entry, const char *name, const cJSON *def, const cJ
     cJSON *pin = name ? cJSON_GetObjectItemCaseSensitive(state_obj(entry, "tools"), name)
                       : cJSON_GetObjectItemCaseSensitive(entry, "instructions");
     char *canon = pins_canonical(def);
+    if (!canon)
+        return NULL; /* out of memory: nothing is decided, nothing recorded */
     char h[17];
-    hash_hex(canon ? canon : "", h);
+    hash_hex(canon, h);
     free(canon);
     if (!pin) {
         pin = cJSON_CreateObject();
@@ -192,12 +213,18 @@ static cJSON *observe(cJSON *entry, const char *name, const cJSON *def, const cJ
             cJSON_AddItemToObject(pin, "suspect", cJSON_Duplicate(suspect, 1));
         return pin;
     }
-    if (same_def(cJSON_GetObjectItemCaseSensitive(pin, "def"), def)) {
+    int same = same_def(cJSON_GetObjectItemCaseSensitive(pin, "def"), def);
+    if (same < 0)
+        return NULL;
+    if (same) {
         cJSON_DeleteItemFromObjectCaseSensitive(pin, "pending"); /* back as approved */
         return pin;
     }
     cJSON *p = cJSON_GetObjectItemCaseSensitive(pin, "pending");
-    if (p && same_def(cJSON_GetObjectItemCaseSensitive(p, "def"), def))
+    same = p ? same_def(cJSON_GetObjectItemCaseSensitive(p, "def"), def) : 0;
+    if (same < 0)
+        return NULL;
+    if (same)
         return pin; /* held already */
     p = cJSON_CreateObject();
     cJSON_AddItemToObject(p, "def", cJSON_Duplicate(def, 1));
@@ -499,11 +526,19 @@ static int see(struct pins *p, const cJSON *tool, const char *nm, const char *fr
         const cJSON *t;
         cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(p->entry, "tools"))
             if (!from &&
-                same_def(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "pending"), "def"), def))
+                same_def(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "pending"), "def"), def) >
+                    0)
                 from = t->string;
     }
     char *before = pin ? pins_canonical(pin) : NULL;
-    pin = observe(p->entry, nm, def, suspect, from, now);
+    pin = def ? observe(p->entry, nm, def, suspect, from, now) : NULL;
+    if (!pin) { /* out of memory: the page is not decided (pins_tools_page refuses it) */
+        p->failed = 1;
+        free(before);
+        cJSON_Delete(suspect);
+        cJSON_Delete(def);
+        return PIN_HELD;
+    }
     char *after = pins_canonical(pin);
     if (!before || !after || strcmp(before, after)) {
         queue(p, nm, def, suspect, from, now);
@@ -571,8 +606,8 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         const struct pins_ent *c = nm ? map_find(&p->same, nm, 0) : NULL;
         if (c && c->rawn == els[i].n && !memcmp(c->raw, els[i].p, els[i].n))
             els[i].state = c->state, els[i].cached = 1;
-        else
-            tools[i] = jscan_parse_valid(els[i].p, els[i].n);
+        else if (!(tools[i] = jscan_parse_valid(els[i].p, els[i].n)))
+            p->failed = 1; /* valid JSON, so out of memory: the tool cannot be checked */
         if (nm)
             map_find(&p->listing, nm, 1);
         free(nm);
@@ -652,6 +687,10 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         free(body);
         p->failed |= !out;
     }
+    if (p->failed) { /* a page read in part is no page to pass on, nor one to cut */
+        free(out);
+        out = NULL;
+    }
     if (held)
         log_event(LOG_WARN, "tools_held", "count=%d", held);
     for (size_t i = 0; tools && i < k; i++)
@@ -669,6 +708,7 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
     sync_file(p, 0);
     cJSON *s = p->loaded ? jscan_parse_valid(v, vn) : NULL;
     if (!cJSON_IsString(s)) {
+        p->failed = p->loaded && !s; /* valid JSON, so out of memory: not known whether they changed */
         cJSON_Delete(s);
         return NULL;
     }
@@ -678,6 +718,13 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
         scan(s, suspect);
     char *before = pin ? pins_canonical(pin) : NULL;
     pin = observe(p->entry, NULL, s, suspect, NULL, now);
+    if (!pin) { /* out of memory: not decided, and not to pass as they came */
+        p->failed = 1;
+        free(before);
+        cJSON_Delete(suspect);
+        cJSON_Delete(s);
+        return NULL;
+    }
     char *after = pins_canonical(pin);
     if (!before || !after || strcmp(before, after)) {
         queue(p, NULL, s, suspect, NULL, now);

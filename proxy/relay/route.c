@@ -480,6 +480,7 @@ static char *pinned_line(struct relay *r, int kind, const char *line, size_t n, 
     const struct jscan_span *res = &top->result;
     const char *v, *next;
     size_t vn, nn;
+    r->pins.failed = 0; /* said of this line only */
     if (!r->pins.server || !res->p || res->p[0] != '{')
         return NULL;
     if (kind != PK_TOOLS_LIST)
