@@ -33,8 +33,8 @@ size_t rule_words(const char *text, size_t n)
 }
 
 const char rule_skipped_why[] = "matching it on this text would take more than its budget";
-const char rule_unusable_why[] =
-    "its replacement does not fit what its pattern matched (keel rules lint names the problem)";
+const char rule_unusable_why[] = "its replacement does not fit what one of its patterns matched (it names a group "
+                                 "that pattern lacks); an example for each pattern lets keel rules lint find it";
 
 static pcre2_match_context *mctx; /* the limits, made once (keel is one thread) */
 static pcre2_jit_stack *jstack;

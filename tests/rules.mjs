@@ -49,6 +49,20 @@ ok(r.status === 1 && /broken\.yml:3: rule unclosed, pattern 1: missing closing p
 ok(/broken\.yml:5: duplicate rule name cheerleading-opener \(first in rules\/voice\.yml:\d+\)/.test(r.stdout), 'lint: a duplicate name', r.stdout);
 ok(/broken\.yml:10: unknown key colour/.test(r.stdout) && /rule no-examples has no examples/.test(r.stdout), 'lint: an unknown key and a rule without examples', r.stdout);
 ok(/notyaml\.yml:\d+: not valid YAML/.test(r.stdout), 'lint: a file that is not YAML');
+// a rewrite whose replacement fits the pattern its example shows but not
+// another: the text is left as it was, and the note says why
+{
+  const late = join(box.dir, 'late');
+  mkdirSync(late, { recursive: true });
+  writeFileSync(join(late, 'late.yml'), "rules:\n  - name: late\n    applies_to: message\n    patterns: ['a=(\\d)(\\d)', 'b=(\\w+)']\n"
+    + "    action: rewrite\n    replacement: '[$2]'\n    guidance: g\n    examples: {fires: ['a=12'], passes: ['x']}\n");
+  const m = run(['--rules', late, 'check', 'submit_message', '--json', '{"message":"see b=zzz now"}']);
+  let o = {};
+  try { o = JSON.parse(m.stdout); } catch { /* the check below fails */ }
+  ok(m.status === 0 && o.text === 'see b=zzz now' && (o.notes || []).some((n) => /rule late did not rewrite this text: its replacement does not fit/.test(n)) &&
+     /rule_replacement_unusable/.test(m.stderr) && !/budget/.test(m.stdout),
+    'a replacement that does not fit the pattern that matched: the text as it was, a note saying so (not "over budget")', m.stdout + m.stderr);
+}
 // the profile's rules.dirs are read as --rules is
 writeFileSync(join(box.dir, 'profile.yaml'), `rules:\n  dirs: [${JSON.stringify(bad)}]\n`);
 r = run(['rules', 'lint'], box.env);
