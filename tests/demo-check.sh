@@ -38,7 +38,7 @@ if printf '%s\n' "$out" | sed -n '/snoozed: no reminder/,/get_time_context/p' | 
 else n=$((n + 1)); echo "ok $n - demo: no reminder while snoozed"; fi
 expect "keel hook UserPromptSubmit: the person asks about the migration a fourth time in 40 minutes"
 expect "** keel (rumination, sycophancy): You asked about this 3 times before in this stretch of work: at 14:05"
-expect "** keel (sycophancy):"
+expect "** keel (rules, sycophancy): the reply matched the rule cheerleading-opener"
 expect "This reply breaks the person's rules (no-todo-left): Finish the work"
 # the revised reply passes: nothing after it
 if printf '%s\n' "$out" | sed -n '/the revised reply/,$p' | grep -q "\*\* block"; then
