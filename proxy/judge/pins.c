@@ -635,7 +635,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
             continue;
         }
         els[i].state = see(p, tools[i], nm, known ? gone : NULL, now);
-        if (els[i].state == PIN_HELD)
+        if (els[i].state == PIN_HELD && !p->failed) /* out of memory it is not known held: not announced */
             cJSON_AddItemToArray(p->held, cJSON_CreateString(nm));
         if (els[i].state != PIN_HELD) { /* remembered by its bytes: the next listing skips the work */
             struct pins_ent *c = map_find(&p->same, nm, 1);
