@@ -957,10 +957,11 @@ static char *read_payload(int fd, size_t max, size_t *n, int *too_large)
             break;
         }
         if (len == cap) {
-            char *b = cap < max ? realloc(buf, (cap *= 2) + 1) : NULL;
+            int full = cap >= max;
+            char *b = full ? NULL : realloc(buf, (cap *= 2) + 1);
             if (!b) {
                 free(buf);
-                if ((*too_large = cap >= max))
+                if ((*too_large = full))
                     drain(fd, end);
                 return NULL;
             }
