@@ -513,11 +513,11 @@ static int unicode_name(const char *s, size_t last, const char *a, size_t l, int
     ucs4_t c;
     if (first || u8_mbtouc(&c, (const uint8_t *)a, l) < 1 || !uc_is_upper(c))
         return 0;
-    for (const char *q = s + last; q < a; q++)
-        if (*q == '.' || *q == '!' || *q == '?' || *q == ':' || *q == '\n' ||
-            (a - q >= 3 &&
-             (!memcmp(q, "\xE3\x80\x82", 3) || !memcmp(q, "\xEF\xBC\x81", 3) || !memcmp(q, "\xEF\xBC\x9F", 3))))
+    for (const uint8_t *q = (const uint8_t *)s + last, *end = (const uint8_t *)a; q < end;) {
+        q += u8_mbtouc(&c, q, (size_t)(end - q));
+        if (text_full_stop(c) || c == ':' || c == '\n')
             return 0;
+    }
     return 1;
 }
 

@@ -131,6 +131,13 @@ uint64_t text_hasher_end(const struct text_hasher *t);
 /* The hasher's value for p[0..n) in one piece. */
 uint64_t text_hash_pieces(const void *p, size_t n, uint64_t seed);
 
+/* 1 when code point c ends a sentence as a reader sees it: . ! ? or the
+ * full-width 。！？ of Chinese and Japanese. */
+static inline int text_full_stop(uint32_t c)
+{
+    return c == '.' || c == '!' || c == '?' || c == 0x3002 || c == 0xFF01 || c == 0xFF1F;
+}
+
 /* A NUL-terminated copy of n bytes (a message, an id), or NULL. */
 char *text_dup(const char *s, size_t n);
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistr.h>
 
 /* --- a call's identity, from its raw arguments ------------------------------ */
 
@@ -521,11 +522,9 @@ static void put_sentence(char *buf, size_t cap, const char *s)
         n--;
     if (!n || l + 1 >= cap)
         return;
-    int marked = strchr(".!?", s[n - 1]) ||
-        (n >= 3 &&
-         (!memcmp(s + n - 3, "\xE3\x80\x82", 3) || /* 。 */
-          !memcmp(s + n - 3, "\xEF\xBC\x81", 3) || /* ！ */
-          !memcmp(s + n - 3, "\xEF\xBC\x9F", 3))); /* ？ */
+    ucs4_t c = 0;
+    u8_prev(&c, (const uint8_t *)s + n, (const uint8_t *)s);
+    int marked = text_full_stop(c);
     snprintf(buf + l, cap - l, "%s%.*s%s", l ? " " : "", (int)n, s, marked ? "" : ".");
 }
 

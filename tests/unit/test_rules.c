@@ -137,16 +137,36 @@ static void group_numbers_keep_patterns_apart(void **state)
 
 /* A rewrite rule of these patterns (a YAML flow list) and replacement turns
  * text into want. */
-static void rewrites_to(const char *patterns, const char *replacement, const char *text, const char *want)
+/* One rewrite rule for tool results, loaded into rs: its patterns (a YAML
+ * list), replacement and the examples it fires on (a YAML list's items). */
+static void rewrite_rule(struct ruleset *rs, const char *patterns, const char *replacement, const char *fires)
 {
     char yml[512];
     snprintf(yml, sizeof yml,
              "rules:\n  - name: mine\n    applies_to: tool_result\n    patterns: %s\n    action: rewrite\n"
-             "    replacement: '%s'\n    guidance: g\n    examples: {fires: ['%s'], passes: []}\n",
-             patterns, replacement, text);
+             "    replacement: '%s'\n    guidance: g\n    examples: {fires: [%s], passes: []}\n",
+             patterns, replacement, fires);
+    memset(rs, 0, sizeof *rs);
+    ruleset_load_text(rs, "mine.yml", yml, strlen(yml));
+}
+
+/* How many rules of one rewrite rule load (0 or 1), and with how many
+ * problems. */
+static void rewrite_loads(const char *patterns, const char *replacement, const char *fires, int rules, int problems)
+{
+    struct ruleset rs;
+    rewrite_rule(&rs, patterns, replacement, fires);
+    assert_int_equal(rs.n, rules);
+    assert_int_equal(rs.nproblems, problems);
+    ruleset_free(&rs);
+}
+
+static void rewrites_to(const char *patterns, const char *replacement, const char *text, const char *want)
+{
+    char fires[300];
+    snprintf(fires, sizeof fires, "'%s'", text);
     struct ruleset mine;
-    memset(&mine, 0, sizeof mine);
-    ruleset_load_text(&mine, "mine.yml", yml, strlen(yml));
+    rewrite_rule(&mine, patterns, replacement, fires);
     assert_int_equal(mine.n, 1);
     int skipped = 0;
     char *out = rule_rewrite(&mine.v[0], text, strlen(text), &skipped);
@@ -195,52 +215,16 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
 static void a_replacement_that_cannot_fit_is_named(void **state)
 {
     (void)state;
-    static const char bad[] = "rules:\n"
-                              "  - name: two\n    applies_to: tool_result\n    patterns: ['token=(\\w+)']\n"
-                              "    action: rewrite\n    replacement: 'token=[$2]'\n    guidance: g\n"
-                              "    examples: {fires: ['token=abc'], passes: []}\n"
-                              "  - name: open\n    applies_to: tool_result\n    patterns: ['key=(\\w+)']\n"
-                              "    action: rewrite\n    replacement: 'key=${x'\n    guidance: g\n"
-                              "    examples: {fires: ['key=abc'], passes: []}\n";
-    struct ruleset rs;
-    memset(&rs, 0, sizeof rs);
-    ruleset_load_text(&rs, "bad.yml", bad, strlen(bad));
-    assert_int_equal(rs.n, 0);
-    assert_int_equal(rs.nproblems, 2);
-    ruleset_free(&rs);
-    static const char late[] =
-        "rules:\n"
-        "  - name: late\n    applies_to: tool_result\n    patterns: ['a=(\\w)(\\d)', 'b=(\\w+)']\n"
-        "    action: rewrite\n    replacement: '[$2]'\n    guidance: g\n"
-        "    examples: {fires: ['a=x1'], passes: []}\n";
-    memset(&rs, 0, sizeof rs);
-    ruleset_load_text(&rs, "late.yml", late, strlen(late));
-    assert_int_equal(rs.n, 1);
-    assert_int_equal(rs.nproblems, 0);
-    ruleset_free(&rs);
+    rewrite_loads("['token=(\\w+)']", "token=[$2]", "'token=abc'", 0, 1);
+    rewrite_loads("['key=(\\w+)']", "key=${x", "'key=abc'", 0, 1);
+    rewrite_loads("['a=(\\w)(\\d)', 'b=(\\w+)']", "[$2]", "'a=x1'", 1, 0);
     /* an example another pattern matches is no trial of this one's: the
      * one it matches is ('zzz', which the second pattern matches with two
      * groups, then 'a=1' shows that the first has no $2) */
-    static const char later[] = "rules:\n"
-                                "  - name: later\n    applies_to: tool_result\n    patterns: ['a=(\\d)', '(z)(z)z']\n"
-                                "    action: rewrite\n    replacement: '[$2]'\n    guidance: g\n"
-                                "    examples: {fires: ['zzz', 'a=1'], passes: []}\n";
-    memset(&rs, 0, sizeof rs);
-    ruleset_load_text(&rs, "later.yml", later, strlen(later));
-    assert_int_equal(rs.n, 0);
-    assert_int_equal(rs.nproblems, 1);
-    ruleset_free(&rs);
-    static const char two[] = "rules:\n"
-                              "  - name: two\n    applies_to: tool_result\n    patterns: ['a=(\\d)', 'b=(\\w+)']\n"
-                              "    action: rewrite\n    replacement: '[$1]'\n    guidance: g\n"
-                              "    examples: {fires: ['b=xyz'], passes: []}\n";
-    memset(&rs, 0, sizeof rs);
-    ruleset_load_text(&rs, "two.yml", two, strlen(two));
-    assert_int_equal(rs.n, 1);
-    assert_int_equal(rs.nproblems, 0);
-    ruleset_free(&rs);
-    memset(&rs, 0, sizeof rs);
-    ruleset_load_text(&rs, "late.yml", late, strlen(late));
+    rewrite_loads("['a=(\\d)', '(z)(z)z']", "[$2]", "'zzz', 'a=1'", 0, 1);
+    rewrite_loads("['a=(\\d)', 'b=(\\w+)']", "[$1]", "'b=xyz'", 1, 0);
+    struct ruleset rs;
+    rewrite_rule(&rs, "['a=(\\w)(\\d)', 'b=(\\w+)']", "[$2]", "'a=x1'");
     int skipped = 0;
     char *out = rule_rewrite(&rs.v[0], "a=x1 b=zzz", 10, &skipped);
     assert_null(out);
