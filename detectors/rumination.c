@@ -1,4 +1,4 @@
-/* rumination.c: check_rumination, heuristic concept_containment 0.6.12.
+/* rumination.c: check_rumination, heuristic concept_containment 0.6.13.
  *
  * The question: has the person asked nearly this same thing several times in
  * the last while? rum_run answers it on plain text; rum_check is the tool's
@@ -118,8 +118,9 @@ static int cur_asking(struct cur *c)
 /* A history item that did not reach the bar but asks about what the prompt
  * asks about (a content word of the prompt outside its asking phrases), when
  * the prompt asks again in other words: it says it asks again ("sorry to ask
- * again", "I know you said") and the item is a question or a request for
- * reassurance, or both ask to be reassured ("is it safe", "did I make a
+ * again", "I know you said") and the item is a question (a question mark, or
+ * a question word where a question has it: "what time does the job start
+ * now") or a request for reassurance, or both ask to be reassured ("is it safe", "did I make a
  * mistake"). When the prompt says it asks again, an item of at most
  * WORRY_BYTES that pleads or says it asks again too is the same worry
  * whatever its words: the person says they are one question (a worry is put
@@ -142,7 +143,7 @@ static int same_worry(struct cur *c, const char *s, size_t n, struct text_words 
         return (k & (ASK_REASSURE | ASK_REASK)) != 0;
     if ((k & (ASK_REASSURE | ASK_REASK)) && cur_pleads(c))
         return 1;
-    return (c->asks & ASK_REASK) && ((k & (ASK_REASSURE | ASK_REASK)) || ask_question_mark(s, n));
+    return (c->asks & ASK_REASK) && (k & (ASK_REASSURE | ASK_REASK | ASK_QUESTION));
 }
 
 /* What the session is about is not what a prompt asks: a key of the prompt
@@ -541,7 +542,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.12", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.13", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its

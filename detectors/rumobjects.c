@@ -3,6 +3,7 @@
 #include "rumparts.h"
 
 #include <string.h>
+#include <unistr.h>
 
 static void obj_add(struct objs *o, const char *s, size_t n, int number)
 {
@@ -90,6 +91,24 @@ static void obj_token(struct objs *o, const char *s, size_t n, int foreign_text)
         obj_add(o, s, n, 0);
 }
 
+/* The length of the character at s[0..n) when it is one of a script written
+ * without spaces between words, or with its particles joined to them (CJK
+ * ideographs and punctuation, kana, hangul, full-width forms): it ends a
+ * thing's name as a space does ("ALTの52" names ALT and 52, "E0502가" names
+ * E0502). 0 for any other character. */
+static size_t joined_script(const char *s, size_t n)
+{
+    ucs4_t c;
+    if ((unsigned char)s[0] < 0xE0)
+        return 0; /* every such character takes three bytes or more */
+    int l = u8_mbtouc(&c, (const uint8_t *)s, n);
+    if (l < 1)
+        return 0;
+    int joined = (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) ||
+        (c >= 0xFF00 && c <= 0xFFEF) || (c >= 0x20000 && c <= 0x3FFFF);
+    return joined ? (size_t)l : 0;
+}
+
 void objects_of(const char *s, size_t n, struct objs *o)
 {
     o->n = 0;
@@ -118,12 +137,13 @@ void objects_of(const char *s, size_t n, struct objs *o)
                 continue;
             }
         }
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            i++;
+        size_t j = joined_script(s + i, n - i);
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || j) {
+            i += j ? j : 1;
             continue;
         }
         size_t a = i;
-        while (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+        while (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' && !joined_script(s + i, n - i))
             i++;
         obj_token(o, s + a, i - a, foreign_text);
     }

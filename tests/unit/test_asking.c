@@ -311,6 +311,13 @@ static void a_latin_question_word_asks_in_its_own_language(void **state)
     assert_true(kinds_of("comment je fais pour lancer les tests") & ASK_QUESTION);
     /* English's own, in an English text */
     assert_true(kinds_of("was it the migration that broke the build") & ASK_QUESTION);
+    /* Turkish closes with its particle and its ending; Swedish opens */
+    assert_true(kinds_of("28 net ile mühendislik olur mu ya, bi daha söyler misin") & ASK_QUESTION);
+    assert_true(kinds_of("bu kadar ilaç almak normal mi") & ASK_QUESTION);
+    assert_true(kinds_of("varför startar inte tjänsten efter omstart") & ASK_QUESTION);
+    /* "mi" and "mu" alone are other languages' words: no question */
+    assert_false(kinds_of("mi jefe dice que el informe va tarde") & ASK_QUESTION);
+    assert_false(kinds_of("powiedz mu że jutro wyślę raport") & ASK_QUESTION);
 }
 
 int main(void)

@@ -348,6 +348,12 @@ static void objects_are_what_a_text_names(void **state)
     OBJS("東京駅 の abc", "abc");
     NO_OBJS("東京駅 の ab");
     NO_OBJS("日本語 abc"); /* as many letters as characters of the other script */
+    /* a script that writes no space between words, or joins its particles
+     * to them, ends a name as a space does: a sentence is not one thing */
+    OBJS("健康診断でALTが52って出たんですけど", "ALT", "52#");
+    OBJS("何度もごめんなさい。ALTの52って本当に大丈夫？", "ALT", "52#");
+    OBJS("E0502가 또 나와요", "E0502");
+    OBJS("还是这个ERESOLVE报错（第10行），怎么回事", "ERESOLVE", "10#");
     /* a pasted text is not compared by what it names */
     char big[OBJ_TEXT_MAX + 2];
     memset(big, ' ', sizeof big);
