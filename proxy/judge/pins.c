@@ -401,6 +401,7 @@ static void sync_file(struct pins *p, int apply)
     kerr e = {0};
     if (pins_update(p->dir, read_entry, &c, &e) < 0) {
         log_event(LOG_WARN, "pins_not_synced", "code=%s", e.code ? e.code : "");
+        snprintf(p->unread, sizeof p->unread, "%s", e.code ? e.code : "STATE_UNREADABLE");
         return;
     }
     p->loaded = 1;
@@ -533,7 +534,7 @@ static int see(struct pins *p, const cJSON *tool, const char *nm, const char *fr
     char *before = pin ? pins_canonical(pin) : NULL;
     pin = def ? observe(p->entry, nm, def, suspect, from, now) : NULL;
     if (!pin) { /* out of memory: the page is not decided (pins_tools_page refuses it) */
-        p->failed = 1;
+        p->failed = PINS_FAILED_OOM;
         free(before);
         cJSON_Delete(suspect);
         cJSON_Delete(def);
@@ -560,8 +561,10 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
     *relist = 0;
     p->failed = 0;
     sync_file(p, 0);
-    if (!p->loaded)
+    if (!p->loaded) { /* nothing known of what was approved: no tool passes */
+        p->failed = PINS_FAILED_UNREAD;
         return NULL;
+    }
     int64_t now = wall_ms();
     size_t pos = 0, cap = 16, k = 0;
     struct el {
@@ -583,7 +586,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         if (k == cap) {
             struct el *m = realloc(els, (cap *= 2) * sizeof *els);
             if (!m) {
-                p->failed = 1; /* the tools after these unchecked: the page must not pass */
+                p->failed = PINS_FAILED_OOM; /* the tools after these unchecked: the page must not pass */
                 break;
             }
             els = m;
@@ -592,12 +595,12 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         els[k++] = (struct el){e, end - (size_t)(e - arr), PIN_OK, 0};
     }
     if (!els) {
-        p->failed = 1;
+        p->failed = PINS_FAILED_OOM;
         return NULL;
     }
     cJSON **tools = calloc(k ? k : 1, sizeof *tools);
     if (!tools)
-        p->failed = 1;
+        p->failed = PINS_FAILED_OOM;
     for (size_t i = 0; tools && i < k; i++) {
         /* The same bytes as last time for this name: its state as then, no parse. */
         const char *nv;
@@ -607,7 +610,7 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
         if (c && c->rawn == els[i].n && !memcmp(c->raw, els[i].p, els[i].n))
             els[i].state = c->state, els[i].cached = 1;
         else if (!(tools[i] = jscan_parse_valid(els[i].p, els[i].n)))
-            p->failed = 1; /* valid JSON, so out of memory: the tool cannot be checked */
+            p->failed = PINS_FAILED_OOM; /* valid JSON, so out of memory: the tool cannot be checked */
         if (nm)
             map_find(&p->listing, nm, 1);
         free(nm);
@@ -706,9 +709,17 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
 {
     p->failed = 0;
     sync_file(p, 0);
-    cJSON *s = p->loaded ? jscan_parse_valid(v, vn) : NULL;
+    if (!p->loaded) { /* not known to be approved: held, the session still starts */
+        struct jscan_insert ins = {(size_t)(v - line), "\"\"", vn};
+        char *out = jscan_splice(line, n, &ins, 1, NULL);
+        p->failed = out ? 0 : PINS_FAILED_OOM;
+        if (out)
+            log_event(LOG_WARN, "instructions_held", "bytes=%zu pins=unread", vn);
+        return out;
+    }
+    cJSON *s = jscan_parse_valid(v, vn);
     if (!cJSON_IsString(s)) {
-        p->failed = p->loaded && !s; /* valid JSON, so out of memory: not known whether they changed */
+        p->failed = s ? 0 : PINS_FAILED_OOM; /* valid JSON, so out of memory: not known whether they changed */
         cJSON_Delete(s);
         return NULL;
     }
@@ -719,7 +730,7 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
     char *before = pin ? pins_canonical(pin) : NULL;
     pin = observe(p->entry, NULL, s, suspect, NULL, now);
     if (!pin) { /* out of memory: not decided, and not to pass as they came */
-        p->failed = 1;
+        p->failed = PINS_FAILED_OOM;
         free(before);
         cJSON_Delete(suspect);
         cJSON_Delete(s);
@@ -745,13 +756,23 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
         struct jscan_insert ins = {(size_t)(v - line), "\"\"", vn};
         out = jscan_splice(line, n, &ins, 1, NULL);
     }
-    p->failed = st != PIN_OK && !out;
+    p->failed = st != PIN_OK && !out ? PINS_FAILED_OOM : 0;
     pins_flush(p);
     return out;
 }
 
 int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t whyn)
 {
+    if (!p->loaded)
+        sync_file(p, 0);
+    if (!p->loaded) {
+        snprintf(why, whyn,
+                 "keel could not read its pinned tool definitions (%s), so it does not know whether this server's "
+                 "tools are the ones approved; no call goes to them until it can. Check keel's state directory "
+                 "(keel pins lists it), then try again; pins.enabled: false in the profile turns pinning off",
+                 p->unread);
+        return PINS_FAILED_UNREAD;
+    }
     if (!p->nheld)
         return 0;
     char *nm = jscan_string_prefix(name, nn, 512);

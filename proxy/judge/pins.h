@@ -46,8 +46,9 @@ struct pins {
     cJSON *fresh; /* new tools left out of an earlier page until the listing ends (whole) */
     int known; /* the server had pins when the listing under way began */
     int nheld; /* tools held back in entry: none, and a call costs nothing */
-    int loaded; /* the file was read: without it, nothing is decided (pages pass as they are) */
-    int failed; /* the last page or instructions had to change and could not be rewritten (out of memory) */
+    int loaded; /* the file was read: without it, nothing passes (PINS_FAILED_UNREAD) */
+    int failed; /* the last page or instructions must not pass as they are: PINS_FAILED_* */
+    char unread[32]; /* why the file could not be read (a kerr code), while !loaded */
     ino_t ino; /* the file as last read: reread when it changes */
     off_t size;
     int64_t mtime_ns;
@@ -60,21 +61,29 @@ void pins_close(struct pins *p); /* writes what is pending (waiting for the lock
 /* The identity of a command (argv) or a URL, in buf. */
 void pins_identity(char *buf, size_t n, char *const *argv, const char *url);
 
+/* Why a page or instructions could not be decided (p->failed). */
+enum { PINS_FAILED_OOM = 1, PINS_FAILED_UNREAD = 2 };
+
 /* One page of a tools/list result: line holds the page, arr the raw tools
  * array in it. Returns a new line (tools held back left out, a suspect
  * tool's description with keel's warning in front) or NULL when the page
  * passes as it is; NULL with p->failed set when it had to change and memory
- * ran out: the page must not pass. *relist: tools left out of an earlier
+ * ran out, or when the pins file could not be read (nothing is known of the
+ * tools, so none may pass): the page must not pass. *relist: tools left out of an earlier
  * page were released (send notifications/tools/list_changed). */
 char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *arr, size_t an, int last_page,
                       int *relist);
 
 /* An initialize result's instructions (the raw string value v in line):
- * a new line without them (held) or with keel's warning in front, or NULL. */
+ * a new line without them (held; so are they while the pins file cannot be
+ * read) or with keel's warning in front, or NULL (with p->failed set when
+ * memory ran out: they must not pass). */
 char *pins_instructions(struct pins *p, const char *line, size_t n, const char *v, size_t vn);
 
 /* 1 when a call to the tool named by raw JSON string name must not reach
- * the server (its definition is held back); why gets the sentence to say. */
+ * the server (its definition is held back), PINS_FAILED_UNREAD when the pins
+ * file cannot be read (nothing is known to be approved); why gets the
+ * sentence to say. */
 int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t whyn);
 
 /* 1 when the file changed since it was last read (then it is read again):

@@ -165,9 +165,29 @@ static int integer_id(const char *id, size_t n)
     return isfinite(v) && v == floor(v);
 }
 
+/* A batch (JSON-RPC 2.0; MCP before 2025-06-18), either way, is taken
+ * apart: each message in it is routed, checked and answered as if it had
+ * come alone, and what answers them goes out one message a line. Passed on
+ * whole, it would carry past keel what keel holds back (a pinned tool's
+ * changed definition, a call to a held tool), send keel's own tools to the
+ * server, and leave its requests unanswered if the server died. */
+static void client_batch(struct relay *r, const char *line, size_t n)
+{
+    size_t pos = 0;
+    const char *e;
+    log_event(LOG_DEBUG, "client_batch", "bytes=%zu", n);
+    while (jscan_array_next(line, n, &pos, &e)) {
+        size_t at = (size_t)(e - line), end = jscan_value_end(line, n, at);
+        if (*e == '{')
+            relay_client_line(r, e, end - at);
+        else /* JSON-RPC 2.0, 6: each element that is no request is answered */
+            relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST,
+                        "Invalid Request: a message in a batch must be a JSON object", NULL);
+    }
+}
+
 /* A line that is no message keel can route: answered with the error, 1;
- * else 0 and *top holds its members. A batch (MCP before 2025-06-18) goes
- * on as it is. */
+ * else 0 and *top holds its members. A batch is taken apart (client_batch). */
 static int client_unroutable(struct relay *r, const char *line, size_t n, struct jscan_top *top)
 {
     if (!jscan_scan(line, n, top)) {
@@ -185,8 +205,8 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
             i++;
         if (top->first == '[' && i < n && line[i] == ']') /* an empty batch: one error (JSON-RPC 2.0, 6) */
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
-        else if (r->up == UP && top->first == '[' && !r->http) /* over HTTP a POST carries one message */
-            relay_to_upstream(r, line, n);
+        else if (top->first == '[')
+            client_batch(r, line, n);
         else
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object",
                         NULL);
@@ -312,9 +332,13 @@ static void client_request(struct relay *r, const char *line, size_t n, const st
         }
     }
     char why[1200];
-    if (r->pins.server && named && pins_held(&r->pins, name, nn, why, sizeof why)) {
-        log_event(LOG_WARN, "tool_call_held", "bytes=%zu", n);
-        relay_error(&r->cout, id, idn, JR_INVALID_PARAMS, why, "TOOL_HELD");
+    int held = r->pins.server && named ? pins_held(&r->pins, name, nn, why, sizeof why) : 0;
+    if (held) {
+        log_event(LOG_WARN, "tool_call_held", "bytes=%zu%s", n, held == PINS_FAILED_UNREAD ? " pins=unread" : "");
+        if (held == PINS_FAILED_UNREAD)
+            relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, why, "PINS_UNAVAILABLE");
+        else
+            relay_error(&r->cout, id, idn, JR_INVALID_PARAMS, why, "TOOL_HELD");
         return;
     }
     int discover = str_is(method, mn, "server/discover");
@@ -568,9 +592,14 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
         return;
     }
     if (top->first == '[') {
-        if (batch_of_objects(line, n))
-            outq_line(&r->cout, line, n);
-        else
+        if (batch_of_objects(line, n)) { /* taken apart, as a client's is (client_batch) */
+            size_t pos = 0;
+            const char *e;
+            while (jscan_array_next(line, n, &pos, &e)) {
+                size_t at = (size_t)(e - line);
+                relay_server_line(r, e, jscan_value_end(line, n, at) - at);
+            }
+        } else
             log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=array bytes=%zu", n);
         return;
     }
@@ -630,12 +659,22 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
             if ((!pinned && r->pins.server && r->pins.failed) || (pinned && !jscan_scan(pinned, strlen(pinned), &pt))) {
                 /* What pins had to leave out or mark could not be: the
                  * server's answer must not reach the client as it is. */
+                int unread = !pinned && r->pins.failed == PINS_FAILED_UNREAD;
                 free(pinned);
-                log_event(LOG_WARN, "pins_page_unwritten", "bytes=%zu", n);
-                relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR,
-                            "keel could not hold back the server's changed tool definitions (out of memory); ask "
-                            "again",
-                            "PINS_UNAVAILABLE");
+                log_event(LOG_WARN, "pins_page_unwritten", "bytes=%zu%s", n, unread ? " pins=unread" : "");
+                char msg[512];
+                if (unread)
+                    snprintf(msg, sizeof msg,
+                             "keel could not read its pinned tool definitions (%s), so it cannot tell whether this "
+                             "server's tools are the ones approved, and lists none of them until it can. Check "
+                             "keel's state directory (keel pins lists it), then ask again; pins.enabled: false in "
+                             "the profile turns pinning off",
+                             r->pins.unread);
+                else
+                    snprintf(msg, sizeof msg,
+                             "keel could not hold back the server's changed tool definitions (out of memory); ask "
+                             "again");
+                relay_error(&r->cout, id, idn, JR_INTERNAL_ERROR, msg, "PINS_UNAVAILABLE");
                 return;
             }
             const char *l = pinned ? pinned : line;
