@@ -69,14 +69,15 @@ static void set_num(cJSON *o, const char *key, double v)
 }
 
 /* An override given at `at` (ms; -1 unknown: an older keel's) in
- * conversation `in` ("" unknown) holds in the caller's conversation: it was
- * given during it, or the caller knows no conversation; and it was given in
- * this one, when both are known (a host's session: another chat open at the
- * same time is not this one). A new chat starts clean. */
+ * conversation `in` ("" unknown) holds in the caller's conversation: when
+ * both are known, it was given in this one (a host's session: another chat
+ * open at the same time is not this one, and this one's stay its own however
+ * many others come and go); else it was given during it, or the caller knows
+ * no conversation. A new chat starts clean. */
 static int holds_here(const struct chrono_env *env, int64_t at, const char *in)
 {
-    if (in[0] && env->conversation && env->conversation[0] && strcmp(in, env->conversation))
-        return 0;
+    if (in[0] && env->conversation && env->conversation[0])
+        return !strcmp(in, env->conversation);
     return !env->conversation_at || at < 0 || at >= env->conversation_at;
 }
 
@@ -114,6 +115,91 @@ static void mark_given(cJSON *g, const char *name, const char *det, const struct
     put(g, key, det, cJSON_CreateNumber((double)env->now.ms));
     snprintf(key, sizeof key, "%s_in", name);
     put(g, key, det, env->conversation && env->conversation[0] ? cJSON_CreateString(env->conversation) : NULL);
+}
+
+/* The overrides given in a conversation the caller knows (a host's session)
+ * are kept in that conversation's own object, guard.conversations[id], so
+ * that one chat's override never takes another's place; the most recently
+ * used GUARD_CONVERSATIONS are kept. Without a conversation (keel wrap's
+ * client connection, keel check) they are kept in guard itself, as an older
+ * keel kept every one. */
+#define GUARD_CONVERSATIONS 64
+
+/* The caller's conversation's object, or NULL when it has none yet (or the
+ * caller knows no conversation). */
+static const cJSON *scope_get(const cJSON *g, const struct chrono_env *env)
+{
+    if (!env->conversation || !env->conversation[0])
+        return NULL;
+    const cJSON *c =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, "conversations"), env->conversation);
+    return cJSON_IsObject(c) ? c : NULL;
+}
+
+/* Where an override given now is kept: the caller's conversation's object,
+ * made when missing (the one used least recently goes when there are too
+ * many), or guard itself. NULL out of memory. */
+static cJSON *scope_put(cJSON *g, const struct chrono_env *env)
+{
+    if (!env->conversation || !env->conversation[0])
+        return g;
+    cJSON *all = cJSON_GetObjectItemCaseSensitive(g, "conversations");
+    if (!cJSON_IsObject(all)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(g, "conversations");
+        if (!(all = cJSON_AddObjectToObject(g, "conversations")))
+            return NULL;
+    }
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(all, env->conversation);
+    if (!cJSON_IsObject(c)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(all, env->conversation);
+        while (cJSON_GetArraySize(all) >= GUARD_CONVERSATIONS) {
+            cJSON *old = NULL, *it;
+            cJSON_ArrayForEach(it, all) {
+                const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "used_at");
+                const cJSON *o = cJSON_GetObjectItemCaseSensitive(old, "used_at");
+                if (!old || !cJSON_IsNumber(u) || (cJSON_IsNumber(o) && u->valuedouble < o->valuedouble))
+                    old = it;
+            }
+            cJSON_Delete(cJSON_DetachItemViaPointer(all, old));
+        }
+        if (!(c = cJSON_AddObjectToObject(all, env->conversation)))
+            return NULL;
+    }
+    put(c, "used_at", NULL, cJSON_CreateNumber((double)env->now.ms));
+    return c;
+}
+
+/* How many override-once for det are left to the caller in o (a
+ * conversation's object or guard), 0 when none holds here. */
+static int once_left(const struct chrono_env *env, const cJSON *o, const char *det)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "override_once"), det);
+    return o && cJSON_IsNumber(n) && n->valuedouble > 0 && holds(env, o, "override_once", det) ? (int)n->valuedouble
+                                                                                               : 0;
+}
+
+/* Takes one override-once for det, from the caller's conversation first:
+ * 1 when there was one. */
+static int take_once(cJSON *g, const struct chrono_env *env, const char *det)
+{
+    cJSON *o = (cJSON *)scope_get(g, env);
+    if (!once_left(env, o, det))
+        o = g;
+    int left = once_left(env, o, det);
+    if (!left)
+        return 0;
+    set_num(state_obj(o, "override_once"), det, left - 1);
+    return 1;
+}
+
+/* 1 when the override name (a session key, its value kept per detector when
+ * det) holds in the caller's session, in o. */
+static int keyed(const struct chrono_env *env, const cJSON *o, const char *name, const char *det,
+                 const char *session_key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    const char *k = cJSON_GetStringValue(det ? cJSON_GetObjectItemCaseSensitive(v, det) : v);
+    return o && k && session_key[0] && !strcmp(k, session_key) && holds(env, o, name, det);
 }
 
 static void today(const struct chrono_env *env, char *buf, size_t n)
@@ -167,22 +253,23 @@ static int do_read(cJSON *state, void *vctx, kerr *e)
         }
     }
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(state, "guard");
-    const cJSON *once = cJSON_GetObjectItemCaseSensitive(g, "override_once");
-    const cJSON *dis = cJSON_GetObjectItemCaseSensitive(g, "disabled");
+    const cJSON *sc = scope_get(g, env); /* the caller's conversation's own; guard's hold too (keel wrap's, an older
+                                            keel's) */
     for (int d = 0; d < DET_COUNT; d++) {
         const char *dn = guard_detector_names[d];
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, dn);
-        v->once[d] = cJSON_IsNumber(n) && holds(env, g, "override_once", dn) ? (int)n->valuedouble : 0;
-        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dis, dn));
-        v->disabled[d] = k && v->session_key[0] && !strcmp(k, v->session_key) && holds(env, g, "disabled", dn);
+        v->once[d] = once_left(env, sc, dn) + once_left(env, g, dn);
+        v->disabled[d] =
+            keyed(env, sc, "disabled", dn, v->session_key) || keyed(env, g, "disabled", dn, v->session_key);
     }
-    const char *ls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "lower_sensitivity"));
-    v->lower_sensitivity =
-        ls && v->session_key[0] && !strcmp(ls, v->session_key) && holds(env, g, "lower_sensitivity", NULL);
-    const char *vo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "validation_ok"));
-    v->validation_ok = vo && v->session_key[0] && !strcmp(vo, v->session_key) && holds(env, g, "validation_ok", NULL);
+    v->lower_sensitivity = keyed(env, sc, "lower_sensitivity", NULL, v->session_key) ||
+        keyed(env, g, "lower_sensitivity", NULL, v->session_key);
+    v->validation_ok =
+        keyed(env, sc, "validation_ok", NULL, v->session_key) || keyed(env, g, "validation_ok", NULL, v->session_key);
     /* fresh-context forgets what was said before it in its own conversation only */
     v->fresh_context_at = holds_here(env, -1, given_in(g, "fresh_context", NULL)) ? time_of(g, "fresh_context_at") : -1;
+    int64_t fc = sc && holds_here(env, -1, given_in(sc, "fresh_context", NULL)) ? time_of(sc, "fresh_context_at") : -1;
+    if (fc > v->fresh_context_at)
+        v->fresh_context_at = fc;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(g, "hyperfocus");
     v->snooze_until = time_of(h, "snooze_until");
     v->skip_next = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "skip_next"));
@@ -250,12 +337,8 @@ static int do_claim(cJSON *state, void *vctx, kerr *e)
         cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next"); /* snooze-once: this rung is skipped */
         return 1;
     }
-    cJSON *once = state_obj(g, "override_once");
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, "hyperfocus");
-    if (cJSON_IsNumber(n) && n->valuedouble > 0 && holds(c->env, g, "override_once", "hyperfocus")) {
-        set_num(once, "hyperfocus", n->valuedouble - 1); /* override-once: swallowed */
+    if (take_once(g, c->env, "hyperfocus")) /* override-once: swallowed */
         return 1;
-    }
     *c->result = GUARD_EMIT;
     return 1;
 }
@@ -270,14 +353,8 @@ static int do_take_once(cJSON *state, void *vctx, kerr *e)
 {
     (void)e;
     struct claim_ctx *c = vctx;
-    cJSON *g = state_obj(state, "guard"), *once = state_obj(g, "override_once");
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, guard_detector_names[c->det]);
-    *c->result = 0;
-    if (!cJSON_IsNumber(n) || n->valuedouble <= 0 || !holds(c->env, g, "override_once", guard_detector_names[c->det]))
-        return 0;
-    set_num(once, guard_detector_names[c->det], n->valuedouble - 1);
-    *c->result = 1;
-    return 1;
+    *c->result = take_once(state_obj(state, "guard"), c->env, guard_detector_names[c->det]);
+    return *c->result;
 }
 
 int guard_take_once(const struct chrono_env *env, int det, int *taken, kerr *e)
@@ -296,12 +373,16 @@ struct apply_ctx {
 
 static int do_apply(cJSON *state, void *vctx, kerr *e)
 {
-    (void)e;
     struct apply_ctx *c = vctx;
     const struct chrono_env *env = c->env;
     const char *det = guard_detector_names[c->det];
     cJSON *g = state_obj(state, "guard");
     char b[40];
+    int own = !strcmp(c->token, "override-once") || !strcmp(c->token, "disable-for-session") ||
+        !strcmp(c->token, "lower-sensitivity") || !strcmp(c->token, "fresh-context") ||
+        !strcmp(c->token, "i-want-validation");
+    if (own && !(g = scope_put(g, env))) /* the conversation's own object: out of memory, nothing applied */
+        return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     if (!strcmp(c->token, "override-once")) {
         cJSON *once = state_obj(g, "override_once");
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(once, det);

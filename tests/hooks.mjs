@@ -10,7 +10,7 @@
 import { spawnSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, readdirSync, mkdirSync, chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ok, done } from './lib/tap.mjs';
+import { ok, skip, done } from './lib/tap.mjs';
 import { keel, root, sandbox } from './lib/keel.mjs';
 
 const dir = join(root, 'tests', 'hooks');
@@ -380,6 +380,23 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     await new Promise((res) => setImmediate(res));
     ok(code === 0 && !epipe && /hook_input_too_large limit=4194304/.test(stderr),
       'a 5.5 MB payload written in pieces: exit 0, said too large, and the host never meets a closed pipe', { code, epipe: epipe && epipe.code, stderr });
+  }
+  // The same for a payload that stops being JSON early (nested too deep, a
+  // value with more after it): what the host still writes is read and dropped.
+  for (const [what, head, fill] of [['nested too deep', '', '['], ['a value with more after it', '{"prompt": "hi"}', ' x']]) {
+    const child = spawn(keel, ['hook', 'UserPromptSubmit'], { env: { ...process.env, ...box.env } });
+    let epipe = null, stderr = '';
+    child.stdin.on('error', (e) => { epipe = e; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const exited = new Promise((res) => child.on('exit', (code) => res(code)));
+    const piece = Buffer.alloc(1 << 16, fill);
+    child.stdin.write(head);
+    for (let i = 0; i < 48 && !epipe; i++)
+      if (!child.stdin.write(piece)) await new Promise((res) => child.stdin.once('drain', res));
+    child.stdin.end();
+    const code = await exited;
+    await new Promise((res) => setImmediate(res));
+    ok(code === 0 && !epipe, `a 3 MB payload, ${what}, written in pieces: exit 0, and the host never meets a closed pipe`, { code, epipe: epipe && epipe.code, stderr });
   }
   const r = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'fine' }), { box, args: ['--host', 'nonsense'] });
   ok(r.status === 0 && r.stdout === '', 'a wrong --host: exit 0, no output, the problem on stderr', r.stderr);
@@ -971,6 +988,30 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
   }
 }
 
+// Both chats say the same word: each keeps its own (the one said second
+// does not take the first one's place), and a chat keeps its own however
+// many other host sessions come and go meanwhile.
+for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lower-sensitivity']) {
+  const box = sandbox();
+  const worry = {
+    a: 'could the retry logic we added end up charging a customer twice?',
+    b: 'does the new cache invalidation drop entries that are still in use?',
+  };
+  const ask = chats(box, (at) => `2026-11-30T10:${at}Z`);
+  for (const m of ['00', '06', '12']) { ask('a', worry.a, `${m}:00`); ask('b', worry.b, `${m}:30`); }
+  const saidA = ask('a', `${word} rumination`, '13:00');
+  const saidB = ask('b', `${word} rumination`, '13:30');
+  const own = ask('a', worry.a, '18:00');
+  const other = ask('b', worry.b, '18:30');
+  ok(new RegExp(`${word} applied`).test(saidA) && new RegExp(`${word} applied`).test(saidB) && !/keel \(rumination/.test(own) && !/keel \(rumination/.test(other),
+    `${word} said in two chats: each holds in its own, the second does not take the first one's place`, { saidA, saidB, own, other });
+  if (word === 'disable-for-session') {
+    for (let i = 0; i < 40; i++) ask(`c${i}`, `what does build step ${i} print?`, `20:${String(i).padStart(2, '0')}`);
+    const later = ask('a', worry.a, '24:00');
+    ok(!/keel \(rumination/.test(later), 'and holds after 40 other host sessions came and went', later);
+  }
+}
+
 // An override-once an older keel left with no conversation's mark, as a
 // plain string where an object is kept now, is replaced, not read as said in
 // every chat.
@@ -1105,6 +1146,34 @@ for (const end of ['revised', 'bypassed']) {
   const sw = hook('claude-code', 'Stop', payload('claude-code-Stop.json'), { box });
   ok(sw.status === 0 && /hook_state_unavailable code=STATE_UNWRITABLE/.test(sw.stderr) && !/hook_activity_not_recorded/.test(sw.stderr),
     'the same for a reply: the state is named unavailable, and no prompt\'s activity is said to be lost', sw.stderr);
+}
+
+// A state directory keel can read but not write (another user's, mode 500):
+// the prompt's activity is not recorded, so a session-scoped override has no
+// session to hold in, and the person is told it was not applied (keel hook's
+// process ends at once: "until keel exits" would be no time at all). Run as
+// an unprivileged user, since root writes anywhere.
+{
+  const box = sandbox();
+  const setpriv = spawnSync('setpriv', ['--version']).status === 0;
+  if (process.getuid() !== 0 || !setpriv) {
+    skip('an override with a state directory keel can only read is said not applied', 'needs root and setpriv(1) to run keel as another user');
+  } else {
+    mkdirSync(box.stateDir, { recursive: true });
+    spawnSync('chown', ['-R', '65534:65534', box.dir]);
+    chmodSync(box.dir, 0o755);
+    chmodSync(box.stateDir, 0o700);
+    spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', keel, 'check', 'get_time_context'], { env: { ...process.env, ...box.env } });
+    chmodSync(box.stateDir, 0o500); // its files are there, and readable
+    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', keel, 'hook', 'UserPromptSubmit'], {
+      encoding: 'utf8', env: { ...process.env, ...box.env },
+      input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'ro', prompt: 'disable-for-session rumination is it safe?' }) });
+    let said = '';
+    try { said = JSON.parse(r.stdout).systemMessage || ''; } catch { /* nothing said */ }
+    ok(r.status === 0 && /disable-for-session was not applied: there is no session to scope it to/.test(said) && !/disable-for-session applied/.test(said),
+      'an override with a state directory keel can only read: exit 0, and said not applied, not "until keel exits"', { said, stderr: r.stderr });
+    chmodSync(box.stateDir, 0o700);
+  }
 }
 
 // override-once said twice hides the next two advisories, and says two.

@@ -919,13 +919,14 @@ static char *emit(const char *event, int host, int kind, const struct out *o, co
 /* What is left of fd's input read and dropped, until its end or the clock
  * reaches end: a host writing a payload keel will not read is not left
  * writing into a closed pipe (EPIPE breaks a host that does not expect it). */
+#define DRAIN_IDLE_MS 100 /* a host still writing writes on; one that keeps its end open idle is not waited for */
 static void drain(int fd, int64_t end)
 {
     char scratch[1 << 16];
     for (;;) {
         int64_t left = end - chrono_mono_ms();
         struct pollfd pf = {fd, POLLIN, 0};
-        int r = left > 0 ? poll(&pf, 1, (int)left) : 0;
+        int r = left > 0 ? poll(&pf, 1, left < DRAIN_IDLE_MS ? (int)left : DRAIN_IDLE_MS) : 0;
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0 || read(fd, scratch, sizeof scratch) <= 0)
@@ -937,7 +938,8 @@ static void drain(int fd, int64_t end)
  * value, the end of input or HOOK_INPUT_MS, whichever comes first (a host
  * that keeps its end of the pipe open is not waited for). NULL when more
  * than max bytes come before the value ends (*too_large; the rest is read
- * and dropped), or memory runs out. */
+ * and dropped, as it is after a payload that is no JSON or a value with more
+ * after it), or memory runs out. */
 static char *read_payload(int fd, size_t max, size_t *n, int *too_large)
 {
     *too_large = 0;
@@ -978,6 +980,7 @@ static char *read_payload(int fd, size_t max, size_t *n, int *too_large)
         if (rc < 0) {
             if (j.trailing) /* a whole value, then more: the value */
                 len -= (size_t)got - used;
+            drain(fd, end); /* what the host still writes, read and dropped: its write never fails (EPIPE) */
             break;
         }
         if (jstream_end(&j))

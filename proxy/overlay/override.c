@@ -126,6 +126,12 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
         }
         cJSON_AddItemToObject(o, "session", closed);
         snprintf(effect, sizeof effect, "the session is closed");
+    } else if (session_scoped && !v.session_key[0] && env->conversation && env->conversation[0]) {
+        /* keel hook, which records the prompt's activity first: no session
+         * means the state directory took nothing, and this process ends now */
+        cJSON_Delete(o);
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "there is no session to scope it to: keel could not record this one in its state directory");
     } else if (session_scoped && !v.session_key[0]) {
         /* No session to scope it to: it holds until this keel exits. */
         if (ov && strcmp(token, "lower-sensitivity") && strcmp(token, "i-want-validation"))
