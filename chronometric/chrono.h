@@ -33,6 +33,15 @@ int chrono_idle_status(const cJSON *args, const struct chrono_env *env, cJSON **
 /* A copy of the state, read under the lock; NULL with e set on failure. */
 cJSON *chrono_read_state(const struct chrono_env *env, kerr *e);
 
+/* The open session of state: its start (ms), or -1 when none is open, or
+ * when the one there is damaged (*damaged: an object whose started_at is no
+ * time, or lies more than a year before now or a day after it; the next
+ * mark_session_start or mark_session_end closes it into recent_sessions,
+ * marked damaged). */
+#define SESSION_PAST_MAX_MS  (366LL * 86400000)
+#define SESSION_AHEAD_MAX_MS (86400000LL)
+int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess, int *damaged);
+
 /* Records that the client sent a request now (last_prompt_at). */
 int chrono_touch(const struct chrono_env *env, kerr *e);
 /* The same, on a state read under the lock by the caller's own update (one

@@ -58,23 +58,40 @@ static void bump(cJSON *state, const char *key)
     cJSON_AddNumberToObject(state, key, v);
 }
 
-/* The open session's start time, or -1 when none (or it is malformed). */
-static int64_t open_started(const cJSON *state, const cJSON **sess)
+int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess, int *damaged)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(state, "open_session");
     int64_t ms;
-    if (!cJSON_IsObject(s) ||
-        tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "started_at")), &ms, NULL) < 0)
+    *damaged = 0;
+    if (!cJSON_IsObject(s))
         return -1;
+    if (tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "started_at")), &ms, NULL) < 0 ||
+        ms < now - SESSION_PAST_MAX_MS || ms > now + SESSION_AHEAD_MAX_MS) {
+        *damaged = 1;
+        return -1;
+    }
     if (sess)
         *sess = s;
     return ms;
 }
 
-/* Moves the open session to recent_sessions, closed at now. Returns it (owned by state). */
+/* The open session's start time, or -1 when none, or when it is damaged
+ * (*damaged, when given: an object whose start cannot be read). */
+static int64_t open_started(const cJSON *state, int64_t now, const cJSON **sess, int *damaged)
+{
+    int d;
+    int64_t ms = chrono_open_started(state, now, sess, &d);
+    if (damaged)
+        *damaged = d;
+    return ms;
+}
+
+/* Moves the open session to recent_sessions, closed at now. Returns it (owned by state). A damaged one
+ * (no start keel can read) goes there too, marked damaged and with no duration: never dropped. */
 static cJSON *close_open(cJSON *state, const struct chrono_env *env, const char *summary, int auto_closed)
 {
-    int64_t started = open_started(state, NULL);
+    int damaged;
+    int64_t started = open_started(state, env->now.ms, NULL, &damaged);
     cJSON *s = cJSON_DetachItemFromObjectCaseSensitive(state, "open_session");
     cJSON_AddNullToObject(state, "open_session");
     if (!cJSON_IsObject(s)) {
@@ -82,7 +99,10 @@ static cJSON *close_open(cJSON *state, const struct chrono_env *env, const char 
         return NULL;
     }
     add_time(s, "ended_at", env->now.ms, env->now.offset_s);
-    add_duration(s, "duration", env->now.ms > started ? env->now.ms - started : 0);
+    if (damaged)
+        cJSON_AddBoolToObject(s, "damaged", 1);
+    else
+        add_duration(s, "duration", env->now.ms > started ? env->now.ms - started : 0);
     if (summary)
         cJSON_AddStringToObject(s, "summary", summary);
     if (auto_closed)
@@ -110,7 +130,8 @@ static int do_start(cJSON *state, void *vctx, kerr *e)
     struct start_ctx *c = vctx;
     const cJSON *prior = NULL;
     cJSON *auto_closed = NULL;
-    if (open_started(state, &prior) >= 0) {
+    int damaged;
+    if (open_started(state, c->env->now.ms, &prior, &damaged) >= 0 || damaged) {
         if (c->env->profile->overlap_error)
             return kerr_set(e, "SESSION_ALREADY_OPEN", NULL,
                             "a session is already open; end it with mark_session_end first "
@@ -122,6 +143,8 @@ static int do_start(cJSON *state, void *vctx, kerr *e)
             cJSON_AddStringToObject(auto_closed, "prior_session_id", cJSON_IsString(id) ? id->valuestring : "");
             cJSON_AddStringToObject(auto_closed, "closed_at",
                                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(closed, "ended_at")));
+            if (damaged)
+                cJSON_AddBoolToObject(auto_closed, "damaged", 1);
         }
     }
     uuid_t u;
@@ -175,13 +198,24 @@ struct end_ctx {
     const struct chrono_env *env;
     const char *summary;
     cJSON *out;
+    int damaged; /* a damaged session was closed: the answer is NO_OPEN_SESSION, in e */
 };
 
 static int do_end(cJSON *state, void *vctx, kerr *e)
 {
     struct end_ctx *c = vctx;
-    if (open_started(state, NULL) < 0)
+    int damaged;
+    if (open_started(state, c->env->now.ms, NULL, &damaged) < 0 && !damaged)
         return kerr_set(e, "NO_OPEN_SESSION", NULL, "no session is open; mark_session_start opens one");
+    if (damaged) { /* kept, not dropped: the error is the answer, the state is written */
+        if (!close_open(state, c->env, c->summary, 0))
+            return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+        kerr_set(e, "NO_OPEN_SESSION", NULL,
+                 "no session is open: the one in keel's state file had no start keel could read; it was kept in "
+                 "recent_sessions, marked damaged; mark_session_start opens a new one");
+        c->damaged = 1;
+        return 1;
+    }
     cJSON *closed = close_open(state, c->env, c->summary, 0);
     if (!closed)
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
@@ -201,8 +235,8 @@ int chrono_mark_session_end(const cJSON *args, const struct chrono_env *env, cJS
             e->code = "SUMMARY_TOO_LONG";
         return -1;
     }
-    struct end_ctx c = {env, summary, NULL};
-    if (state_update(env->state_dir, env->now.ms, do_end, &c, e) < 0) {
+    struct end_ctx c = {env, summary, NULL, 0};
+    if (state_update(env->state_dir, env->now.ms, do_end, &c, e) < 0 || c.damaged) {
         cJSON_Delete(c.out);
         return -1;
     }
@@ -248,7 +282,7 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
     if (!state)
         return -1;
     const cJSON *sess = NULL;
-    int64_t started = open_started(state, &sess);
+    int64_t started = open_started(state, env->now.ms, &sess, NULL);
     cJSON *o = cJSON_CreateObject();
     int64_t elapsed = started >= 0 && env->now.ms > started ? env->now.ms - started : 0;
     if (started < 0 || elapsed < thr * 60000) {

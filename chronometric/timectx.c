@@ -65,9 +65,16 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
     cJSON_AddStringToObject(o, "now", b);
     cJSON_AddStringToObject(o, "day_of_week", tf_weekday_names[c.wday]);
     add_since(o, "time_since_last_prompt", state, "last_prompt_at", now);
-    const cJSON *sess = cJSON_GetObjectItemCaseSensitive(state, "open_session");
-    add_since(o, "current_session_length", sess, "started_at", now);
-    cJSON_AddBoolToObject(o, "session_open", cJSON_IsObject(sess));
+    const cJSON *sess = NULL;
+    int damaged;
+    int open = chrono_open_started(state, now, &sess, &damaged) >= 0;
+    add_since(o, "current_session_length", open ? sess : NULL, "started_at", now);
+    cJSON_AddBoolToObject(o, "session_open", open);
+    if (damaged)
+        cJSON_AddItemToArray(warnings,
+                             cJSON_CreateString("SESSION_DAMAGED: the open session in keel's state file has no start "
+                                                "keel can read; mark_session_start or mark_session_end closes it into "
+                                                "recent_sessions, marked damaged"));
     if (p->unreadable) {
         char w[1500];
         snprintf(w, sizeof w, "PROFILE_UNREADABLE: the profile %s %s; energy_zone is unknown until it is fixed",
@@ -80,11 +87,9 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
         if (eod >= 0) {
             snprintf(b, sizeof b, "%02d:%02d", eod / 60, eod % 60);
             cJSON_AddStringToObject(o, "effective_end_of_day_local", b);
-            int64_t started, since;
-            int has = cJSON_IsObject(sess) &&
-                tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sess, "started_at")), &started,
-                                 NULL) == 0;
-            cJSON_AddBoolToObject(o, "past_end_of_day", hyp_past_eod(now, off, has ? &started : NULL, eod, &since));
+            int64_t since, started = open ? chrono_open_started(state, now, NULL, &damaged) : -1;
+            cJSON_AddBoolToObject(o, "past_end_of_day",
+                                  hyp_past_eod(now, off, started >= 0 ? &started : NULL, eod, &since));
         }
     }
     if (cJSON_GetArraySize(warnings))
