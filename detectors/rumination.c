@@ -341,7 +341,7 @@ static int related(struct cur *c, const char *pt, size_t pn, struct objs *po, in
         objects_of(h->t, h->n, ho);
         if (!c->o.any_run && !all_numbers(ho))
             ho->n = 0;
-        if (objects_differ(po, ho))
+        if (objects_differ(po, ho) && !(cur_pleads(c) && all_numbers(po) && all_numbers(ho)))
             j = 0, *other = 1;
     }
     if (j >= sim_thr && j > 0 && !cur_pleads(c)) {
