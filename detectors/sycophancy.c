@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.12.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.13.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -84,13 +84,14 @@ enum cls {
     STATEMENT,
     ADDRESSEE,
     CAUTION,
+    GOAHEAD,
     NCLS
 };
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
 static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance", "negator",
                                             "judgement", "opener",    "irony",     "tag",      "term",        "modest",
-                                            "wh",        "statement", "addressee", "caution"};
+                                            "wh",        "statement", "addressee", "caution",  "goahead"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
@@ -365,18 +366,19 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
     if (w->n == 0)
         return 0;
     uint32_t nsent = w->v[w->n - 1].sentence + 1;
-    unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims, 8 names caution */
+    unsigned char *flags = calloc(nsent, 1); /* 1 marked, 2 quotes, 4 exclaims, 8 names caution, 16 tells to go ahead */
     if (!flags)
         return SCAN_OOM;
     for (size_t i = 0; i < w->n; i++) {
-        const struct phrase *m = match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE | 1u << IRONY | 1u << CAUTION);
+        const struct phrase *m =
+            match_at(w, i, 1u << QUALIFIER | 1u << EVIDENCE | 1u << IRONY | 1u << CAUTION | 1u << GOAHEAD);
         if (m && m->cls == IRONY) {
             free(flags);
             return 0;
         }
         uint32_t s = w->v[i].sentence;
         if (m)
-            flags[s] |= m->cls == CAUTION ? 8 : 1;
+            flags[s] |= m->cls == CAUTION ? 8 : m->cls == GOAHEAD ? 16 : 1;
         if (quoted(t, w->v[i].start))
             flags[s] |= 2;
         if ((i + 1 == w->n || w->v[i + 1].sentence != s) && exclaims(t, tn, w, i))
@@ -407,14 +409,26 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
          * affirmation that is most of the reply, or exclaimed, endorses
          * ("Yes. Sell now."). */
         uint32_t s = w->v[first].sentence;
-        if (m->cls == OPENER && (w->n - (i + 1) >= SYC_OPENER_ANSWER || states_a_fact(w, i + 1)) && !(flags[s] & 4))
+        /* ... unless the reply goes on to tell the person to go ahead as
+         * they planned ("Sure, force-pushing main is fine, go ahead", "Oui,
+         * vas-y, supprime-la", "Agreed, send it exactly as it is"): that is
+         * the affirmation endorsing, in its sentence or the next */
+        int goes_ahead = flags[s] & 16 || (s + 1 < nsent && flags[s + 1] & 16);
+        /* an affirmation exclaimed alone before a reply of twelve words or
+         * more ("Sure! Here is the order I suggest: ...") greets the request
+         * as "Sure." does; with more in its sentence it endorses
+         * ("Absolutely, great choice!"), and so it does before a short
+         * statement ("Yes! The tests pass.") */
+        int alone = first == 0 && (i + 1 == w->n || w->v[i + 1].sentence != s) && w->n - (i + 1) >= SYC_OPENER_ANSWER;
+        if (m->cls == OPENER && (w->n - (i + 1) >= SYC_OPENER_ANSWER || states_a_fact(w, i + 1)) &&
+            (!(flags[s] & 4) || alone) && !goes_ahead)
             continue; /* (an exclaimed "Absolutely, great choice!" still counts) */
         /* A word or two of praise set off at the start ("Genial.", "Good
          * call.", "Bonne idée,", "ممتاز،", "いいですね、": one space at most)
          * before a reply that goes on to answer acknowledges the message;
          * exclaimed, it still endorses, and "You're absolutely right." is
          * more than two words. */
-        if (first == 0 && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4) &&
+        if (first == 0 && w->n - (i + 1) >= SYC_OPENER_ANSWER && !(flags[s] & 4) && !goes_ahead &&
             spaces(t + w->v[0].start, w->v[i].end - w->v[0].start) <= 1 && set_off(t, w, i))
             continue;
         /* One word of praise exclaimed on its own before a statement of fact
@@ -782,7 +796,7 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.12",
+        "pattern_overlap", "0.5.13",
         "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, worked-out number, negator, "
         "quotation or irony, or when a word or two of it set off open a reply that goes on to answer, or an "
