@@ -73,6 +73,17 @@ ok(/(^|\/)m\.yml:2: rule mask-token: its replacement cannot be used with pattern
 ok(/(^|\/)e\.yaml:3: rule anything, pattern 1 matches an empty string/.test(r.stdout) && /(^|\/)e\.yaml:3: rule anything, pattern 2 matches an empty string/.test(r.stdout),
   'lint: a .yaml file is read as a .yml one is, and a pattern that matches an empty string is named', r.stdout);
 ok(!/notes\.txt/.test(r.stdout), 'lint: a file that is neither .yml nor .yaml in a rules directory is not read', r.stdout);
+// A rule lint finds a problem in is left out when keel runs, whatever the
+// problem: a reject rule whose pattern matches an empty string never blocks.
+{
+  const dir = join(box.dir, 'empty-reject');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'e.yml'), "rules:\n  - name: empty\n    patterns: ['x*']\n    action: reject\n    guidance: g\n    examples: {fires: [x], passes: [b]}\n");
+  const h = spawnSync(keel, ['--rules', dir, 'hook', 'Stop'], { encoding: 'utf8', env: { ...process.env, ...box.env },
+    input: JSON.stringify({ session_id: 'e', hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'hello there' }) });
+  ok(h.status === 0 && !/"block"/.test(h.stdout) && /rule_problems/.test(h.stderr),
+    'a reject rule whose pattern matches an empty string is left out, as lint and the log say: the reply is not blocked', h.stdout + h.stderr);
+}
 r = run(['rules', 'test']);
 ok(r.status === 0 && /redact-credentials\s+\d+\s+0\s+\d+\s+0/.test(r.stdout) && /10 rules, \d+ corpus examples, 0 mismatches/.test(r.stdout),
   'rules test: every shipped rule passes its examples and the corpus', r.stdout);

@@ -26,6 +26,7 @@ __attribute__((format(printf, 4, 5)))
 static void
 problem(struct ruleset *rs, const char *file, const yaml_node_t *n, const char *fmt, ...)
 {
+    rs->nseen++;
     if (rs->nproblems >= RULESET_MAX_PROBLEMS)
         return;
     char *b = rs->problems[rs->nproblems++];
@@ -174,6 +175,7 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
     snprintf(r.file, sizeof r.file, "%s", file);
     r.line = (int)node->start_mark.line + 1;
     int usable = 1, seen[16] = {0};
+    long before = rs->nseen; /* a rule with a problem of its own is left out, whatever the problem */
     const yaml_node_t *patterns = NULL;
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
         const yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
@@ -304,6 +306,8 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
         usable = 0;
     if (usable && !r.nfires && !r.npasses)
         problem(rs, file, node, "rule %s has no examples (examples: fires: [...], passes: [...])", r.name);
+    if (rs->nseen > before) /* an empty match, an unknown key, a key twice...: as lint says, left out */
+        usable = 0;
     if (!usable) {
         rule_free(&r);
         return;

@@ -21,6 +21,7 @@ struct ruleset {
     int n, cap;
     int nproblems;
     char problems[RULESET_MAX_PROBLEMS][320];
+    long nseen; /* problems found, those past RULESET_MAX_PROBLEMS too: a rule that adds one is left out */
 };
 
 /* Shipped rules, then each directory's *.yml in name order. */

@@ -201,8 +201,10 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
     /* a replacement longer than its match: the next pattern reads all of it */
     rewrites_to("['a', 'z']", "LONGER", "a to z", "LONGER to LONGER");
     /* a match that ends the text is followed by one more scan there: an
-     * empty match at the end is rewritten too, as a global replace does */
-    rewrites_to("['b|$']", "X", "ab", "aXX");
+     * empty match at the end is rewritten too, as a global replace does
+     * (a pattern that matches an empty text is left out, so this one does
+     * only after a "b") */
+    rewrites_to("['b|(?<=b)$']", "X", "ab", "aXX");
     /* not UTF-8: no match, and not "skipped" either */
     assert_int_equal(rule_match(r, "\xff AKIA2Q4RT6YU8IO0PLKM", 22, NULL, 0), 0);
     ruleset_free(&rs);
@@ -267,7 +269,7 @@ static void lengths_groups_and_deep_patterns(void **state)
                               "    examples: {fires: [EYES ONLY], passes: [eyes]}\n"
                               "  - name: empty\n"
                               "    applies_to: tool_result\n"
-                              "    patterns: ['x*']\n"
+                              "    patterns: ['(?=x)|(?<=x)']\n"
                               "    action: annotate\n"
                               "    guidance: g\n"
                               "    examples: {fires: [x], passes: []}\n"
@@ -292,12 +294,15 @@ static void lengths_groups_and_deep_patterns(void **state)
     assert_int_equal(rule_any(&rs.v[2], "for your EYES ONLY", 18), 1);
     agree(&rs.v[2], "for your EYES ONLY");
     /* a pattern that matches nothing moves on a character after each empty
-     * match: "\xc3\xa9x\xc3\xa9" holds four matches (before the first é, "x", between, at the end) */
+     * match: "\xc3\xa9x\xc3\xa9" holds two, before the "x" and after it
+     * (a pattern that matches an empty text is left out: this one does not) */
     struct rule_span sp[8];
     char *c = rule_copy("\xc3\xa9x\xc3\xa9", 5);
     assert_non_null(c);
-    assert_int_equal(rule_match(&rs.v[3], c, 5, sp, 8), 4);
-    assert_int_equal(sp[1].start, 2);
+    assert_int_equal(rule_match(&rs.v[3], c, 5, sp, 8), 2);
+    assert_int_equal(sp[0].start, 2);
+    assert_int_equal(sp[0].end, 2);
+    assert_int_equal(sp[1].start, 3);
     assert_int_equal(sp[1].end, 3);
     free(c);
     size_t n = 20000;
@@ -407,7 +412,8 @@ static void machine_code_when_it_pays(void **state)
      * repeat over 28 letters) is matched by JIT code made there and then:
      * the same answer on its first use as on its second */
     static const char yml[] = "rules:\n  - name: nested\n    applies_to: tool_result\n"
-                              "    patterns: ['^(?:(a|aa)+$|a+!)']\n    action: annotate\n    guidance: g\n";
+                              "    patterns: ['^(?:(a|aa)+$|a+!)']\n    action: annotate\n    guidance: g\n"
+                              "    examples: {fires: [aa], passes: [b]}\n";
     struct ruleset mine;
     memset(&mine, 0, sizeof mine);
     ruleset_load_text(&mine, "mine.yml", yml, strlen(yml));
