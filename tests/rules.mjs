@@ -73,6 +73,54 @@ ok(/(^|\/)m\.yml:2: rule mask-token: its replacement cannot be used with pattern
 ok(/(^|\/)e\.yaml:3: rule anything, pattern 1 matches an empty string/.test(r.stdout) && /(^|\/)e\.yaml:3: rule anything, pattern 2 matches an empty string/.test(r.stdout),
   'lint: a .yaml file is read as a .yml one is, and a pattern that matches an empty string is named', r.stdout);
 ok(!/notes\.txt/.test(r.stdout), 'lint: a file that is neither .yml nor .yaml in a rules directory is not read', r.stdout);
+// A rule that cannot be checked on a text within its budget (a pattern that
+// backtracks) is said not checked everywhere, never taken for no match:
+// rules check (exit 2), rules test, and the Stop hook, which tells the
+// person; a hundred of them cost the hook about a second, not minutes. And
+// rules check reads bytes that are not UTF-8 as U+FFFD, as the hook does.
+{
+  const dir = join(box.dir, 'slow');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'bt.yml'), "rules:\n  - name: backtracks\n    patterns: ['(a|aa)+c']\n    action: reject\n    guidance: g\n    examples: {fires: [aac], passes: [ab]}\n");
+  const text = 'a'.repeat(60) + 'b then ac';
+  const f = join(box.dir, 'slow.txt');
+  writeFileSync(f, text);
+  const c = run(['--rules', dir, 'rules', 'check', '--as', 'message', f], box.env);
+  ok(c.status === 2 && /not checked \(matching it on this text would take more than its budget\): backtracks/.test(c.stdout) && /1 with a rule not checked/.test(c.stdout),
+    'rules check: a rule that could not be checked is named not checked, exit 2 (not "0 with a rule firing")', c.stdout);
+  const exdir = join(box.dir, 'slow-example');
+  mkdirSync(exdir, { recursive: true });
+  writeFileSync(join(exdir, 'bt.yml'), `rules:\n  - name: backtracks\n    patterns: ['(a|aa)+c']\n    action: reject\n    guidance: g\n    examples: {fires: ['${text}'], passes: [ab]}\n`);
+  const tt = run(['--rules', exdir, 'rules', 'test'], box.env);
+  ok(tt.status === 1 && /FAIL backtracks: example could not be checked \(matching it on this text would take more than its budget\)/.test(tt.stdout) &&
+     !/backtracks: example should fire/.test(tt.stdout),
+    'rules test: an example that could not be checked is a failure that says so, not a false negative', tt.stdout);
+  const h = spawnSync(keel, ['--rules', dir, 'hook', 'Stop'], { encoding: 'utf8', env: { ...process.env, ...box.env },
+    input: JSON.stringify({ session_id: 'slow', hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: text }) });
+  let said = '';
+  try { said = JSON.parse(h.stdout).systemMessage || ''; } catch { /* nothing said */ }
+  ok(h.status === 0 && /the rule backtracks could not be checked on this reply in time, and was not applied/.test(said),
+    'keel hook Stop: a reject rule that could not be checked is said not applied to the person', h.stdout + h.stderr);
+  const many = ['rules:'];
+  for (let i = 0; i < 100; i++) many.push(`  - name: cat${i}\n    patterns: ['(a|aa)+c${i}']\n    action: reject\n    guidance: g\n    examples: {fires: [aac${i}], passes: [b]}`);
+  const mdir = join(box.dir, 'many');
+  mkdirSync(mdir, { recursive: true });
+  writeFileSync(join(mdir, 'many.yml'), many.join('\n') + '\n');
+  const long = 'a'.repeat(60) + 'b ' + Array.from({ length: 100 }, (_, i) => `c${i}`).join(' ');
+  const t0 = Date.now();
+  const hm = spawnSync(keel, ['--rules', mdir, 'hook', 'Stop'], { encoding: 'utf8', env: { ...process.env, ...box.env },
+    input: JSON.stringify({ session_id: 'many', hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: long }) });
+  const took = Date.now() - t0;
+  let saidm = '';
+  try { saidm = JSON.parse(hm.stdout).systemMessage || ''; } catch { /* nothing said */ }
+  ok(hm.status === 0 && took < 5000 && /and \d+ more could not be checked on this reply in time/.test(saidm),
+    'a hundred rules that backtrack: the hook stops at the rules\' shared second, names what it did not check, well inside a host\'s timeout', { took, saidm });
+  const bad = join(box.dir, 'bad-utf8.txt');
+  writeFileSync(bad, Buffer.from([0x61, 0x62, 0xff, 0x63, 0x64, 0x20, 0x1b, 0x5b, 0x33, 0x31, 0x6d, 0x20, 0x72, 0x65, 0x64]));
+  const u = run(['rules', 'check', bad], box.env);
+  ok(u.status === 0 && /strip-terminal-escapes/.test(u.stdout) && /not UTF-8 were read as U\+FFFD/.test(u.stderr),
+    'rules check: a file with a byte that is not UTF-8 is still read by the rules (as U+FFFD), and said so', u.stdout + u.stderr);
+}
 // A rule lint finds a problem in is left out when keel runs, whatever the
 // problem: a reject rule whose pattern matches an empty string never blocks.
 {

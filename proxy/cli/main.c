@@ -241,7 +241,9 @@ static const char rules_help[] =
     "          print true and false positives and negatives per rule (exit 1 on a mismatch)\n"
     "  prompt  print the text to append to an agent's system prompt\n"
     "  check   run the rules over each FILE as a tool result (or --as a message) and\n"
-    "          name the rules that fire on it; a count at the end\n"
+    "          name the rules that fire on it, and those that could not be checked in\n"
+    "          their time budget; a count at the end (exit 2 when a rule was not checked);\n"
+    "          bytes that are not UTF-8 are read as U+FFFD, as keel hook reads a reply\n"
     "\n"
     "The shipped rules are built in; --rules DIR (repeatable) and the profile's\n"
     "rules.dirs add every .yml file in those directories.\n";

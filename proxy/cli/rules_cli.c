@@ -11,6 +11,7 @@
 #include "embed.h"
 #include "readfile.h"
 #include "submit.h"
+#include "text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,10 +22,13 @@
 
 static const char *const where_names[] = {"", "messages", "tool results", "", "sampling answers"};
 
+/* 1 when r fires on text, 0 when not, RULE_SKIPPED when it could not tell
+ * within its budget. */
 static int fires(const struct rule *r, const char *text)
 {
     struct rule_span sp[1];
-    return rule_match(r, text, strlen(text), sp, 1) > 0;
+    int m = rule_match(r, text, strlen(text), sp, 1);
+    return m == RULE_SKIPPED ? RULE_SKIPPED : m > 0;
 }
 
 int rules_lint(const struct ruleset *rs)
@@ -115,6 +119,10 @@ static int run_eval(const struct ruleset *rs, struct eval *ev, struct counts *c)
             continue;
         }
         int got = fires(&rs->v[i], ev->text);
+        if (got == RULE_SKIPPED) {
+            bad++, printf("FAIL %s: %s could not be checked on it: %s\n", ev->id, name, rule_skipped_why);
+            continue;
+        }
         if (got && want)
             c[i].tp++;
         else if (got)
@@ -166,16 +174,19 @@ int rules_test(const struct ruleset *rs, char **dirs, int ndirs)
         const struct rule *r = &rs->v[i];
         if (r->detector == RD_LLM)
             continue; /* judged by the evaluator, not here */
-        for (int k = 0; k < r->nfires; k++)
-            if (fires(r, r->fires[k]))
-                c[i].tp++;
+        for (int k = 0; k < r->nfires + r->npasses; k++) {
+            int want = k < r->nfires;
+            const char *ex = want ? r->fires[k] : r->passes[k - r->nfires];
+            int got = fires(r, ex);
+            if (got == RULE_SKIPPED)
+                bad++, printf("FAIL %s: example could not be checked (%s): %.80s\n", r->name, rule_skipped_why, ex);
+            else if (got == want)
+                want ? c[i].tp++ : c[i].tn++;
+            else if (want)
+                c[i].fn++, bad++, printf("FAIL %s: example should fire: %.80s\n", r->name, ex);
             else
-                c[i].fn++, bad++, printf("FAIL %s: example should fire: %.80s\n", r->name, r->fires[k]);
-        for (int k = 0; k < r->npasses; k++)
-            if (!fires(r, r->passes[k]))
-                c[i].tn++;
-            else
-                c[i].fp++, bad++, printf("FAIL %s: example should pass: %.80s\n", r->name, r->passes[k]);
+                c[i].fp++, bad++, printf("FAIL %s: example should pass: %.80s\n", r->name, ex);
+        }
     }
     for (int i = 0; i < rs->nproblems; i++) /* a rule that could not be read was not tested either */
         printf("FAIL %s\n", rs->problems[i]);
@@ -232,7 +243,7 @@ int rules_prompt(const struct ruleset *rs)
 
 int rules_check(const struct ruleset *rs, int argc, char **argv)
 {
-    int where = RA_TOOL_RESULT, files = 0, hit_files = 0, rc = 0;
+    int where = RA_TOOL_RESULT, files = 0, hit_files = 0, unchecked_files = 0, rc = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--as") && i + 1 < argc) {
             const char *w = argv[++i];
@@ -247,18 +258,34 @@ int rules_check(const struct ruleset *rs, int argc, char **argv)
             continue;
         }
         size_t n;
-        char *text = read_regular(argv[i], 16u << 20, &n);
-        if (!text) {
+        char *raw = read_regular(argv[i], 16u << 20, &n);
+        if (!raw) {
             fprintf(stderr, "keel: %s: %s\n", argv[i], read_regular_why(errno));
             rc = 1;
             continue;
         }
-        char *c = rule_copy(text, n);
+        /* bytes that are not UTF-8 read as U+FFFD, as keel hook reads a reply:
+         * the rules read the rest of the file */
+        int repaired = 0;
+        char *text = text_repair(raw, n, &n, &repaired);
+        free(raw);
+        if (repaired)
+            fprintf(stderr, "keel: %s: bytes that are not UTF-8 were read as U+FFFD\n", argv[i]);
+        char *c = text ? rule_copy(text, n) : NULL;
         files++;
         int any = 0;
+        char unchecked[512] = "";
         for (int r = 0; c && r < rs->n; r++) {
             struct rule_span sp[1];
-            if (!(rs->v[r].applies_to & where) || rule_match(&rs->v[r], c, n, sp, 1) <= 0)
+            if (!(rs->v[r].applies_to & where))
+                continue;
+            int m = rule_match(&rs->v[r], c, n, sp, 1);
+            if (m == RULE_SKIPPED) {
+                size_t u = strlen(unchecked);
+                snprintf(unchecked + u, sizeof unchecked - u, "%s%s", u ? ", " : "", rs->v[r].name);
+                continue;
+            }
+            if (m <= 0)
                 continue;
             printf("%s%s%s", any ? ", " : "", any ? "" : argv[i], any ? rs->v[r].name : ": ");
             if (!any)
@@ -267,13 +294,20 @@ int rules_check(const struct ruleset *rs, int argc, char **argv)
         }
         if (any)
             printf("\n");
+        if (unchecked[0]) {
+            printf("%s: not checked (%s): %s\n", argv[i], rule_skipped_why, unchecked);
+            unchecked_files++;
+        }
         hit_files += any;
         free(c);
         free(text);
     }
-    printf("%d file%s, %d with a rule firing (as %s)\n", files, files == 1 ? "" : "s", hit_files,
+    printf("%d file%s, %d with a rule firing (as %s)", files, files == 1 ? "" : "s", hit_files,
            where == RA_MESSAGE        ? "messages"
                : where == RA_SAMPLING ? "sampling answers"
                                       : "tool results");
-    return rc;
+    if (unchecked_files)
+        printf(", %d with a rule not checked", unchecked_files);
+    printf("\n");
+    return rc ? rc : unchecked_files ? 2 : 0;
 }

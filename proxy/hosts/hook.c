@@ -757,6 +757,20 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         }
         append(tok, sizeof tok, "override-once, disable-for-session");
     }
+    /* A rule that could not be checked on this reply within its time budget
+     * was not applied: said so, never taken for a reply that passed it. */
+    char unchecked[256] = "";
+    int nun = 0;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped"))
+        if (cJSON_IsString(v) && nun++ < 5)
+            append(unchecked, sizeof unchecked, "%s%s", unchecked[0] ? ", " : "", v->valuestring);
+    if (nun > 5)
+        append(unchecked, sizeof unchecked, " and %d more", nun - 5);
+    if (nun)
+        append(o->msg, sizeof o->msg,
+               "%skeel: the %s %s could not be checked on this reply in time, and %s not applied (a pattern "
+               "that backtracks, or too many slow rules: keel rules test names them).",
+               o->msg[0] ? "\n" : "", nun > 1 ? "rules" : "rule", unchecked, nun > 1 ? "were" : "was");
     cJSON_Delete(j);
     /* Sycophancy on the reply, in this host session's conversation. */
     struct overlay ov;
