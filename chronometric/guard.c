@@ -205,7 +205,7 @@ static int keyed(const struct chrono_env *env, const cJSON *o, const char *name,
 static void today(const struct chrono_env *env, char *buf, size_t n)
 {
     struct tf_civil c;
-    tf_civil(env->now.ms, env->now.offset_s, &c);
+    tf_civil(env->now.ms - HYP_DAY_START_MIN * 60000LL, env->now.offset_s, &c); /* 01:00 is the evening before */
     snprintf(buf, n, "%04d-%02d-%02d", c.year, c.month, c.day);
 }
 
@@ -294,10 +294,10 @@ int guard_read(const struct chrono_env *env, int gap_min, struct guard_view *v, 
     return state_update(env->state_dir, env->now.ms, do_read, &c, e);
 }
 
-int guard_end_of_day(const struct chrono_env *env, int extension_min)
+int guard_end_of_day(const struct chrono_env *env, int64_t at, int extension_min)
 {
     struct tf_civil c;
-    tf_civil(env->now.ms, env->now.offset_s, &c);
+    tf_civil(at - HYP_DAY_START_MIN * 60000LL, env->now.offset_s, &c);
     int eod = profile_eod_for(env->profile, c.wday);
     if (eod < 0)
         return -1;

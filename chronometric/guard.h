@@ -41,10 +41,13 @@ struct guard_view {
  * activity session. */
 int guard_read(const struct chrono_env *env, int gap_min, struct guard_view *v, kerr *e);
 
-/* End of day for today after an extension of extension_min, or -1. */
-int guard_end_of_day(const struct chrono_env *env, int extension_min);
+/* End of day (local minutes, or -1) of the day `at` belongs to (the start of
+ * the open session, else now; a day begins at HYP_DAY_START_MIN), after an
+ * extension of extension_min. */
+int guard_end_of_day(const struct chrono_env *env, int64_t at, int extension_min);
 
-/* Minutes extend-end-of-day added to today's end of day, from a state object. */
+/* Minutes extend-end-of-day added to today's end of day (today: the day now
+ * belongs to, begun at HYP_DAY_START_MIN), from a state object. */
 int guard_eod_extension(const struct chrono_env *env, const cJSON *state);
 
 /* Atomically: may a hyperfocus advisory at level go out now for this session?

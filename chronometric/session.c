@@ -293,7 +293,7 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
         cJSON_AddNumberToObject(b, "elapsed_seconds", (double)(elapsed / 1000));
         const char *intent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sess, "intent"));
         cJSON_AddStringToObject(b, "prior_intent", intent ? intent : "");
-        int eod = guard_end_of_day(env, guard_eod_extension(env, state));
+        int eod = guard_end_of_day(env, started, guard_eod_extension(env, state));
         int64_t since;
         const char *action = eod >= 0 && hyp_past_eod(env->now.ms, env->now.offset_s, &started, eod, &since)
             ? "stop_for_today"

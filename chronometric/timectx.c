@@ -83,11 +83,11 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
         cJSON_AddStringToObject(o, "energy_zone", "unknown");
     } else {
         cJSON_AddStringToObject(o, "energy_zone", chrono_zone_at(p, c.wday, minute));
-        int eod = guard_end_of_day(env, guard_eod_extension(env, state));
+        int64_t since, started = open ? chrono_open_started(state, now, NULL, &damaged) : -1;
+        int eod = guard_end_of_day(env, started >= 0 ? started : now, guard_eod_extension(env, state));
         if (eod >= 0) {
             snprintf(b, sizeof b, "%02d:%02d", eod / 60, eod % 60);
             cJSON_AddStringToObject(o, "effective_end_of_day_local", b);
-            int64_t since, started = open ? chrono_open_started(state, now, NULL, &damaged) : -1;
             cJSON_AddBoolToObject(o, "past_end_of_day",
                                   hyp_past_eod(now, off, started >= 0 ? &started : NULL, eod, &since));
         }

@@ -99,6 +99,11 @@ void syc_reason(const struct syc_query *q, const struct syc_result *r, char *buf
 cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r); /* matched_spans; NULL out of memory */
 cJSON *syc_heuristic(void);
 
+/* A day of the person's begins at 05:00 local: the hours before are the
+ * evening of the day before (an end of day of "01:30" on a Saturday falls in
+ * the small hours of Sunday). */
+#define HYP_DAY_START_MIN 300
+
 /* End of day for check_hyperfocus and get_time_context: has now passed the
  * end of day (eod_min, local minutes in offset off) of the date the session
  * started (or of today without a session)? A session started after that end

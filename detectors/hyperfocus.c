@@ -38,14 +38,13 @@ static const char *const actions[] = {"continue", "check_in", "take_break", "wra
 /* A working day runs from 05:00 to 05:00: an end of day before 05:00 is the
  * small hours after the evening, and a session begun at 01:00 belongs to the
  * day before. */
-#define DAY_START_MIN 300
 
 int hyp_past_eod(int64_t now, int off, const int64_t *started, int eod_min, int64_t *since_s)
 {
     struct tf_civil c;
-    tf_civil((started ? *started : now) - DAY_START_MIN * 60000LL, off, &c);
+    tf_civil((started ? *started : now) - HYP_DAY_START_MIN * 60000LL, off, &c);
     int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - off; /* local midnight, UTC s */
-    int64_t eod_at = (day0 + eod_min * 60LL + (eod_min < DAY_START_MIN ? 86400 : 0)) * 1000;
+    int64_t eod_at = (day0 + eod_min * 60LL + (eod_min < HYP_DAY_START_MIN ? 86400 : 0)) * 1000;
     int64_t from = started && *started >= eod_at ? *started : eod_at; /* began after it: late from the start */
     if (now < from)
         return 0;
