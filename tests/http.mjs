@@ -286,6 +286,22 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
   ok(st.code === 0, 'and exits 0 when the client leaves', st);
 }
 
+// An initialize the server redirects to another origin fails, and what the
+// client sends after it is answered at once, not held for a session that
+// never comes.
+{
+  const f = await fault(['--init-elsewhere']);
+  const k = new Proc(['--log-level', 'info', 'wrap', '--url', f.url]);
+  const i = await k.ask(INIT);
+  ok(i.error?.data?.code === 'UPSTREAM_HTTP' && i.error.data.cause === 'redirect', 'an initialize redirected to another origin is answered UPSTREAM_HTTP redirect', i);
+  const t0 = Date.now();
+  const p = await k.ask({ jsonrpc: '2.0', id: 5, method: 'ping' });
+  ok(p.id === 5 && (p.error || p.result) && Date.now() - t0 < 3000,
+    `a request after it is answered at once (${Date.now() - t0} ms), not held until the client leaves`, p);
+  await k.close();
+  f.stop();
+}
+
 // TLS is always verified: a private CA is trusted only with --cacert.
 {
   const dir = sandbox().dir;

@@ -1112,9 +1112,12 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
         get_ended(h, x, rc);
         return;
     }
-    if (x->is_init && !(x->status == 307 || x->status == 308) &&
-        !(rc == CURLE_COULDNT_CONNECT && x->tries < CONNECT_TRIES)) {
-        h->initializing = 0; /* answered, or failed: what waited for it goes */
+    /* a redirect keel follows, or a refused connection tried again, is the
+     * same initialize still on its way; anything else (an answer, a failure,
+     * a redirect keel refuses) ends it, and what waited for it goes */
+    int follows = redirect && x->redirects < REDIRECTS_MAX && same_origin(h->o.url, redirect);
+    if (x->is_init && !follows && !(rc == CURLE_COULDNT_CONNECT && x->tries < CONNECT_TRIES)) {
+        h->initializing = 0;
         release_held(h);
     }
     if (x->too_large) {
