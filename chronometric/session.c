@@ -17,6 +17,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unictype.h>
+#include <unistr.h>
 #include <uuid/uuid.h>
 
 #define INTENT_MAX  500
@@ -165,6 +167,20 @@ static int do_start(cJSON *state, void *vctx, kerr *e)
     return 1;
 }
 
+/* 1 when s[0..n) (valid UTF-8) holds nothing to read: white space
+ * (U+00A0 too), controls and characters that show nothing (U+200B). */
+static int blank_text(const char *s, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)s, *end = p + n;
+    ucs4_t c;
+    for (int l; p < end; p += l) {
+        l = u8_mbtouc(&c, p, (size_t)(end - p)); /* a byte that is not UTF-8 reads as U+FFFD: not blank */
+        if (!uc_is_property_white_space(c) && !uc_is_property_default_ignorable_code_point(c) && !uc_is_cntrl(c))
+            return 0;
+    }
+    return 1;
+}
+
 int chrono_mark_session_start(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
 {
     static const char *const keys[] = {"intent", NULL};
@@ -178,8 +194,7 @@ int chrono_mark_session_start(const cJSON *args, const struct chrono_env *env, c
             e->code = "INTENT_TOO_LONG";
         return -1;
     }
-    size_t blank = strspn(intent, " \t\r\n");
-    if (blank == n)
+    if (blank_text(intent, n))
         return kerr_set(e, "INTENT_REQUIRED", "intent",
                         "intent must say what this session is for (1 to 500 characters)");
     if (env->profile->unreadable)
