@@ -339,7 +339,10 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
   let r = await run(['--url', 'ftp://example.com/mcp']);
   ok(r.code === 64 && /http:\/\/ or https:\/\//.test(r.err), 'a URL that is not http(s) is a usage error, 64, like every bad option', r);
   r = await run(['--url', 'http://127.0.0.1:1/mcp', '--header-env', 'Authorization=KEEL_UNSET_VAR_X']);
-  ok(r.code === 64 && /not set/.test(r.err), '--header-env naming an unset variable is a usage error', r);
+  ok(r.code === 64 && /the environment variable KEEL_UNSET_VAR_X, which is not set/.test(r.err),
+    '--header-env naming an unset variable is a usage error that names the variable (among several, which one)', r);
+  r = await run(['--url', 'http://127.0.0.1:1/mcp', '--header-env', 'Authorization']);
+  ok(r.code === 64 && /needs =VAR after the header name/.test(r.err), '--header-env without =VAR says so (not "needs a header name")', r);
   r = await run(['--url', 'http://127.0.0.1:1/mcp', '--header', 'Bad Name: x']);
   ok(r.code === 64 && /header name/.test(r.err), 'a header name HTTP does not allow is refused', r);
   r = await run(['--url', 'http://127.0.0.1:1/mcp', 'node', 'server.js']);

@@ -691,10 +691,15 @@ static const struct flag_name overlay_names[] = {{"rumination", OV_RUMINATION},
  * value is never printed: it is often a token. */
 static char *header_line(const char *arg, int from_env, const char **why)
 {
+    static char said[200]; /* what *why says, when it names something */
     const char *sep = strchr(arg, from_env ? '=' : ':');
     const char *value = sep ? sep + 1 : NULL;
-    if (!sep || sep == arg) {
+    if (sep == arg || !arg[0]) {
         *why = "needs a header name";
+        return NULL;
+    }
+    if (!sep) {
+        *why = from_env ? "needs =VAR after the header name" : "needs ': value' after the header name";
         return NULL;
     }
     for (const char *p = arg; p < sep; p++)
@@ -703,8 +708,14 @@ static char *header_line(const char *arg, int from_env, const char **why)
             return NULL;
         }
     if (from_env) {
-        if (!*value || !(value = getenv(value)) || !*value) {
-            *why = "names an environment variable that is not set or is empty";
+        const char *var = value;
+        if (!*var) {
+            *why = "needs the name of an environment variable after =";
+            return NULL;
+        }
+        if (!(value = getenv(var)) || !*value) { /* the variable's name is said, never its value */
+            snprintf(said, sizeof said, "names the environment variable %.100s, which is not set or is empty", var);
+            *why = said;
             return NULL;
         }
     } else {

@@ -41,15 +41,17 @@ const char install_help[] = "usage: keel install [--client NAME]... [--project [
                             "parse or gives a key twice is refused with its line (and then none of that\n"
                             "client's files is touched), and the file as it was is kept beside it\n"
                             "(FILE.keel-backup-DATE-TIME). A second install changes nothing.\n"
-                            "uninstall removes exactly what keel added from each file as it is now, and\n"
-                            "keeps every other change. --dry-run prints the diff and writes nothing.\n"
+                            "uninstall removes what keel adds from each file as it is now (a wrap in the\n"
+                            "form keel writes goes back to the server's own command, whoever wrote it; keel's\n"
+                            "hook entries go), and keeps every other change. --dry-run prints the diff and\n"
+                            "writes nothing.\n"
                             "\n"
                             "By hand, for a file keel cannot edit: a server \"command\": \"X\", \"args\": [A...]\n"
                             "becomes \"command\": \"/path/to/keel\", \"args\": [\"wrap\", \"--\", \"X\", A...]\n"
                             "(add \"--expose\", \"none\" before \"--\" on every server but one), and a\n"
                             "hook command for each event is /path/to/keel hook EVENT (UserPromptSubmit,\n"
-                            "Stop, SessionStart; Codex: add --host codex). docs/clients.md has each\n"
-                            "client's file and events.\n";
+                            "Stop, SubagentStop, SessionStart; Codex: add --host codex). docs/clients.md has\n"
+                            "each client's file and events.\n";
 
 /* --- hosts and clients --------------------------------------------------------- */
 
