@@ -302,6 +302,21 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
   f.stop();
 }
 
+// A session id as long as a JWT (600 bytes) is kept and sent back; one past
+// 1023 bytes cannot be, and the refusals that follow say so.
+for (const [bytes, works] of [[600, true], [1500, false]]) {
+  const f = await fault(['--session-bytes', String(bytes)]);
+  const k = new Proc(['--log-level', 'info', 'wrap', '--url', f.url]);
+  const i = await k.ask(INIT);
+  k.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const r = await k.ask(call('echo', { text: 'long id' }));
+  if (works) ok(i.result && r.result?.content?.[0]?.text === 'echo: long id', `a session id of ${bytes} bytes is kept and sent back`, r);
+  else ok(i.error?.data?.cause === 'session_id' && /keel cannot send back: over 1023 bytes/.test(i.error.message) && r.id !== undefined && /upstream_http_session_unusable/.test(k.stderr),
+    `a session id of ${bytes} bytes: the initialize is answered with why (keel cannot send it back), and what follows is answered`, i);
+  await k.close();
+  f.stop();
+}
+
 // TLS is always verified: a private CA is trusted only with --cacert.
 {
   const dir = sandbox().dir;

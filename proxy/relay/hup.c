@@ -36,7 +36,7 @@
 #define REDIRECTS_MAX    5
 #define ERROR_BODY_MAX   (64u << 10)
 #define POOL_MAX         16 /* idle easy handles kept */
-#define SESSION_MAX      256
+#define SESSION_MAX      1024 /* an Mcp-Session-Id keel keeps (a JWT fits); a longer one is said unusable */
 #define DELETE_MS        2000
 #define CONNECTIONS_MAX  32 /* to the server at once */
 #define RESERVED                                                                                                       \
@@ -82,6 +82,7 @@ struct xfer {
     int renewal_of; /* the client's notifications/initialized, sent again on a renewed session */
     int paused; /* its body callback paused it (the client is behind) */
     char session[SESSION_MAX]; /* Mcp-Session-Id of the answer */
+    int session_bad; /* the answer gave one keel cannot send back (too long, not visible ASCII) */
 };
 
 struct sock {
@@ -103,6 +104,7 @@ struct hup {
     int nsocks, capsocks;
     int64_t timer_at; /* libcurl's timer, monotonic ms (-1 none) */
     char session[SESSION_MAX]; /* "" none */
+    int session_bad; /* the session's id could not be kept: later refusals say so */
     char proto[40]; /* negotiated at initialize ("" not yet) */
     char *init_body, *initialized_body;
     size_t init_n, initialized_n;
@@ -300,6 +302,14 @@ static int str_value(const char *raw, size_t rn, char *out, size_t cap)
     return ok ? 0 : -1;
 }
 
+/* What a refusal says when the session's id could not be kept, else "". */
+static const char *unusable_session(const struct hup *h)
+{
+    return h->session_bad ? ": its session id (Mcp-Session-Id) is over 1023 bytes or not visible ASCII, so keel "
+                            "could not send it back; the server must give a shorter one"
+                          : "";
+}
+
 /* The answer to initialize (the client's or a renewal's): the session and
  * the version it settled on. 1 if it was a result. */
 static int took_initialize(struct xfer *x, const char *p, size_t n)
@@ -315,7 +325,10 @@ static int took_initialize(struct xfer *x, const char *p, size_t n)
         str_value(v, vn, proto, sizeof proto) == 0)
         memcpy(h->proto, proto, sizeof proto);
     memcpy(h->session, x->session, sizeof h->session);
+    h->session_bad = x->session_bad;
     log_event(LOG_INFO, "upstream_http_session", "session=%d", h->session[0] != 0);
+    if (h->session_bad)
+        log_event(LOG_WARN, "upstream_http_session_unusable", "max_bytes=%d", SESSION_MAX - 1);
     return 1;
 }
 
@@ -357,8 +370,16 @@ static void deliver(struct xfer *x, char *p, size_t n)
         log_event(LOG_WARN, "upstream_http_misrouted", "stream=%s bytes=%zu", x->kind == XK_GET ? "get" : "post", n);
         return;
     }
-    if (x->is_init && x->status >= 200 && x->status < 300)
-        took_initialize(x, p, n);
+    if (x->is_init && x->status >= 200 && x->status < 300 && took_initialize(x, p, n) && x->h->session_bad) {
+        /* a session keel cannot send back is no session: every later
+         * request would be refused for the want of it */
+        fail(x, "UPSTREAM_HTTP", "session_id",
+             "the server at %s gave a session id (Mcp-Session-Id) keel cannot send back: over %d bytes, or not "
+             "visible ASCII; the server must give a shorter one",
+             x->h->origin, SESSION_MAX - 1);
+        x->delivered = 1;
+        return;
+    }
     /* The tools the client is given, by a hash: after a renewal the client
      * hears tools/list_changed only when the new session's list differs. */
     const char *tv;
@@ -443,7 +464,9 @@ static int header_is(const char *p, size_t n, const char *name)
 }
 
 /* The header's value, trimmed, into out when it is all visible ASCII. */
-static void header_value(const char *p, size_t n, size_t name_n, char *out, size_t cap)
+/* The header's value into out; -1 (out untouched) when it does not fit or
+ * holds a byte outside visible ASCII. */
+static int header_value(const char *p, size_t n, size_t name_n, char *out, size_t cap)
 {
     size_t i = name_n + 1;
     while (i < n && (p[i] == ' ' || p[i] == '\t'))
@@ -451,12 +474,13 @@ static void header_value(const char *p, size_t n, size_t name_n, char *out, size
     while (n > i && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ' || p[n - 1] == '\t'))
         n--;
     if (n - i >= cap)
-        return;
+        return -1;
     for (size_t k = i; k < n; k++)
         if ((unsigned char)p[k] < 0x21 || (unsigned char)p[k] > 0x7e)
-            return;
+            return -1;
     memcpy(out, p + i, n - i);
     out[n - i] = '\0';
+    return 0;
 }
 
 static size_t on_header(char *p, size_t size, size_t count, void *ud)
@@ -466,9 +490,10 @@ static size_t on_header(char *p, size_t size, size_t count, void *ud)
     x->heard_at = chrono_mono_ms();
     if (n >= 5 && !strncmp(p, "HTTP/", 5)) { /* a new answer (after a 100 Continue) */
         x->session[0] = '\0';
+        x->session_bad = 0;
         x->bearer = 0;
     } else if (header_is(p, n, "mcp-session-id")) {
-        header_value(p, n, 14, x->session, sizeof x->session);
+        x->session_bad = header_value(p, n, 14, x->session, sizeof x->session) < 0;
     } else if (header_is(p, n, "www-authenticate")) {
         size_t i = 17;
         while (i < n && p[i] == ' ')
@@ -1228,10 +1253,12 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
                  "'Authorization=VAR', VAR holding 'Bearer <token>' (keel does not run OAuth sign-in flows)",
                  h->origin, x->bearer ? ", a bearer token" : "");
         else
-            fail(x, "UPSTREAM_HTTP", "http_status", "the server at %s answered HTTP %ld", h->origin, st);
+            fail(x, "UPSTREAM_HTTP", "http_status", "the server at %s answered HTTP %ld%s", h->origin, st,
+                 unusable_session(h));
     }
     if (x->id && h->cb.waiting(h->cb.ctx, x->id, x->idn))
-        fail(x, "UPSTREAM_HTTP", "http_status", "the server at %s answered HTTP %ld", h->origin, st);
+        fail(x, "UPSTREAM_HTTP", "http_status", "the server at %s answered HTTP %ld%s", h->origin, st,
+             unusable_session(h));
     if (!x->id)
         log_event(LOG_WARN, "upstream_http_refused", "status=%ld bytes=%zu", st, x->bodyn);
     xfer_free(x);
