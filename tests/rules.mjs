@@ -121,6 +121,14 @@ ok(!/notes\.txt/.test(r.stdout), 'lint: a file that is neither .yml nor .yaml in
   ok(u.status === 0 && /strip-terminal-escapes/.test(u.stdout) && /not UTF-8 were read as U\+FFFD/.test(u.stderr),
     'rules check: a file with a byte that is not UTF-8 is still read by the rules (as U+FFFD), and said so', u.stdout + u.stderr);
 }
+// A byte that is not UTF-8 in a rule file is named on its own line.
+{
+  const dir = join(box.dir, 'utf');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'utf.yml'), Buffer.concat([Buffer.from("rules:\n  - name: a\n    patterns: [x]\n    guidance: g\n    examples: {fires: [x], passes: [y]}\n  - name: b\n    guidance: \"caf"), Buffer.from([0xe9]), Buffer.from('"\n')]));
+  const l = run(['--rules', dir, 'rules', 'lint'], box.env);
+  ok(l.status === 1 && /utf\.yml:7: not valid YAML: invalid trailing UTF-8 octet/.test(l.stdout), 'lint: a byte that is not UTF-8 is named on its line (7), not line 1', l.stdout);
+}
 // A rule lint finds a problem in is left out when keel runs, whatever the
 // problem: a reject rule whose pattern matches an empty string never blocks.
 {

@@ -359,9 +359,17 @@ void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, s
         return;
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
     if (!yaml_parser_load(&parser, &doc)) {
+        /* a reader error (a byte that is not UTF-8) has an offset, not a mark: its line is counted */
+        unsigned long line = (unsigned long)parser.problem_mark.line + 1;
+        if (parser.error == YAML_READER_ERROR) {
+            line = 1;
+            for (size_t i = 0; i < parser.problem_offset && i < n; i++)
+                line += text[i] == '\n';
+        }
+        rs->nseen++;
         if (rs->nproblems < RULESET_MAX_PROBLEMS)
-            snprintf(rs->problems[rs->nproblems++], sizeof rs->problems[0], "%s:%lu: not valid YAML: %s", name,
-                     (unsigned long)parser.problem_mark.line + 1, parser.problem ? parser.problem : "parse error");
+            snprintf(rs->problems[rs->nproblems++], sizeof rs->problems[0], "%s:%lu: not valid YAML: %s", name, line,
+                     parser.problem ? parser.problem : "parse error");
         yaml_parser_delete(&parser);
         return;
     }
