@@ -4,7 +4,7 @@
 // change made each time. Its own test, apart from install.mjs, for it takes
 // about a minute.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel as keelArg, sandbox, homeWith } from './lib/keel.mjs';
@@ -84,5 +84,23 @@ console.log(swapped ? 'swapped' : 'not swapped');
     `${verb}: a key written 300 ms after keel replaced the file, by a writer that had it open, is kept, with keel's change and a key added to the new file meanwhile`,
     { said: said.trim(), status: k.status, err: k.stderr.slice(0, 300), wrapped, text: text.slice(-200) });
   }
+}
+// Six installs at once on one file: the one that makes the change keeps a
+// backup of the file as it was; one that finds the change made by another
+// writes nothing and keeps none, and every backup a run names exists.
+{
+  const ht = homeWith({ '.codex/config.toml': '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs"]\n' });
+  const runs = await Promise.all(Array.from({ length: 6 }, () => new Promise((res) => {
+    const p = spawn(keel, ['install', '--client', 'codex'], { env: { PATH: process.env.PATH, HOME: ht }, cwd: ht });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('close', (code) => res({ code, out }));
+  })));
+  const named = runs.flatMap((r) => [...r.out.matchAll(/the file as it was: (\S+)/g)].map((m) => m[1]));
+  const kept = readdirSync(join(ht, '.codex')).filter((f) => f.includes('.keel-backup-'));
+  const unchanged = runs.filter((r) => /config\.toml \(codex\): unchanged/.test(r.out)).length;
+  ok(runs.every((r) => r.code === 0) && named.length === kept.length && named.every((f) => existsSync(f)) && unchanged === 5 &&
+     read(ht, '.codex/config.toml').includes(`command = "${keel}"`),
+    'six installs at once: only the runs that wrote keep a backup, and each backup a run names is there', { named, kept, all: readdirSync(join(ht, '.codex')), unchanged });
 }
 done();

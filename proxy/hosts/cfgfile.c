@@ -386,9 +386,7 @@ static int by_order(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-/* Drops keel's backups of path beyond the newest CFG_BACKUPS: only names
- * cfg_backup makes, oldest first by their time and number. */
-static void prune(const char *path)
+void cfg_backups_prune(const char *path)
 {
     char d[PATH_MAX], b[PATH_MAX], prefix[PATH_MAX + 16];
     snprintf(d, sizeof d, "%s", path);
@@ -458,7 +456,6 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
             unlink(out);
             return -1;
         }
-        prune(f->path);
         return 0;
     }
     return -1;

@@ -61,9 +61,14 @@ int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after
 int cfg_remove(struct cfg_file *f, char *why, size_t whyn);
 
 /* Keeps f's content as read in PATH.keel-backup-YYYYMMDD-HHMMSS (mode 0600,
- * never over an existing file), dropping keel's older backups of it beyond
- * CFG_BACKUPS. The name into out; 0, or -1. */
+ * never over an existing file; cfg_backups_prune drops the older ones once
+ * the change is written). The name into out; 0, or -1. */
 int cfg_backup(const struct cfg_file *f, char *out, size_t outn);
+/* Drops keel's backups of path beyond the newest CFG_BACKUPS: only names
+ * cfg_backup makes, oldest first by their time and number. Called once a
+ * change is written, never by a run that wrote nothing (its backup goes, and
+ * the backups other runs name stay). */
+void cfg_backups_prune(const char *path);
 
 /* 1 if path + suffix exists. */
 int cfg_side_exists(const char *path, const char *suffix);

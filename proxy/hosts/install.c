@@ -238,6 +238,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
                            : cfg_commit_as(&t->f, t->p.out, t->p.out_n, tries > 0, why, sizeof why);
         if (rc == 0) {
             t->written = 1;
+            cfg_backups_prune(t->path);
             return 0;
         }
         if (rc < 0) /* it could not be written: why says so */
@@ -281,8 +282,15 @@ static int commit(struct ctx *c, struct target *t, int dry)
         nanosleep(&pause, NULL);
         if (prepare(c, t, why, sizeof why) < 0)
             break;
-        if (!has_change(t))
+        if (!has_change(t)) { /* another run made the change: this one wrote nothing, so it keeps no backup */
+            if (!t->written && t->backup[0]) {
+                unlink(t->backup);
+                t->backup[0] = '\0';
+            }
+            if (t->written)
+                cfg_backups_prune(t->path);
             return 0;
+        }
         if (tries == COMMIT_TRIES - 1)
             snprintf(why, sizeof why, "%s kept changing while keel wrote it; nothing was lost, try again", t->path);
     }
