@@ -63,7 +63,7 @@ static void bump(cJSON *state, const char *key)
 int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess, int *damaged)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(state, "open_session");
-    int64_t ms;
+    int64_t ms = INT64_MIN;
     *damaged = 0;
     if (!cJSON_IsObject(s))
         return -1;

@@ -1012,6 +1012,50 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
   }
 }
 
+// The conversations that keep overrides are the 64 used most recently: a
+// 65th takes the place of the one used least recently (not of one used
+// again since), and the others stay.
+{
+  const box = sandbox();
+  const ask = chats(box, (at) => `2026-11-30T${at}Z`);
+  const conv = () => {
+    try { return JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8')).guard?.conversations || {}; } catch { return {}; }
+  };
+  const keyOf = {};
+  const say = (c, t) => {
+    const before = new Set(Object.keys(conv()));
+    ask(c, 'override-once rumination', t);
+    const added = Object.keys(conv()).filter((k) => !before.has(k));
+    if (added.length === 1) keyOf[c] = added[0];
+  };
+  for (let i = 0; i < 64; i++) say(`e${i}`, `10:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}`);
+  ask('e0', 'override-once rumination', '10:05:00');   // e0 used again: e1 is now the least recent
+  say('e64', '10:06:00');
+  const kept = conv();
+  ok(Object.keys(keyOf).length === 65 && Object.keys(kept).length === 64 && keyOf.e0 in kept && !(keyOf.e1 in kept) && keyOf.e64 in kept && keyOf.e2 in kept,
+    '64 conversations kept: a 65th takes the place of the least recently used one, not of one used again since', { n: Object.keys(kept).length, e0: keyOf.e0 in kept, e1: keyOf.e1 in kept });
+}
+
+// A conversations object edited by hand into another shape is made again:
+// the override said next holds in its chat.
+for (const shape of ['junk', 'entry']) {
+  const box = sandbox(shape === 'junk' ? { state: { version: 1, guard: { conversations: 'junk' } } } : {});
+  const worry = 'could the retry logic we added end up charging a customer twice?';
+  const ask = chats(box, (at) => `2026-11-30T10:${at}Z`);
+  for (const m of ['00', '06', '12']) ask('a', worry, `${m}:00`);
+  if (shape === 'entry') { // the chat's own entry replaced by a number
+    ask('a', 'override-once rumination', '12:30');
+    const f = join(box.stateDir, 'state.json');
+    const st = JSON.parse(readFileSync(f, 'utf8'));
+    for (const k of Object.keys(st.guard.conversations)) st.guard.conversations[k] = 5;
+    writeFileSync(f, JSON.stringify(st));
+  }
+  const given = ask('a', 'override-once rumination', '13:00');
+  const own = ask('a', worry, '18:00');
+  ok(/override-once applied/.test(given) && !/keel \(rumination/.test(own),
+    `conversations ${shape === 'junk' ? 'that is no object' : 'whose entry for this chat is no object'}: made again, and the override holds`, { given, own });
+}
+
 // An override-once an older keel left with no conversation's mark, as a
 // plain string where an object is kept now, is replaced, not read as said in
 // every chat.
