@@ -962,18 +962,24 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'disable-for-session holds in the chat it was said in; a chat begun after it starts clean', { first, off, quiet, fresh });
 }
 
+// Two chats open at the same time, each having asked its own worry three
+// times (the next ask of either is advised).
+function twoWorriedChats() {
+  const worry = {
+    a: 'could the retry logic we added end up charging a customer twice?',
+    b: 'does the new cache invalidation drop entries that are still in use?',
+  };
+  const ask = chats(sandbox(), (at) => `2026-11-30T10:${at}Z`);
+  for (const m of ['00', '06', '12']) { ask('a', worry.a, `${m}:00`); ask('b', worry.b, `${m}:30`); }
+  return { ask, worry };
+}
+
 // Two chats open at the same time, each asking its own worry again: an
 // override said in one holds in that one only, never in the other, begun
 // before it (override-once, disable-for-session, fresh-context,
 // lower-sensitivity); the chat it was said in keeps it.
 for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lower-sensitivity']) {
-  const box = sandbox();
-  const worry = {
-    a: 'could the retry logic we added end up charging a customer twice?',
-    b: 'does the new cache invalidation drop entries that are still in use?',
-  };
-  const ask = chats(box, (at) => `2026-11-30T10:${at}Z`);
-  for (const m of ['00', '06', '12']) { ask('a', worry.a, `${m}:00`); ask('b', worry.b, `${m}:30`); }
+  const { ask, worry } = twoWorriedChats();
   const given = ask('a', `${word} rumination`, '13:00');
   const other = ask('b', worry.b, '15:00');   // the 4th ask in the other chat, first
   const own = ask('a', worry.a, '18:00');     // the 4th ask, in the chat the word was said in
@@ -992,13 +998,7 @@ for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lo
 // does not take the first one's place), and a chat keeps its own however
 // many other host sessions come and go meanwhile.
 for (const word of ['override-once', 'disable-for-session', 'fresh-context', 'lower-sensitivity']) {
-  const box = sandbox();
-  const worry = {
-    a: 'could the retry logic we added end up charging a customer twice?',
-    b: 'does the new cache invalidation drop entries that are still in use?',
-  };
-  const ask = chats(box, (at) => `2026-11-30T10:${at}Z`);
-  for (const m of ['00', '06', '12']) { ask('a', worry.a, `${m}:00`); ask('b', worry.b, `${m}:30`); }
+  const { ask, worry } = twoWorriedChats();
   const saidA = ask('a', `${word} rumination`, '13:00');
   const saidB = ask('b', `${word} rumination`, '13:30');
   const own = ask('a', worry.a, '18:00');
