@@ -691,5 +691,16 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   ok(r.status === 0 && got.split("/* the team's */").length === 2 && got.includes('hook BeforeAgent') && u.status === 0 &&
      read(hg, '.gemini/settings.json') === text, 'a comment before the first event of a hooks object stays, once; uninstall gives the file back byte for byte', got);
 }
+// A comment on its own line before the first member: keel's hooks go after
+// it, with no line of blanks where the comment's place was copied.
+{
+  const text = '{\n  // my settings\n  "theme": "dark",\n  "mcpServers": {"fs": {"command": "npx"}}\n}\n';
+  const hg = homeWith({ '.gemini/settings.json': text });
+  const r = run(hg, 'install', '--client', 'gemini');
+  const got = read(hg, '.gemini/settings.json');
+  const u = run(hg, 'uninstall', '--client', 'gemini');
+  ok(r.status === 0 && !/\n[ \t]+\n/.test(got) && /\n  },\n  "theme": "dark"/.test(got) && got.includes('// my settings') && u.status === 0 &&
+     read(hg, '.gemini/settings.json') === text, 'a comment line before the first member: the hooks go after it with no blank line left, and uninstall gives the file back', got);
+}
 
 done();

@@ -68,8 +68,14 @@ static void insert_first(struct plan *p, const struct cfgjson *d, size_t obj, st
         return;
     }
     size_t gn = first.key_at - obj - 1; /* blanks only: the scan has comments blanked */
+    size_t nl = gn; /* the first key's own line: what follows the last line break before it */
+    while (nl && d->scan[obj + nl] != '\n')
+        nl--;
     if (!gn) {
         inst_sb_str(t, ", ");
+    } else if (nl) { /* a comment's blanked line above the key is not copied */
+        inst_sb_str(t, ",\n");
+        inst_sb_add(t, d->scan + obj + 1 + nl, gn - nl);
     } else {
         inst_sb_str(t, ",");
         inst_sb_add(t, d->scan + obj + 1, gn);
