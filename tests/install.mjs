@@ -535,7 +535,7 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
     'a duplicate server name': ['{"mcpServers": {\n"a": {"command": "x"},\n"a": {"command": "uvx"}}}', /"a" is given twice.*lines 2 and 3/],
     'a byte-order mark': ['\ufeff{"mcpServers": {}}', /line 1, column 1: the file starts with a byte-order mark/],
     'a trailing comma': ['{\n  "mcpServers": {"a": {"command": "x"},}\n}\n', /line 2, column \d+: a comma before a closing bracket/],
-    'nesting over 1000': [`{"x": ${'['.repeat(1001)}${']'.repeat(1001)}}`, /nested deeper than 1000/],
+    'nesting over 1000': [`{\n  "mcpServers": {},\n  "x": ${'['.repeat(1001)}${']'.repeat(1001)}}`, /line 3, column 1007: nested deeper than 1000/],
     'a top-level array': ['[{"hooks": {}}]', /the top level is not an object/],
   };
   for (const [what, [text, re]] of Object.entries(bad)) {

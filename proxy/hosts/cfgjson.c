@@ -67,9 +67,12 @@ static long blank_comments(char *s, size_t n, int allowed, size_t *unterminated)
     return -1;
 }
 
-static int max_depth(const char *s, size_t n)
+/* The deepest nesting of s[0..n); *deep: where it first went past
+ * JSCAN_MAX_DEPTH (0 if it never did). */
+static int max_depth(const char *s, size_t n, size_t *deep)
 {
     int d = 0, m = 0;
+    *deep = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '"') {
             for (i++; i < n && s[i] != '"'; i++)
@@ -78,6 +81,8 @@ static int max_depth(const char *s, size_t n)
         } else if (s[i] == '{' || s[i] == '[') {
             if (++d > m)
                 m = d;
+            if (d == JSCAN_MAX_DEPTH + 1 && !*deep)
+                *deep = i;
         } else if (s[i] == '}' || s[i] == ']') {
             d--;
         }
@@ -92,8 +97,9 @@ static int explain(const struct cfgjson *d, char *why, size_t whyn)
     cJSON *t = cJSON_ParseWithLengthOpts(d->scan, d->n, &end, 0);
     cJSON_Delete(t);
     size_t at = end && end >= d->scan && end <= d->scan + d->n ? (size_t)(end - d->scan) : 0;
-    if (max_depth(d->scan, d->n) > JSCAN_MAX_DEPTH)
-        return fail_at(d->scan, 0, why, whyn, "nested deeper than 1000 levels, more than keel reads");
+    size_t deep;
+    if (max_depth(d->scan, d->n, &deep) > JSCAN_MAX_DEPTH) /* said where it went past the limit */
+        return fail_at(d->scan, deep, why, whyn, "nested deeper than 1000 levels, more than keel reads");
     if (jscan_has_nul_escape(d->scan, d->n))
         return fail_at(d->scan, 0, why, whyn, "a string holds \\u0000, which keel does not edit");
     for (size_t c = at > 0 ? at - 1 : 0; c <= at && c < d->n; c++) { /* the parser may stop past it */
