@@ -289,11 +289,11 @@ const answer = (k, id, ms = 10000) => k.until((m) => m.id === id, ms);
 // An initialize the server redirects to another origin fails, and what the
 // client sends after it is answered at once, not held for a session that
 // never comes.
-{
-  const f = await fault(['--init-elsewhere']);
+for (const [flag, what] of [['--init-elsewhere', 'to another origin'], ['--init-loop', 'to itself, more than 5 times']]) {
+  const f = await fault([flag]);
   const k = new Proc(['--log-level', 'info', 'wrap', '--url', f.url]);
   const i = await k.ask(INIT);
-  ok(i.error?.data?.code === 'UPSTREAM_HTTP' && i.error.data.cause === 'redirect', 'an initialize redirected to another origin is answered UPSTREAM_HTTP redirect', i);
+  ok(i.error?.data?.code === 'UPSTREAM_HTTP' && i.error.data.cause === 'redirect', `an initialize redirected ${what} is answered UPSTREAM_HTTP redirect`, i);
   const t0 = Date.now();
   const p = await k.ask({ jsonrpc: '2.0', id: 5, method: 'ping' });
   ok(p.id === 5 && (p.error || p.result) && Date.now() - t0 < 3000,

@@ -126,8 +126,18 @@ ok(!/notes\.txt/.test(r.stdout), 'lint: a file that is neither .yml nor .yaml in
   const took = Date.now() - t0;
   let saidm = '';
   try { saidm = JSON.parse(hm.stdout).systemMessage || ''; } catch { /* nothing said */ }
-  ok(hm.status === 0 && took < 2500 && /and \d+ more could not be checked on this reply in time/.test(saidm),
+  ok(hm.status === 0 && took < 2500 && /the rules cat0, cat1, cat2, cat3, cat4 and \d+ more could not be checked on this reply in time, and were not applied/.test(saidm),
     'a hundred rules that backtrack: the hook stops at the rules\' shared second, names what it did not check, well inside a host\'s timeout', { took, saidm });
+  // two rules not checked: both named, in the plural
+  const two = join(box.dir, 'two-slow');
+  mkdirSync(two, { recursive: true });
+  writeFileSync(join(two, 'two.yml'), "rules:\n" + ['one', 'two'].map((n) => `  - name: slow-${n}\n    patterns: ['(a|aa)+c']\n    action: reject\n    guidance: g\n    examples: {fires: [aac], passes: [ab]}\n`).join(''));
+  const h2 = spawnSync(keel, ['--rules', two, 'hook', 'Stop'], { encoding: 'utf8', env: { ...process.env, ...box.env },
+    input: JSON.stringify({ session_id: 'two', hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: text }) });
+  let said2 = '';
+  try { said2 = JSON.parse(h2.stdout).systemMessage || ''; } catch { /* nothing said */ }
+  ok(/the rules slow-one, slow-two could not be checked on this reply in time, and were not applied/.test(said2),
+    'two rules not checked: both named, in the plural', said2);
   const bad = join(box.dir, 'bad-utf8.txt');
   writeFileSync(bad, Buffer.from([0x61, 0x62, 0xff, 0x63, 0x64, 0x20, 0x1b, 0x5b, 0x33, 0x31, 0x6d, 0x20, 0x72, 0x65, 0x64]));
   const u = run(['rules', 'check', bad], box.env);
