@@ -359,17 +359,17 @@ static void objects_are_what_a_text_names(void **state)
         const char *c;
         int joins;
     } edge[] = {
-        {"\xe2\xb9\xbf", 0}, {"\xe2\xba\x80", 1},     /* U+2E7F, U+2E80 */
-        {"\xe9\xbf\xbf", 1}, {"\xea\x80\x80", 0},     /* U+9FFF, U+A000 */
-        {"\xea\xaf\xbf", 0}, {"\xea\xb0\x80", 1},     /* U+ABFF, U+AC00 */
-        {"\xed\x9e\xaf", 1}, {"\xed\x9e\xb0", 0},     /* U+D7AF, U+D7B0 */
-        {"\xef\xa3\xbf", 0}, {"\xef\xa4\x80", 1},     /* U+F8FF, U+F900 */
-        {"\xef\xab\xbf", 1}, {"\xef\xac\x80", 0},     /* U+FAFF, U+FB00 */
-        {"\xef\xbb\xbf", 0}, {"\xef\xbc\x80", 1},     /* U+FEFF, U+FF00 */
-        {"\xef\xbf\xaf", 1}, {"\xef\xbf\xb0", 0},     /* U+FFEF, U+FFF0 */
+        {"\xe2\xb9\xbf", 0},     {"\xe2\xba\x80", 1}, /* U+2E7F, U+2E80 */
+        {"\xe9\xbf\xbf", 1},     {"\xea\x80\x80", 0}, /* U+9FFF, U+A000 */
+        {"\xea\xaf\xbf", 0},     {"\xea\xb0\x80", 1}, /* U+ABFF, U+AC00 */
+        {"\xed\x9e\xaf", 1},     {"\xed\x9e\xb0", 0}, /* U+D7AF, U+D7B0 */
+        {"\xef\xa3\xbf", 0},     {"\xef\xa4\x80", 1}, /* U+F8FF, U+F900 */
+        {"\xef\xab\xbf", 1},     {"\xef\xac\x80", 0}, /* U+FAFF, U+FB00 */
+        {"\xef\xbb\xbf", 0},     {"\xef\xbc\x80", 1}, /* U+FEFF, U+FF00 */
+        {"\xef\xbf\xaf", 1},     {"\xef\xbf\xb0", 0}, /* U+FFEF, U+FFF0 */
         {"\xf0\x9f\xbf\xbf", 0}, {"\xf0\xa0\x80\x80", 1}, /* U+1FFFF, U+20000 */
         {"\xf0\xbf\xbf\xbf", 1}, {"\xf1\x80\x80\x80", 0}, /* U+3FFFF, U+40000 */
-        {"\xe2\x82\xac", 0},                               /* U+20AC, the euro sign */
+        {"\xe2\x82\xac", 0}, /* U+20AC, the euro sign */
     };
     for (size_t k = 0; k < sizeof edge / sizeof edge[0]; k++) {
         char t[32];
