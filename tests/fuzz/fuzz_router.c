@@ -5,7 +5,8 @@
  * relay_server_line), the overlay on; then the upstream dies
  * (relay_fail_pending), as it does when its process exits.
  * Oracles: every request the client sent (a JSON-RPC object with a method and
- * a string or number id, not inside a batch) is answered on the client's side
+ * a string or number id, alone or in a batch, which keel takes apart) is
+ * answered on the client's side
  * at least as often as it was sent, unless the client cancelled it
  * (notifications/cancelled: no answer is due then); no id is answered more
  * often than the client sent lines carrying it (requests, and lines keel
@@ -67,6 +68,16 @@ static void client_sent(struct tally *t, const char *line, size_t n)
     struct jscan_top top;
     const char *id;
     size_t idn;
+    if (jscan_scan(line, n, &top) && top.first == '[') { /* a batch: keel takes it apart, each message as alone */
+        size_t pos = 0;
+        const char *e;
+        while (jscan_array_next(line, n, &pos, &e)) {
+            size_t at = (size_t)(e - line);
+            if (*e == '{')
+                client_sent(t, e, jscan_value_end(line, n, at) - at);
+        }
+        return;
+    }
     if (!jscan_scan(line, n, &top) || top.first != '{' || top.dup || !jscan_is_jsonrpc(&top) || !top.method.p) {
         if (jscan_member(line, n, "id", &id, &idn) == 1 && jr_valid_raw_id(id, idn)) {
             int k = slot(t, id, idn);
