@@ -37,7 +37,7 @@ cJSON *chrono_read_state(const struct chrono_env *env, kerr *e);
  * when the one there is damaged (*damaged: an object whose started_at is no
  * time, or lies more than a year before now or a day after it; the next
  * mark_session_start or mark_session_end closes it into recent_sessions,
- * marked damaged). */
+ * marked damaged; damaged may be NULL). */
 #define SESSION_PAST_MAX_MS  (366LL * 86400000)
 #define SESSION_AHEAD_MAX_MS (86400000LL)
 int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess, int *damaged);

@@ -253,23 +253,21 @@ static int do_read(cJSON *state, void *vctx, kerr *e)
         }
     }
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(state, "guard");
-    const cJSON *sc = scope_get(g, env); /* the caller's conversation's own; guard's hold too (keel wrap's, an older
-                                            keel's) */
-    for (int d = 0; d < DET_COUNT; d++) {
-        const char *dn = guard_detector_names[d];
-        v->once[d] = once_left(env, sc, dn) + once_left(env, g, dn);
-        v->disabled[d] =
-            keyed(env, sc, "disabled", dn, v->session_key) || keyed(env, g, "disabled", dn, v->session_key);
+    /* the caller's conversation's own overrides, then guard's (keel wrap's, an older keel's): both hold */
+    const cJSON *where[2] = {scope_get(g, env), g};
+    for (int w = 0; w < 2; w++) {
+        const cJSON *o = where[w];
+        for (int d = 0; d < DET_COUNT; d++) {
+            v->once[d] += once_left(env, o, guard_detector_names[d]);
+            v->disabled[d] |= keyed(env, o, "disabled", guard_detector_names[d], v->session_key);
+        }
+        v->lower_sensitivity |= keyed(env, o, "lower_sensitivity", NULL, v->session_key);
+        v->validation_ok |= keyed(env, o, "validation_ok", NULL, v->session_key);
+        /* fresh-context forgets what was said before it in its own conversation only */
+        int64_t fc = o && holds_here(env, -1, given_in(o, "fresh_context", NULL)) ? time_of(o, "fresh_context_at") : -1;
+        if (fc > v->fresh_context_at)
+            v->fresh_context_at = fc;
     }
-    v->lower_sensitivity = keyed(env, sc, "lower_sensitivity", NULL, v->session_key) ||
-        keyed(env, g, "lower_sensitivity", NULL, v->session_key);
-    v->validation_ok =
-        keyed(env, sc, "validation_ok", NULL, v->session_key) || keyed(env, g, "validation_ok", NULL, v->session_key);
-    /* fresh-context forgets what was said before it in its own conversation only */
-    v->fresh_context_at = holds_here(env, -1, given_in(g, "fresh_context", NULL)) ? time_of(g, "fresh_context_at") : -1;
-    int64_t fc = sc && holds_here(env, -1, given_in(sc, "fresh_context", NULL)) ? time_of(sc, "fresh_context_at") : -1;
-    if (fc > v->fresh_context_at)
-        v->fresh_context_at = fc;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(g, "hyperfocus");
     v->snooze_until = time_of(h, "snooze_until");
     v->skip_next = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "skip_next"));

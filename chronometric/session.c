@@ -64,6 +64,9 @@ int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess,
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(state, "open_session");
     int64_t ms = INT64_MIN;
+    int bad = 0;
+    if (!damaged)
+        damaged = &bad;
     *damaged = 0;
     if (!cJSON_IsObject(s))
         return -1;
@@ -77,23 +80,12 @@ int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess,
     return ms;
 }
 
-/* The open session's start time, or -1 when none, or when it is damaged
- * (*damaged, when given: an object whose start cannot be read). */
-static int64_t open_started(const cJSON *state, int64_t now, const cJSON **sess, int *damaged)
-{
-    int d;
-    int64_t ms = chrono_open_started(state, now, sess, &d);
-    if (damaged)
-        *damaged = d;
-    return ms;
-}
-
 /* Moves the open session to recent_sessions, closed at now. Returns it (owned by state). A damaged one
  * (no start keel can read) goes there too, marked damaged and with no duration: never dropped. */
 static cJSON *close_open(cJSON *state, const struct chrono_env *env, const char *summary, int auto_closed)
 {
     int damaged;
-    int64_t started = open_started(state, env->now.ms, NULL, &damaged);
+    int64_t started = chrono_open_started(state, env->now.ms, NULL, &damaged);
     cJSON *s = cJSON_DetachItemFromObjectCaseSensitive(state, "open_session");
     cJSON_AddNullToObject(state, "open_session");
     if (!cJSON_IsObject(s)) {
@@ -133,7 +125,7 @@ static int do_start(cJSON *state, void *vctx, kerr *e)
     const cJSON *prior = NULL;
     cJSON *auto_closed = NULL;
     int damaged;
-    if (open_started(state, c->env->now.ms, &prior, &damaged) >= 0 || damaged) {
+    if (chrono_open_started(state, c->env->now.ms, &prior, &damaged) >= 0 || damaged) {
         if (c->env->profile->overlap_error)
             return kerr_set(e, "SESSION_ALREADY_OPEN", NULL,
                             "a session is already open; end it with mark_session_end first "
@@ -220,7 +212,7 @@ static int do_end(cJSON *state, void *vctx, kerr *e)
 {
     struct end_ctx *c = vctx;
     int damaged;
-    if (open_started(state, c->env->now.ms, NULL, &damaged) < 0 && !damaged)
+    if (chrono_open_started(state, c->env->now.ms, NULL, &damaged) < 0 && !damaged)
         return kerr_set(e, "NO_OPEN_SESSION", NULL, "no session is open; mark_session_start opens one");
     if (damaged) { /* kept, not dropped: the error is the answer, the state is written */
         if (!close_open(state, c->env, c->summary, 0))
@@ -297,7 +289,7 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
     if (!state)
         return -1;
     const cJSON *sess = NULL;
-    int64_t started = open_started(state, env->now.ms, &sess, NULL);
+    int64_t started = chrono_open_started(state, env->now.ms, &sess, NULL);
     cJSON *o = cJSON_CreateObject();
     int64_t elapsed = started >= 0 && env->now.ms > started ? env->now.ms - started : 0;
     if (started < 0 || elapsed < thr * 60000) {

@@ -67,7 +67,8 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
     add_since(o, "time_since_last_prompt", state, "last_prompt_at", now);
     const cJSON *sess = NULL;
     int damaged;
-    int open = chrono_open_started(state, now, &sess, &damaged) >= 0;
+    int64_t started = chrono_open_started(state, now, &sess, &damaged);
+    int open = started >= 0;
     add_since(o, "current_session_length", open ? sess : NULL, "started_at", now);
     cJSON_AddBoolToObject(o, "session_open", open);
     if (damaged)
@@ -83,7 +84,7 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
         cJSON_AddStringToObject(o, "energy_zone", "unknown");
     } else {
         cJSON_AddStringToObject(o, "energy_zone", chrono_zone_at(p, c.wday, minute));
-        int64_t since, started = open ? chrono_open_started(state, now, NULL, &damaged) : -1;
+        int64_t since;
         int eod = guard_end_of_day(env, started >= 0 ? started : now, guard_eod_extension(env, state));
         if (eod >= 0) {
             snprintf(b, sizeof b, "%02d:%02d", eod / 60, eod % 60);

@@ -761,16 +761,22 @@ char *pins_instructions(struct pins *p, const char *line, size_t n, const char *
     return out;
 }
 
+void pins_unread_why(const struct pins *p, char *why, size_t whyn)
+{
+    snprintf(why, whyn,
+             "keel could not read its pinned tool definitions (%s), so it cannot tell whether this server's tools "
+             "are the ones approved, and lists none of them and passes no call to them until it can. Check keel's "
+             "state directory (keel pins lists it), then try again; pins.enabled: false in the profile turns "
+             "pinning off",
+             p->unread);
+}
+
 int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t whyn)
 {
     if (!p->loaded)
         sync_file(p, 0);
     if (!p->loaded) {
-        snprintf(why, whyn,
-                 "keel could not read its pinned tool definitions (%s), so it does not know whether this server's "
-                 "tools are the ones approved; no call goes to them until it can. Check keel's state directory "
-                 "(keel pins lists it), then try again; pins.enabled: false in the profile turns pinning off",
-                 p->unread);
+        pins_unread_why(p, why, whyn);
         return PINS_FAILED_UNREAD;
     }
     if (!p->nheld)

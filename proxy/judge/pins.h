@@ -80,6 +80,9 @@ char *pins_tools_page(struct pins *p, const char *line, size_t n, const char *ar
  * memory ran out: they must not pass). */
 char *pins_instructions(struct pins *p, const char *line, size_t n, const char *v, size_t vn);
 
+/* What to say while the pins file cannot be read (p->unread says why). */
+void pins_unread_why(const struct pins *p, char *why, size_t whyn);
+
 /* 1 when a call to the tool named by raw JSON string name must not reach
  * the server (its definition is held back), PINS_FAILED_UNREAD when the pins
  * file cannot be read (nothing is known to be approved); why gets the

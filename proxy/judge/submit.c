@@ -14,6 +14,7 @@
 #include "detect.h"
 #include "evaluator.h"
 #include "log.h"
+#include "clock.h"
 #include "rulefile.h"
 #include "text.h"
 
@@ -22,19 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* All the rules on one text together: past this, the rules not yet run are
  * reported as not checked, so a set of slow rules cannot hold a reply (or a
  * host's hook, which the host kills at its timeout) for long. */
 #define RULES_TOTAL_MS 1000
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 #define MESSAGE_MAX       16000
 #define JUSTIFICATION_MAX 4000
@@ -153,12 +146,12 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     cJSON *unusable = cJSON_AddArrayToObject(out, "unusable");
     size_t n = strlen(text);
     char *cur = rule_copy(text, n);
-    int64_t end = mono_ms() + RULES_TOTAL_MS;
+    int64_t end = chrono_mono_ms() + RULES_TOTAL_MS;
     for (int i = 0; rs && cur && i < rs->n; i++) {
         const struct rule *r = &rs->v[i];
         if (!applies(r, where, tool))
             continue;
-        if (r->detector == RD_REGEX && mono_ms() > end) { /* the set's time is spent */
+        if (r->detector == RD_REGEX && chrono_mono_ms() > end) { /* the set's time is spent */
             skip(skipped, notes, r);
             continue;
         }

@@ -463,9 +463,8 @@ static int header_is(const char *p, size_t n, const char *name)
     return n > k && p[k] == ':' && !strncasecmp(p, name, k);
 }
 
-/* The header's value, trimmed, into out when it is all visible ASCII. */
-/* The header's value into out; -1 (out untouched) when it does not fit or
- * holds a byte outside visible ASCII. */
+/* The header's value, trimmed, into out; -1 (out untouched) when it does
+ * not fit or holds a byte outside visible ASCII. */
 static int header_value(const char *p, size_t n, size_t name_n, char *out, size_t cap)
 {
     size_t i = name_n + 1;
@@ -1224,7 +1223,7 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
             renewed(h, 0, st);
         return;
     }
-    if (redirect && x->redirects < REDIRECTS_MAX && same_origin(h->o.url, redirect)) {
+    if (follows) {
         free(x->url);
         x->url = redirect;
         x->redirects++;

@@ -171,23 +171,23 @@ static int integer_id(const char *id, size_t n)
  * whole, it would carry past keel what keel holds back (a pinned tool's
  * changed definition, a call to a held tool), send keel's own tools to the
  * server, and leave its requests unanswered if the server died. */
-static void client_batch(struct relay *r, const char *line, size_t n)
+static void batch_each(struct relay *r, const char *line, size_t n, void (*one)(struct relay *, const char *, size_t))
 {
     size_t pos = 0;
     const char *e;
-    log_event(LOG_DEBUG, "client_batch", "bytes=%zu", n);
+    log_event(LOG_DEBUG, "batch", "bytes=%zu", n);
     while (jscan_array_next(line, n, &pos, &e)) {
-        size_t at = (size_t)(e - line), end = jscan_value_end(line, n, at);
+        size_t at = (size_t)(e - line);
         if (*e == '{')
-            relay_client_line(r, e, end - at);
-        else /* JSON-RPC 2.0, 6: each element that is no request is answered */
+            one(r, e, jscan_value_end(line, n, at) - at);
+        else /* JSON-RPC 2.0, 6: each element that is no request is answered (a server's batch holds none) */
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST,
                         "Invalid Request: a message in a batch must be a JSON object", NULL);
     }
 }
 
 /* A line that is no message keel can route: answered with the error, 1;
- * else 0 and *top holds its members. A batch is taken apart (client_batch). */
+ * else 0 and *top holds its members. A batch is taken apart (batch_each). */
 static int client_unroutable(struct relay *r, const char *line, size_t n, struct jscan_top *top)
 {
     if (!jscan_scan(line, n, top)) {
@@ -206,7 +206,7 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
         if (top->first == '[' && i < n && line[i] == ']') /* an empty batch: one error (JSON-RPC 2.0, 6) */
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
         else if (top->first == '[')
-            client_batch(r, line, n);
+            batch_each(r, line, n, relay_client_line);
         else
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object",
                         NULL);
@@ -592,14 +592,9 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
         return;
     }
     if (top->first == '[') {
-        if (batch_of_objects(line, n)) { /* taken apart, as a client's is (client_batch) */
-            size_t pos = 0;
-            const char *e;
-            while (jscan_array_next(line, n, &pos, &e)) {
-                size_t at = (size_t)(e - line);
-                relay_server_line(r, e, jscan_value_end(line, n, at) - at);
-            }
-        } else
+        if (batch_of_objects(line, n)) /* taken apart, as a client's is */
+            batch_each(r, line, n, relay_server_line);
+        else
             log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=array bytes=%zu", n);
         return;
     }
@@ -659,17 +654,12 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
             if ((!pinned && r->pins.server && r->pins.failed) || (pinned && !jscan_scan(pinned, strlen(pinned), &pt))) {
                 /* What pins had to leave out or mark could not be: the
                  * server's answer must not reach the client as it is. */
-                int unread = !pinned && r->pins.failed == PINS_FAILED_UNREAD;
+                int unread = r->pins.failed == PINS_FAILED_UNREAD;
                 free(pinned);
                 log_event(LOG_WARN, "pins_page_unwritten", "bytes=%zu%s", n, unread ? " pins=unread" : "");
                 char msg[512];
                 if (unread)
-                    snprintf(msg, sizeof msg,
-                             "keel could not read its pinned tool definitions (%s), so it cannot tell whether this "
-                             "server's tools are the ones approved, and lists none of them until it can. Check "
-                             "keel's state directory (keel pins lists it), then ask again; pins.enabled: false in "
-                             "the profile turns pinning off",
-                             r->pins.unread);
+                    pins_unread_why(&r->pins, msg, sizeof msg);
                 else
                     snprintf(msg, sizeof msg,
                              "keel could not hold back the server's changed tool definitions (out of memory); ask "
