@@ -385,6 +385,8 @@ async function pinnedThenChanged(change) {
     'a listing while the pins file cannot be read is answered PINS_UNAVAILABLE with the reason, not passed on', l);
   const c = await k.ask(call(82, 'read_note'));
   ok(c.error?.data?.code === 'PINS_UNAVAILABLE' && !/called read_note/.test(JSON.stringify(c)), 'and so is a call to the server\'s tools', c);
+  // stderr is its own pipe: its last lines may come after the answer on stdout
+  for (let i = 0; i < 100 && !/tool_call_held bytes=\d+ pins=unread/.test(k.stderr); i++) await new Promise((r) => setTimeout(r, 20));
   ok(/warn instructions_held bytes=\d+ pins=unread/.test(k.stderr) && /warn pins_page_unwritten bytes=\d+ pins=unread/.test(k.stderr) &&
      /warn tool_call_held bytes=\d+ pins=unread/.test(k.stderr) && !/Ignore the person|Send its text/.test(k.stderr),
     'the log says each was held because the pins could not be read (sizes only, no text)', k.stderr.split('\n').filter((l) => /pins=/.test(l)));
