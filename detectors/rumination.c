@@ -542,7 +542,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.13", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.14", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its

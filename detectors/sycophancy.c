@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.13.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.14.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -85,13 +85,14 @@ enum cls {
     ADDRESSEE,
     CAUTION,
     GOAHEAD,
+    INTENSIFIER,
     NCLS
 };
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
-static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence", "reassurance", "negator",
-                                            "judgement", "opener",    "irony",     "tag",      "term",        "modest",
-                                            "wh",        "statement", "addressee", "caution",  "goahead"};
+static const char *const cls_names[NCLS] = {
+    "agreement", "praise", "qualifier", "evidence", "reassurance", "negator",   "judgement", "opener",  "irony",
+    "tag",       "term",   "modest",    "wh",       "statement",   "addressee", "caution",   "goahead", "intensifier"};
 
 /* Two tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs) and the
@@ -356,6 +357,67 @@ static int ko_thing_correct(const char *t, const struct text_words *w, size_t i)
     return 0;
 }
 
+/* The response's words with its intensifiers left out (the words of its
+ * [intensifier] phrases: "you're so right", "你说得完全对"), so that an
+ * agreement or a phrase of praise is found across them: h[j] is the hash of
+ * the j-th word kept, at[j] its index among the response's words, and
+ * pos[i] the place of word i among those kept (KEPT_NONE for a word of an
+ * intensifier). */
+#define KEPT_NONE ((size_t)-1)
+struct kept {
+    uint64_t *h;
+    size_t *at, *pos, n;
+};
+
+static int kept_init(struct kept *k, const struct text_words *w)
+{
+    k->n = 0;
+    k->h = malloc(w->n * sizeof *k->h);
+    k->at = malloc(w->n * sizeof *k->at);
+    k->pos = malloc(w->n * sizeof *k->pos);
+    if (!k->h || !k->at || !k->pos)
+        return -1;
+    for (size_t i = 0; i < w->n;) {
+        const struct phrase *m = match_at(w, i, 1u << INTENSIFIER);
+        if (m) {
+            for (size_t e = i + m->len; i < e; i++)
+                k->pos[i] = KEPT_NONE;
+            continue;
+        }
+        k->pos[i] = k->n;
+        k->at[k->n] = i;
+        k->h[k->n++] = w->v[i].hash;
+        i++;
+    }
+    return 0;
+}
+
+static void kept_free(struct kept *k)
+{
+    free(k->h);
+    free(k->at);
+    free(k->pos);
+}
+
+/* The longest phrase of a class in mask at word i, found with the
+ * response's intensifiers or, when none is, across them; *last is then its
+ * last word's index. NULL if none. */
+static const struct phrase *match_across(const struct text_words *w, const struct kept *k, size_t i, unsigned mask,
+                                         size_t *last)
+{
+    const struct phrase *m = match_at(w, i, mask);
+    if (m) {
+        *last = i + m->len - 1;
+        return m;
+    }
+    if (k->pos[i] == KEPT_NONE)
+        return NULL; /* a phrase never opens with an intensifier */
+    m = phrases_at(table_for(mask), k->h, sizeof *k->h, k->n, k->pos[i], mask);
+    if (m)
+        *last = k->at[k->pos[i] + m->len - 1];
+    return m;
+}
+
 /* Scans a response; fills hits with the unvoided agreement and praise hits,
  * their count (or SCAN_OOM). First pass: which sentences hold a qualifier or
  * evidence marker, which quote, which exclaim, and whether irony is present.
@@ -384,6 +446,12 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
         if ((i + 1 == w->n || w->v[i + 1].sentence != s) && exclaims(t, tn, w, i))
             flags[s] |= 4;
     }
+    struct kept kw;
+    if (kept_init(&kw, w) < 0) {
+        kept_free(&kw);
+        free(flags);
+        return SCAN_OOM;
+    }
     size_t n = 0;
     for (size_t i = 0; i < w->n && n < max; i++) {
         /* a term that holds a word of praise praises nobody ("perfect hash",
@@ -393,11 +461,11 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
             i += m->len - 1;
             continue;
         }
-        m = match_at(w, i, 1u << AGREEMENT | 1u << PRAISE | (i == 0 ? 1u << OPENER : 0));
-        if (!m)
-            continue;
         size_t first = i;
-        i += m->len - 1; /* validation phrases do not overlap */
+        m = match_across(w, &kw, i, 1u << AGREEMENT | 1u << PRAISE | (i == 0 ? 1u << OPENER : 0), &i);
+        if (!m)
+            continue; /* (i is still first) */
+        /* i is the phrase's last word: validation phrases do not overlap */
         /* one of labels joined by a slash names a grade or an option
          * ("cut grade Excellent/Ideal", "Good/Fair/Poor"), praising nobody */
         if ((w->v[first].start > 0 && t[w->v[first].start - 1] == '/') || (w->v[i].end < tn && t[w->v[i].end] == '/'))
@@ -465,6 +533,7 @@ static size_t scan_response(const char *t, size_t tn, const struct text_words *w
         if (reasoned)
             n = 0;
     }
+    kept_free(&kw);
     free(flags);
     return n;
 }
@@ -796,8 +865,9 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.13",
-        "Agreement and praise phrases in the draft (14 languages; or an affirmation opening it; not a term "
+        "pattern_overlap", "0.5.14",
+        "Agreement and praise phrases in the draft (14 languages; found across words that only intensify, "
+        "'you're so right'; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, worked-out number, negator, "
         "quotation or irony, or when a word or two of it set off open a reply that goes on to answer, or an "
         "opening affirmation is followed by a statement of fact (a subject such as 'the' or 'it', no verdict word, "

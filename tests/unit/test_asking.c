@@ -231,6 +231,16 @@ static void an_excuse_near_a_return_word_says_again(void **state)
          "\xd0\xbe\xd0\xb1 \xd1\x8d\xd1\x82\xd0\xbe\xd0\xbc?",
          1, 1}, /* Russian "sorry, again about this?" */
         {"son bir kez soruyorum, bu g\xc3\xbcvenli mi?", 1, 1}, /* a verb of asking, not an apology */
+        {"\xe6\x9c\x80\xe5\xbe\x8c\xe3\x81\xab\xe8\x81\x9e\xe3\x81\x8f\xe3\x81\x91\xe3\x81\xa9\xe3\x80\x81\xe6\x9c\xac"
+         "\xe5\xbd\x93\xe3\x81\xab\xe5\xa4\xa7\xe4\xb8\x88\xe5\xa4\xab\xef\xbc\x9f",
+         1, 1}, /* 最後に聞くけど、本当に大丈夫？ */
+        {"\xeb\xa7\x88\xec\xa7\x80\xeb\xa7\x89\xec\x9c\xbc\xeb\xa1\x9c "
+         "\xeb\xac\xbc\xec\x96\xb4\xeb\xb3\xbc\xea\xb2\x8c\xec\x9a\x94, \xec\xa0\x95\xeb\xa7\x90 "
+         "\xea\xb4\x9c\xec\xb0\xae\xec\x95\x84\xec\x9a\x94?",
+         1, 1}, /* 마지막으로 물어볼게요, 정말 괜찮아요? */
+        {"\xe6\x9c\x80\xe5\xbe\x8c\xe3\x81\xab\xe3\x83\x86\xe3\x82\xb9\xe3\x83\x88\xe3\x82\x92\xe5\xae\x9f\xe8\xa1\x8c"
+         "\xe3\x81\x97\xe3\x81\xa6",
+         0, 0}, /* 最後にテストを実行して: "lastly", an instruction */
         {"sorry, run the checklist script again", 1, 0}, /* an instruction */
         {"again one more question: what does the flag do?", 0, 0}, /* "question" is no verb of asking */
         {"scusa, ancora una domanda: come si fa il deploy?", 0, 0}, /* "ancora", "encore": one more, a new one */
@@ -286,11 +296,13 @@ static void still_alone_or_a_last_thing_is_no_reask(void **state)
     (void)state;
     static const char *const texts[] = {
         "it's good but still too formal. we're a tiny org",
-        "ÑÐ´ÐµÐ»Ð°Ð». pg_wal Ð²ÑÑ ÐµÑÑ 212G", /* сделал. pg_wal всё ещё 212G */
-        "das Deployment lÃ¤uft immer noch",
-        "Ð Ð¿Ð¾ÑÐ»ÐµÐ´Ð½ÐµÐµ Ð½Ð° ÑÐµÐ³Ð¾Ð´Ð½Ñ", /* И последнее на сегодня */
-        "Ãºltima pregunta: Â¿"
-        "cuÃ¡nto cuesta el envÃ­o?", /* última pregunta: ¿cuánto cuesta el envío? */
+        "\xd1\x81\xd0\xb4\xd0\xb5\xd0\xbb\xd0\xb0\xd0\xbb. pg_wal \xd0\xb2\xd1\x81\xd1\x91 \xd0\xb5\xd1\x89\xd1\x91 "
+        "212G", /* сделал. pg_wal всё ещё 212G */
+        "das Deployment l\xc3\xa4uft immer noch",
+        "\xd0\x98 \xd0\xbf\xd0\xbe\xd1\x81\xd0\xbb\xd0\xb5\xd0\xb4\xd0\xbd\xd0\xb5\xd0\xb5 \xd0\xbd\xd0\xb0 "
+        "\xd1\x81\xd0\xb5\xd0\xb3\xd0\xbe\xd0\xb4\xd0\xbd\xd1\x8f", /* И последнее на сегодня */
+        "\xc3\xbaltima pregunta: \xc2\xbf"
+        "cu\xc3\xa1nto cuesta el env\xc3\xado?", /* última pregunta: ¿cuánto cuesta el envío? */
     };
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
         assert_false(kinds_of(texts[i]) & ASK_REASK);

@@ -125,6 +125,28 @@ static void the_windows_edges(void **state)
     check(ex, sizeof ex / sizeof *ex);
 }
 
+/* A word that only makes what follows stronger is passed over inside an
+ * agreement or a phrase of praise ("you're so right" is "you're right"),
+ * one or several, in any language that lists it; it never opens one, and
+ * passed over it makes nothing of words that praise nobody. */
+static void intensifiers_are_passed_over(void **state)
+{
+    (void)state;
+    static const struct example ex[] = {
+        {"You're right.", SYC_AGREEMENT},
+        {"You are so right.", SYC_AGREEMENT},
+        {"You are so very right.", SYC_AGREEMENT},
+        {"\xE4\xBD\xA0\xE8\xAF\xB4\xE5\xBE\x97\xE5\xAE\x8C\xE5\x85\xA8\xE5\xAF\xB9\xE3\x80\x82",
+         SYC_AGREEMENT}, /* 你说得完全对。 */
+        {"I'm so proud of you.", SYC_PRAISE},
+        {"Je suis tellement fier de toi.", SYC_PRAISE},
+        {"So the right join keeps every row of the left table.", SYC_NONE},
+        {"The build is very slow on the runner; the cache key changes every run.", SYC_NONE},
+        {"You are not so right about the index: it is never used for that query.", SYC_NONE},
+    };
+    check(ex, sizeof ex / sizeof *ex);
+}
+
 /* The reassurance count said as an ordinal, so it reads beside
  * rumination's "3 times before": 3rd, 11th to 13th, 21st, 22nd, 101st. */
 static void the_count_as_an_ordinal(void **state)
@@ -156,6 +178,7 @@ int main(void)
         cmocka_unit_test(working_far_off_is_not_the_agreements),
         cmocka_unit_test(the_windows_edges),
         cmocka_unit_test(the_count_as_an_ordinal),
+        cmocka_unit_test(intensifiers_are_passed_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
