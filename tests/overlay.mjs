@@ -103,6 +103,20 @@ const of = (r, det) => advisories(r).find((a) => a.detector === det);
   for (const f of ['tsconfig.json', '.eslintrc.json', 'package.json'])
     paths.push(await k.ask(call('fail', { command: 'lint', error: `Error: ENOENT: no such file or directory, open '${deep}${f}'` })));
   ok(paths.every((x) => !of(x, 'loop')), 'three errors that differ only past their 100th character are three errors: no same_error', paths.map(advisories));
+  // Every block of the error counts, and structuredContent: a server that
+  // says "Query failed" first and what failed after says three things.
+  const blocks = [];
+  for (const t of ['users', 'orders', 'invoices'])
+    blocks.push(await k.ask(call('fail', { command: 'query', error: 'Query failed', detail: `relation "${t}" does not exist` })));
+  ok(blocks.every((x) => !of(x, 'loop')), 'three errors that differ only in their second block are three errors: no same_error', blocks.map(advisories));
+  const shaped = [];
+  for (const t of ['users', 'orders', 'invoices'])
+    shaped.push(await k.ask(call('fail', { command: 'shape', error: 'Query failed', structured: { relation: t } })));
+  ok(shaped.every((x) => !of(x, 'loop')), 'three errors that differ only in structuredContent are three errors: no same_error', shaped.map(advisories));
+  const same2 = [];
+  for (const ms of [120, 131, 98])
+    same2.push(await k.ask(call('fail', { command: `q${ms}`, error: 'Query failed', detail: `timeout after ${ms} ms`, structured: { ms } })));
+  ok(of(same2[2], 'loop') && of(same2[2], 'loop').pattern === 'same_error', 'the same two-block error with structuredContent, its numbers varying: same_error on the 3rd', same2.map(advisories));
   const tmo = [];
   for (const [ms, ip, rid] of [[3021, '10.0.4.17', 'a3f9c2e1-77b0-4c1e-9a51-2f4d6b8e0c13'], [3044, '10.0.4.18', '0b6e1d2c-1f3a-4a9e-8c7d-5e2f9a1b3c4d'], [2999, '10.0.4.19', 'fe12ab34-cd56-4ef7-8a9b-0c1d2e3f4a5b']])
     tmo.push(await k.ask(call('fail', { command: 'migrate', error: `connect ETIMEDOUT ${ip}:5432 after ${ms} ms (request ${rid})` })));

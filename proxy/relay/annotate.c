@@ -158,14 +158,13 @@ static size_t span_ws(const char *s, size_t i, size_t end)
     return i;
 }
 
-/* A hash of an error's whole text (never 0), numbers and ids made one: a
- * run of digits, or a hexadecimal id of 8 or more characters (a UUID, a
- * commit), counts as one '#', so "after 3021 ms" and "after 3044 ms" are the
- * same error and two paths that differ only at their end are not. */
-static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
+/* A hash of t[0..l) with numbers and ids made one (t is changed): a run of
+ * digits, or a hexadecimal id of 8 or more characters (a UUID, a commit),
+ * counts as one '#', so "after 3021 ms" and "after 3044 ms" are the same
+ * error and two paths that differ only at their end are not. */
+static uint64_t norm_hash(char *t, size_t l, uint64_t seed)
 {
-    char *t = raw && raw->p && raw->p[0] == '"' ? jscan_string_prefix(raw->p, raw->n, raw->n) : NULL;
-    size_t l = t ? strlen(t) : 0, w = 0;
+    size_t w = 0;
     for (size_t i = 0; i < l;) {
         size_t j = i, digits = 0;
         while (j < l && (isxdigit((unsigned char)t[j]) || (t[j] == '-' && j > i)))
@@ -183,9 +182,40 @@ static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
             t[w++] = t[i++];
         }
     }
-    uint64_t h = text_hash(t ? t : "", w, seed) | 1;
+    return text_hash(t, w, seed);
+}
+
+/* A hash of a JSON string's whole text (never 0), numbers and ids made one. */
+static uint64_t error_hash(const struct jscan_span *raw, uint64_t seed)
+{
+    char *t = raw && raw->p && raw->p[0] == '"' ? jscan_string_prefix(raw->p, raw->n, raw->n) : NULL;
+    uint64_t h = (t ? norm_hash(t, strlen(t), seed) : text_hash("", 0, seed)) | 1;
     free(t);
     return h;
+}
+
+/* A failed result's error as the loop compares it (never 0): all it says,
+ * every block of content and structuredContent, numbers and ids made one
+ * in their first RESULT_HEAD bytes, and byte for byte beyond them (f->rest).
+ * 0 when memory runs out: the error is then no error to compare. */
+static uint64_t result_error(const struct result_facts *f)
+{
+    uint64_t h = 0x697345;
+    for (int k = 0; k < 2; k++) {
+        if (!f->present[k])
+            continue;
+        if (!f->head[k].p)
+            return 0;
+        char *t = malloc(f->head[k].n ? f->head[k].n : 1);
+        if (!t)
+            return 0;
+        memcpy(t, f->head[k].p, f->head[k].n);
+        h = norm_hash(t, f->head[k].n, h + (uint64_t)k);
+        free(t);
+        if (f->rest[k])
+            h = text_hash(&f->rest[k], sizeof f->rest[k], h);
+    }
+    return h | 1;
 }
 
 /* The outcome of a call, as the loop detector compares it: a hash of what the
@@ -205,24 +235,7 @@ static void result_members(const struct jscan_top *top, struct jscan_span rm[RES
 /* A member of a tool result, hashed as the loop detector compares it: the
  * same value whether the member was read whole or in pieces (cut.c). */
 #define MEMBER_SEED 0x6d656d626572ULL
-
-/* The first block's text of the content array c[0..n) (c[0] == '['), when
- * that block is an object that ends within c: its "text" span into *text,
- * which comes zeroed (p NULL: none). 0 when the block does not end within c. */
-static int first_text(const char *c, size_t n, struct jscan_span *text)
-{
-    static const char *const block_keys[] = {"text"};
-    size_t pos = 0;
-    const char *first = NULL;
-    if (!jscan_array_next(c, n, &pos, &first))
-        return 1; /* no block */
-    size_t at = (size_t)(first - c);
-    if (!jscan_value_end(c, n, at))
-        return 0;
-    if (first[0] == '{')
-        jscan_members(first, n - at, block_keys, text, 1, 0);
-    return 1;
-}
+#define REST_SEED   0x72657374ULL /* an error's bytes past RESULT_HEAD */
 
 /* The loop detector's view of a result from what was read of its object
  * (f NULL: the result is no object). */
@@ -242,22 +255,26 @@ static void outcome_of(const struct result_facts *f, struct loop_call *c)
     c->result = h;
     if (!f->has_block && !f->present[1])
         c->flags |= LOOP_EMPTY;
-    if (f->is_error) /* a first block too large to keep whole: its exact bytes stand for it */
-        c->error = f->text_known ? error_hash(&f->text, 0x697345) : f->member[0] | 1;
+    if (f->is_error)
+        c->error = result_error(f);
 }
 
 static void outcome(const struct jscan_top *top, const struct jscan_span *sp, struct loop_call *c)
 {
     static const char *const err_keys[] = {"code", "message"};
     if (top->result.p && top->result.p[0] == '{') {
-        struct result_facts f = {{0, 0, 0}, {0, 0, 0}, 0, 0, 1, {NULL, 0}};
+        struct result_facts f = {0};
         for (int k = 0; k < 3; k++)
             if ((f.present[k] = sp[k].p != NULL))
                 f.member[k] = text_hash_pieces(sp[k].p, sp[k].n, MEMBER_SEED + (uint64_t)k);
         f.has_block = sp[0].p && sp[0].p[0] == '[' && span_ws(sp[0].p, 1, sp[0].n) < sp[0].n - 1;
         f.is_error = sp[2].p && sp[2].n >= 4 && !memcmp(sp[2].p, "true", 4);
-        if (f.is_error && sp[0].p && sp[0].p[0] == '[') /* as a result read in pieces keeps it: */
-            f.text_known = first_text(sp[0].p, sp[0].n < RESULT_HEAD ? sp[0].n : RESULT_HEAD, &f.text);
+        for (int k = 0; k < 2 && f.is_error; k++) /* as a result read in pieces keeps them */
+            if (sp[k].p) {
+                size_t h = sp[k].n < RESULT_HEAD ? sp[k].n : RESULT_HEAD;
+                f.head[k] = (struct jscan_span){sp[k].p, h};
+                f.rest[k] = sp[k].n > h ? text_hash_pieces(sp[k].p + h, sp[k].n - h, REST_SEED) | 1 : 0;
+            }
         outcome_of(&f, c);
     } else if (top->error.p && top->error.p[0] == '{') {
         struct jscan_span sp[2];
@@ -785,15 +802,21 @@ void relay_result_begin(struct result_stream *rs)
     for (int k = 0; k < 3; k++)
         text_hasher_init(&rs->member[k], MEMBER_SEED + (uint64_t)k);
     rs->small_n[0] = rs->small_n[1] = rs->small_cut[0] = rs->small_cut[1] = 0;
-    rs->head = NULL;
-    rs->head_n = 0;
+    for (int k = 0; k < 2; k++) {
+        rs->head[k] = NULL;
+        rs->head_n[k] = 0;
+        text_hasher_init(&rs->rest[k], REST_SEED);
+        rs->rest_any[k] = rs->head_lost[k] = 0;
+    }
 }
 
 void relay_result_done(struct result_stream *rs)
 {
-    free(rs->head);
-    rs->head = NULL;
-    rs->head_n = 0;
+    for (int k = 0; k < 2; k++) {
+        free(rs->head[k]);
+        rs->head[k] = NULL;
+        rs->head_n[k] = 0;
+    }
 }
 
 /* The part of p[0..n) (at line offset base) inside member k's value, which
@@ -823,12 +846,22 @@ void relay_result_piece(struct result_stream *rs, const struct jstream *js, cons
         memcpy(rs->small[x] + rs->small_n[x], p + at, m);
         rs->small_n[x] += (unsigned char)m;
     }
-    if ((m = member_part(js, JSCAN_CONTENT, base, n, &at)) && rs->head_n < RESULT_HEAD &&
-        (rs->head || (rs->head = malloc(RESULT_HEAD)))) {
-        if (m > RESULT_HEAD - rs->head_n)
-            m = RESULT_HEAD - rs->head_n;
-        memcpy(rs->head + rs->head_n, p + at, m);
-        rs->head_n += m;
+    for (int k = 0; k < 2; k++) { /* content and structuredContent, kept for an error's text */
+        if (!(m = member_part(js, k, base, n, &at)))
+            continue;
+        size_t h = RESULT_HEAD - rs->head_n[k];
+        if (h > m)
+            h = m;
+        if (h && !rs->head[k] && !(rs->head[k] = malloc(RESULT_HEAD)))
+            rs->head_lost[k] = 1;
+        if (h && rs->head[k]) {
+            memcpy(rs->head[k] + rs->head_n[k], p + at, h);
+            rs->head_n[k] += h;
+        }
+        if (m > h) {
+            text_hasher_add(&rs->rest[k], p + at + h, m - h);
+            rs->rest_any[k] = 1;
+        }
     }
 }
 
@@ -854,15 +887,18 @@ static void streamed_outcome(const struct jstream *js, struct result_stream *rs,
         outcome_of(NULL, c);
         return;
     }
-    struct result_facts f = {{0, 0, 0}, {0, 0, 0}, 0, 0, 1, {NULL, 0}};
+    struct result_facts f = {0};
     for (int k = 0; k < 3; k++)
         if ((f.present[k] = js->rm[k].present))
             f.member[k] = text_hasher_end(&rs->member[k]);
     int array = js->rm[JSCAN_CONTENT].present && js->rm[JSCAN_CONTENT].first == '[';
     f.has_block = array && js->rm[JSCAN_CONTENT].items;
     f.is_error = js->rm[JSCAN_IS_ERROR].present && rs->small_n[0] >= 4 && !memcmp(rs->small[0], "true", 4);
-    if (f.is_error && array)
-        f.text_known = rs->head && first_text(rs->head, rs->head_n, &f.text);
+    for (int k = 0; k < 2 && f.is_error; k++)
+        if (f.present[k] && !rs->head_lost[k]) {
+            f.head[k] = (struct jscan_span){rs->head[k] ? rs->head[k] : "", rs->head_n[k]};
+            f.rest[k] = rs->rest_any[k] ? text_hasher_end(&rs->rest[k]) | 1 : 0;
+        }
     outcome_of(&f, c);
 }
 

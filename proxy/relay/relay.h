@@ -33,20 +33,22 @@ struct result_facts {
     unsigned char present[3];
     int has_block; /* content is an array holding a block */
     int is_error; /* isError is true */
-    int text_known; /* text is the first block's "text" (p NULL: it has none) */
-    struct jscan_span text;
+    struct jscan_span head[2]; /* content's and structuredContent's first RESULT_HEAD raw bytes (p NULL: absent) */
+    uint64_t rest[2]; /* the hash of their bytes beyond those (REST_SEED), 0 when none */
 };
 
 /* A tools/call result passed on as it arrives: what the overlay needs of it
  * is gathered from its pieces, the rest goes by (annotate.c, cut.c). */
 #define RULES_MAX_LINE (1u << 20) /* larger results are not read by the rules */
-#define RESULT_HEAD    (64u << 10) /* content's first bytes kept, for an error's first block */
+#define RESULT_HEAD    (64u << 10) /* content's and structuredContent's bytes kept, for an error's text */
 struct result_stream {
     struct text_hasher member[3];
     char small[2][32]; /* isError's and resultType's bytes */
     unsigned char small_n[2], small_cut[2];
-    char *head; /* content's first bytes (up to RESULT_HEAD) */
-    size_t head_n;
+    char *head[2]; /* content's and structuredContent's first bytes (up to RESULT_HEAD) */
+    size_t head_n[2];
+    struct text_hasher rest[2]; /* and the bytes beyond them */
+    unsigned char rest_any[2], head_lost[2]; /* some came; memory ran out for the head */
 };
 
 struct relay {
