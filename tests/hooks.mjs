@@ -295,6 +295,14 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a reply breaking the person\'s reject rule: the stop is blocked with the rule and its guidance, four times', seen.map((r) => r.out));
   ok(seen[4].status === 0 && seen[4].out?.decision === undefined && /bypassed/.test(seen[4].out?.systemMessage || ''),
     'the 5th attempt in the same turn passes, and the person is told the rules were bypassed', seen[4].out);
+  // bypassed and sycophantic at once: one message, one header, one list of words
+  const q = payload('claude-code-Stop.json', { session_id: 'both', last_assistant_message: 'You are absolutely right, brilliant plan! Done. TODO: wire the export button.' });
+  let both;
+  for (let i = 1; i <= 5; i++) both = hook('claude-code', 'Stop', { ...q, stop_hook_active: i > 1 }, { box, args: rules });
+  const bm = both.out?.systemMessage || '';
+  ok(both.out?.decision === undefined && /^keel \(rules, sycophancy\): the reply broke your rules \(no-todo-left\)[^\n]*bypassed\. The reply/.test(bm) &&
+     !bm.includes('\n') && (bm.match(/start your next prompt with one of/g) || []).length === 1,
+    'a reply bypassing the person\'s rule that is also sycophantic: one message with one list of words', bm);
   const sixth = hook('claude-code', 'Stop', { ...p, stop_hook_active: true }, { box, args: rules });
   ok(sixth.status === 0 && sixth.out?.decision === undefined && /bypassed/.test(sixth.out?.systemMessage || ''),
     'a 6th stop in the same turn (another hook kept it going) passes too: four blocks a turn, not four and then four more', sixth.out);
@@ -491,6 +499,12 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const syc = ask('override-once', '12');
   ok(/keel \(sycophancy\): override-once applied/.test(syc) && !/keel \(rules\)/.test(syc),
     'after a sycophancy advisory and no rule\'s note, override-once applies to sycophancy alone', syc);
+  // a word the last note's detector does not take: the person is told which words it takes
+  hook('claude-code', 'Stop', { ...payload('claude-code-Stop.json'), session_id: 'notes2', last_assistant_message: 'Done.', stop_hook_active: false },
+    { box, env: at('13'), args: ['--rules', join(dir, 'rules')] });
+  const fresh = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'notes2', prompt: 'fresh-context' }, { box, env: at('14') }).out?.systemMessage || '';
+  ok(/^keel: the last advisory here came from rules, which does not take fresh-context; its words are: override-once, disable-for-session, explain-the-match\.$/.test(fresh),
+    'fresh-context after a rules note: rules does not take it, and its words are named (not "no advisory was given")', fresh);
 }
 
 // --- a host that keeps stdin open, or has closed stdout: the hook still ends well ----------

@@ -310,6 +310,30 @@ rmSync(join(modifying, 'bad.yml'));
   ok(m.result.content[0].text === '{"temperature":21,"note":"PIN 4321"}' && m.result.structuredContent.note === 'PIN 4321'
     && adv(m) && /carries structuredContent, so it is left as is/.test(adv(m).reason),
     'a result with structuredContent is annotated, never altered', m.result);
+  // Two detectors on one result: one message, one list of words.
+  const same = [];
+  for (let i = 0; i < 4; i++) same.push(await call('echo', { message: 'token ghp_16C7e42F292c6912E7710c838347Ae178B4a' }));
+  const said = same[3].result.content.filter((b) => b.text.startsWith('keel advisory'));
+  ok(said.length === 1 && /^keel advisory \(loop, repeat; rules\): /.test(said[0].text) && (said[0].text.match(/say one of/g) || []).length === 1
+    && (said[0].text.match(/override-once/g) || []).length === 1,
+    'loop and rules on one result: one text block, one header naming both, one list of words with each word once', said);
+  // The words a rules note offers work on notes too: override-once quiets
+  // the next, explain-the-match shows the last, disable-for-session the rest
+  // of this conversation's; a rewrite still happens, unannounced once quieted.
+  m = await call('echo', { message: 'key AKIA2E0A8F3B244C9986' });
+  ok(adv(m) && adv(m).override_options.map((o) => o.token).join() === 'override-once,explain-the-match,disable-for-session',
+    'a rules note offers override-once, explain-the-match and disable-for-session', adv(m));
+  let x = await call('apply_override', { token: 'explain-the-match', detector: 'rules' });
+  ok(x.result.structuredContent.explanation?.rules?.includes('redact-credentials'), 'explain-the-match shows the last rules note, not "none given yet"', x.result.structuredContent);
+  await call('apply_override', { token: 'override-once', detector: 'rules' });
+  m = await call('echo', { message: 'key AKIA2E0A8F3B244C9987' });
+  ok(!adv(m) && m.result.content.length === 1, 'override-once: the next rules note is not shown', m.result);
+  m = await call('echo', { message: 'key AKIA2E0A8F3B244C9988' });
+  ok(adv(m) && adv(m).rules.includes('redact-credentials'), 'and only that one', m.result);
+  await call('apply_override', { token: 'disable-for-session', detector: 'rules' });
+  m = await call('echo', { message: 'your PIN 1234 and AKIA2E0A8F3B244C9989' });
+  ok(!adv(m) && m.result.content[0].text === 'your PIN **** and AKIA2E0A8F3B244C9989',
+    'disable-for-session: no rules note, and the person\'s rewrite rule still applies', m.result);
   await k.close();
   ok(!k.stderr.includes('AKIA2E0A8F3B244C9986') && !k.stderr.includes('launch codes'), 'nothing of the results reaches the log');
 }

@@ -521,11 +521,13 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
         snprintf(list, sizeof list, "%s", guard_detector_names[owner]);
     else
         snprintf(list, sizeof list, "%s", last ? last : "");
-    int applied = 0;
+    int applied = 0, refuser = -1; /* a detector of the last advisories that does not take the word */
     for (char *save = NULL, *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
         int k = 0;
         while (k < DET_COUNT && strcmp(guard_detector_names[k], d))
             k++;
+        if (k < DET_COUNT && !takes_token(k, token) && refuser < 0)
+            refuser = k;
         if (k == DET_COUNT || !takes_token(k, token))
             continue;
         cJSON *args = cJSON_CreateObject(), *res = NULL;
@@ -555,14 +557,22 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
         cJSON_Delete(res);
         cJSON_Delete(args);
     }
-    if (!applied && !o->msg[0] && det[0]) { /* the detector named does not take the word */
+    if (!applied && !o->msg[0] && (det[0] || refuser >= 0)) {
+        /* the detector named, or the last advisory's, does not take the word */
         int k = 0;
-        while (k < DET_COUNT && strcmp(guard_detector_names[k], det))
+        while (det[0] && k < DET_COUNT && strcmp(guard_detector_names[k], det))
             k++;
+        if (!det[0])
+            k = refuser;
         char words[160] = "";
         for (int i = 0; k < DET_COUNT && guard_tokens[k][i]; i++)
             append(words, sizeof words, "%s%s", i ? ", " : "", guard_tokens[k][i]);
-        append(o->msg, sizeof o->msg, "keel: %s does not take %s; its words are: %s.", det, token, words);
+        if (det[0])
+            append(o->msg, sizeof o->msg, "keel: %s does not take %s; its words are: %s.", det, token, words);
+        else
+            append(o->msg, sizeof o->msg,
+                   "keel: the last advisory here came from %s, which does not take %s; its words are: %s.",
+                   guard_detector_names[k], token, words);
     } else if (!applied && !o->msg[0] && !state_ok)
         append(o->msg, sizeof o->msg,
                "keel: %s was not applied: keel cannot use its state directory, so it neither knows which advisory "
@@ -677,6 +687,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     }
     struct hook_state h;
     int pass = 0; /* the count of blocks ends: a reply that follows the rules */
+    char lead[800] = ""; /* what keel says before any advisory's reason: one message in all */
     if (names[0]) {
         int counted = session_state(state_dir, sid, ST_BLOCK, continuing, now, NULL, &h) == 0;
         if (counted && h.blocks <= HOOK_BLOCKS_MAX) {
@@ -690,13 +701,13 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             return;
         }
         if (counted) { /* let through: the turn's blocks stay spent (no pass), so its later stops pass too */
-            append(o->msg, sizeof o->msg,
-                   "keel: the reply broke your rules (%s) and was let through after %d blocked "
+            append(lead, sizeof lead,
+                   "the reply broke your rules (%s) and was let through after %d blocked "
                    "attempts; the rules were bypassed.",
                    names, HOOK_BLOCKS_MAX);
         } else { /* no count, no block: a block that cannot be counted could repeat forever */
-            append(o->msg, sizeof o->msg,
-                   "keel: the reply broke your rules (%s) and was let through unblocked: keel could not "
+            append(lead, sizeof lead,
+                   "the reply broke your rules (%s) and was let through unblocked: keel could not "
                    "count its attempts, as its state directory is not usable (keel check get_time_context says why).",
                    names);
         }
@@ -767,10 +778,11 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     if (nun > 5)
         append(unchecked, sizeof unchecked, " and %d more", nun - 5);
     if (nun)
-        append(o->msg, sizeof o->msg,
-               "%skeel: the %s %s could not be checked on this reply in time, and %s not applied (a pattern "
+        append(lead, sizeof lead,
+               "%s%s %s %s could not be checked on this reply in time, and %s not applied (a pattern "
                "that backtracks, or too many slow rules: keel rules test names them).",
-               o->msg[0] ? "\n" : "", nun > 1 ? "rules" : "rule", unchecked, nun > 1 ? "were" : "was");
+               lead[0] ? " " : "", lead[0] ? "The" : "the", nun > 1 ? "rules" : "rule", unchecked,
+               nun > 1 ? "were" : "was");
     cJSON_Delete(j);
     /* Sycophancy on the reply, in this host session's conversation. */
     struct overlay ov;
@@ -790,13 +802,17 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern")));
     }
     int nsyc = cJSON_GetArraySize(advs);
+    if (said[0] && lead[0] && said[0] >= 'a' && said[0] <= 'z')
+        said[0] = (char)(said[0] - 'a' + 'A'); /* a sentence of its own after what comes first */
     if (said[0])
-        append(o->msg, sizeof o->msg, "%skeel (%s): %s To change this, start your next prompt with one of: %s.",
+        append(o->msg, sizeof o->msg, "%skeel (%s): %s%s%s To change this, start your next prompt with one of: %s.",
                o->msg[0] ? "\n" : "",
-               soft[0] && nsyc ? "rules, sycophancy"
-                   : soft[0]   ? "rules"
-                               : "sycophancy",
-               said, tok);
+               (soft[0] || lead[0]) && nsyc ? "rules, sycophancy"
+                   : soft[0] || lead[0]     ? "rules"
+                                            : "sycophancy",
+               lead, lead[0] ? " " : "", said, tok);
+    else if (lead[0])
+        append(o->msg, sizeof o->msg, "%skeel: %s", o->msg[0] ? "\n" : "", lead);
     /* the detectors that spoke, for an override word said next without one */
     char spoke[32] = "";
     if (soft[0])

@@ -193,6 +193,21 @@ static int swallowed(struct overlay *ov, const struct chrono_env *env, int det, 
     return taken;
 }
 
+int overlay_rules_speak(struct overlay *ov, const cJSON *a)
+{
+    struct chrono_env env;
+    if (clock_env(ov, &env) == 0) {
+        refresh(ov, &env);
+        if (silenced(ov, DET_RULES) || swallowed(ov, &env, DET_RULES, OV_SPEAK_MIN)) {
+            log_event(LOG_INFO, "advisory_quiet", "detector=rules");
+            return 0;
+        }
+    }
+    cJSON_Delete(ov->last[DET_RULES]);
+    ov->last[DET_RULES] = cJSON_Duplicate(a, 1);
+    return 1;
+}
+
 /* Appends a text block's text (a string; anything else is not text) to
  * buf, a space before it when buf holds some; buf holds cap bytes with its
  * NUL, and what does not fit is left out. */
@@ -694,7 +709,10 @@ void overlay_on_sampling_result(struct overlay *ov, const cJSON *result)
                 cJSON_AddItemToObject(a, "rules", names);
                 if (cJSON_GetArraySize(skipped))
                     cJSON_AddItemToObject(a, "skipped", cJSON_Duplicate(skipped, 1));
-                cJSON_AddItemToArray(ov->queued, a);
+                if (overlay_rules_speak(ov, a))
+                    cJSON_AddItemToArray(ov->queued, a);
+                else
+                    cJSON_Delete(a);
             } else {
                 cJSON_Delete(names);
             }
@@ -841,38 +859,49 @@ int overlay_says(const cJSON *advisory)
     return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(advisory, "confidence")) >= OV_SPEAK_MIN;
 }
 
+/* The text block the person and the model read: one message for all that
+ * speaks on this result, whatever detectors it comes from, "keel advisory
+ * (loop, repeat; rules): " each reason, and one list of the words the
+ * person may say, each word once. */
 char *overlay_text(const cJSON *advisories)
 {
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    if (!buf)
+    char head[200] = "", tokens[400] = "";
+    size_t hn = 0, tn = 0, rn = 0, cap = 4096;
+    char *reasons = malloc(cap);
+    if (!reasons)
         return NULL;
-    buf[0] = '\0';
+    reasons[0] = '\0';
     const cJSON *a;
     cJSON_ArrayForEach(a, advisories) {
         if (!overlay_says(a))
             continue; /* low confidence: _meta only */
-        char tokens[400] = "";
-        const cJSON *o;
-        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
-            size_t t = strlen(tokens);
-            snprintf(tokens + t, sizeof tokens - t, "%s%s", t ? ", " : "",
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token")));
-        }
         const char *what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "level"));
         if (!what)
             what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "pattern"));
-        int w =
-            snprintf(buf + n, cap - n, "%skeel advisory (%s%s%s): %s\nIf you want, say one of: %s.", n ? "\n\n" : "",
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector")), what ? ", " : "",
-                     what ? what : "", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")), tokens);
-        if (w > 0 && (size_t)w < cap - n)
-            n += (size_t)w;
+        int w = snprintf(head + hn, sizeof head - hn, "%s%s%s%s", hn ? "; " : "",
+                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector")), what ? ", " : "",
+                         what ? what : "");
+        if (w > 0 && (size_t)w < sizeof head - hn)
+            hn += (size_t)w;
+        w = snprintf(reasons + rn, cap - rn, "%s%s", rn ? "\n\n" : "",
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason")));
+        if (w > 0 && (size_t)w < cap - rn)
+            rn += (size_t)w;
+        const cJSON *o;
+        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "override_options")) {
+            const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "token"));
+            size_t l = t ? strlen(t) : 0;
+            int have = 0; /* said once, though several detectors take it */
+            for (const char *p = tokens; l && (p = strstr(p, t)) && !have; p += l)
+                have = (p == tokens || p[-1] == ' ') && (p[l] == ',' || p[l] == '\0');
+            if (l && !have && tn + l + 3 < sizeof tokens)
+                tn += (size_t)snprintf(tokens + tn, sizeof tokens - tn, "%s%s", tn ? ", " : "", t);
+        }
     }
-    if (!n) {
-        free(buf);
-        return NULL;
-    }
+    char *buf = NULL;
+    if (rn && (buf = malloc(hn + rn + tn + 64)))
+        sprintf(buf, "keel advisory (%s): %s\nIf you want, say one of: %s.", head, reasons, tokens);
+    free(reasons);
     return buf;
 }
 

@@ -133,6 +133,12 @@ int overlay_says(const cJSON *advisory);
 /* The text block for a person: reasons and override tokens of the advisories
  * overlay_says takes; NULL when none qualifies. Caller frees. */
 char *overlay_text(const cJSON *advisories);
+/* A rules advisory about to be given (annotate.c, or a sampling answer's):
+ * 0 when the person turned rules off in this conversation
+ * (disable-for-session) or an override-once for rules waits (taken now);
+ * else it is this process's last rules advisory, for explain-the-match,
+ * and 1. */
+int overlay_rules_speak(struct overlay *ov, const cJSON *a);
 
 /* apply_override, the tool. */
 int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);

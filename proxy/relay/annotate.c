@@ -471,14 +471,17 @@ int relay_annotation(const char *line, const struct jscan_span *res, const struc
 /* The upstream answered a tools/call: attach what the overlay has to say. */
 
 /* A rules advisory naming what fired. */
-static cJSON *rules_advisory(const char *reason, cJSON *names)
+/* A rules advisory: on a result held back, override-once lets the next
+ * through; on one noted or changed, the person may quiet the next
+ * (override-once) or all of this conversation's (disable-for-session). */
+static cJSON *rules_advisory(const char *reason, cJSON *names, int held)
 {
-    static const char *const tokens[] = {"override-once", "explain-the-match"};
+    static const char *const tokens[] = {"override-once", "explain-the-match", "disable-for-session"};
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "detector", "rules");
     cJSON_AddNumberToObject(a, "confidence", 0.9);
     cJSON_AddStringToObject(a, "reason", reason);
-    det_overrides(a, tokens, 2);
+    det_overrides(a, tokens, held ? 2 : 3);
     cJSON_AddItemToObject(
         a, "heuristic", det_heuristic("output_rules", "0.1.0", "keel's YAML output rules (rules/*.yml, --rules DIR)"));
     cJSON_AddItemToObject(a, "rules", names);
@@ -546,11 +549,13 @@ static void put_sentence(char *buf, size_t cap, const char *s)
 }
 
 /* Rules on a tool result (keel wrap's hygiene). Returns a replacement line
- * (the result rejected, or its text blocks rewritten) or NULL, and adds an
- * advisory to *adv saying what was done. */
+ * (the result rejected, *held set, or its text blocks rewritten) or NULL,
+ * and adds an advisory to *adv saying what was done, unless the person
+ * quieted rules here (overlay_rules_speak). */
 static char *result_rules(struct relay *r, const char *tool, const char *line, size_t n, const struct jscan_top *top,
-                          const struct jscan_span *sp, cJSON **adv)
+                          const struct jscan_span *sp, cJSON **adv, int *held)
 {
+    *held = 0;
     if (!(r->ov.parts & OV_RULES) || !ruleset_current || n > RULES_MAX_LINE || !top->result.p ||
         top->result.p[0] != '{' || !sp[0].p || sp[0].p[0] != '[' || content_quiet(&sp[0], tool))
         return NULL;
@@ -642,8 +647,12 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         cJSON_AddItemToArray(c, blk);
         cJSON_AddBoolToObject(res, "isError", 1);
         cJSON *advs = cJSON_AddArrayToObject(cJSON_AddObjectToObject(res, "_meta"), "keel/advisories");
-        cJSON_AddItemToArray(advs, rules_advisory(reason, cJSON_Duplicate(rejected, 1)));
+        cJSON *ra = rules_advisory(reason, cJSON_Duplicate(rejected, 1), 1);
+        cJSON_Delete(r->ov.last[DET_RULES]); /* for explain-the-match */
+        r->ov.last[DET_RULES] = cJSON_Duplicate(ra, 1);
+        cJSON_AddItemToArray(advs, ra);
         out = jr_reply(top->id.p, top->id.n, "result", res);
+        *held = out != NULL;
         log_event(LOG_INFO, "result_rejected", "rules=%d", cJSON_GetArraySize(rejected));
     } else {
         int n_changed = cJSON_GetArraySize(changed), n_noted = cJSON_GetArraySize(noted);
@@ -700,14 +709,15 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                 cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
             cJSON_ArrayForEach(x, rejected)
                 cJSON_AddItemToArray(all, cJSON_Duplicate(x, 1));
-            if (!*adv)
-                *adv = cJSON_CreateArray();
-            cJSON *a = rules_advisory(reason, all);
+            cJSON *a = rules_advisory(reason, all, 0);
             if (cJSON_GetArraySize(where))
                 cJSON_AddItemToObject(a, "where", cJSON_Duplicate(where, 1));
             if (n_skipped)
                 cJSON_AddItemToObject(a, "skipped", cJSON_Duplicate(skipped, 1));
-            cJSON_AddItemToArray(*adv, a);
+            if (overlay_rules_speak(&r->ov, a) && (*adv || (*adv = cJSON_CreateArray())))
+                cJSON_AddItemToArray(*adv, a);
+            else
+                cJSON_Delete(a);
         }
     }
     cJSON_Delete(content);
@@ -737,14 +747,15 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
     if (d->watched)
         outcome(top, rm, &d->call); /* what the server said, before any rule or advisory */
     const struct loop_call *call = d->watched ? &d->call : NULL;
-    char *ruled = result_rules(r, d->tool, line, n, top, rm, &rules_adv);
+    int held;
+    char *ruled = result_rules(r, d->tool, line, n, top, rm, &rules_adv, &held);
     struct jscan_top t2;
     if (ruled && jscan_scan(ruled, strlen(ruled), &t2)) { /* go on from the ruled line */
         line = ruled;
         n = strlen(ruled);
         top = &t2;
     }
-    if (ruled && !rules_adv) { /* rejected: the replacement goes as it is */
+    if (held) { /* rejected: the replacement goes as it is */
         cJSON *later = overlay_for_result(&r->ov, d->tool, call, NULL);
         if (later)
             overlay_requeue(&r->ov, later); /* the next result carries them */
