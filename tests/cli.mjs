@@ -31,6 +31,8 @@ r = run(['help', 'nosuch']);
 ok(r.status === 64 && /no help for nosuch/.test(r.stderr) && r.stdout === '', 'keel help nosuch: exit 64 and names the commands', r.stderr);
 r = run(['tools', '--help']);
 ok(r.status === 0 && /usage: keel tools/.test(r.stdout), 'keel tools --help');
+r = run(['rules', 'check', '--help']);
+ok(r.status === 0 && /usage: keel rules/.test(r.stdout) && r.stderr === '', 'keel rules check --help prints the usage, not "no such file"', r.stderr);
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Fine."}']);
 ok(r.status === 0 && r.stderr === '', 'keel check writes nothing on stderr by default (its log level is warn)', r.stderr);
 r = run(['--log-level=info', 'check', 'check_sycophancy', '--json={"candidate_response":"Fine."}']);

@@ -250,7 +250,10 @@ static const char rules_help[] =
 
 static int cmd_rules(int argc, char **argv)
 {
-    if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
+    int help = 0; /* "keel rules check --help" asks for help, it names no file */
+    for (int i = 0; i < argc; i++)
+        help |= !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+    if (argc < 1 || help) {
         fputs(rules_help, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;
     }
