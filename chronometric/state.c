@@ -110,8 +110,9 @@ static char *slurp(const char *path, size_t *len)
 /* The exclusive lock on fd, waiting at most lock_wait_ms (STATE_LOCK_WAIT_MS
  * unless state_lock_wait said otherwise): a process that holds it longer
  * (stopped, or stuck) costs the others a bounded wait, and after such a wait,
- * for STATE_STUCK_MS, none (a relay that touches the state on many messages
- * pays the wait once). The wait is the kernel's: a blocking flock, woken
+ * for STATE_STUCK_MS, none, in this process and, through the mark in
+ * state.lock, in every other (a relay that touches the state on many
+ * messages, and a host that starts a hook per prompt, pay the wait once). The wait is the kernel's: a blocking flock, woken
  * when the lock is free, so busy processes take turns (trying without
  * blocking now and then starves a process when others hold the lock nearly
  * all the time). It is cut by a timer whose SIGALRM goes to this thread
@@ -137,16 +138,49 @@ static void on_alarm(int sig)
     (void)sig; /* only to interrupt flock */
 }
 
+/* The wall clock, in ms: what the stuck mark in state.lock is kept in, read
+ * by other processes (the monotonic clock's zero is per boot, and a test's
+ * KEEL_NOW is no time to wait by). */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Bytes 8 to 15 of state.lock: until when (wall_ms) no keel process waits
+ * for the lock, set by one whose wait ran out, so that the next processes,
+ * a hook each, do not each pay the wait again; cleared by the next process
+ * that takes the lock. 0: none. */
+#define STUCK_AT 8
+static int64_t stuck_mark(int fd)
+{
+    int64_t t = 0;
+    return pread(fd, &t, sizeof t, STUCK_AT) == (ssize_t)sizeof t ? t : 0;
+}
+
+static void stuck_set(int fd, int64_t until)
+{
+    if (pwrite(fd, &until, sizeof until, STUCK_AT) != (ssize_t)sizeof until)
+        return; /* each process then pays its own wait, as before */
+}
+
+static int locked(int fd)
+{
+    stuck_until = 0;
+    if (stuck_mark(fd))
+        stuck_set(fd, 0); /* the holder let go: the next wait is a wait again */
+    return 0;
+}
+
 static int lock_within(int fd)
 {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        stuck_until = 0;
-        return 0;
-    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return locked(fd);
     if (errno != EWOULDBLOCK && errno != EINTR)
         return -1;
-    int64_t now = chrono_mono_ms();
-    if (lock_wait_ms <= 0 || now < stuck_until) {
+    int64_t now = chrono_mono_ms(), wall = wall_ms(), mark = stuck_mark(fd);
+    if (lock_wait_ms <= 0 || now < stuck_until || (wall < mark && mark - wall <= STATE_STUCK_MS)) {
         errno = EWOULDBLOCK;
         return -1;
     }
@@ -179,12 +213,13 @@ static int lock_within(int fd)
     sigaction(SIGALRM, &old_sa, NULL);
     if (rc < 0 && err == EINTR) {
         stuck_until = chrono_mono_ms() + STATE_STUCK_MS;
+        stuck_set(fd, wall_ms() + STATE_STUCK_MS);
         err = EWOULDBLOCK;
     }
     if (rc < 0)
         errno = err;
     else
-        stuck_until = 0;
+        locked(fd);
     return rc;
 }
 

@@ -115,13 +115,21 @@ const lockedState = (async () => {
   const box = sandbox();
   hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });   // creates the state directory
   const lock = join(box.stateDir, 'state.lock');
-  const holder = spawn('flock', [lock, 'sleep', '20'], { stdio: 'ignore' });
+  // -o: the lock is flock's own, gone when it is killed; its group holds the sleep too
+  const holder = spawn('flock', ['-o', lock, 'sleep', '20'], { stdio: 'ignore', detached: true });
   while (spawnSync('flock', ['-n', lock, 'true']).status === 0) await new Promise((r) => setTimeout(r, 20));
   const r = await timedHook(['UserPromptSubmit', '--host', 'claude-code'], box,
     JSON.stringify(payload('claude-code-UserPromptSubmit.json', { transcript_path: transcript('claude-reask.jsonl') })));
-  holder.kill();
+  // the next hook, another process, is told by the first not to wait again
+  const next = await timedHook(['Stop', '--host', 'claude-code'], box, JSON.stringify(payload('claude-code-Stop.json')));
+  process.kill(-holder.pid);
+  await new Promise((res) => holder.on('exit', res));
+  // the holder gone, the next hook takes the lock and clears the mark
+  const after = await timedHook(['UserPromptSubmit', '--host', 'claude-code'], box,
+    JSON.stringify(payload('claude-code-UserPromptSubmit.json', { prompt: 'run the tests' })));
+  const mark = readFileSync(lock).subarray(8, 16);
   if (r.stdout.trim()) { try { r.out = JSON.parse(r.stdout); } catch { r.out = 'not json'; } }
-  return r;
+  return { ...r, next, after, cleared: mark.length === 8 && mark.every((b) => b === 0) };
 })();
 
 // --- every host and event: the output is the host's shape ----------------------
@@ -1256,6 +1264,9 @@ for (const end of ['revised', 'bypassed']) {
   const l = await lockedState;
   ok(l.status === 0 && l.ms < 30000 && (l.stdout === '' || valid('claude-code', 'prompt', l.out)),
     `a state file held by another process: exit 0 within the host's 30 s (${l.ms} ms)`, l);
+  ok(l.ms >= 4000 && l.next.status === 0 && l.next.ms < 2500 && l.after.status === 0 && l.cleared,
+    `the first hook waits the lock out (${l.ms} ms), the next process does not wait again (${l.next.ms} ms), and once the holder is gone the mark is cleared`,
+    { first: l.ms, next: l.next.ms, after: l.after.ms, cleared: l.cleared });
 }
 
 done();
