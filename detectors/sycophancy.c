@@ -159,23 +159,69 @@ static uint64_t stem_hash(enum stem_lang lang, const char *s, size_t n, uint64_t
     return h;
 }
 
+static const struct phrase *match_at(const struct text_words *w, size_t i, unsigned mask);
+
+/* What s[0..n) is when it is one Han or kana character, a word of its own
+ * in text.h and a part of a word to a reader: CJK_NAMES when it can be part
+ * of a name for a thing (a Han character, katakana), CJK_GRAMMAR when not
+ * (hiragana, the particles and function characters of Chinese); 0 when it
+ * is no such character. */
+enum { CJK_NAMES = 1, CJK_GRAMMAR = 2 };
+static int cjk_char(const char *s, size_t n)
+{
+    /* Chinese characters that name nothing alone: particles, pronouns,
+     * auxiliaries, negation, measure words */
+    static const char grammar[] =
+        "的了是我你他她它们吗吧呢啊在也都就还又不没很太会要能这那个和把被给得地着过么什哪谁怎样";
+    const unsigned char *u = (const unsigned char *)s;
+    if (n != 3 || (u[0] & 0xF0) != 0xE0)
+        return 0;
+    unsigned c = (unsigned)(u[0] & 0x0F) << 12 | (unsigned)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+    if (c >= 0x3040 && c <= 0x309F)
+        return CJK_GRAMMAR;
+    if (!((c >= 0x30A0 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF)))
+        return 0;
+    for (size_t k = 0; k + 3 <= sizeof grammar - 1; k += 3)
+        if (!memcmp(grammar + k, s, 3))
+            return CJK_GRAMMAR;
+    return CJK_NAMES;
+}
+
 /* The content words of w (words of text t) that say what a message is
  * about: not stop words, not words of how one asks, at least 3 bytes; each
- * by its stem in lang. */
+ * by its stem in lang. A word of the reassurance, judgement and tag phrases
+ * says how someone asks, not what about, wherever it stands. In Chinese and
+ * Japanese, where text.h makes each character a word, two characters side
+ * by side are one subject word, unless a phrase of asking holds either
+ * where it stands (选 of 选错 asks, 选计 of 选计算机 names the choice). */
 static int topic_set(const char *t, const struct text_words *w, enum stem_lang lang, struct text_set *out)
 {
     out->v = malloc((w->n ? w->n : 1) * sizeof *out->v);
     out->n = 0;
     if (!out->v)
         return -1;
+    size_t asked_to = 0; /* the words before this index are in a phrase of asking */
     for (size_t i = 0; i < w->n; i++) {
         uint64_t h = w->v[i].hash;
         const char *s = t + w->v[i].start;
         size_t n = w->v[i].end - w->v[i].start, e = text_elision(s, n); /* "l'opération": "opération" */
         if (e)
             s += e, n -= e, h = text_word_hash(s, n);
-        /* the words of the reassurance, judgement and tag phrases say how
-         * someone asks, not what about */
+        if (cjk_char(s, n)) {
+            /* a pair of characters names a thing (上海, 电脑); one alone
+             * (的, 我) too many things */
+            for (size_t k = i; k <= i + 1 && k < w->n && k >= asked_to; k++) {
+                const struct phrase *p = match_at(w, k, ASKING_CLASSES);
+                if (p)
+                    asked_to = k + p->len;
+            }
+            if (i < asked_to || i + 1 >= w->n || i + 1 < asked_to || w->v[i + 1].start != w->v[i].end ||
+                cjk_char(s, n) != CJK_NAMES ||
+                cjk_char(t + w->v[i + 1].start, w->v[i + 1].end - w->v[i + 1].start) != CJK_NAMES)
+                continue;
+            out->v[out->n++] = text_word_hash(s, 6);
+            continue;
+        }
         if ((n < 3 && !has_digit(s, n)) || text_is_stopword(h) || phrases_has_word(&tables[0], h))
             continue;
         out->v[out->n++] = stem_hash(lang, s, n, h);
@@ -874,7 +920,8 @@ cJSON *syc_heuristic(void)
         "nobody addressed), or one word of praise is exclaimed alone before one (Perfect! All tests pass.), or, for "
         "agreement, when its sentence names caution (you're right to be wary); and "
         "reassurance "
-        "requests on one decision (grouped by shared subject words, stems (Snowball; Korean particles taken off) "
+        "requests on one decision (grouped by shared subject words, stems (Snowball; Korean particles taken off; "
+        "in Chinese and Japanese two characters side by side) "
         "in the language of the messages read together; one saying it asks again joins every earlier one; one "
         "naming no subject goes with the decision, or with a group of two or more; one opening with 'also' or "
         "'and' names its own; a verdict word asks only in a question no question word opens, and 'dumb "

@@ -147,6 +147,48 @@ static void intensifiers_are_passed_over(void **state)
     check(ex, sizeof ex / sizeof *ex);
 }
 
+/* How many of the person's messages ask for reassurance on one decision. */
+static size_t reassurance_of(const char *const *msgs, size_t n)
+{
+    static struct syc_result r;
+    struct syc_query q = {.msgs = msgs, .nmsgs = n, .has_msgs = 1};
+    assert_int_equal(syc_run(&q, &r), 0);
+    return r.reassure;
+}
+
+/* In Chinese, where each character is a word, two characters side by side
+ * name the subject (上海), not one (的, 我): the same choice asked about three
+ * times is one decision; "no problem, right?" asked of a computer and of a
+ * contract is two, and so is each on its own. */
+static void chinese_subjects_are_pairs_of_characters(void **state)
+{
+    (void)state;
+    static const char *const same[] = {
+        "\xe6\x88\x91\xe5\x86\xb3\xe5\xae\x9a\xe8\xbe\x9e\xe6\x8e\x89\xe5\xb7\xa5\xe4\xbd\x9c\xe5\x8e\xbb\xe4\xb8\x8a"
+        "\xe6\xb5\xb7\xe3\x80\x82", /* 我决定辞掉工作去上海。 */
+        "\xe4\xbd\xa0\xe8\xa7\x89\xe5\xbe\x97\xe6\x88\x91\xe5\x8e\xbb\xe4\xb8\x8a\xe6\xb5\xb7\xe6\x98\xaf\xe5\xaf\xb9"
+        "\xe7\x9a\x84\xe5\x90\xa7\xef\xbc\x9f", /* 你觉得我去上海是对的吧？ */
+        "\xe5\x8e\xbb\xe4\xb8\x8a\xe6\xb5\xb7\xe4\xbb\xa5\xe5\x90\x8e\xe4\xbc\x9a\xe4\xb8\x8d\xe4\xbc\x9a\xe5\x90\x8e"
+        "\xe6\x82\x94\xef\xbc\x9f\xe6\x88\x91\xe7\x9a\x84\xe9\x80\x89\xe6\x8b\xa9\xe6\xb2\xa1\xe9\x97\xae\xe9\xa2\x98"
+        "\xe5\x90\xa7\xef\xbc\x9f", /* 去上海以后会不会后悔？我的选择没问题吧？ */
+        "\xe7\x9c\x9f\xe7\x9a\x84\xe6\xb2\xa1\xe9\x80\x89\xe9\x94\x99\xe5\x90\x97\xef\xbc\x9f", /* 真的没选错吗？ */
+    };
+    static const char *const other[] = {
+        "\xe4\xbd\xa0\xe8\xa7\x89\xe5\xbe\x97\xe6\x88\x91\xe5\x8e\xbb\xe4\xb8\x8a\xe6\xb5\xb7\xe6\x98\xaf\xe5\xaf"
+        "\xb9\xe7\x9a\x84\xe5\x90\xa7\xef\xbc\x9f", /* 你觉得我去上海是对的吧？ */
+        "\xe8\xbf\x99\xe4\xb8\xaa\xe5\x91\xa8\xe6\x9c\xab\xe5\x8e\xbb\xe5\x93\xaa\xe9\x87\x8c\xe5\x90\x83\xe9\xa5"
+        "\xad\xe5\xa5\xbd\xe5\x91\xa2\xef\xbc\x9f", /* 这个周末去哪里吃饭好呢？ */
+        "\xe5\x8c\x97\xe4\xba\xac\xe7\x9a\x84\xe6\x88\xbf\xe7\xa7\x9f\xe8\xb4\xb5\xe4\xb8\x8d\xe8\xb4\xb5\xef\xbc"
+        "\x9f", /* 北京的房租贵不贵？ */
+        "\xe6\x88\x91\xe4\xb9\xb0\xe7\x9a\x84\xe9\x82\xa3\xe5\x8f\xb0\xe7\x94\xb5\xe8\x84\x91\xe6\xb2\xa1\xe9\x97"
+        "\xae\xe9\xa2\x98\xe5\x90\xa7\xef\xbc\x9f", /* 我买的那台电脑没问题吧？ */
+        "\xe6\x96\xb0\xe5\xb7\xa5\xe4\xbd\x9c\xe7\x9a\x84\xe5\x90\x88\xe5\x90\x8c\xe6\xb2\xa1\xe9\x97\xae\xe9\xa2"
+        "\x98\xe5\x90\xa7\xef\xbc\x9f", /* 新工作的合同没问题吧？ */
+    };
+    assert_int_equal(reassurance_of(same, sizeof same / sizeof *same), 3);
+    assert_true(reassurance_of(other, sizeof other / sizeof *other) < 3);
+}
+
 /* The reassurance count said as an ordinal, so it reads beside
  * rumination's "3 times before": 3rd, 11th to 13th, 21st, 22nd, 101st. */
 static void the_count_as_an_ordinal(void **state)
@@ -179,6 +221,7 @@ int main(void)
         cmocka_unit_test(the_windows_edges),
         cmocka_unit_test(the_count_as_an_ordinal),
         cmocka_unit_test(intensifiers_are_passed_over),
+        cmocka_unit_test(chinese_subjects_are_pairs_of_characters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
