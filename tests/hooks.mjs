@@ -955,6 +955,20 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   };
   ok(Object.entries(seen).every(([w, c]) => c.includes(`The person's last prompt was ${w} ago. A work session is open (${w} so far); its stated intent: draft the Q3 plan.`)),
     'SessionStart: the time since the last prompt and the session\'s length in words (seconds, minutes, hours, days), and its intent', seen);
+  // an intent the model wrote with escape codes, a bell and a bidi override reaches the person as plain text
+  spawnSync(keel, ['check', 'mark_session_end'], { env: { ...env, KEEL_NOW: '2026-05-18T08:59:00Z' } });
+  spawnSync(keel, ['check', 'mark_session_start', '--json', JSON.stringify({ intent: 'ship \u001b]0;pwned\u0007\u001b[31mit \u202eevil\nnow' })], { env: { ...env, KEEL_NOW: '2026-05-18T09:00:00Z' } });
+  const said = [];
+  for (const t of ['09:00', '09:20', '09:40', '10:01']) {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...env, KEEL_NOW: `2026-05-18T${t}:00Z` }, input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's3', prompt: 'next step' }) });
+    said.push(r.stdout);
+  }
+  const ctx = start('2026-05-18T10:02:00Z');
+  let msg = '';
+  try { msg = JSON.parse(said[3]).systemMessage || ''; } catch { /* none */ }
+  const raw = /[\u0000-\u001f\u007f\u202e]/;
+  ok(/You set out to: ship /.test(msg) && !raw.test(msg) && /its stated intent: ship /.test(ctx) && !raw.test(ctx),
+    'a stated intent holding escape codes, a bell, a line break and a bidi override reaches the person and the model as plain text', { msg, ctx });
 }
 
 // Overrides hold in the conversation they were given in: disable-for-session

@@ -903,8 +903,10 @@ static void on_session_start(const struct profile *p, const char *state_dir, str
             else
                 append(words, sizeof words, " so far");
             append(o->ctx, sizeof o->ctx, " A work session is open (%s)", words);
-            if (intent && intent[0])
-                append(o->ctx, sizeof o->ctx, "; its stated intent: %s", intent);
+            char plain[400]; /* as plain text: the model may have written escape codes into it */
+            if (intent && intent[0] &&
+                (overlay_quote(intent, strlen(intent), 150, SIZE_MAX, plain, sizeof plain), plain[0]))
+                append(o->ctx, sizeof o->ctx, "; its stated intent: %s", plain);
             append(o->ctx, sizeof o->ctx, ".");
             cJSON_Delete(st);
         } else {

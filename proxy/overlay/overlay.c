@@ -311,7 +311,7 @@ static int by_index(const void *a, const void *b)
  * characters (bidi overrides, zero-width spaces) left out, so a pasted log's
  * colours or a right-to-left override cannot garble the message. 1 when s
  * goes on past what was quoted. */
-static int quote_text(const char *s, size_t n, size_t max_chars, size_t max_words, char *q, size_t cap)
+int overlay_quote(const char *s, size_t n, size_t max_chars, size_t max_words, char *q, size_t cap)
 {
     const uint8_t *c = (const uint8_t *)s, *end = c + n;
     size_t l = 0, chars = 0, words = 0;
@@ -368,7 +368,7 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
         n += (size_t)snprintf(out + n, cap - n, "%s %s", i == 0 ? "" : i + 1 == k ? " and" : ",", hm);
         if (i == 0) { /* the first ask, its first words */
             char q[80];
-            int cut = quote_text(h->t ? h->t : "", h->t ? h->n : 0, 80, 8, q, sizeof q);
+            int cut = overlay_quote(h->t ? h->t : "", h->t ? h->n : 0, 80, 8, q, sizeof q);
             if (n < cap)
                 n += (size_t)snprintf(out + n, cap - n, " (\"%s%s\")", q, cut ? "..." : "");
         }
@@ -480,7 +480,7 @@ static void quote_spans(const struct syc_query *q, const struct syc_result *r, c
         if (sp->msg >= 0 || sp->b <= sp->a)
             continue;
         char t[200];
-        int cut = quote_text(q->resp + sp->a, sp->b - sp->a, 48, SIZE_MAX, t, sizeof t);
+        int cut = overlay_quote(q->resp + sp->a, sp->b - sp->a, 48, SIZE_MAX, t, sizeof t);
         size_t len = strlen(reason);
         snprintf(reason + len, cap - len, "%s\"%s%s\"", n ? ", " : " It said ", t, cut ? "..." : "");
         n++;
@@ -769,20 +769,19 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     ov->view_at = 0;
     if (emit != GUARD_EMIT)
         return NULL;
-    char reason[280], base[200];
+    char reason[480], base[200];
     hyp_reason(&ev, g, nu, h, !ov->view.session_open, base, sizeof base);
     /* The person's own intent, when they stated one, as a sentence (the view
      * holds one only while their session is open; the activity session has
      * none). */
-    const char *intent = ov->view.intent[0] ? ov->view.intent : NULL;
-    size_t il = intent ? strlen(intent) : 0;
-    while (il && (intent[il - 1] == ' ' || intent[il - 1] == '\n'))
-        il--;
+    char intent[200] = ""; /* as plain text: an intent the model wrote can hold escape codes */
+    int cut = ov->view.intent[0]
+        ? overlay_quote(ov->view.intent, strlen(ov->view.intent), sizeof intent / 2, SIZE_MAX, intent, sizeof intent)
+        : 0;
+    size_t il = strlen(intent);
     int stop = il && !strchr(".!?", intent[il - 1]);
-    int room = (int)(sizeof reason - strlen(base) - 24);
-    if (intent && il)
-        snprintf(reason, sizeof reason, "%s You set out to: %.*s%s", base, (int)il < room ? (int)il : room, intent,
-                 stop || (int)il >= room ? "." : "");
+    if (il)
+        snprintf(reason, sizeof reason, "%s You set out to: %s%s", base, intent, cut ? "..." : stop ? "." : "");
     else
         snprintf(reason, sizeof reason, "%s", base);
     const char *tok[6];

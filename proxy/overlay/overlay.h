@@ -139,6 +139,12 @@ char *overlay_text(const cJSON *advisories);
  * else it is this process's last rules advisory, for explain-the-match,
  * and 1. */
 int overlay_rules_speak(struct overlay *ov, const cJSON *a);
+/* At most max_chars characters and max_words words of UTF-8 s[0..n) into q
+ * (cap bytes, NUL-terminated), as plain text the person reads in their
+ * terminal: white space, control characters and line breaks as one space,
+ * format characters (bidi overrides, zero-width spaces) left out. 1 when s
+ * goes on past what was quoted. */
+int overlay_quote(const char *s, size_t n, size_t max_chars, size_t max_words, char *q, size_t cap);
 
 /* apply_override, the tool. */
 int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
