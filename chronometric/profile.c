@@ -276,10 +276,12 @@ static void thresholds_member(struct walk *w, const char *key, const yaml_node_t
         : !strcmp(key, "nudge")        ? &p->hyp_nudge
         : !strcmp(key, "hard")         ? &p->hyp_hard
                                        : NULL;
-    if (!slot)
+    if (!slot) {
         unknown(w, v, "guardrails.hyperfocus.escalation_thresholds", key);
-    else
+    } else {
         get_int(w, v, key, 1, 1440, slot);
+        p->hyp_given = 1;
+    }
 }
 
 static void hyperfocus_member(struct walk *w, const char *key, const yaml_node_t *v, void *ctx)
@@ -515,6 +517,11 @@ void profile_load_text(struct profile *p, const char *yaml, size_t n)
         } else {
             each_member(&w, root, "profile", top_member, NULL);
         }
+    }
+    if (!p->hyp_given && p->break_minutes) { /* one number for the ladder, as check_hyperfocus reads it */
+        p->hyp_gentle = (p->break_minutes * 2 + 1) / 3;
+        p->hyp_nudge = p->break_minutes;
+        p->hyp_hard = (p->break_minutes * 4 + 1) / 3;
     }
     if (!(p->hyp_gentle < p->hyp_nudge && p->hyp_nudge < p->hyp_hard)) {
         problem(p, NULL, "guardrails.hyperfocus.escalation_thresholds must be strictly ascending; using 60/90/120");

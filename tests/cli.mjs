@@ -84,6 +84,16 @@ r = run(['--profile', join(root, 'examples', 'profile.yaml'), 'profile', 'check'
 ok(r.status === 0 && JSON.parse(r.stdout).chronometric.end_of_day_local === '18:00' && r.stderr === '', 'the example profile checks clean', r.stderr);
 const bad = join(box.dir, 'bad.yaml');
 writeFileSync(bad, 'chronometric:\n  end_of_day: "18:00"\n  zones:\n    lunch: "12:00-13:00"\nprivacy:\n  os_idle_consent: maybe\nguardrails:\n  rumination:\n    window_minutes: 0\nextra: 1\n');
+// one ladder in effect: escalation_thresholds win over hyperfocus_break_minutes, which alone gives B*2/3, B, B*4/3
+const ladder = (yaml) => {
+  const f = join(box.dir, `ladder-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(f, yaml);
+  const out = run(['--profile', f, 'profile', 'check']);
+  try { return Object.values(JSON.parse(out.stdout).guardrails.hyperfocus.escalation_thresholds).join('/'); } catch { return out.stderr; }
+};
+ok(ladder('chronometric:\n  hyperfocus_break_minutes: 30\n') === '20/30/40'
+  && ladder('chronometric:\n  hyperfocus_break_minutes: 90\nguardrails:\n  hyperfocus:\n    escalation_thresholds: {gentle: 45, nudge: 50, hard: 55}\n') === '45/50/55',
+  'profile check prints the ladder in effect: hyperfocus_break_minutes alone, or escalation_thresholds over it');
 r = run(['profile', 'check', '--profile', bad]);
 ok(r.status === 1 && /line 2: unknown key chronometric.end_of_day/.test(r.stderr) && /line 4: unknown key chronometric.zones.lunch/.test(r.stderr)
   && /line 6: privacy.os_idle_consent must be true or false/.test(r.stderr) && /line 9: guardrails.rumination.window_minutes must be/.test(r.stderr)

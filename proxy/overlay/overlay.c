@@ -740,12 +740,7 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     const struct profile *p = ov->profile;
     if (!ov->view_ok || ov->view.session_started < 0 || silenced(ov, DET_HYPERFOCUS))
         return NULL;
-    long g = p->hyp_gentle, nu = p->hyp_nudge, h = p->hyp_hard;
-    if (p->break_minutes) {
-        g = (p->break_minutes * 2 + 1) / 3;
-        nu = p->break_minutes;
-        h = (p->break_minutes * 4 + 1) / 3;
-    }
+    long g = p->hyp_gentle, nu = p->hyp_nudge, h = p->hyp_hard; /* the profile's ladder in effect */
     struct hyp_eval ev;
     int64_t started = ov->view.focus_started;
     hyp_evaluate(env->now.ms, env->now.offset_s, &started, -1, g, nu, h,
