@@ -299,8 +299,22 @@ int guard_end_of_day(const struct chrono_env *env, int64_t at, int extension_min
     int eod = profile_eod_for(env->profile, c.wday);
     if (eod < 0)
         return -1;
-    eod += extension_min;
-    return eod > 1439 ? 1439 : eod;
+    /* on the day's own clock, which runs from HYP_DAY_START_MIN to the same
+     * time the next morning: an end of day before it is after midnight, and
+     * an extension carries it past midnight, up to the day's last minute */
+    int day = (eod < HYP_DAY_START_MIN ? eod + 1440 : eod) + extension_min;
+    if (day > 1440 + HYP_DAY_START_MIN - 1)
+        day = 1440 + HYP_DAY_START_MIN - 1;
+    return day % 1440;
+}
+
+int guard_day_offset(const struct chrono_env *env, int64_t at)
+{
+    struct tf_civil c;
+    int off = env->now.offset_s, day_off;
+    tf_civil(at - HYP_DAY_START_MIN * 60000LL, off, &c);
+    int64_t start = (tf_days_from_civil(c.year, c.month, c.day) * 86400LL + HYP_DAY_START_MIN * 60LL - off) * 1000;
+    return chrono_offset_at(start, &day_off) == 0 ? day_off : off;
 }
 
 struct claim_ctx {

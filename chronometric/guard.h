@@ -46,6 +46,12 @@ int guard_read(const struct chrono_env *env, int gap_min, struct guard_view *v, 
  * extension of extension_min. */
 int guard_end_of_day(const struct chrono_env *env, int64_t at, int extension_min);
 
+/* The UTC offset to place the end of day of the day `at` belongs to in: the
+ * offset at that day's start (HYP_DAY_START_MIN), so that the hour a clock
+ * goes back repeats no end of day already passed; now's when the TZ rules
+ * cannot say. */
+int guard_day_offset(const struct chrono_env *env, int64_t at);
+
 /* Minutes extend-end-of-day added to today's end of day (today: the day now
  * belongs to, begun at HYP_DAY_START_MIN), from a state object. */
 int guard_eod_extension(const struct chrono_env *env, const cJSON *state);

@@ -189,6 +189,24 @@ ok(r.status === 64, 'profile without a subcommand: 64');
     'TZ: a zone not installed (a typo) is INTERNAL_CLOCK_UNAVAILABLE, not UTC; installed zones, POSIX rules, UTC and an empty TZ read as they say', got);
 }
 
+// --- the end of day on the day's own clock -------------------------------------------
+// extend-end-of-day carries it past midnight; the hour a clock goes back does
+// not repeat an end of day already passed.
+{
+  const box = sandbox();
+  const prof = join(box.dir, 'eod.yaml');
+  const ctx = (now, eod) => {
+    writeFileSync(prof, `chronometric:\n  end_of_day_local: "${eod}"\n`);
+    const r = spawnSync(keel, ['--profile', prof, 'check', 'get_time_context'], { input: '', encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: now, TZ: 'Europe/Berlin' } });
+    try { const j = JSON.parse(r.stdout); return `${j.effective_end_of_day_local} ${j.past_end_of_day}`; } catch { return r.stdout + r.stderr; }
+  };
+  spawnSync(keel, ['--profile', prof, 'check', 'apply_override', '--json', '{"token":"extend-end-of-day"}'], { env: { ...process.env, ...box.env, KEEL_NOW: '2026-12-07T23:40:00+01:00', TZ: 'Europe/Berlin' } });
+  const ext = [ctx('2026-12-08T00:10:00+01:00', '23:30'), ctx('2026-12-08T00:40:00+01:00', '23:30')];
+  ok(ext[0] === '00:30 false' && ext[1] === '00:30 true', 'extend-end-of-day at 23:40 moves an end of day of 23:30 to 00:30, after midnight', ext);
+  const dst = ['2026-10-25T02:15:00+02:00', '2026-10-25T02:45:00+02:00', '2026-10-25T02:15:00+01:00'].map((t) => ctx(t, '02:30'));
+  ok(dst.join('|') === '02:30 false|02:30 true|02:30 true', 'an end of day of 02:30 passed at 02:45 stays passed when the clock goes back to 02:15', dst);
+}
+
 // --- the state directory named by a file: said as such ------------------------------
 {
   const box = sandbox();
