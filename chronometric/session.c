@@ -227,6 +227,11 @@ static int do_end(cJSON *state, void *vctx, kerr *e)
     if (!closed)
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
     c->out = cJSON_Duplicate(closed, 1);
+    /* Closing the session is the step a hyperfocus reminder asks for: the
+     * stretch of work counted without a session begins again now, so the
+     * rung just answered is not given again at once. */
+    if (cJSON_GetObjectItemCaseSensitive(state, "activity_started_at"))
+        set_time(state, "activity_started_at", c->env->now.ms, c->env->now.offset_s);
     return 1;
 }
 

@@ -971,6 +971,26 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'a stated intent holding escape codes, a bell, a line break and a bidi override reaches the person and the model as plain text', { msg, ctx });
 }
 
+// Closing the session is the step the nudge asks for: the stretch of work
+// counts again from then, and the rung just answered is not given again.
+{
+  const box = sandbox();
+  const env = { ...process.env, ...box.env, TZ: 'UTC' };
+  const at = (t) => ({ ...env, KEEL_NOW: `2026-05-19T${t}:00Z` });
+  spawnSync(keel, ['check', 'mark_session_start', '--json', '{"intent":"ship it"}'], { env: at('09:00') });
+  const say = (t, prompt) => {
+    const r = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: at(t), input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 'c', prompt }) });
+    try { return JSON.parse(r.stdout).systemMessage || ''; } catch { return ''; }
+  };
+  const seen = {};
+  for (const t of ['09:00', '09:20', '09:40', '10:00', '10:20', '10:30']) seen[t] = say(t, 'next step');
+  seen['10:31'] = say('10:31', 'commit-and-close');
+  for (const t of ['10:35', '10:55', '11:15', '11:32']) seen[t] = say(t, 'next step');
+  ok(/nudge mark of 90/.test(seen['10:30']) && /session is closed/.test(seen['10:31']) && seen['10:35'] === '' && seen['11:15'] === ''
+    && /This stretch of work has run 61 minutes, past the gentle mark of 60/.test(seen['11:32']),
+    'commit-and-close after the nudge: no reminder at once; the stretch after it is counted from the close', seen);
+}
+
 // Overrides hold in the conversation they were given in: disable-for-session
 // said in one chat keeps that chat quiet, and a chat begun after it starts
 // clean; so does an override-once left unused.
