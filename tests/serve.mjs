@@ -3,7 +3,8 @@
 // handshake, every tool, tool errors as results, JSON-RPC errors for bad
 // input, keel alive after all of it, a prompt exit on EOF, and logs free of
 // user content.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel, Server, invalid } from './lib/keel.mjs';
@@ -98,6 +99,17 @@ ok(r.id === '28' && r.result, 'keel is alive and in order after all of that', r)
   ok(g.result.structuredContent.intent === CANARY && g.result.structuredContent.duration === 'PT20M', 'mark_session_end in another process closes the session');
   await s3.close();
   ok(!s3.stderr.includes(CANARY), 'intents and summaries never reach the log', s3.stderr);
+  // Every tool call but asking the time counts: self_inspect, get_rules and get_status do
+  for (const name of ['self_inspect', 'get_rules', 'get_status']) {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-act-'));
+    const s4 = new Server(['--log-level', 'error'], { KEEL_NOW: '2026-05-16T10:00:00Z', KEEL_STATE_DIR: dir });
+    await s4.ask({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: name === 'self_inspect' ? { thought: 'plan the next step' } : {} } });
+    await s4.close();
+    let at = null;
+    try { at = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')).last_prompt_at; } catch { /* none */ }
+    rmSync(dir, { recursive: true, force: true });
+    ok(at === '2026-05-16T10:00:00+00:00', `${name} is client activity: it records last_prompt_at`, at);
+  }
 }
 const t0 = Date.now();
 const ex = await srv.close();

@@ -34,11 +34,11 @@ const struct tool tools_table[] = {
     {"request_break_if_needed", TOOL_CHRONO, "schemas/request_break_if_needed.json", chrono_request_break, 0},
     {"idle_status", TOOL_CHRONO, "schemas/idle_status.json", chrono_idle_status, TOOL_PURE_READ},
     {"apply_override", TOOL_GUARDRAIL | TOOL_CORE, "schemas/apply_override.json", overlay_apply_override, 0},
-    {"self_inspect", TOOL_INSPECT, "schemas/self_inspect.json", tool_insp_check, TOOL_PURE_READ | TOOL_TEXT_QUESTION},
+    {"self_inspect", TOOL_INSPECT, "schemas/self_inspect.json", tool_insp_check, TOOL_TEXT_QUESTION},
     {"submit_message", TOOL_RULES, "schemas/submit_message.json", submit_message, 0},
     {"submit_justification", TOOL_RULES, "schemas/submit_justification.json", submit_justification, 0},
-    {"get_rules", TOOL_RULES, "schemas/get_rules.json", submit_get_rules, TOOL_PURE_READ},
-    {"get_status", TOOL_RULES, "schemas/get_status.json", submit_get_status, TOOL_PURE_READ},
+    {"get_rules", TOOL_RULES, "schemas/get_rules.json", submit_get_rules, 0},
+    {"get_status", TOOL_RULES, "schemas/get_status.json", submit_get_status, 0},
     {NULL, 0, NULL, NULL, 0},
 };
 

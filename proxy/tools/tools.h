@@ -24,7 +24,7 @@ enum {
 };
 
 enum {
-    TOOL_PURE_READ = 1u << 0, /* reads time or state only: not client activity */
+    TOOL_PURE_READ = 1u << 0, /* asks the time (get_time_context, idle_status): not client activity */
     TOOL_TEXT_QUESTION = 1u << 1, /* its text block is the result's "question" alone */
 };
 
