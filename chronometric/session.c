@@ -97,6 +97,8 @@ static cJSON *close_open(cJSON *state, const struct chrono_env *env, const char 
         cJSON_AddBoolToObject(s, "damaged", 1);
     else
         add_duration(s, "duration", env->now.ms > started ? env->now.ms - started : 0);
+    if (!damaged && env->now.ms < started) /* said, not hidden: it ended before it began */
+        cJSON_AddBoolToObject(s, "clock_went_back", 1);
     if (summary)
         cJSON_AddStringToObject(s, "summary", summary);
     if (auto_closed)

@@ -230,11 +230,16 @@ static int dir_safe(const char *dir, kerr *e)
     struct stat sb;
     if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
         return kerr_set(e, "STATE_UNWRITABLE", NULL, "the state directory %s is not a directory", dir);
-    if (sb.st_uid != geteuid() || (sb.st_mode & 022))
+    if (sb.st_uid != geteuid())
         return kerr_set(e, "STATE_UNWRITABLE", NULL,
-                        "the state directory %s can be changed by other users (mode %04o%s); keel keeps no state "
+                        "the state directory %s belongs to another user (uid %u); keel keeps no state there: set "
+                        "KEEL_STATE_DIR to a directory of your own, or have it given to you (chown)",
+                        dir, (unsigned)sb.st_uid);
+    if (sb.st_mode & 022)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "the state directory %s can be changed by other users (mode %04o); keel keeps no state "
                         "there: chmod 700 it, or set KEEL_STATE_DIR to a directory of your own",
-                        dir, (unsigned)(sb.st_mode & 07777), sb.st_uid != geteuid() ? ", owned by another user" : "");
+                        dir, (unsigned)(sb.st_mode & 07777));
     return 0;
 }
 

@@ -3,9 +3,9 @@
 // numbering), kept here so it stays fixed: keel answers, on time, with a
 // clear error, and loses nothing.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ok, done } from './lib/tap.mjs';
+import { ok, skip, done } from './lib/tap.mjs';
 import { keel, root, sandbox, check, Proc, Server } from './lib/keel.mjs';
 
 const UP = join(root, 'tests', 'fixtures', 'upstream.mjs');
@@ -389,6 +389,16 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   r = check('mark_session_start', { intent: 'x' }, { box: w });
   ok(r.json && r.json.error && r.json.error.code === 'STATE_UNWRITABLE' && /can be changed by other users \(mode 0777\)/.test(r.json.error.message)
     && !existsSync(join(w.stateDir, 'state.json')), '11: a state directory others may write to is refused, with what to do', r.stdout);
+  if (process.getuid && process.getuid() === 0) {
+    const o = sandbox();
+    mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
+    chownSync(o.stateDir, 65534, 65534);
+    r = check('mark_session_start', { intent: 'x' }, { box: o });
+    ok(r.json && r.json.error && r.json.error.code === 'STATE_UNWRITABLE' && /belongs to another user \(uid 65534\)/.test(r.json.error.message)
+      && !/chmod/.test(r.json.error.message), '11: a state directory of another user (mode 0700) is refused, and chmod is not what the person is told to do', r.stdout);
+  } else {
+    skip('11: a state directory of another user is refused with the right advice', 'giving a directory to another user needs root');
+  }
 }
 
 // 12. A message over --max-message-bytes between the server and the client
