@@ -68,8 +68,10 @@ int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess,
     if (!damaged)
         damaged = &bad;
     *damaged = 0;
-    if (!cJSON_IsObject(s))
+    if (!cJSON_IsObject(s)) {
+        *damaged = s && !cJSON_IsNull(s); /* a file edited by hand: something else is there */
         return -1;
+    }
     if (tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "started_at")), &ms, NULL) < 0 ||
         ms < now - SESSION_PAST_MAX_MS || ms > now + SESSION_AHEAD_MAX_MS) {
         *damaged = 1;
@@ -88,6 +90,15 @@ static cJSON *close_open(cJSON *state, const struct chrono_env *env, const char 
     int64_t started = chrono_open_started(state, env->now.ms, NULL, &damaged);
     cJSON *s = cJSON_DetachItemFromObjectCaseSensitive(state, "open_session");
     cJSON_AddNullToObject(state, "open_session");
+    if (s && !cJSON_IsNull(s) && !cJSON_IsObject(s)) { /* kept as it was found, inside a session marked damaged */
+        cJSON *o = cJSON_CreateObject();
+        if (!o) {
+            cJSON_Delete(s);
+            return NULL;
+        }
+        cJSON_AddItemToObject(o, "found", s);
+        s = o;
+    }
     if (!cJSON_IsObject(s)) {
         cJSON_Delete(s);
         return NULL;
