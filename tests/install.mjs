@@ -11,7 +11,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync, copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync,
-  realpathSync, statSync, symlinkSync, writeFileSync,
+  realpathSync, statSync, symlinkSync, utimesSync, writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
@@ -230,7 +230,7 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
     const hb = homeWith({ '.claude.json': cj, '.claude/settings.json': st });
     const stamp = (t) => new Date(t).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
     for (let t = Date.now(), s = 0; s < 20; s++)
-      for (const suffix of ['', '-2', '-3', '-4', '-5', '-6', '-7', '-8', '-9'])
+      for (const suffix of ['', ...Array.from({ length: 98 }, (_, i) => `-${i + 2}`)])
         writeFileSync(join(hb, `.claude/settings.json.keel-backup-${stamp(t + 1000 * s)}${suffix}`), '');
     const r = run(hb, 'install', '--client', 'claude-code');
     ok(r.status === 1 && read(hb, '.claude.json') === cj && read(hb, '.claude/settings.json') === st &&
@@ -586,6 +586,16 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
     'env values, tokens after --token and header values are masked in every printed diff; a one-line file is shown only around the change', i.stdout.slice(0, 600));
   ok(i.stdout.includes(`+command = "${keel}"`) && i.stdout.includes('"api-mcp", "--api-key", "***"') && i.stdout.includes('"g.js"'),
     'what is not secret is shown: the command, the arguments before a secret flag (TOML), a JSON-with-comments file\'s arguments', i.stdout);
+  // a header's value after --header, and a password in a URL, in JSON and TOML alike
+  const hh = homeWith({
+    '.cursor/mcp.json': JSON.stringify({ mcpServers: {
+      b: { command: 'npx', args: ['mcp-remote', 'https://x.example', '--header', 'Authorization: Bearer 8f3k2j4h5g6f7d8s9a0q1w2e3r4t5y6u'] },
+      d: { command: 'npx', args: ['https://user:p4ssw0rd@mcp.example.com/sse', 'https://example.com:8443/path'] } } }, null, 2),
+    '.codex/config.toml': '[mcp_servers.p]\ncommand = "npx"\nargs = ["pg-mcp", "postgresql://admin:hunter2secret@db.example.com/prod", "-H", "X-Api-Key: k3yk3yk3y"]\n',
+  });
+  const ih = run(hh, 'install', '--client', 'cursor', '--client', 'codex', '--dry-run');
+  ok(ih.status === 0 && !/8f3k2j4h|p4ssw0rd|hunter2secret|k3yk3yk3y/.test(ih.stdout + ih.stderr) && ih.stdout.includes('https://example.com:8443/path') && ih.stdout.includes('"pg-mcp"'),
+    'a bearer token after --header, and passwords in URLs, are masked in JSON and TOML; a URL with a port and no password is shown', ih.stdout);
   // more secrets than keel keeps places for (512): the rest stay hidden
   const many = Array.from({ length: 600 }, (_, k) => `K${k}_TOKEN = "sekrit${k}"`).join(', ');
   const hm = homeWith({ '.codex/config.toml': `[mcp_servers.api]\nenv = { ${many} }\ncommand = "npx"\nargs = ["api-mcp"]\n` });
@@ -703,4 +713,23 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
      read(hg, '.gemini/settings.json') === text, 'a comment line before the first member: the hooks go after it with no blank line left, and uninstall gives the file back', got);
 }
 
+// What a run killed midway left beside a file, an hour old: keel's new text
+// (never renamed over the file) goes; a backup taken before a change but not
+// yet named is named, so it is kept and counted like any other; fresh ones,
+// which may be another run's at work, stay as they are.
+{
+  const h = homeWith({ '.cursor/mcp.json': '{"mcpServers":{"a":{"command":"x","args":[]}}}\n' });
+  const old = (Date.now() - 2 * 3600 * 1000) / 1000;
+  writeFileSync(join(h, '.cursor/.mcp.json.keel-Ab12Cd'), '{"new": "text"}');
+  writeFileSync(join(h, '.cursor/mcp.json.keel-backup-pending-Ef34Gh'), 'the file before a change');
+  writeFileSync(join(h, '.cursor/.mcp.json.keel-Zz99Yy'), '{"fresh": 1}');
+  utimesSync(join(h, '.cursor/.mcp.json.keel-Ab12Cd'), old, old);
+  utimesSync(join(h, '.cursor/mcp.json.keel-backup-pending-Ef34Gh'), old, old);
+  const r = run(h, 'install', '--client', 'cursor');
+  const left = readdirSync(join(h, '.cursor')).sort();
+  const named = left.filter((f) => /^mcp\.json\.keel-backup-\d{8}-\d{6}(-\d+)?$/.test(f));
+  ok(r.status === 0 && !left.includes('.mcp.json.keel-Ab12Cd') && !left.some((f) => f.includes('pending')) && left.includes('.mcp.json.keel-Zz99Yy')
+     && named.length === 2 && named.some((f) => read(h, `.cursor/${f}`) === 'the file before a change'),
+    'an hour-old leftover of a killed run: its new text goes, its unnamed backup is named and kept; a fresh one is left', left);
+}
 done();

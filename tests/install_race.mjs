@@ -103,4 +103,26 @@ console.log(swapped ? 'swapped' : 'not swapped');
      read(ht, '.codex/config.toml').includes(`command = "${keel}"`),
     'six installs at once: only the runs that wrote keep a backup, and each backup a run names is there', { named, kept, all: readdirSync(join(ht, '.codex')), unchanged });
 }
+// The same, five times over, with three older backups there: the run that
+// wrote keeps the backup it names, whatever the others made meanwhile, and
+// once all are done three are left: its own and the two newest before it.
+{
+  const seen = [];
+  for (let trial = 0; trial < 5; trial++) {
+    const hc = homeWith({ '.cursor/mcp.json': '{"mcpServers":{"a":{"command":"x","args":[]}}}\n' });
+    for (const t of ['20200101-000000', '20200101-000001', '20200101-000002']) writeFileSync(join(hc, `.cursor/mcp.json.keel-backup-${t}`), 'old');
+    const runs = await Promise.all(Array.from({ length: 6 }, () => new Promise((res) => {
+      const p = spawn(keel, ['install', '--client', 'cursor'], { env: { PATH: process.env.PATH, HOME: hc }, cwd: hc });
+      let out = '';
+      p.stdout.on('data', (d) => { out += d; });
+      p.on('close', (code) => res({ code, out }));
+    })));
+    const named = runs.flatMap((r) => [...r.out.matchAll(/the file as it was: (\S+)/g)].map((m) => m[1]));
+    const kept = readdirSync(join(hc, '.cursor')).filter((f) => f.includes('.keel-backup-')).sort();
+    seen.push({ named, kept, codes: runs.map((r) => r.code) });
+  }
+  ok(seen.every((t) => t.codes.every((c) => c === 0) && t.named.length === 1 && existsSync(t.named[0]) && t.kept.length === 3
+     && t.kept.includes('mcp.json.keel-backup-20200101-000001') && t.kept.includes('mcp.json.keel-backup-20200101-000002')),
+    'installs at once, five times: the backup the writing run names is there, with the two newest older ones, and no more', seen);
+}
 done();

@@ -35,6 +35,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1021,6 +1022,10 @@ static const struct command *command_named(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which keel
+     * reports, rather than kill it midway; a server keel starts gets the
+     * default back (child.c). */
+    signal(SIGXFSZ, SIG_IGN);
     /* Global options may come before or after the command; take them out
      * first, except after wrap's command word: the rest of its line may hold
      * the server's own command, which keel wrap reads itself (cmd_wrap). */

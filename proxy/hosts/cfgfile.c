@@ -355,9 +355,10 @@ int cfg_remove(struct cfg_file *f, char *why, size_t whyn)
 }
 
 /* The order of a backup's name past its prefix, as cfg_backup makes it:
- * YYYYMMDD-HHMMSS, then -2 ... -9 for more in the same second (none is 1),
+ * YYYYMMDD-HHMMSS, then -2 ... -99 for more in the same second (none is 1),
  * as one number (the time's digits, then the count); -1 for a name
  * cfg_backup does not make (the person's own file). */
+#define BACKUPS_PER_SECOND 99
 static long long backup_order(const char *tail)
 {
     long long v = 0;
@@ -368,11 +369,15 @@ static long long backup_order(const char *tail)
             v = v * 10 + (tail[i] - '0');
     }
     int n = 1;
-    if (tail[15] == '-' && tail[16] >= '2' && tail[16] <= '9' && !tail[17])
+    if (tail[15] == '-' && tail[16] >= '1' && tail[16] <= '9' && !tail[17])
         n = tail[16] - '0';
+    else if (tail[15] == '-' && tail[16] >= '1' && tail[16] <= '9' && isdigit((unsigned char)tail[17]) && !tail[18])
+        n = (tail[16] - '0') * 10 + tail[17] - '0';
     else if (tail[15])
         return -1;
-    return v * 10 + n;
+    if (n < 1 || (n == 1 && tail[15]))
+        return -1; /* "-1" is never made: the first has no number */
+    return v * 100 + n;
 }
 
 struct backup {
@@ -386,8 +391,10 @@ static int by_order(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-void cfg_backups_prune(const char *path)
+void cfg_backups_prune(const char *path, const char *mine)
 {
+    const char *own = mine && *mine ? strrchr(mine, '/') : NULL;
+    own = own ? own + 1 : mine && *mine ? mine : NULL;
     char d[PATH_MAX], b[PATH_MAX], prefix[PATH_MAX + 16];
     snprintf(d, sizeof d, "%s", path);
     snprintf(b, sizeof b, "%s", path);
@@ -397,24 +404,60 @@ void cfg_backups_prune(const char *path)
     DIR *dh = opendir(dir);
     if (!dh)
         return;
-    struct backup names[64];
-    int k = 0;
+    struct backup *names = NULL;
+    size_t k = 0, cap = 0;
     struct dirent *e;
-    while ((e = readdir(dh)) && k < 64) {
+    char temp[PATH_MAX + 16], pending[PATH_MAX + 32];
+    snprintf(temp, sizeof temp, ".%s.keel-", basename(b)); /* cfg_commit's new text, before its rename */
+    snprintf(pending, sizeof pending, "%spending-", prefix);
+    size_t tl = strlen(temp), ql = strlen(pending);
+    time_t now = time(NULL);
+    while ((e = readdir(dh))) {
+        /* What a run killed midway left (keel's new text, or a backup
+         * not yet named), an hour old: the text goes, the backup is named. */
+        int is_temp = !strncmp(e->d_name, temp, tl) && strlen(e->d_name) == tl + 6,
+            is_pending = !strncmp(e->d_name, pending, ql) && strlen(e->d_name) == ql + 6;
+        if (is_temp || is_pending) {
+            char p[PATH_MAX * 2];
+            struct stat st;
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && now - st.st_mtime >= 3600) {
+                if (is_temp)
+                    unlink(p);
+                else
+                    cfg_backup_keep(path, p, sizeof p);
+            }
+            continue;
+        }
         long long o = strncmp(e->d_name, prefix, pl) ? -1 : backup_order(e->d_name + pl);
-        if (o > 0 && (names[k].name = strdup(e->d_name)))
+        if (o <= 0)
+            continue;
+        if (k == cap) {
+            struct backup *grown = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
+            if (!grown) { /* out of memory: none is dropped, rather than one that should stay */
+                while (k)
+                    free(names[--k].name);
+                free(names);
+                closedir(dh);
+                return;
+            }
+            names = grown;
+        }
+        if ((names[k].name = strdup(e->d_name)))
             names[k++].order = o;
     }
     closedir(dh);
-    qsort(names, (size_t)k, sizeof *names, by_order);
-    for (int i = 0; i < k; i++) {
-        if (i < k - CFG_BACKUPS) {
+    if (k)
+        qsort(names, k, sizeof *names, by_order);
+    for (size_t i = 0; i < k; i++) {
+        if (i + CFG_BACKUPS < k && !(own && !strcmp(names[i].name, own))) {
             char victim[PATH_MAX * 2];
             snprintf(victim, sizeof victim, "%s/%s", dir, names[i].name);
             unlink(victim);
         }
         free(names[i].name);
     }
+    free(names);
 }
 
 /* The i-th backup of path made in the second stamp: no number for the first. */
@@ -426,41 +469,78 @@ static void backup_name(char *out, size_t outn, const char *path, const char *st
         snprintf(out, outn, "%s.keel-backup-%s-%d", path, stamp, i);
 }
 
-int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
+/* The first free backup name of path for this second, after the highest
+ * this second has (a name pruned below it is not taken again: it would
+ * sort as the oldest), into out; 0, or -1 with errno EEXIST when the
+ * second's names are taken. */
+static int backup_free_name(const char *path, char *out, size_t outn)
 {
-    if (!f->exists)
-        return 0;
+    if (strlen(path) + sizeof ".keel-backup-YYYYMMDD-HHMMSS-99" > outn) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     time_t now = time(NULL);
     struct tm tm;
     char stamp[32];
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    /* after the highest number this second has (a name pruned below it is
-     * not taken again: it would sort as the oldest) */
-    int from = 1;
-    for (int i = 9; i >= 1 && from == 1; i--) {
+    for (int i = BACKUPS_PER_SECOND; i >= 1; i--) {
         struct stat st;
-        backup_name(out, outn, f->path, stamp, i);
-        if (lstat(out, &st) == 0)
-            from = i + 1;
-    }
-    for (int i = from; i < 10; i++) {
-        backup_name(out, outn, f->path, stamp, i);
-        int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno == EEXIST)
-            continue;
-        if (fd < 0)
-            return -1;
-        int bad = write_all(fd, f->text, f->n) < 0 || fsync(fd) < 0;
-        if (close(fd) < 0 || bad) {
-            unlink(out);
-            return -1;
+        backup_name(out, outn, path, stamp, i);
+        if (lstat(out, &st) == 0) {
+            if (i == BACKUPS_PER_SECOND)
+                break;
+            backup_name(out, outn, path, stamp, i + 1);
+            return 0;
         }
-        return 0;
+        if (i == 1)
+            return 0;
     }
+    errno = EEXIST;
     return -1;
 }
 
+int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
+{
+    if (!f->exists)
+        return 0;
+    if (backup_free_name(f->path, out, outn) < 0) /* none free now: refused before anything is written */
+        return -1;
+    if ((size_t)snprintf(out, outn, "%s.keel-backup-pending-XXXXXX", f->path) >= outn) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = mkstemp(out); /* mode 0600 */
+    if (fd < 0)
+        return -1;
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    int bad = write_all(fd, f->text, f->n) < 0 || fsync(fd) < 0;
+    if (close(fd) < 0 || bad) {
+        int err = errno;
+        unlink(out);
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+int cfg_backup_keep(const char *path, char *backup, size_t n)
+{
+    char final[PATH_MAX];
+    for (int tries = 0; tries < BACKUPS_PER_SECOND; tries++) {
+        if (backup_free_name(path, final, sizeof final) < 0)
+            return -1;
+        if (link(backup, final) == 0) {
+            unlink(backup);
+            sync_dir(final);
+            snprintf(backup, n, "%s", final);
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -1; /* kept under its pending name */
+    }
+    return -1;
+}
 int cfg_side_exists(const char *path, const char *suffix)
 {
     char p[PATH_MAX + 64];

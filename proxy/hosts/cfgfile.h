@@ -60,15 +60,24 @@ int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after
  * cfg_load read: 0, 1 changed since, -1 error. */
 int cfg_remove(struct cfg_file *f, char *why, size_t whyn);
 
-/* Keeps f's content as read in PATH.keel-backup-YYYYMMDD-HHMMSS (mode 0600,
- * never over an existing file; cfg_backups_prune drops the older ones once
- * the change is written). The name into out; 0, or -1. */
+/* Keeps f's content as read, before a change, in a pending backup beside it
+ * (PATH.keel-backup-pending-XXXXXX, mode 0600, on disk); the name into out.
+ * 0, or -1 (errno EEXIST when no backup name of this second is free, so
+ * the change would have none to go by). */
 int cfg_backup(const struct cfg_file *f, char *out, size_t outn);
-/* Drops keel's backups of path beyond the newest CFG_BACKUPS: only names
- * cfg_backup makes, oldest first by their time and number. Called once a
- * change is written, never by a run that wrote nothing (its backup goes, and
- * the backups other runs name stay). */
-void cfg_backups_prune(const char *path);
+/* Once the change is written, gives the pending backup its name,
+ * PATH.keel-backup-YYYYMMDD-HHMMSS (then -2 to -99 for more in the same
+ * second; never over an existing file), into backup (n bytes): only a run
+ * that changed the file names a backup, so the pending ones of runs at the
+ * same time never count as backups (cfg_backups_prune). 0, or -1 when it
+ * keeps its pending name. */
+int cfg_backup_keep(const char *path, char *backup, size_t n);
+/* Drops keel's backups of path beyond the newest CFG_BACKUPS: only the
+ * names cfg_backup_keep gives, oldest first by their time and number, and
+ * never mine (the backup this run kept).
+ * Called once a change is written, never by a run that wrote nothing (its
+ * backup goes, and the backups other runs name stay). */
+void cfg_backups_prune(const char *path, const char *mine);
 
 /* 1 if path + suffix exists. */
 int cfg_side_exists(const char *path, const char *suffix);

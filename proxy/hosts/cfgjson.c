@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void where(const char *s, size_t at, int *line, int *col)
 {
@@ -293,6 +294,11 @@ int cfgjson_member(const struct cfgjson *d, size_t obj_at, const char *key, stru
 
 /* --- secrets ------------------------------------------------------------------ */
 
+int cfg_header_flag(const char *s, size_t n)
+{
+    return (n == 8 && !memcmp(s, "--header", 8)) || (n == 2 && !memcmp(s, "-H", 2));
+}
+
 int cfg_secret_name(const char *name, size_t n)
 {
     char low[64];
@@ -317,18 +323,58 @@ int cfg_secret_name(const char *name, size_t n)
     return 0;
 }
 
-/* A string that looks like a credential wherever it stands. */
-static int looks_secret(const char *raw, size_t n)
+/* 1 when s[0..n) holds needle (ASCII case aside). */
+static int has_ci(const char *s, size_t n, const char *needle)
 {
-    static const char *const prefixes[] = {"\"sk-",   "\"ghp_", "\"gho_",    "\"github_pat_", "\"glpat-", "\"xoxb-",
-                                           "\"xoxp-", "\"AKIA", "\"Bearer ", "\"eyJ",         NULL};
+    size_t l = strlen(needle);
+    for (size_t i = 0; i + l <= n; i++)
+        if (!strncasecmp(s + i, needle, l))
+            return 1;
+    return 0;
+}
+
+int cfg_secret_text(const char *s, size_t n)
+{
+    static const char *const prefixes[] = {"sk-",   "ghp_",  "gho_", "github_pat_", "glpat-",
+                                           "xoxb-", "xoxp-", "AKIA", "eyJ",         NULL};
     for (int i = 0; prefixes[i]; i++) {
         size_t l = strlen(prefixes[i]);
-        if (n > l && !memcmp(raw, prefixes[i], l))
+        if (n > l && !memcmp(s, prefixes[i], l))
             return 1;
     }
-    const char *eq = memchr(raw, '=', n); /* --token=abc */
-    return eq && raw[0] == '"' && cfg_secret_name(raw + 1, (size_t)(eq - raw - 1));
+    /* an Authorization header's value, wherever it stands ("Authorization:
+     * Bearer ...", "--header=Bearer ...") */
+    if (has_ci(s, n, "bearer ") || has_ci(s, n, "basic ") || has_ci(s, n, "token "))
+        return 1;
+    /* a name that says secret, then = or : and its value (--token=abc,
+     * "X-Api-Key: abc") */
+    for (size_t i = 0; i < n && i < 64; i++)
+        if ((s[i] == '=' || s[i] == ':') && i && cfg_secret_name(s, i))
+            return 1;
+    /* a password in a URL (https://user:pass@host, postgresql://...) */
+    const char *sep = NULL;
+    for (size_t i = 0; i + 3 <= n && !sep && i < 32; i++) /* a scheme is short */
+        if (!memcmp(s + i, "://", 3))
+            sep = s + i;
+    if (sep) {
+        const char *from = sep + 3, *end = s + n, *at = NULL, *colon = NULL;
+        for (const char *p = from; p < end && *p != '/' && *p != '?' && *p != '#'; p++) {
+            if (*p == '@')
+                at = p;
+            else if (*p == ':' && !at && !colon)
+                colon = p;
+        }
+        if (at && colon && colon < at)
+            return 1;
+    }
+    return 0;
+}
+
+/* A string that looks like a credential wherever it stands (raw: a JSON
+ * string with its quotes). */
+static int looks_secret(const char *raw, size_t n)
+{
+    return n >= 2 && raw[0] == '"' && cfg_secret_text(raw + 1, n - 2);
 }
 
 static void secrets(const struct cfgjson *d, size_t at, int inside, struct cfg_span *out, int max, int *k)
@@ -350,7 +396,8 @@ static void secrets(const struct cfgjson *d, size_t at, int inside, struct cfg_s
         while (jscan_array_next(s, end - at, &pos, &e)) {
             size_t eat = (size_t)(e - d->scan), eend = cfgjson_end(d, eat);
             secrets(d, eat, inside || after_flag, out, max, k);
-            after_flag = d->scan[eat] == '"' && d->scan[eat + 1] == '-' && cfg_secret_name(e + 1, eend - eat - 2);
+            after_flag = d->scan[eat] == '"' && d->scan[eat + 1] == '-' &&
+                (cfg_secret_name(e + 1, eend - eat - 2) || cfg_header_flag(e + 1, eend - eat - 2));
         }
         return;
     }

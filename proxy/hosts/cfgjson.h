@@ -57,5 +57,12 @@ int cfg_json_equal(const cJSON *a, const cJSON *b);
 /* 1 if a member or argument named name holds secrets ("env", "headers",
  * "api_key", "--token"...). Shared with the TOML side. */
 int cfg_secret_name(const char *name, size_t n);
+/* 1 when a string's text s[0..n) looks like a credential wherever it stands:
+ * a known token prefix, an Authorization value (Bearer, Basic, Token), a
+ * secret name then = or : and a value, a URL with a password in it. */
+int cfg_secret_text(const char *s, size_t n);
+/* 1 for --header and -H, whose next argument is a header (and its value may
+ * be a credential). */
+int cfg_header_flag(const char *s, size_t n);
 
 #endif

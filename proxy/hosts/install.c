@@ -221,6 +221,15 @@ static void roll_back(struct target *t)
     cfg_release(&now);
 }
 
+/* The change is written: its pending backup gets its name (a run that wrote
+ * nothing names none), and the oldest of the file's backups go. */
+static void kept(struct target *t)
+{
+    if (t->backup[0])
+        cfg_backup_keep(t->path, t->backup, sizeof t->backup);
+    cfg_backups_prune(t->path, t->backup);
+}
+
 #define COMMIT_TRIES 40 /* edits redone on a file rewritten meanwhile, then an error */
 
 static int commit(struct ctx *c, struct target *t, int dry)
@@ -229,8 +238,14 @@ static int commit(struct ctx *c, struct target *t, int dry)
     if (dry || !has_change(t))
         return 0;
     if (t->f.exists && cfg_backup(&t->f, t->backup, sizeof t->backup) < 0) {
-        fprintf(stderr, "keel: %s: no backup could be kept beside it (%s), so it was left alone\n", t->path,
-                strerror(errno));
+        if (errno == EEXIST)
+            fprintf(stderr,
+                    "keel: %s: no backup could be kept beside it (every backup name of this second is taken), so "
+                    "it was left alone; try again in a second\n",
+                    t->path);
+        else
+            fprintf(stderr, "keel: %s: no backup could be kept beside it (%s), so it was left alone\n", t->path,
+                    strerror(errno));
         return -1;
     }
     for (int tries = 0; tries < COMMIT_TRIES; tries++) {
@@ -238,7 +253,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
                            : cfg_commit_as(&t->f, t->p.out, t->p.out_n, tries > 0, why, sizeof why);
         if (rc == 0) {
             t->written = 1;
-            cfg_backups_prune(t->path);
+            kept(t);
             return 0;
         }
         if (rc < 0) /* it could not be written: why says so */
@@ -288,7 +303,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
                 t->backup[0] = '\0';
             }
             if (t->written)
-                cfg_backups_prune(t->path);
+                kept(t);
             return 0;
         }
         if (tries == COMMIT_TRIES - 1)

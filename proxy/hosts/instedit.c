@@ -318,7 +318,7 @@ int inst_blank_between(const char *s, size_t from, size_t to)
 static void toml_secrets(const struct toml_node *x, int inside, struct cfg_span *out, int max, int *k)
 {
     if (x->type == TOML_STRING) {
-        if (inside && *k < max)
+        if ((inside || (x->text && cfg_secret_text(x->text, x->text_n))) && *k < max)
             out[(*k)++] = (struct cfg_span){x->at, x->end};
         return;
     }
@@ -327,7 +327,7 @@ static void toml_secrets(const struct toml_node *x, int inside, struct cfg_span 
         int in = inside || (c->key && cfg_secret_name(c->key, c->key_n)) || after_flag;
         toml_secrets(c, in, out, max, k);
         after_flag = x->type == TOML_ARRAY && c->type == TOML_STRING && c->text && c->text[0] == '-' &&
-            cfg_secret_name(c->text, c->text_n);
+            (cfg_secret_name(c->text, c->text_n) || cfg_header_flag(c->text, c->text_n));
     }
 }
 

@@ -105,6 +105,7 @@ int child_spawn(struct child *c, char *const argv[], const char *cwd, char *cons
         const char *step = "exec";
         setpgid(0, 0);
         signal(SIGPIPE, SIG_DFL);
+        signal(SIGXFSZ, SIG_DFL);
         if (platform_die_with_parent((int)parent) < 0)
             _exit(127);
         if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
