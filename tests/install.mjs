@@ -713,6 +713,58 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
      read(hg, '.gemini/settings.json') === text, 'a comment line before the first member: the hooks go after it with no blank line left, and uninstall gives the file back', got);
 }
 
+// The diff printed is the change made: applied to the file as it was, it
+// gives the file as keel writes it, for install and uninstall alike, in TOML
+// and JSON, whole lines put in and taken out, first and last lines too.
+{
+  const apply = (text, diff) => {
+    const lines = text.split('\n'), out = [];
+    let at = 0;
+    for (const h of diff.split(/^(?=@@ )/m).slice(1)) {
+      const m = /^@@ -(\d+),(\d+) \+\d+,(\d+) @@\n/.exec(h);
+      if (!m) return null;
+      const from = Math.max(0, Number(m[1]) - (Number(m[2]) ? 1 : 0));
+      let olds = Number(m[2]), news = Number(m[3]);
+      while (at < from) out.push(lines[at++]);
+      for (const l of h.slice(m[0].length).split('\n')) {
+        if (!olds && !news) break; /* the hunk's lines are all read: what follows is keel's report */
+        if (l.startsWith(' ')) { if (lines[at] !== l.slice(1)) return null; out.push(lines[at++]); olds--; news--; }
+        else if (l.startsWith('-')) { if (lines[at] !== l.slice(1)) return null; at++; olds--; }
+        else if (l.startsWith('+')) { out.push(l.slice(1)); news--; }
+        else return null;
+      }
+      if (olds || news) return null;
+    }
+    while (at < lines.length) out.push(lines[at++]);
+    return out.join('\n');
+  };
+  const diffOf = (stdout, file) => {
+    const i = stdout.indexOf(`--- a${file}\n`);
+    if (i < 0) return '';
+    const rest = stdout.slice(i);
+    const end = rest.search(/\n(?!(?:[-+ @]))/);
+    return end < 0 ? rest : rest.slice(0, end + 1);
+  };
+  const cases = [
+    ['.codex/config.toml', 'codex', 'mcp_servers.a.command = "npx"\nmcp_servers.b = { command = "y", args = ["q"] }\n'],
+    ['.codex/config.toml', 'codex', '[mcp_servers.b]\ncommand = "y"\nenabled = false\n'],
+    ['.codex/config.toml', 'codex', '# mine\n[mcp_servers.a]\ncommand = "npx"\n\n[mcp_servers.b]\ncommand = "y"\nargs = ["q"]\n'],
+    ['.cursor/mcp.json', 'cursor', '{\n  "mcpServers": {\n    "a": {"command": "x"},\n    "b": {"command": "y", "args": ["q"]}\n  }\n}\n'],
+  ];
+  const seen = [];
+  for (const [file, client, text] of cases) {
+    const h = homeWith({ [file]: text });
+    for (const verb of ['install', 'uninstall']) {
+      const before = read(h, file);
+      const dry = run(h, verb, '--client', client, '--dry-run');
+      const real = run(h, verb, '--client', client);
+      const got = apply(before, diffOf(dry.stdout, join(h, file)));
+      seen.push({ file, verb, same: got === read(h, file), got, want: read(h, file), diff: diffOf(dry.stdout, join(h, file)) });
+    }
+  }
+  ok(seen.every((x) => x.same), 'the printed diff, applied to the file as it was, gives the file keel writes (install and uninstall, TOML and JSON)', seen.filter((x) => !x.same));
+}
+
 // What a run killed midway left beside a file, an hour old: keel's new text
 // (never renamed over the file) goes; a backup taken before a change but not
 // yet named is named, so it is kept and counted like any other; fresh ones,

@@ -145,7 +145,14 @@ void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const 
          * below), not on the line they go before. */
         int lines_in =
             !ed[i].del && at > 0 && at < an && a[at - 1] == '\n' && ed[i].len && ed[i].text[ed[i].len - 1] == '\n';
-        size_t a_at = lines_in ? at - 1 : at, b_at = lines_in ? bat - 1 : bat;
+        /* Whole lines taken out after a line's end likewise: the block
+         * starts on the line before, which is all it holds on the new side
+         * (context, trimmed below), so no line after them shows as new. */
+        int lines_out = !ed[i].len && ed[i].del && at > 0 && bat > 0 && a[at - 1] == '\n' &&
+            a[at + ed[i].del - 1] == '\n' && at + ed[i].del < an;
+        size_t a_at = lines_in || lines_out ? at - 1 : at, b_at = lines_in || lines_out ? bat - 1 : bat;
+        if (lines_out)
+            bend = bat - 1;
         struct block x = {line_of(la, ka, a_at),
                           line_of(la, ka,
                                   lines_in        ? a_at

@@ -347,7 +347,12 @@ static void report(const struct ctx *c, const struct target *t, int dry)
                (unsigned long)t->f.st.st_nlink - 1);
     if (t->backup[0])
         printf("  the file as it was: %s\n", t->backup);
-    if (t->p.out) {
+    if (t->remove && t->f.exists) { /* a file keel created goes: all of it */
+        static struct cfg_span sa[SECRETS_MAX];
+        int na = inst_secrets_of(t->spec.fmt, t->base, t->base_n, sa);
+        cfgdiff_print(stdout, t->path, t->base, t->base_n, sa, na, "", 0, NULL, 0,
+                      &(struct cfg_edit){0, t->base_n, "", 0}, 1);
+    } else if (t->p.out) {
         static struct cfg_span sa[SECRETS_MAX], sb[SECRETS_MAX];
         int na = inst_secrets_of(t->spec.fmt, t->base, t->base_n, sa),
             nb = inst_secrets_of(t->spec.fmt, t->p.out, t->p.out_n, sb);
