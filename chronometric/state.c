@@ -347,6 +347,37 @@ void state_set(cJSON *o, const char *key, cJSON *v)
         cJSON_Delete(v);
 }
 
+int state_exclusive(const char *name, int wait_ms, kerr *e)
+{
+    char dir[1024], path[1100];
+    if (state_dir_or(NULL, dir, sizeof dir, e) < 0)
+        return -1;
+    if (mkdirs(dir) < 0)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot create the state directory %s: %s", dir, strerror(errno));
+    if (dir_safe(dir, e) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open_regular(path, O_RDWR | O_CREAT, 0);
+    if (fd < 0)
+        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot open %s: %s", path, strerror(errno));
+    for (int64_t end = chrono_mono_ms() + wait_ms;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int err = errno;
+            close(fd);
+            return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot lock %s: %s", path, strerror(err));
+        }
+        if (chrono_mono_ms() >= end) {
+            close(fd);
+            return kerr_set(e, "STATE_BUSY", NULL, "another keel process has held %s for over %d s", path,
+                            wait_ms / 1000);
+        }
+        struct timespec pause = {0, 20000000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *e)
 {
     return state_update_file(dir, "state.json", now_ms, fn, ctx, e);

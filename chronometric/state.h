@@ -60,6 +60,12 @@ int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *
  * keel file ({"version":1,...}). */
 int state_update_file(const char *dir, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
 
+/* An exclusive lock of keel's own, apart from the state file's: name
+ * (install.lock) in the state directory, made 0600, taken with flock,
+ * waiting at most wait_ms. The open descriptor, held until it is closed;
+ * -1 with STATE_BUSY (held longer) or STATE_UNWRITABLE. */
+int state_exclusive(const char *name, int wait_ms, kerr *e);
+
 /* parent's member key as an object: made (replacing what is not an object)
  * when it is not one yet. */
 cJSON *state_obj(cJSON *parent, const char *key);

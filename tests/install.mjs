@@ -775,12 +775,14 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   writeFileSync(join(h, '.cursor/.mcp.json.keel-Ab12Cd'), '{"new": "text"}');
   writeFileSync(join(h, '.cursor/mcp.json.keel-backup-pending-Ef34Gh'), 'the file before a change');
   writeFileSync(join(h, '.cursor/.mcp.json.keel-Zz99Yy'), '{"fresh": 1}');
+  writeFileSync(join(h, '.cursor/.mcp.json.keel-added.keel-Qq11Rr'), '/mcpServers\n');
+  utimesSync(join(h, '.cursor/.mcp.json.keel-added.keel-Qq11Rr'), old, old);
   utimesSync(join(h, '.cursor/.mcp.json.keel-Ab12Cd'), old, old);
   utimesSync(join(h, '.cursor/mcp.json.keel-backup-pending-Ef34Gh'), old, old);
   const r = run(h, 'install', '--client', 'cursor');
   const left = readdirSync(join(h, '.cursor')).sort();
   const named = left.filter((f) => /^mcp\.json\.keel-backup-\d{8}-\d{6}(-\d+)?$/.test(f));
-  ok(r.status === 0 && !left.includes('.mcp.json.keel-Ab12Cd') && !left.some((f) => f.includes('pending')) && left.includes('.mcp.json.keel-Zz99Yy')
+  ok(r.status === 0 && !left.includes('.mcp.json.keel-Ab12Cd') && !left.includes('.mcp.json.keel-added.keel-Qq11Rr') && !left.some((f) => f.includes('pending')) && left.includes('.mcp.json.keel-Zz99Yy')
      && named.length === 2 && named.some((f) => read(h, `.cursor/${f}`) === 'the file before a change'),
     'an hour-old leftover of a killed run: its new text goes, its unnamed backup is named and kept; a fresh one is left', left);
 }

@@ -125,4 +125,17 @@ console.log(swapped ? 'swapped' : 'not swapped');
      && t.kept.includes('mcp.json.keel-backup-20200101-000001') && t.kept.includes('mcp.json.keel-backup-20200101-000002')),
     'installs at once, five times: the backup the writing run names is there, with the two newest older ones, and no more', seen);
 }
+// Installs and uninstalls at once take turns: then one uninstall gives back
+// the file as it was, byte for byte, and the hooks file keel made goes.
+{
+  const orig = '[mcp_servers.a]\ncommand = "npx"\n';
+  const hr = homeWith({ '.codex/config.toml': orig });
+  const env = { PATH: process.env.PATH, HOME: hr, KEEL_STATE_DIR: join(hr, '.keel-state') };
+  const one = (verb) => new Promise((res) => spawn(keel, [verb, '--client', 'codex'], { env, cwd: hr, stdio: 'ignore' }).on('close', res));
+  const codes = await Promise.all(Array.from({ length: 10 }, (_, i) => one(i % 2 ? 'uninstall' : 'install')));
+  await one('uninstall');
+  const left = readdirSync(join(hr, '.codex')).filter((f) => !f.includes('.keel-backup-'));
+  ok(codes.every((c) => c === 0) && read(hr, '.codex/config.toml') === orig && left.join() === 'config.toml',
+    'five installs and five uninstalls at once, then one uninstall: the file as it was, no hooks file, no side file', { codes, text: read(hr, '.codex/config.toml'), left });
+}
 done();

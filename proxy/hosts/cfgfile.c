@@ -413,10 +413,13 @@ void cfg_backups_prune(const char *path, const char *mine)
     size_t tl = strlen(temp), ql = strlen(pending);
     time_t now = time(NULL);
     while ((e = readdir(dh))) {
-        /* What a run killed midway left (keel's new text, or a backup
-         * not yet named), an hour old: the text goes, the backup is named. */
-        int is_temp = !strncmp(e->d_name, temp, tl) && strlen(e->d_name) == tl + 6,
-            is_pending = !strncmp(e->d_name, pending, ql) && strlen(e->d_name) == ql + 6;
+        /* What a run killed midway left (keel's new text for the file or
+         * for a side file of it, or a backup not yet named), an hour old:
+         * the text goes, the backup is named. */
+        size_t el = strlen(e->d_name);
+        int is_temp = !strncmp(e->d_name, temp, tl) && el >= tl + 6 && /* the file's, or a side file's */
+            (el == tl + 6 || (el > 12 && !strncmp(e->d_name + el - 12, ".keel-", 6))),
+            is_pending = !strncmp(e->d_name, pending, ql) && el == ql + 6;
         if (is_temp || is_pending) {
             char p[PATH_MAX * 2];
             struct stat st;

@@ -14,6 +14,7 @@
 #include "cfgfile.h"
 #include "instedit.h"
 #include "platform.h"
+#include "state.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -98,6 +99,7 @@ struct target {
     size_t base_n;
     int remove; /* uninstall: the file keel created goes */
     int written;
+    int marked; /* markers_write wrote FILE.keel-added (1), FILE.keel-created (2) */
     char backup[PATH_MAX + 64];
 };
 
@@ -208,17 +210,19 @@ static int has_change(const struct target *t)
     return t->p.out || t->remove;
 }
 
-/* Puts t back as it was, if it is still what keel wrote. */
-static void roll_back(struct target *t)
+/* Puts t back as it was, if it is still what keel wrote: 1 when it did. */
+static int roll_back(struct target *t)
 {
     char why[PATH_MAX + 512];
     struct cfg_file now = {0};
+    int back = 0;
     if (cfg_load(&now, t->path, why, sizeof why) == 0 &&
         (t->remove ? !now.exists : now.exists && now.n == t->p.out_n && !memcmp(now.text, t->p.out, now.n))) {
-        if (cfg_commit(&now, t->base, t->base_n, why, sizeof why) == 0)
+        if ((back = cfg_commit(&now, t->base, t->base_n, why, sizeof why) == 0))
             fprintf(stderr, "keel: %s was put back as it was\n", t->path);
     }
     cfg_release(&now);
+    return back;
 }
 
 /* The change is written: its pending backup gets its name (a run that wrote
@@ -230,7 +234,9 @@ static void kept(struct target *t)
     cfg_backups_prune(t->path, t->backup);
 }
 
-#define COMMIT_TRIES 40 /* edits redone on a file rewritten meanwhile, then an error */
+#define COMMIT_TRIES 40
+#define INSTALL_WAIT_MS                                                                                                \
+    60000 /* the longest wait for another keel install to end */ /* edits redone on a file rewritten meanwhile, then an error */
 
 static int commit(struct ctx *c, struct target *t, int dry)
 {
@@ -373,6 +379,45 @@ static void target_free(struct target *t)
     free(t->base);
 }
 
+/* An install's side files: what keel adds listed in FILE.keel-added, and
+ * FILE.keel-created for a file keel makes. Written before the file itself,
+ * so a run killed between the two leaves them saying more than was done,
+ * never less (uninstall takes out only keel's own entries, and a container
+ * only when they were all it held); the caller puts them back when the
+ * change is not made (markers_undo). */
+static void markers_write(struct target *t)
+{
+    cJSON *m = cJSON_Duplicate(t->manifest, 1);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, t->p.added)
+        if (!inst_manifest_has(m, e->valuestring))
+            cJSON_AddItemToArray(m, cJSON_CreateString(e->valuestring));
+    if (cJSON_GetArraySize(m) != cJSON_GetArraySize(t->manifest)) {
+        manifest_write(t->path, m);
+        t->marked |= 1;
+    }
+    cJSON_Delete(m);
+    if (!t->f.exists) {
+        char side[PATH_MAX + 32];
+        snprintf(side, sizeof side, "%s.keel-created", t->path);
+        struct cfg_file f = {0};
+        char why[256];
+        if (cfg_load(&f, side, why, sizeof why) == 0 && !f.exists && cfg_commit(&f, "", 0, why, sizeof why) == 0)
+            t->marked |= 2;
+        cfg_release(&f);
+    }
+}
+
+/* The side files as they were, for a change that was not made. */
+static void markers_undo(struct target *t)
+{
+    if (t->marked & 1)
+        manifest_write(t->path, t->manifest);
+    if (t->marked & 2)
+        side_remove(t->path, ".keel-created");
+    t->marked = 0;
+}
+
 /* The side files once a target is written. */
 static void after_write(const struct ctx *c, struct target *t)
 {
@@ -382,23 +427,7 @@ static void after_write(const struct ctx *c, struct target *t)
         side_remove(t->path, ".keel-created"); /* what is left is the person's */
         return;
     }
-    cJSON *m = cJSON_Duplicate(t->manifest, 1);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, t->p.added)
-        if (!inst_manifest_has(m, e->valuestring))
-            cJSON_AddItemToArray(m, cJSON_CreateString(e->valuestring));
-    if (cJSON_GetArraySize(m) != cJSON_GetArraySize(t->manifest))
-        manifest_write(t->path, m);
-    cJSON_Delete(m);
-    if (!t->f.exists) {
-        char side[PATH_MAX + 32];
-        snprintf(side, sizeof side, "%s.keel-created", t->path);
-        struct cfg_file f = {0};
-        char why[256];
-        if (cfg_load(&f, side, why, sizeof why) == 0 && !f.exists)
-            (void)cfg_commit(&f, "", 0, why, sizeof why);
-        cfg_release(&f);
-    }
+    markers_write(t); /* again: an edit redone on a file written meanwhile may add more */
 }
 
 /* A client: every file planned, then written; one failing, none written. */
@@ -442,10 +471,12 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
         }
     }
     for (int i = 0; i < nt && !rc; i++) {
+        if (!dry && !c->uninstall && has_change(&t[i]))
+            markers_write(&t[i]);
         if (commit(c, &t[i], dry) < 0) {
-            for (int j = 0; j < i; j++)
-                if (t[j].written)
-                    roll_back(&t[j]);
+            for (int j = 0; j <= i; j++) /* a file left changed keeps its side files */
+                if (!t[j].written || (j < i && roll_back(&t[j])))
+                    markers_undo(&t[j]);
             fprintf(stderr, "keel: none of %s's files was left changed\n", cl->name);
             rc = 1;
         }
@@ -562,6 +593,21 @@ int install_main(int argc, char **argv, const char *argv0, int uninstall)
     inst_shell_quote(c.hook_prefix, sizeof c.hook_prefix, keel_path);
     if (!uninstall)
         warn_build_tree(keel_path);
+    /* One keel install or uninstall at a time: their files and FILE.keel-added
+     * change together, and two runs at once could leave them out of step.
+     * Without a state directory to hold the lock in, a run goes on alone. */
+    int lock = -1;
+    if (!dry) {
+        kerr le = {0};
+        lock = state_exclusive("install.lock", INSTALL_WAIT_MS, &le);
+        if (lock < 0 && le.code && !strcmp(le.code, "STATE_BUSY")) {
+            fprintf(stderr,
+                    "keel: another keel install or uninstall has run for over %d s; nothing was changed: try "
+                    "again when it is done\n",
+                    INSTALL_WAIT_MS / 1000);
+            return 1;
+        }
+    }
     int rc = 0, found = 0, keel_servers = 0, hosts = 0;
     for (size_t i = 0; i < NCLIENTS; i++) {
         const struct client *cl = &clients[i];
@@ -586,5 +632,7 @@ int install_main(int argc, char **argv, const char *argv0, int uninstall)
     if (!uninstall && hosts && !keel_servers && !rc)
         printf("No MCP server runs through keel, so keel's own tools are not in your chats. To act on an advisory "
                "from keel's hooks, start your next prompt with its word (for example: keel snooze-15m).\n");
+    if (lock >= 0)
+        close(lock);
     return rc;
 }
