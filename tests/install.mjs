@@ -765,6 +765,19 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   ok(seen.every((x) => x.same), 'the printed diff, applied to the file as it was, gives the file keel writes (install and uninstall, TOML and JSON)', seen.filter((x) => !x.same));
 }
 
+// The server that kept keel's tools deleted by hand: install says no chat
+// has them now, and how to give them back.
+{
+  const h = homeWith({ '.cursor/mcp.json': '{"mcpServers":{"a":{"command":"x","args":[]},"b":{"command":"y","args":[]}}}\n' });
+  run(h, 'install', '--client', 'cursor');
+  const cfg = JSON.parse(read(h, '.cursor/mcp.json'));
+  delete cfg.mcpServers.a;
+  writeFileSync(join(h, '.cursor/mcp.json'), JSON.stringify(cfg));
+  const r = run(h, 'install', '--client', 'cursor');
+  ok(r.status === 0 && /unchanged/.test(r.stdout) && /every server of cursor that runs through keel has --expose none, so keel's tools are in none of its chats/.test(r.stdout),
+    'every wrapped server has --expose none: install says keel\'s tools are in no chat, and what to change', r.stdout);
+}
+
 // What a run killed midway left beside a file, an hour old: keel's new text
 // (never renamed over the file) goes; a backup taken before a change but not
 // yet named is named, so it is kept and counted like any other; fresh ones,

@@ -436,7 +436,7 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
     struct target t[3];
     int nt = 0, rc = 0;
     memset(t, 0, sizeof t);
-    c->have_default = 0;
+    c->have_default = c->quiet_wraps = 0;
     if (cl->servers) {
         snprintf(t[nt].path, sizeof t[nt].path, "%s/%s", home, cl->servers);
         t[nt].spec = (struct target_spec){cl->fmt, 1, 0, !strcmp(cl->name, "claude-code"), cl->host};
@@ -491,6 +491,10 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
     if (!rc && !seen) /* the client is here, none of its files is */
         printf("%s (%s): not there: nothing to %s\n", nt ? t[0].path : cl->name, cl->name,
                c->uninstall ? "take out" : "wrap");
+    if (!rc && !c->uninstall && !c->have_default && c->quiet_wraps)
+        printf("  note: every server of %s that runs through keel has --expose none, so keel's tools are in none of "
+               "its chats (the one that kept them is gone?): take \"--expose\", \"none\" out of one of them\n",
+               cl->name);
     if (!rc && !c->uninstall && cl->closing) {
         int changed = 0;
         for (int i = 0; i < nt; i++)

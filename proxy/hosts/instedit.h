@@ -26,6 +26,7 @@ struct ctx {
     int uninstall;
     const char *project; /* --project DIR, absolute; NULL */
     int have_default; /* a server of this client keeps keel's tools */
+    int quiet_wraps; /* servers of this client that run keel wrap --expose none */
 };
 
 /* A growable text that remembers running out of memory. */

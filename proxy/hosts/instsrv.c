@@ -204,6 +204,8 @@ static void server(struct ctx *c, struct plan *p, struct srv *s, const cJSON *ma
          * on a server the client runs */
         if (!c->uninstall && keel && !disabled(s) && ((dd > 0 && !exposes_none(s, dd)) || el_is(s, 0, "serve")))
             c->have_default = 1;
+        else if (!c->uninstall && keel && !disabled(s) && dd > 0)
+            c->quiet_wraps++;
     } else if (c->uninstall) {
         /* only a wrap as keel install writes it: keel wrap [--expose none] -- */
         if (keel && dd > 0 && s->has_args &&
