@@ -765,6 +765,22 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   ok(seen.every((x) => x.same), 'the printed diff, applied to the file as it was, gives the file keel writes (install and uninstall, TOML and JSON)', seen.filter((x) => !x.same));
 }
 
+// CLAUDE_CONFIG_DIR and CODEX_HOME move those clients' files: install and
+// uninstall follow them there, and leave the default places alone.
+{
+  const h = homeWith({ 'cc/.claude.json': '{"mcpServers":{"a":{"command":"x","args":[]}}}\n', 'cc/settings.json': '{}\n',
+    'cx/config.toml': '[mcp_servers.a]\ncommand = "x"\n', '.codex/config.toml': '[mcp_servers.stale]\ncommand = "old"\n' });
+  const env = { PATH: process.env.PATH, HOME: h, CLAUDE_CONFIG_DIR: join(h, 'cc'), CODEX_HOME: join(h, 'cx') };
+  const go = (verb) => spawnSync(keel, [verb, '--client', 'claude-code', '--client', 'codex'], { env, encoding: 'utf8', cwd: h });
+  const i = go('install');
+  const wrapped = read(h, 'cc/.claude.json').includes('"wrap"') && read(h, 'cx/config.toml').includes('"wrap"') && existsSync(join(h, 'cx/hooks.json'))
+    && read(h, 'cc/settings.json').includes('keel') && read(h, '.codex/config.toml') === '[mcp_servers.stale]\ncommand = "old"\n';
+  const u = go('uninstall');
+  ok(i.status === 0 && u.status === 0 && wrapped && read(h, 'cc/.claude.json') === '{"mcpServers":{"a":{"command":"x","args":[]}}}\n'
+     && read(h, 'cx/config.toml') === '[mcp_servers.a]\ncommand = "x"\n' && !existsSync(join(h, 'cx/hooks.json')),
+    'CLAUDE_CONFIG_DIR and CODEX_HOME: the files there are wrapped and given back, the default places left alone', i.stdout + i.stderr + u.stderr);
+}
+
 // The server that kept keel's tools deleted by hand: install says no chat
 // has them now, and how to give them back.
 {

@@ -35,6 +35,8 @@ const char install_help[] = "usage: keel install [--client NAME]... [--project [
                             "in ~/.claude/settings.json), claude-desktop, cursor (~/.cursor/mcp.json), codex\n"
                             "(~/.codex/config.toml, hooks in ~/.codex/hooks.json), gemini\n"
                             "(~/.gemini/settings.json); by default every one whose configuration is here.\n"
+                            "CLAUDE_CONFIG_DIR and CODEX_HOME, when set, are where those clients' files are\n"
+                            "(.claude.json and settings.json; config.toml and hooks.json).\n"
                             "--project DIR (default: the current directory) also wraps that project's\n"
                             "servers: Claude Code's local scope for DIR and DIR/.mcp.json, DIR/.cursor/\n"
                             "mcp.json, DIR/.gemini/settings.json. Everything else in a file stays byte\n"
@@ -65,23 +67,63 @@ struct client {
     const char *mark; /* under $HOME: there when the client is */
     const char *project; /* under --project DIR: the project's servers */
     const char *closing; /* what the person still has to do */
+    const char *env_dir; /* the variable that moves the client's directory (mark) elsewhere, or NULL */
+    const char *in_dir[2]; /* then its servers and hooks files, in that directory */
 };
 
 static const struct client clients[] = {
-    {"claude-code", ".claude.json", FMT_JSON, ".claude/settings.json", &hook_hosts[HOOK_HOST_CLAUDE], ".claude",
+    {"claude-code",
+     ".claude.json",
+     FMT_JSON,
+     ".claude/settings.json",
+     &hook_hosts[HOOK_HOST_CLAUDE],
+     ".claude",
      ".mcp.json",
      "Claude Code: start a new session (or run /mcp) to reach the servers through keel; keel's hooks run from the "
-     "next prompt."},
-    {"claude-desktop", PLATFORM_CLAUDE_DESKTOP_DIR "/claude_desktop_config.json", FMT_JSON, NULL, NULL,
-     PLATFORM_CLAUDE_DESKTOP_DIR, NULL, "Claude Desktop: quit it and start it again."},
-    {"cursor", ".cursor/mcp.json", FMT_JSON, NULL, NULL, ".cursor", ".cursor/mcp.json",
-     "Cursor: reload its MCP servers (Settings, MCP) or restart it."},
-    {"codex", ".codex/config.toml", FMT_TOML, ".codex/hooks.json", &hook_hosts[HOOK_HOST_CODEX], ".codex", NULL,
-     "Codex: run /hooks in Codex and trust keel's hooks; Codex runs no hook the person has not reviewed."},
-    {"gemini", ".gemini/settings.json", FMT_JSONC, ".gemini/settings.json", &hook_hosts[HOOK_HOST_GEMINI], ".gemini",
+     "next prompt.",
+     "CLAUDE_CONFIG_DIR",
+     {".claude.json", "settings.json"}},
+    {"claude-desktop",
+     PLATFORM_CLAUDE_DESKTOP_DIR "/claude_desktop_config.json",
+     FMT_JSON,
+     NULL,
+     NULL,
+     PLATFORM_CLAUDE_DESKTOP_DIR,
+     NULL,
+     "Claude Desktop: quit it and start it again.",
+     NULL,
+     {NULL, NULL}},
+    {"cursor",
+     ".cursor/mcp.json",
+     FMT_JSON,
+     NULL,
+     NULL,
+     ".cursor",
+     ".cursor/mcp.json",
+     "Cursor: reload its MCP servers (Settings, MCP) or restart it.",
+     NULL,
+     {NULL, NULL}},
+    {"codex",
+     ".codex/config.toml",
+     FMT_TOML,
+     ".codex/hooks.json",
+     &hook_hosts[HOOK_HOST_CODEX],
+     ".codex",
+     NULL,
+     "Codex: run /hooks in Codex and trust keel's hooks; Codex runs no hook the person has not reviewed.",
+     "CODEX_HOME",
+     {"config.toml", "hooks.json"}},
+    {"gemini",
+     ".gemini/settings.json",
+     FMT_JSONC,
+     ".gemini/settings.json",
+     &hook_hosts[HOOK_HOST_GEMINI],
+     ".gemini",
      ".gemini/settings.json",
      "Gemini CLI: servers and hooks run only in folders you trust (Gemini asks in a new folder; /permissions "
-     "changes it)."},
+     "changes it).",
+     NULL,
+     {NULL, NULL}},
 };
 #define NCLIENTS (sizeof clients / sizeof *clients)
 
@@ -430,6 +472,19 @@ static void after_write(const struct ctx *c, struct target *t)
     markers_write(t); /* again: an edit redone on a file written meanwhile may add more */
 }
 
+/* Where a client keeps its files: under $HOME, or in the directory its own
+ * variable names (CLAUDE_CONFIG_DIR, CODEX_HOME) when it is set. k: 0 the
+ * directory that says the client is there, 1 the servers file, 2 hooks. */
+static void client_path(const struct client *cl, const char *home, int k, char *out, size_t n)
+{
+    const char *moved = cl->env_dir ? getenv(cl->env_dir) : NULL;
+    const char *rel[3] = {cl->mark, cl->servers, cl->hooks};
+    if (moved && *moved)
+        snprintf(out, n, "%s%s%s", moved, k ? "/" : "", k ? cl->in_dir[k - 1] : "");
+    else
+        snprintf(out, n, "%s/%s", home, rel[k]);
+}
+
 /* A client: every file planned, then written; one failing, none written. */
 static int do_client(struct ctx *c, const struct client *cl, const char *home, int dry, int *keel_servers)
 {
@@ -438,7 +493,7 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
     memset(t, 0, sizeof t);
     c->have_default = c->quiet_wraps = 0;
     if (cl->servers) {
-        snprintf(t[nt].path, sizeof t[nt].path, "%s/%s", home, cl->servers);
+        client_path(cl, home, 1, t[nt].path, sizeof t[nt].path);
         t[nt].spec = (struct target_spec){cl->fmt, 1, 0, !strcmp(cl->name, "claude-code"), cl->host};
         if (cl->hooks && !strcmp(cl->hooks, cl->servers))
             t[nt].spec.hooks = 1;
@@ -446,7 +501,7 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
         nt++;
     }
     if (cl->hooks && (!cl->servers || strcmp(cl->hooks, cl->servers))) {
-        snprintf(t[nt].path, sizeof t[nt].path, "%s/%s", home, cl->hooks);
+        client_path(cl, home, 2, t[nt].path, sizeof t[nt].path);
         t[nt].spec = (struct target_spec){FMT_JSON, 0, 1, 0, cl->host};
         t[nt].create = 1;
         nt++;
@@ -616,7 +671,7 @@ int install_main(int argc, char **argv, const char *argv0, int uninstall)
     for (size_t i = 0; i < NCLIENTS; i++) {
         const struct client *cl = &clients[i];
         char mark[PATH_MAX];
-        snprintf(mark, sizeof mark, "%s/%s", home, cl->mark);
+        client_path(cl, home, 0, mark, sizeof mark);
         struct stat st;
         int present = stat(mark, &st) == 0;
         if (any ? !chosen[i] : !present)
