@@ -85,17 +85,20 @@ console.log(swapped ? 'swapped' : 'not swapped');
     { said: said.trim(), status: k.status, err: k.stderr.slice(0, 300), wrapped, text: text.slice(-200) });
   }
 }
+// n runs of keel VERB --client CLIENT at once in home h: each one's exit code and what it printed.
+const atOnce = (h, n, client, verb = 'install') => Promise.all(Array.from({ length: n }, () => new Promise((res) => {
+  const p = spawn(keel, [verb, '--client', client], { env: { PATH: process.env.PATH, HOME: h }, cwd: h });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  p.on('close', (code) => res({ code, out }));
+})));
+
 // Six installs at once on one file: the one that makes the change keeps a
 // backup of the file as it was; one that finds the change made by another
 // writes nothing and keeps none, and every backup a run names exists.
 {
   const ht = homeWith({ '.codex/config.toml': '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs"]\n' });
-  const runs = await Promise.all(Array.from({ length: 6 }, () => new Promise((res) => {
-    const p = spawn(keel, ['install', '--client', 'codex'], { env: { PATH: process.env.PATH, HOME: ht }, cwd: ht });
-    let out = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.on('close', (code) => res({ code, out }));
-  })));
+  const runs = await atOnce(ht, 6, 'codex');
   const named = runs.flatMap((r) => [...r.out.matchAll(/the file as it was: (\S+)/g)].map((m) => m[1]));
   const kept = readdirSync(join(ht, '.codex')).filter((f) => f.includes('.keel-backup-'));
   const unchanged = runs.filter((r) => /config\.toml \(codex\): unchanged/.test(r.out)).length;
@@ -111,12 +114,7 @@ console.log(swapped ? 'swapped' : 'not swapped');
   for (let trial = 0; trial < 5; trial++) {
     const hc = homeWith({ '.cursor/mcp.json': '{"mcpServers":{"a":{"command":"x","args":[]}}}\n' });
     for (const t of ['20200101-000000', '20200101-000001', '20200101-000002']) writeFileSync(join(hc, `.cursor/mcp.json.keel-backup-${t}`), 'old');
-    const runs = await Promise.all(Array.from({ length: 6 }, () => new Promise((res) => {
-      const p = spawn(keel, ['install', '--client', 'cursor'], { env: { PATH: process.env.PATH, HOME: hc }, cwd: hc });
-      let out = '';
-      p.stdout.on('data', (d) => { out += d; });
-      p.on('close', (code) => res({ code, out }));
-    })));
+    const runs = await atOnce(hc, 6, 'cursor');
     const named = runs.flatMap((r) => [...r.out.matchAll(/the file as it was: (\S+)/g)].map((m) => m[1]));
     const kept = readdirSync(join(hc, '.cursor')).filter((f) => f.includes('.keel-backup-')).sort();
     seen.push({ named, kept, codes: runs.map((r) => r.code) });
