@@ -94,19 +94,22 @@ static const char *const cls_names[NCLS] = {
     "agreement", "praise", "qualifier", "evidence", "reassurance", "negator",   "judgement", "opener",  "irony",
     "tag",       "term",   "modest",    "wh",       "statement",   "addressee", "caution",   "goahead", "intensifier"};
 
-/* Two tables, each loaded when first needed: how the person asks
- * (reassurance, verdict words, tags: all a check of messages needs) and the
- * rest, for drafts. A hook on the person's prompt loads the first only. */
 #define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST | 1u << WH)
-static struct phrases tables[2];
-static int table_done[2];
+/* Three tables, each loaded when first needed: how the person asks
+ * (reassurance, verdict words, tags: all a check of messages needs), the
+ * intensifiers alone (so that a word that is none costs one bit test), and
+ * the rest, for drafts. A hook on the person's prompt loads the first only. */
+static struct phrases tables[3];
+static int table_done[3];
 
 static __attribute__((noinline)) void table_load(int k)
 {
     table_done[k] = 1;
     const char *names[NCLS];
-    for (int c = 0; c < NCLS; c++)
-        names[c] = (ASKING_CLASSES >> c & 1) == (k == 0) ? cls_names[c] : NULL;
+    for (int c = 0; c < NCLS; c++) {
+        int t = ASKING_CLASSES >> c & 1 ? 0 : c == INTENSIFIER ? 2 : 1;
+        names[c] = t == k ? cls_names[c] : NULL;
+    }
     phrases_load(&tables[k], "detectors/data/sycophancy.txt", names, NCLS, NULL);
 }
 
@@ -114,7 +117,7 @@ static __attribute__((noinline)) void table_load(int k)
  * for at every word). */
 static inline const struct phrases *table_for(unsigned mask)
 {
-    int k = (mask & ASKING_CLASSES) ? 0 : 1;
+    int k = (mask & ASKING_CLASSES) ? 0 : mask == 1u << INTENSIFIER ? 2 : 1;
     if (!table_done[k])
         table_load(k);
     return &tables[k];
@@ -122,7 +125,7 @@ static inline const struct phrases *table_for(unsigned mask)
 
 void syc_load(void)
 {
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (!table_done[k])
             table_load(k);
 }
@@ -413,11 +416,17 @@ static int ko_thing_correct(const char *t, const struct text_words *w, size_t i)
 struct kept {
     uint64_t *h;
     size_t *at, *pos, n;
+    size_t first; /* the first intensifier's word, or w->n when there is none (and nothing is kept) */
 };
 
 static int kept_init(struct kept *k, const struct text_words *w)
 {
-    k->n = 0;
+    *k = (struct kept){NULL, NULL, NULL, 0, w->n};
+    for (size_t i = 0; i < w->n && k->first == w->n; i++)
+        if (match_at(w, i, 1u << INTENSIFIER))
+            k->first = i;
+    if (k->first == w->n)
+        return 0; /* none: every phrase is found as it stands */
     k->h = malloc(w->n * sizeof *k->h);
     k->at = malloc(w->n * sizeof *k->at);
     k->pos = malloc(w->n * sizeof *k->pos);
@@ -456,8 +465,8 @@ static const struct phrase *match_across(const struct text_words *w, const struc
         *last = i + m->len - 1;
         return m;
     }
-    if (k->pos[i] == KEPT_NONE)
-        return NULL; /* a phrase never opens with an intensifier */
+    if (i + PHRASE_MAX < k->first || k->first == w->n || k->pos[i] == KEPT_NONE)
+        return NULL; /* no intensifier within a phrase's reach; and a phrase never opens with one */
     m = phrases_at(table_for(mask), k->h, sizeof *k->h, k->n, k->pos[i], mask);
     if (m)
         *last = k->at[k->pos[i] + m->len - 1];

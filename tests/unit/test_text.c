@@ -603,7 +603,7 @@ static void baked_tables_equal_the_lists(void **state)
     ask_load();
     syc_load();
     assert_int_equal(phrases_loaded(&parsed), before);
-    assert_int_equal(phrases_baked_n, 3);
+    assert_int_equal(phrases_baked_n, 4); /* asking.txt; sycophancy.txt's asking, intensifier and draft tables */
     for (size_t i = 0; i < phrases_baked_n; i++) {
         const struct phrases_baked *b = &phrases_baked[i];
         const struct phrases *t = &b->table;
@@ -612,7 +612,7 @@ static void baked_tables_equal_the_lists(void **state)
         assert_ptr_equal(p.v, t->v); /* loaded as the detectors load it: the baked table */
         assert_int_equal(phrases_loaded(&parsed), before);
         assert_int_equal(phrases_parse(&p, b->path, b->names, b->nnames, b->min_words), 0);
-        assert_true(p.n > 100);
+        assert_true(p.n > 50); /* none empty: the intensifiers are the fewest, some ninety */
         assert_int_equal(t->n, p.n);
         assert_int_equal(t->npool, p.npool);
         assert_int_equal(t->nwords, p.nwords);
