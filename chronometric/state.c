@@ -347,15 +347,20 @@ void state_set(cJSON *o, const char *key, cJSON *v)
         cJSON_Delete(v);
 }
 
-int state_exclusive(const char *name, int wait_ms, kerr *e)
+int state_exclusive(const char *in, const char *name, int wait_ms, kerr *e)
 {
     char dir[1024], path[1100];
-    if (state_dir_or(NULL, dir, sizeof dir, e) < 0)
-        return -1;
-    if (mkdirs(dir) < 0)
-        return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot create the state directory %s: %s", dir, strerror(errno));
-    if (dir_safe(dir, e) < 0)
-        return -1;
+    if (in) {
+        snprintf(dir, sizeof dir, "%s", in);
+    } else {
+        if (state_dir_or(NULL, dir, sizeof dir, e) < 0)
+            return -1;
+        if (mkdirs(dir) < 0)
+            return kerr_set(e, "STATE_UNWRITABLE", NULL, "cannot create the state directory %s: %s", dir,
+                            strerror(errno));
+        if (dir_safe(dir, e) < 0)
+            return -1;
+    }
     snprintf(path, sizeof path, "%s/%s", dir, name);
     int fd = open_regular(path, O_RDWR | O_CREAT, 0);
     if (fd < 0)

@@ -61,10 +61,11 @@ int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *
 int state_update_file(const char *dir, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
 
 /* An exclusive lock of keel's own, apart from the state file's: name
- * (install.lock) in the state directory, made 0600, taken with flock,
- * waiting at most wait_ms. The open descriptor, held until it is closed;
- * -1 with STATE_BUSY (held longer) or STATE_UNWRITABLE. */
-int state_exclusive(const char *name, int wait_ms, kerr *e);
+ * (install.lock) in dir (NULL: the state directory, made and checked as for
+ * the state file), made 0600, taken with flock, waiting at most wait_ms.
+ * The open descriptor, held until it is closed; -1 with STATE_BUSY (held
+ * longer) or STATE_UNWRITABLE. */
+int state_exclusive(const char *dir, const char *name, int wait_ms, kerr *e);
 
 /* parent's member key as an object: made (replacing what is not an object)
  * when it is not one yet. */

@@ -781,6 +781,20 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
     'CLAUDE_CONFIG_DIR and CODEX_HOME: the files there are wrapped and given back, the default places left alone', i.stdout + i.stderr + u.stderr);
 }
 
+// Side files a killed run left beside a file that is not there say nothing
+// true: they go, and a file the person makes later is never taken for one
+// keel created (uninstall leaves it).
+{
+  const h = homeWith({ '.claude.json': '{"mcpServers": {}}\n', '.claude/settings.json.keel-created': '', '.claude/settings.json.keel-added': '/hooks\n' });
+  const u = run(h, 'uninstall', '--client', 'claude-code');
+  const gone = !existsSync(join(h, '.claude/settings.json.keel-created')) && !existsSync(join(h, '.claude/settings.json.keel-added'));
+  writeFileSync(join(h, '.claude/settings.json'), '{}\n');
+  run(h, 'install', '--client', 'claude-code');
+  run(h, 'uninstall', '--client', 'claude-code');
+  ok(u.status === 0 && gone && existsSync(join(h, '.claude/settings.json')) && read(h, '.claude/settings.json') === '{}\n',
+    'stale side files beside a missing file go; the person\'s file made later is given back as it was, never removed', { u: u.stdout + u.stderr, gone });
+}
+
 // The server that kept keel's tools deleted by hand: install says no chat
 // has them now, and how to give them back.
 {
@@ -814,5 +828,13 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   ok(r.status === 0 && !left.includes('.mcp.json.keel-Ab12Cd') && !left.includes('.mcp.json.keel-added.keel-Qq11Rr') && !left.some((f) => f.includes('pending')) && left.includes('.mcp.json.keel-Zz99Yy')
      && named.length === 2 && named.some((f) => read(h, `.cursor/${f}`) === 'the file before a change'),
     'an hour-old leftover of a killed run: its new text goes, its unnamed backup is named and kept; a fresh one is left', left);
+  // a run that writes nothing tidies too, and names the backup for when it was taken (so it sorts as the oldest)
+  writeFileSync(join(h, '.cursor/mcp.json.keel-backup-pending-Ij56Kl'), 'an older file');
+  utimesSync(join(h, '.cursor/mcp.json.keel-backup-pending-Ij56Kl'), old, old);
+  const again = run(h, 'install', '--client', 'cursor');
+  const then = readdirSync(join(h, '.cursor')).filter((f) => /^mcp\.json\.keel-backup-\d{8}-\d{6}(-\d+)?$/.test(f)).sort();
+  ok(again.status === 0 && /unchanged/.test(again.stdout) && !readdirSync(join(h, '.cursor')).some((f) => f.includes('pending'))
+     && read(h, `.cursor/${then[0]}`) !== undefined && ['the file before a change', 'an older file'].includes(read(h, `.cursor/${then[0]}`)),
+    'a run that changes nothing names an hour-old pending backup too, for the time it was taken', then);
 }
 done();

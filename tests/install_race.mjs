@@ -4,9 +4,9 @@
 // change made each time. Its own test, apart from install.mjs, for it takes
 // about a minute.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ok, done } from './lib/tap.mjs';
+import { ok, skip, done } from './lib/tap.mjs';
 import { keel as keelArg, sandbox, homeWith } from './lib/keel.mjs';
 
 const keel = realpathSync(keelArg);   // what install writes: the executable's own path
@@ -135,5 +135,21 @@ const atOnce = (h, n, client, verb = 'install') => Promise.all(Array.from({ leng
   const left = readdirSync(join(hr, '.codex')).filter((f) => !f.includes('.keel-backup-'));
   ok(codes.every((c) => c === 0) && read(hr, '.codex/config.toml') === orig && left.join() === 'config.toml',
     'five installs and five uninstalls at once, then one uninstall: the file as it was, no hooks file, no side file', { codes, text: read(hr, '.codex/config.toml'), left });
+  // the same with keel's state directory refused (another user's): the lock is taken in HOME instead
+  if (process.getuid && process.getuid() === 0) {
+    const hs = homeWith({ '.codex/config.toml': orig });
+    const other = join(hs, 'not-mine');
+    mkdirSync(other, { mode: 0o700 });
+    chownSync(other, 65534, 65534);
+    const envs = { PATH: process.env.PATH, HOME: hs, KEEL_STATE_DIR: other };
+    const go = (verb) => new Promise((res) => spawn(keel, [verb, '--client', 'codex'], { env: envs, cwd: hs, stdio: 'ignore' }).on('close', res));
+    const cs = await Promise.all(Array.from({ length: 10 }, (_, i) => go(i % 2 ? 'uninstall' : 'install')));
+    await go('uninstall');
+    const rest = readdirSync(join(hs, '.codex')).filter((f) => !f.includes('.keel-backup-'));
+    ok(cs.every((c) => c === 0) && read(hs, '.codex/config.toml') === orig && rest.join() === 'config.toml' && existsSync(join(hs, '.keel-install.lock')),
+      'with the state directory refused, installs and uninstalls at once still take turns (the lock in HOME): the file as it was', { cs, rest });
+  } else {
+    skip('with the state directory refused, installs and uninstalls at once still take turns', 'giving a directory to another user needs root');
+  }
 }
 done();

@@ -391,6 +391,42 @@ static int by_order(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
+static int keep_as_of(const char *path, time_t when, char *backup, size_t n);
+
+void cfg_tidy(const char *path)
+{
+    char d[PATH_MAX], b[PATH_MAX], temp[PATH_MAX + 16], pending[PATH_MAX + 32];
+    snprintf(d, sizeof d, "%s", path);
+    snprintf(b, sizeof b, "%s", path);
+    const char *dir = dirname(d);
+    snprintf(temp, sizeof temp, ".%s.keel-", basename(b)); /* cfg_commit's new text, before its rename */
+    snprintf(pending, sizeof pending, "%s.keel-backup-pending-", basename(b));
+    size_t tl = strlen(temp), ql = strlen(pending);
+    time_t now = time(NULL);
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dh))) {
+        size_t el = strlen(e->d_name);
+        int is_temp = !strncmp(e->d_name, temp, tl) && el >= tl + 6 && /* the file's, or a side file's */
+            (el == tl + 6 || (el > 12 && !strncmp(e->d_name + el - 12, ".keel-", 6))),
+            is_pending = !strncmp(e->d_name, pending, ql) && el == ql + 6;
+        if (!is_temp && !is_pending)
+            continue;
+        char p[PATH_MAX * 2];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || now - st.st_mtime < 3600)
+            continue; /* another run's, at work now, or not keel's */
+        if (is_temp)
+            unlink(p);
+        else /* named for when it was taken, so it sorts among the older ones */
+            keep_as_of(path, st.st_mtime, p, sizeof p);
+    }
+    closedir(dh);
+}
+
 void cfg_backups_prune(const char *path, const char *mine)
 {
     const char *own = mine && *mine ? strrchr(mine, '/') : NULL;
@@ -407,31 +443,7 @@ void cfg_backups_prune(const char *path, const char *mine)
     struct backup *names = NULL;
     size_t k = 0, cap = 0;
     struct dirent *e;
-    char temp[PATH_MAX + 16], pending[PATH_MAX + 32];
-    snprintf(temp, sizeof temp, ".%s.keel-", basename(b)); /* cfg_commit's new text, before its rename */
-    snprintf(pending, sizeof pending, "%spending-", prefix);
-    size_t tl = strlen(temp), ql = strlen(pending);
-    time_t now = time(NULL);
     while ((e = readdir(dh))) {
-        /* What a run killed midway left (keel's new text for the file or
-         * for a side file of it, or a backup not yet named), an hour old:
-         * the text goes, the backup is named. */
-        size_t el = strlen(e->d_name);
-        int is_temp = !strncmp(e->d_name, temp, tl) && el >= tl + 6 && /* the file's, or a side file's */
-            (el == tl + 6 || (el > 12 && !strncmp(e->d_name + el - 12, ".keel-", 6))),
-            is_pending = !strncmp(e->d_name, pending, ql) && el == ql + 6;
-        if (is_temp || is_pending) {
-            char p[PATH_MAX * 2];
-            struct stat st;
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && now - st.st_mtime >= 3600) {
-                if (is_temp)
-                    unlink(p);
-                else
-                    cfg_backup_keep(path, p, sizeof p);
-            }
-            continue;
-        }
         long long o = strncmp(e->d_name, prefix, pl) ? -1 : backup_order(e->d_name + pl);
         if (o <= 0)
             continue;
@@ -476,13 +488,12 @@ static void backup_name(char *out, size_t outn, const char *path, const char *st
  * this second has (a name pruned below it is not taken again: it would
  * sort as the oldest), into out; 0, or -1 with errno EEXIST when the
  * second's names are taken. */
-static int backup_free_name(const char *path, char *out, size_t outn)
+static int backup_free_name(const char *path, time_t now, char *out, size_t outn)
 {
     if (strlen(path) + sizeof ".keel-backup-YYYYMMDD-HHMMSS-99" > outn) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    time_t now = time(NULL);
     struct tm tm;
     char stamp[32];
     gmtime_r(&now, &tm);
@@ -507,7 +518,7 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
 {
     if (!f->exists)
         return 0;
-    if (backup_free_name(f->path, out, outn) < 0) /* none free now: refused before anything is written */
+    if (backup_free_name(f->path, time(NULL), out, outn) < 0) /* none free now: refused before anything is written */
         return -1;
     if ((size_t)snprintf(out, outn, "%s.keel-backup-pending-XXXXXX", f->path) >= outn) {
         errno = ENAMETOOLONG;
@@ -527,11 +538,12 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
     return 0;
 }
 
-int cfg_backup_keep(const char *path, char *backup, size_t n)
+/* cfg_backup_keep, the name's time given. */
+static int keep_as_of(const char *path, time_t when, char *backup, size_t n)
 {
     char final[PATH_MAX];
     for (int tries = 0; tries < BACKUPS_PER_SECOND; tries++) {
-        if (backup_free_name(path, final, sizeof final) < 0)
+        if (backup_free_name(path, when, final, sizeof final) < 0)
             return -1;
         if (link(backup, final) == 0) {
             unlink(backup);
@@ -543,6 +555,11 @@ int cfg_backup_keep(const char *path, char *backup, size_t n)
             return -1; /* kept under its pending name */
     }
     return -1;
+}
+
+int cfg_backup_keep(const char *path, char *backup, size_t n)
+{
+    return keep_as_of(path, time(NULL), backup, n);
 }
 int cfg_side_exists(const char *path, const char *suffix)
 {

@@ -72,6 +72,11 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn);
  * same time never count as backups (cfg_backups_prune). 0, or -1 when it
  * keeps its pending name. */
 int cfg_backup_keep(const char *path, char *backup, size_t n);
+/* What a keel run killed midway left beside path, an hour old: keel's new
+ * text for it or for a side file of it (a temporary never renamed) goes,
+ * and a pending backup is named (cfg_backup_keep) for the time it was
+ * taken. Younger ones may be another run's at work, and stay. */
+void cfg_tidy(const char *path);
 /* Drops keel's backups of path beyond the newest CFG_BACKUPS: only the
  * names cfg_backup_keep gives, oldest first by their time and number, and
  * never mine (the backup this run kept).

@@ -525,6 +525,19 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
             goto out;
         }
     }
+    for (int i = 0; i < nt && !dry; i++)
+        cfg_tidy(t[i].path);
+    /* Side files left by a run killed midway, or by a file removed by
+     * hand: for a file that is not there they say nothing true (a file the
+     * person makes later is not keel's), and they go. */
+    for (int i = 0; i < nt && !dry; i++)
+        if (!t[i].f.exists &&
+            (cfg_side_exists(t[i].path, ".keel-created") || cfg_side_exists(t[i].path, ".keel-added"))) {
+            side_remove(t[i].path, ".keel-created");
+            side_remove(t[i].path, ".keel-added");
+            cJSON_Delete(t[i].manifest);
+            t[i].manifest = cJSON_CreateArray();
+        }
     for (int i = 0; i < nt && !rc; i++) {
         if (!dry && !c->uninstall && has_change(&t[i]))
             markers_write(&t[i]);
@@ -538,7 +551,10 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
     }
     int seen = 0;
     for (int i = 0; i < nt && !rc; i++) {
-        if (t[i].written)
+        /* uninstall: the side files go once nothing of keel's is left, also
+         * when an uninstall killed midway had already taken keel's entries
+         * out */
+        if (t[i].written || (c->uninstall && !dry && t[i].f.exists && !has_change(&t[i])))
             after_write(c, &t[i]);
         report(c, &t[i], dry);
         seen |= t[i].f.exists || t[i].p.out;
@@ -657,13 +673,26 @@ int install_main(int argc, char **argv, const char *argv0, int uninstall)
      * Without a state directory to hold the lock in, a run goes on alone. */
     int lock = -1;
     if (!dry) {
+        /* in keel's state directory; when that is refused (another user's,
+         * after a sudo keel), beside the person's files in HOME; with
+         * neither, nothing is written */
         kerr le = {0};
-        lock = state_exclusive("install.lock", INSTALL_WAIT_MS, &le);
-        if (lock < 0 && le.code && !strcmp(le.code, "STATE_BUSY")) {
-            fprintf(stderr,
-                    "keel: another keel install or uninstall has run for over %d s; nothing was changed: try "
-                    "again when it is done\n",
-                    INSTALL_WAIT_MS / 1000);
+        lock = state_exclusive(NULL, "install.lock", INSTALL_WAIT_MS, &le);
+        if (lock < 0 && le.code && !strcmp(le.code, "STATE_UNWRITABLE")) {
+            le = (kerr){0};
+            lock = state_exclusive(home, ".keel-install.lock", INSTALL_WAIT_MS, &le);
+        }
+        if (lock < 0) {
+            if (le.code && !strcmp(le.code, "STATE_BUSY"))
+                fprintf(stderr,
+                        "keel: another keel install or uninstall has run for over %d s; nothing was changed: try "
+                        "again when it is done\n",
+                        INSTALL_WAIT_MS / 1000);
+            else
+                fprintf(stderr,
+                        "keel: keel could not take its install lock (%s), so that no other keel install changes "
+                        "the same files at once; nothing was changed\n",
+                        le.message[0] ? le.message : "no reason given");
             return 1;
         }
     }
