@@ -750,10 +750,12 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
     ['.codex/config.toml', 'codex', '[mcp_servers.b]\ncommand = "y"\nenabled = false\n'],
     ['.codex/config.toml', 'codex', '# mine\n[mcp_servers.a]\ncommand = "npx"\n\n[mcp_servers.b]\ncommand = "y"\nargs = ["q"]\n'],
     ['.cursor/mcp.json', 'cursor', '{\n  "mcpServers": {\n    "a": {"command": "x"},\n    "b": {"command": "y", "args": ["q"]}\n  }\n}\n'],
+    ['.codex/config.toml', 'codex', `[mcp_servers.fs]\ncommand = "npx"\nargs = ["-y", "@modelcontextprotocol/server-filesystem", ${['alpha', 'beta', 'gamma', 'notes', 'papers'].map((d) => `"/home/me/projects/${d}"`).join(', ')}]\n`],
+    ['.claude/settings.json', 'claude-code', '{\n  "$schema": "https://json.schemastore.org/claude-code-settings.json",\n  "permissions": {"allow": ["Bash(ls)"]}\n}\n'],
   ];
   const seen = [];
   for (const [file, client, text] of cases) {
-    const h = homeWith({ [file]: text });
+    const h = homeWith({ [file]: text, ...(client === 'claude-code' ? { '.claude.json': '{"mcpServers": {}}\n' } : {}) });
     for (const verb of ['install', 'uninstall']) {
       const before = read(h, file);
       const dry = run(h, verb, '--client', client, '--dry-run');
@@ -762,7 +764,13 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
       seen.push({ file, verb, same: got === read(h, file), got, want: read(h, file), diff: diffOf(dry.stdout, join(h, file)) });
     }
   }
-  ok(seen.every((x) => x.same), 'the printed diff, applied to the file as it was, gives the file keel writes (install and uninstall, TOML and JSON)', seen.filter((x) => !x.same));
+  ok(seen.every((x) => x.same) && seen.every((x) => !/^~/m.test(x.diff)), 'the printed diff, applied to the file as it was, gives the file keel writes (install and uninstall, TOML and JSON)', seen.filter((x) => !x.same));
+  // a line too long to read whole is shown around the change and marked, so that patch refuses the diff
+  const long = `{"mcpServers": {"a": {"command": "x", "args": []}}, "projects": {"/p": {"history": "${'x'.repeat(3000)}"}}}\n`;
+  const hl = homeWith({ '.cursor/mcp.json': long });
+  const dl = run(hl, 'install', '--client', 'cursor', '--dry-run');
+  ok(/^~-\{"mcpServers".*\(a line of \d+ bytes, shown in part\)$/m.test(dl.stdout) && /^~\+/m.test(dl.stdout) && apply(long, diffOf(dl.stdout, join(hl, '.cursor/mcp.json'))) === null,
+    'a line over 1,024 bytes is shown in part and marked ~, so the diff cannot be applied as if it were whole', dl.stdout);
 }
 
 // CLAUDE_CONFIG_DIR and CODEX_HOME move those clients' files: install and
@@ -806,6 +814,14 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   const r = run(h, 'install', '--client', 'cursor');
   ok(r.status === 0 && /unchanged/.test(r.stdout) && /every server of cursor that runs through keel has --expose none, so keel's tools are in none of its chats/.test(r.stdout),
     'every wrapped server has --expose none: install says keel\'s tools are in no chat, and what to change', r.stdout);
+  const hc = homeWith({ '.claude.json': '{"mcpServers":{"a":{"command":"x","args":[]},"b":{"command":"y","args":[]}}}\n', '.claude/settings.json': '{}\n' });
+  run(hc, 'install', '--client', 'claude-code');
+  const cc = JSON.parse(read(hc, '.claude.json'));
+  delete cc.mcpServers.a;
+  writeFileSync(join(hc, '.claude.json'), JSON.stringify(cc));
+  const rc = run(hc, 'install', '--client', 'claude-code');
+  ok(/every server of claude-code that runs through keel has --expose none/.test(rc.stdout) && !/No MCP server runs through keel/.test(rc.stdout),
+    'and it does not also say that no server runs through keel', rc.stdout);
 }
 
 // What a run killed midway left beside a file, an hour old: keel's new text

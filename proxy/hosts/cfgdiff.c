@@ -5,8 +5,9 @@
 #include <string.h>
 
 #define CONTEXT   2 /* unchanged lines shown around a change */
-#define LONG_LINE 200 /* longer lines print as the part around the change */
-#define AROUND    60
+#define LONG_LINE 1024 /* longer lines print as the part around the change */
+#define AROUND    100
+#define PART_MAX  400 /* the most of a long line shown */
 
 char *cfgdiff_apply(const char *a, size_t an, const struct cfg_edit *ed, int ned, size_t *bn)
 {
@@ -93,24 +94,29 @@ static void put_masked(FILE *out, const char *s, size_t from, size_t to, const s
     }
 }
 
-/* One line of s, with its prefix; focus [f0, f1) is the changed part. */
+/* One line of s, with its prefix; focus [f0, f1) is the changed part. A
+ * line too long to read whole is shown around the change, said so, and
+ * marked "~" before its prefix: the diff is then for reading, and patch(1)
+ * refuses it rather than write the part shown into the file. */
 static void put_line(FILE *out, char prefix, const char *s, size_t ls, size_t le, size_t f0, size_t f1,
                      const struct cfg_span *sp, int nsp)
 {
     if (le > ls && s[le - 1] == '\n')
         le--;
-    fputc(prefix, out);
     if (le - ls <= LONG_LINE) {
+        fputc(prefix, out);
         put_masked(out, s, ls, le, sp, nsp);
     } else {
+        fputc('~', out);
+        fputc(prefix, out);
         if (f0 < ls || f0 > le)
             f0 = f1 = ls;
         if (f1 > le)
             f1 = le;
         size_t from = f0 > ls + AROUND ? utf8_back(s, f0 - AROUND, ls) : ls;
         size_t to = f1 + AROUND < le ? utf8_back(s, f1 + AROUND, ls) : le;
-        if (to - from > 3 * LONG_LINE)
-            to = utf8_back(s, from + 3 * LONG_LINE, ls);
+        if (to - from > PART_MAX)
+            to = utf8_back(s, from + PART_MAX, ls);
         fprintf(out, "%s", from > ls ? "..." : "");
         put_masked(out, s, from, to, sp, nsp);
         fprintf(out, "%s  (a line of %zu bytes, shown in part)", to < le ? "..." : "", le - ls);
@@ -175,13 +181,21 @@ void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const 
             bl[nb++] = x;
         }
     }
-    /* A block's lines the same on both sides at its edges are context. */
+    /* A block's lines the same on both sides at its edges are context: at
+     * its start, and at its end (the line after whole lines taken out from
+     * the middle of one). */
     for (int i = 0; i < nb; i++) {
         struct block *x = &bl[i];
         while ((x->a0 < x->a1 || x->b0 < x->b1) && x->a0 <= x->a1 && x->b0 <= x->b1 &&
                la[x->a0 + 1] - la[x->a0] == lb[x->b0 + 1] - lb[x->b0] &&
                !memcmp(a + la[x->a0], b + lb[x->b0], la[x->a0 + 1] - la[x->a0]))
             x->a0++, x->b0++;
+        /* (a side may end empty, its last line before its first, never
+         * both, nor one before line 0) */
+        while (x->a1 >= x->a0 && x->b1 >= x->b0 && (x->a1 > x->a0 || x->b1 > x->b0) && (x->a1 > x->a0 || x->a0) &&
+               (x->b1 > x->b0 || x->b0) && la[x->a1 + 1] - la[x->a1] == lb[x->b1 + 1] - lb[x->b1] &&
+               !memcmp(a + la[x->a1], b + lb[x->b1], la[x->a1 + 1] - la[x->a1]))
+            x->a1--, x->b1--;
     }
     fprintf(out, "--- a%s\n+++ b%s\n", path, path);
     int a_empty = an == 0, b_empty = bn == 0;

@@ -573,7 +573,7 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
         if (changed)
             printf("  next: %s\n", cl->closing);
     }
-    *keel_servers += c->have_default;
+    *keel_servers += c->have_default || c->quiet_wraps; /* a server through keel, with its tools or not (said above) */
 out:
     for (int i = 0; i < nt; i++)
         target_free(&t[i]);
