@@ -72,9 +72,13 @@ int64_t chrono_open_started(const cJSON *state, int64_t now, const cJSON **sess,
         *damaged = s && !cJSON_IsNull(s); /* a file edited by hand: something else is there */
         return -1;
     }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "session_id"),
+                *intent = cJSON_GetObjectItemCaseSensitive(s, "intent");
+    uuid_t u;
     if (tf_parse_rfc3339(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "started_at")), &ms, NULL) < 0 ||
-        ms < now - SESSION_PAST_MAX_MS || ms > now + SESSION_AHEAD_MAX_MS) {
-        *damaged = 1;
+        ms < now - SESSION_PAST_MAX_MS || ms > now + SESSION_AHEAD_MAX_MS || !cJSON_IsString(id) ||
+        uuid_parse(id->valuestring, u) < 0 || (intent && !cJSON_IsString(intent))) {
+        *damaged = 1; /* no start, id or intent keel can give back as they are: edited by hand */
         return -1;
     }
     if (sess)
@@ -239,7 +243,17 @@ static int do_end(cJSON *state, void *vctx, kerr *e)
     cJSON *closed = close_open(state, c->env, c->summary, 0);
     if (!closed)
         return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
-    c->out = cJSON_Duplicate(closed, 1);
+    /* what the tool says of it: its own members, not what else a hand put in */
+    static const char *const said[] = {"session_id", "started_at", "intent",      "ended_at",
+                                       "duration",   "summary",    "auto_closed", "clock_went_back"};
+    c->out = cJSON_CreateObject();
+    for (size_t k = 0; c->out && k < sizeof said / sizeof *said; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(closed, said[k]);
+        if (v)
+            cJSON_AddItemToObject(c->out, said[k], cJSON_Duplicate(v, 1));
+    }
+    if (c->out && !cJSON_GetObjectItemCaseSensitive(c->out, "intent"))
+        cJSON_AddStringToObject(c->out, "intent", "");
     /* Closing the session is the step a hyperfocus reminder asks for: the
      * stretch of work counted without a session begins again now, so the
      * rung just answered is not given again at once. */
