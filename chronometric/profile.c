@@ -280,7 +280,7 @@ static void thresholds_member(struct walk *w, const char *key, const yaml_node_t
         unknown(w, v, "guardrails.hyperfocus.escalation_thresholds", key);
     } else {
         get_int(w, v, key, 1, 1440, slot);
-        p->hyp_given = 1;
+        p->hyp_given |= slot == &p->hyp_gentle ? 1 : slot == &p->hyp_nudge ? 2 : 4;
     }
 }
 
@@ -518,14 +518,20 @@ void profile_load_text(struct profile *p, const char *yaml, size_t n)
             each_member(&w, root, "profile", top_member, NULL);
         }
     }
-    if (!p->hyp_given && p->break_minutes) { /* one number for the ladder, as check_hyperfocus reads it */
-        p->hyp_gentle = (p->break_minutes * 2 + 1) / 3;
-        p->hyp_nudge = p->break_minutes;
-        p->hyp_hard = (p->break_minutes * 4 + 1) / 3;
-    }
+    /* One ladder, as check_hyperfocus reads the same two: each rung
+     * escalation_thresholds gives, the rest from hyperfocus_break_minutes B
+     * (B*2/3, B, B*4/3), or 60/90/120 without it. */
+    int base[3] = {60, 90, 120};
+    if (p->break_minutes)
+        base[0] = (p->break_minutes * 2 + 1) / 3, base[1] = p->break_minutes, base[2] = (p->break_minutes * 4 + 1) / 3;
+    int *rung[3] = {&p->hyp_gentle, &p->hyp_nudge, &p->hyp_hard};
+    for (int k = 0; k < 3; k++)
+        if (!(p->hyp_given >> k & 1))
+            *rung[k] = base[k];
     if (!(p->hyp_gentle < p->hyp_nudge && p->hyp_nudge < p->hyp_hard)) {
-        problem(p, NULL, "guardrails.hyperfocus.escalation_thresholds must be strictly ascending; using 60/90/120");
-        p->hyp_gentle = 60, p->hyp_nudge = 90, p->hyp_hard = 120;
+        problem(p, NULL, "guardrails.hyperfocus.escalation_thresholds must be strictly ascending; using %d/%d/%d",
+                base[0], base[1], base[2]);
+        p->hyp_gentle = base[0], p->hyp_nudge = base[1], p->hyp_hard = base[2];
     }
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);

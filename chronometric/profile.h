@@ -46,7 +46,8 @@ struct profile {
     double rum_similarity;
     int hyp_gentle, hyp_nudge, hyp_hard; /* the ladder in effect: escalation_thresholds, else one
                                             hyperfocus_break_minutes B gives (B*2/3, B, B*4/3), else 60/90/120 */
-    int hyp_given; /* escalation_thresholds was set (it wins over hyperfocus_break_minutes) */
+    int hyp_given; /* the rungs escalation_thresholds set (1 gentle, 2 nudge, 4 hard): they win over
+                      hyperfocus_break_minutes */
     /* overlay: what keel wrap watches on live traffic */
     int ov_rumination, ov_hyperfocus, ov_sycophancy, ov_rules, ov_loop;
     /* loop: the agent-loop detector on tools/call (detectors/loop.h) */
