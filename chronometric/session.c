@@ -334,8 +334,8 @@ int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON 
         cJSON_AddStringToObject(b, "prior_intent", intent ? intent : "");
         int eod = guard_end_of_day(env, started, guard_eod_extension(env, state));
         int64_t since;
-        const char *action =
-            eod >= 0 && hyp_past_eod(env->now.ms, guard_day_offset(env, started), &started, eod, &since)
+        const char *action = eod >= 0 &&
+                hyp_past_eod(env->now.ms, env->now.offset_s, guard_day_offset(env, started), &started, eod, &since)
             ? "stop_for_today"
             : elapsed >= 2 * thr * 60000 ? "long_break"
                                          : "short_break";

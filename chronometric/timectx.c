@@ -90,7 +90,7 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
             snprintf(b, sizeof b, "%02d:%02d", eod / 60, eod % 60);
             cJSON_AddStringToObject(o, "effective_end_of_day_local", b);
             cJSON_AddBoolToObject(o, "past_end_of_day",
-                                  hyp_past_eod(now, guard_day_offset(env, started >= 0 ? started : now),
+                                  hyp_past_eod(now, off, guard_day_offset(env, started >= 0 ? started : now),
                                                started >= 0 ? &started : NULL, eod, &since));
         }
     }

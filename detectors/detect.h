@@ -105,10 +105,13 @@ cJSON *syc_heuristic(void);
 #define HYP_DAY_START_MIN 300
 
 /* End of day for check_hyperfocus and get_time_context: has now passed the
- * end of day (eod_min, local minutes in offset off) of the date the session
- * started (or of today without a session)? A session started after that end
- * of day is past it from its start. Sets *since_s to the seconds since. */
-int hyp_past_eod(int64_t now_ms, int off, const int64_t *started_ms, int eod_min, int64_t *since_s);
+ * end of day (eod_min, local minutes) of the day the session started (or of
+ * today without a session; a day begins at HYP_DAY_START_MIN, its date read
+ * in offset off), placed in offset eod_off (the offset the day began in: the
+ * hour a clock goes back repeats no end of day passed)? A session started
+ * after that end of day is past it from its start. Sets *since_s to the
+ * seconds since. */
+int hyp_past_eod(int64_t now_ms, int off, int eod_off, const int64_t *started_ms, int eod_min, int64_t *since_s);
 
 /* The hyperfocus ladder on its own, for check_hyperfocus and the overlay. */
 enum { HYP_NONE, HYP_GENTLE, HYP_NUDGE, HYP_HARD };
@@ -122,8 +125,8 @@ struct hyp_eval {
 };
 extern const char hyp_description[];
 /* elapsed_s: the caller's measure of the session's length (-1: now - started). */
-void hyp_evaluate(int64_t now_ms, int off, const int64_t *started_ms, int64_t elapsed_s, long gentle, long nudge,
-                  long hard, int eod_min, int away, struct hyp_eval *ev);
+void hyp_evaluate(int64_t now_ms, int off, int eod_off, const int64_t *started_ms, int64_t elapsed_s, long gentle,
+                  long nudge, long hard, int eod_min, int away, struct hyp_eval *ev);
 void hyp_reason(const struct hyp_eval *ev, long gentle, long nudge, long hard, int activity, char *buf, size_t n);
 size_t hyp_tokens(const struct hyp_eval *ev, const char **tok); /* tok holds 6 */
 const char *hyp_level_name(int level);

@@ -39,11 +39,11 @@ static const char *const actions[] = {"continue", "check_in", "take_break", "wra
  * small hours after the evening, and a session begun at 01:00 belongs to the
  * day before. */
 
-int hyp_past_eod(int64_t now, int off, const int64_t *started, int eod_min, int64_t *since_s)
+int hyp_past_eod(int64_t now, int off, int eod_off, const int64_t *started, int eod_min, int64_t *since_s)
 {
     struct tf_civil c;
     tf_civil((started ? *started : now) - HYP_DAY_START_MIN * 60000LL, off, &c);
-    int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - off; /* local midnight, UTC s */
+    int64_t day0 = tf_days_from_civil(c.year, c.month, c.day) * 86400LL - eod_off; /* local midnight, UTC s */
     int64_t eod_at = (day0 + eod_min * 60LL + (eod_min < HYP_DAY_START_MIN ? 86400 : 0)) * 1000;
     int64_t from = started && *started >= eod_at ? *started : eod_at; /* began after it: late from the start */
     if (now < from)
@@ -61,8 +61,8 @@ const char *hyp_level_name(int level)
     return level_names[level];
 }
 
-void hyp_evaluate(int64_t now, int off, const int64_t *started, int64_t elapsed_s, long g, long nu, long h, int eod_min,
-                  int away, struct hyp_eval *ev)
+void hyp_evaluate(int64_t now, int off, int eod_off, const int64_t *started, int64_t elapsed_s, long g, long nu, long h,
+                  int eod_min, int away, struct hyp_eval *ev)
 {
     memset(ev, 0, sizeof *ev);
     ev->elapsed_s = elapsed_s >= 0 ? elapsed_s : started && now > *started ? (now - *started) / 1000 : 0;
@@ -70,7 +70,7 @@ void hyp_evaluate(int64_t now, int off, const int64_t *started, int64_t elapsed_
         : ev->elapsed_s >= nu * 60      ? NUDGE
         : ev->elapsed_s >= g * 60       ? GENTLE
                                         : NONE;
-    ev->past_eod = eod_min >= 0 && hyp_past_eod(now, off, started, eod_min, &ev->since_eod_s);
+    ev->past_eod = eod_min >= 0 && hyp_past_eod(now, off, eod_off, started, eod_min, &ev->since_eod_s);
     if (ev->past_eod && (ev->level == GENTLE || ev->level == NUDGE)) {
         ev->level++;
         ev->raised = 1;
@@ -222,8 +222,8 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
 
     struct hyp_eval ev;
     int away = idle && (!strcmp(idle, "distraction-or-break") || !strcmp(idle, "switched_away"));
-    hyp_evaluate(now, off, has_session ? &started : NULL, has_session ? given_elapsed : -1, g, nu, h, eod_min, away,
-                 &ev);
+    hyp_evaluate(now, off, off, has_session ? &started : NULL, has_session ? given_elapsed : -1, g, nu, h, eod_min,
+                 away, &ev);
     int level = ev.level, past_eod = ev.past_eod;
     int64_t elapsed = ev.elapsed_s, since_eod = ev.since_eod_s;
 

@@ -197,9 +197,9 @@ ok(r.status === 64, 'profile without a subcommand: 64');
 {
   const box = sandbox();
   const prof = join(box.dir, 'eod.yaml');
-  const ctx = (now, eod) => {
+  const ctx = (now, eod, tz = 'Europe/Berlin') => {
     writeFileSync(prof, `chronometric:\n  end_of_day_local: "${eod}"\n`);
-    const r = spawnSync(keel, ['--profile', prof, 'check', 'get_time_context'], { input: '', encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: now, TZ: 'Europe/Berlin' } });
+    const r = spawnSync(keel, ['--profile', prof, 'check', 'get_time_context'], { input: '', encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: now, TZ: tz } });
     try { const j = JSON.parse(r.stdout); return `${j.effective_end_of_day_local} ${j.past_end_of_day}`; } catch { return r.stdout + r.stderr; }
   };
   spawnSync(keel, ['--profile', prof, 'check', 'apply_override', '--json', '{"token":"extend-end-of-day"}'], { env: { ...process.env, ...box.env, KEEL_NOW: '2026-12-07T23:40:00+01:00', TZ: 'Europe/Berlin' } });
@@ -207,6 +207,8 @@ ok(r.status === 64, 'profile without a subcommand: 64');
   ok(ext[0] === '00:30 false' && ext[1] === '00:30 true', 'extend-end-of-day at 23:40 moves an end of day of 23:30 to 00:30, after midnight', ext);
   const dst = ['2026-10-25T02:15:00+02:00', '2026-10-25T02:45:00+02:00', '2026-10-25T02:15:00+01:00'].map((t) => ctx(t, '02:30'));
   ok(dst.join('|') === '02:30 false|02:30 true|02:30 true', 'an end of day of 02:30 passed at 02:45 stays passed when the clock goes back to 02:15', dst);
+  const ny = ['2026-11-01T07:30:00Z', '2026-11-01T09:30:00Z'].map((t) => ctx(t, '18:00', 'America/New_York'));
+  ok(ny.join('|') === '18:00 true|18:00 true', 'the night the clock goes back, 02:30 and 04:30 are still the day before, past its end of day of 18:00', ny);
 }
 
 // --- the state directory named by a file: said as such ------------------------------

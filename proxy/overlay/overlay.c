@@ -743,8 +743,9 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     long g = p->hyp_gentle, nu = p->hyp_nudge, h = p->hyp_hard; /* the profile's ladder in effect */
     struct hyp_eval ev;
     int64_t started = ov->view.focus_started;
-    hyp_evaluate(env->now.ms, guard_day_offset(env, started >= 0 ? started : env->now.ms), &started, -1, g, nu, h,
-                 guard_end_of_day(env, started >= 0 ? started : env->now.ms, ov->view.eod_extension_min), 0, &ev);
+    hyp_evaluate(env->now.ms, env->now.offset_s, guard_day_offset(env, started >= 0 ? started : env->now.ms), &started,
+                 -1, g, nu, h, guard_end_of_day(env, started >= 0 ? started : env->now.ms, ov->view.eod_extension_min),
+                 0, &ev);
     if (strcmp(ov->hyp_key, ov->view.focus_key) != 0) {
         snprintf(ov->hyp_key, sizeof ov->hyp_key, "%s", ov->view.focus_key);
         ov->hyp_level = HYP_NONE;
