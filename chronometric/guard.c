@@ -447,9 +447,22 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         const char *date = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ext, "date"));
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(ext, "minutes");
         int mins = (date && !strcmp(date, d) && cJSON_IsNumber(m) ? (int)m->valuedouble : 0) + 60;
+        /* no later than the day's last minute (04:59 the next morning) */
+        int base = guard_end_of_day(env, env->now.ms, 0), most = 0;
+        if (base >= 0) {
+            most = 1440 + HYP_DAY_START_MIN - 1 - (base < HYP_DAY_START_MIN ? base + 1440 : base);
+            if (mins > most)
+                mins = most;
+        }
         set_str(ext, "date", d);
         set_num(ext, "minutes", mins);
-        snprintf(c->effect, c->effect_n, "today's end of day is %d minutes later", mins);
+        int at = guard_end_of_day(env, env->now.ms, mins);
+        if (base < 0)
+            snprintf(c->effect, c->effect_n, "today's end of day is %d minutes later (the profile sets none yet)",
+                     mins);
+        else
+            snprintf(c->effect, c->effect_n, "today's end of day is %d minutes later, at %02d:%02d%s", mins, at / 60,
+                     at % 60, mins == most ? ", the day's last minute" : "");
         snprintf(c->until, c->until_n, "the end of %s", d);
     } else if (!strcmp(c->token, "i-want-validation")) {
         set_str(g, "validation_ok", c->key);

@@ -205,6 +205,13 @@ ok(r.status === 64, 'profile without a subcommand: 64');
   spawnSync(keel, ['--profile', prof, 'check', 'apply_override', '--json', '{"token":"extend-end-of-day"}'], { env: { ...process.env, ...box.env, KEEL_NOW: '2026-12-07T23:40:00+01:00', TZ: 'Europe/Berlin' } });
   const ext = [ctx('2026-12-08T00:10:00+01:00', '23:30'), ctx('2026-12-08T00:40:00+01:00', '23:30')];
   ok(ext[0] === '00:30 false' && ext[1] === '00:30 true', 'extend-end-of-day at 23:40 moves an end of day of 23:30 to 00:30, after midnight', ext);
+  const said = [];
+  for (let i = 0; i < 7; i++) {
+    const r = spawnSync(keel, ['--profile', prof, 'check', 'apply_override', '--json', '{"token":"extend-end-of-day"}'], { encoding: 'utf8', env: { ...process.env, ...box.env, KEEL_NOW: '2026-12-07T23:45:00+01:00', TZ: 'Europe/Berlin' } });
+    try { said.push(JSON.parse(r.stdout).effect); } catch { said.push(r.stdout + r.stderr); }
+  }
+  ok(said[0] === "today's end of day is 120 minutes later, at 01:30" && said[6] === "today's end of day is 329 minutes later, at 04:59, the day's last minute",
+    'extend-end-of-day says where the end of day is now, and stops at the day\'s last minute, 04:59, saying so', said);
   const dst = ['2026-10-25T02:15:00+02:00', '2026-10-25T02:45:00+02:00', '2026-10-25T02:15:00+01:00'].map((t) => ctx(t, '02:30'));
   ok(dst.join('|') === '02:30 false|02:30 true|02:30 true', 'an end of day of 02:30 passed at 02:45 stays passed when the clock goes back to 02:15', dst);
   const ny = ['2026-11-01T07:30:00Z', '2026-11-01T09:30:00Z'].map((t) => ctx(t, '18:00', 'America/New_York'));
