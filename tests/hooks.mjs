@@ -511,7 +511,7 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   hook('claude-code', 'Stop', { ...payload('claude-code-Stop.json'), session_id: 'notes2', last_assistant_message: 'Done.', stop_hook_active: false },
     { box, env: at('13'), args: ['--rules', join(dir, 'rules')] });
   const fresh = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'notes2', prompt: 'fresh-context' }, { box, env: at('14') }).out?.systemMessage || '';
-  ok(/^keel: the last advisory here came from rules, which does not take fresh-context; its words are: override-once, disable-for-session, explain-the-match\.$/.test(fresh),
+  ok(/^keel: the last advisory here came from rules, which does not take fresh-context; its words are: override-once, disable-for-session\.$/.test(fresh),
     'fresh-context after a rules note: rules does not take it, and its words are named (not "no advisory was given")', fresh);
 }
 

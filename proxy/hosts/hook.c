@@ -564,9 +564,18 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
             k++;
         if (!det[0])
             k = refuser;
+        /* the words a hook takes: not explain-the-match (a hook keeps nothing
+         * to show), commit-and-close only while a work session is open */
         char words[160] = "";
-        for (int i = 0; k < DET_COUNT && guard_tokens[k][i]; i++)
-            append(words, sizeof words, "%s%s", i ? ", " : "", guard_tokens[k][i]);
+        struct guard_view gv;
+        kerr ge = {0};
+        int open = state_ok && guard_read(env, env->profile->activity_gap, &gv, &ge) == 0 && gv.session_open;
+        for (int i = 0; k < DET_COUNT && guard_tokens[k][i]; i++) {
+            const char *w = guard_tokens[k][i];
+            if (!strcmp(w, "explain-the-match") || (!strcmp(w, "commit-and-close") && !open))
+                continue;
+            append(words, sizeof words, "%s%s", words[0] ? ", " : "", w);
+        }
         if (det[0])
             append(o->msg, sizeof o->msg, "keel: %s does not take %s; its words are: %s.", det, token, words);
         else
