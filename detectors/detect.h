@@ -94,6 +94,14 @@ int syc_run(const struct syc_query *q, struct syc_result *r); /* 0, or -1 out of
  * last answer before another request is not one. 0, or -1 out of memory. */
 int syc_plea(const char *t, size_t n);
 void syc_load(void); /* loads the phrase tables now, as the first check would */
+/* What s[0..n) is when it is one Han or kana character, a word of its own in
+ * text.h and a part of a word to a reader: SYC_CJK_NAMES when it can be part
+ * of a name for a thing (a Han character, katakana), SYC_CJK_GRAMMAR when not
+ * (hiragana, the particles and function characters of Chinese); 0 when it is
+ * no such character. A reassurance request's subject words in Chinese and
+ * Japanese are pairs of the first kind. */
+enum { SYC_CJK_NAMES = 1, SYC_CJK_GRAMMAR = 2 };
+int syc_cjk_kind(const char *s, size_t n);
 const char *syc_pattern_name(int pattern); /* "none" for SYC_NONE */
 void syc_reason(const struct syc_query *q, const struct syc_result *r, char *buf, size_t n);
 cJSON *syc_spans(const struct syc_query *q, const struct syc_result *r); /* matched_spans; NULL out of memory */

@@ -164,13 +164,7 @@ static uint64_t stem_hash(enum stem_lang lang, const char *s, size_t n, uint64_t
 
 static const struct phrase *match_at(const struct text_words *w, size_t i, unsigned mask);
 
-/* What s[0..n) is when it is one Han or kana character, a word of its own
- * in text.h and a part of a word to a reader: CJK_NAMES when it can be part
- * of a name for a thing (a Han character, katakana), CJK_GRAMMAR when not
- * (hiragana, the particles and function characters of Chinese); 0 when it
- * is no such character. */
-enum { CJK_NAMES = 1, CJK_GRAMMAR = 2 };
-static int cjk_char(const char *s, size_t n)
+int syc_cjk_kind(const char *s, size_t n)
 {
     /* Chinese characters that name nothing alone: particles, pronouns,
      * auxiliaries, negation, measure words */
@@ -181,13 +175,13 @@ static int cjk_char(const char *s, size_t n)
         return 0;
     unsigned c = (unsigned)(u[0] & 0x0F) << 12 | (unsigned)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
     if (c >= 0x3040 && c <= 0x309F)
-        return CJK_GRAMMAR;
+        return SYC_CJK_GRAMMAR;
     if (!((c >= 0x30A0 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF)))
         return 0;
     for (size_t k = 0; k + 3 <= sizeof grammar - 1; k += 3)
         if (!memcmp(grammar + k, s, 3))
-            return CJK_GRAMMAR;
-    return CJK_NAMES;
+            return SYC_CJK_GRAMMAR;
+    return SYC_CJK_NAMES;
 }
 
 /* The content words of w (words of text t) that say what a message is
@@ -210,7 +204,7 @@ static int topic_set(const char *t, const struct text_words *w, enum stem_lang l
         size_t n = w->v[i].end - w->v[i].start, e = text_elision(s, n); /* "l'opération": "opération" */
         if (e)
             s += e, n -= e, h = text_word_hash(s, n);
-        if (cjk_char(s, n)) {
+        if (syc_cjk_kind(s, n)) {
             /* a pair of characters names a thing (上海, 电脑); one alone
              * (的, 我) too many things */
             for (size_t k = i; k <= i + 1 && k < w->n && k >= asked_to; k++) {
@@ -219,8 +213,8 @@ static int topic_set(const char *t, const struct text_words *w, enum stem_lang l
                     asked_to = k + p->len;
             }
             if (i < asked_to || i + 1 >= w->n || i + 1 < asked_to || w->v[i + 1].start != w->v[i].end ||
-                cjk_char(s, n) != CJK_NAMES ||
-                cjk_char(t + w->v[i + 1].start, w->v[i + 1].end - w->v[i + 1].start) != CJK_NAMES)
+                syc_cjk_kind(s, n) != SYC_CJK_NAMES ||
+                syc_cjk_kind(t + w->v[i + 1].start, w->v[i + 1].end - w->v[i + 1].start) != SYC_CJK_NAMES)
                 continue;
             out->v[out->n++] = text_word_hash(s, 6);
             continue;

@@ -94,8 +94,19 @@ const ladder = (yaml) => {
 ok(ladder('chronometric:\n  hyperfocus_break_minutes: 30\n') === '20/30/40'
   && ladder('chronometric:\n  hyperfocus_break_minutes: 90\nguardrails:\n  hyperfocus:\n    escalation_thresholds: {gentle: 45, nudge: 50, hard: 55}\n') === '45/50/55',
   'profile check prints the ladder in effect: hyperfocus_break_minutes alone, or escalation_thresholds over it');
-ok(ladder('chronometric:\n  hyperfocus_break_minutes: 30\nguardrails:\n  hyperfocus:\n    escalation_thresholds: {gentle: 25}\n') === '25/30/40',
+ok(ladder('chronometric:\n  hyperfocus_break_minutes: 30\nguardrails:\n  hyperfocus:\n    escalation_thresholds: {gentle: 25}\n') === '25/30/40'
+  && ladder('chronometric:\n  hyperfocus_break_minutes: 30\nguardrails:\n  hyperfocus:\n    escalation_thresholds: {nudge: 35}\n') === '20/35/40'
+  && ladder('chronometric:\n  hyperfocus_break_minutes: 30\nguardrails:\n  hyperfocus:\n    escalation_thresholds: {hard: 50}\n') === '20/30/50',
   'a rung escalation_thresholds leaves out comes from hyperfocus_break_minutes, as check_hyperfocus takes them');
+{
+  const f = join(box.dir, 'ladder-bad.yaml');
+  writeFileSync(f, 'chronometric:\n  hyperfocus_break_minutes: 30\nguardrails:\n  hyperfocus:\n    escalation_thresholds: {gentle: 50, nudge: 40}\n');
+  const out = run(['--profile', f, 'profile', 'check']);
+  let got = '';
+  try { got = Object.values(JSON.parse(out.stdout).guardrails.hyperfocus.escalation_thresholds).join('/'); } catch { got = out.stdout; }
+  ok(got === '20/30/40' && /strictly ascending; using 20\/30\/40/.test(out.stderr),
+    'a ladder that is not ascending falls back to hyperfocus_break_minutes\'s, and says so', { got, err: out.stderr });
+}
 r = run(['profile', 'check', '--profile', bad]);
 ok(r.status === 1 && /line 2: unknown key chronometric.end_of_day/.test(r.stderr) && /line 4: unknown key chronometric.zones.lunch/.test(r.stderr)
   && /line 6: privacy.os_idle_consent must be true or false/.test(r.stderr) && /line 9: guardrails.rumination.window_minutes must be/.test(r.stderr)

@@ -747,6 +747,7 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   };
   const cases = [
     ['.codex/config.toml', 'codex', 'mcp_servers.a.command = "npx"\nmcp_servers.b = { command = "y", args = ["q"] }\n'],
+    ['.codex/config.toml', 'codex', '[mcp_servers.a]\ncommand = "npx"\n'],
     ['.codex/config.toml', 'codex', '[mcp_servers.b]\ncommand = "y"\nenabled = false\n'],
     ['.codex/config.toml', 'codex', '# mine\n[mcp_servers.a]\ncommand = "npx"\n\n[mcp_servers.b]\ncommand = "y"\nargs = ["q"]\n'],
     ['.cursor/mcp.json', 'cursor', '{\n  "mcpServers": {\n    "a": {"command": "x"},\n    "b": {"command": "y", "args": ["q"]}\n  }\n}\n'],

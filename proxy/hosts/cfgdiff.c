@@ -124,11 +124,20 @@ static void put_line(FILE *out, char prefix, const char *s, size_t ls, size_t le
     fputc('\n', out);
 }
 
-/* The lines one group of edits touches, on each side. */
+/* The lines one group of edits touches, on each side: first and last, the
+ * last one before the first when a side has none (whole lines put in or
+ * taken out). */
 struct block {
-    size_t a0, a1, b0, b1; /* first and last line, old and new */
+    long a0, a1, b0, b1; /* old and new */
     size_t fa0, fa1, fb0, fb1; /* the changed bytes, old and new */
 };
+
+/* The line that starts at or holds pos: k (one past the last) at the end of
+ * a text that ends its last line. */
+static long line_at(const size_t *l, size_t k, const char *s, size_t n, size_t pos)
+{
+    return pos == n && n && s[n - 1] == '\n' ? (long)k : (long)line_of(l, k, pos < n ? pos : (n ? n - 1 : 0));
+}
 
 void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const struct cfg_span *sa, int nsa,
                    const char *b, size_t bn, const struct cfg_span *sb, int nsb, const struct cfg_edit *ed, int ned)
@@ -144,33 +153,22 @@ void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const 
     int nb = 0;
     long shift = 0;
     for (int i = 0; i < ned; i++) {
-        size_t at = ed[i].at, bat = (size_t)((long)at + shift);
-        size_t aend = ed[i].del ? at + ed[i].del - 1 : at, bend = ed[i].len ? bat + ed[i].len - 1 : bat;
-        /* Whole lines put in at a line's start touch no old line: the block
-         * starts on the line before (the same on both sides, so context
-         * below), not on the line they go before. */
-        int lines_in =
-            !ed[i].del && at > 0 && at < an && a[at - 1] == '\n' && ed[i].len && ed[i].text[ed[i].len - 1] == '\n';
-        /* Whole lines taken out after a line's end likewise: the block
-         * starts on the line before, which is all it holds on the new side
-         * (context, trimmed below), so no line after them shows as new. */
-        int lines_out = !ed[i].len && ed[i].del && at > 0 && bat > 0 && a[at - 1] == '\n' &&
-            a[at + ed[i].del - 1] == '\n' && at + ed[i].del < an;
-        size_t a_at = lines_in || lines_out ? at - 1 : at, b_at = lines_in || lines_out ? bat - 1 : bat;
-        if (lines_out)
-            bend = bat - 1;
-        struct block x = {line_of(la, ka, a_at),
-                          line_of(la, ka,
-                                  lines_in        ? a_at
-                                      : aend < an ? aend
-                                                  : (an ? an - 1 : 0)),
-                          line_of(lb, kb, b_at),
-                          line_of(lb, kb, bend < bn ? bend : (bn ? bn - 1 : 0)),
-                          at,
-                          at + ed[i].del,
-                          bat,
-                          bat + ed[i].len};
-        shift += (long)ed[i].len - (long)ed[i].del;
+        size_t at = ed[i].at, bat = (size_t)((long)at + shift), del = ed[i].del, len = ed[i].len;
+        /* Whole lines put in or taken out at a line's start touch no line
+         * on the other side: that side's range is empty there. */
+        int start = at == 0 || a[at - 1] == '\n';
+        int lines_out = start && del && !len && a[at + del - 1] == '\n';
+        int lines_in = start && len && !del && ed[i].text[len - 1] == '\n';
+        struct block x = {0, 0, 0, 0, at, at + del, bat, bat + len};
+        x.a0 = line_at(la, ka, a, an, at);
+        x.a1 = lines_in ? x.a0 - 1 : (long)line_of(la, ka, del ? at + del - 1 : at < an ? at : (an ? an - 1 : 0));
+        x.b0 = line_at(lb, kb, b, bn, bat);
+        x.b1 = lines_out ? x.b0 - 1 : (long)line_of(lb, kb, len ? bat + len - 1 : bat < bn ? bat : (bn ? bn - 1 : 0));
+        if (!lines_in && x.a0 > x.a1) /* a change inside the last line of a text that ends it */
+            x.a0 = x.a1;
+        if (!lines_out && x.b0 > x.b1)
+            x.b0 = x.b1;
+        shift += (long)len - (long)del;
         if (nb && x.a0 <= bl[nb - 1].a1) {
             struct block *y = &bl[nb - 1];
             y->a1 = x.a1 > y->a1 ? x.a1 : y->a1;
@@ -182,45 +180,52 @@ void cfgdiff_print(FILE *out, const char *path, const char *a, size_t an, const 
         }
     }
     /* A block's lines the same on both sides at its edges are context: at
-     * its start, and at its end (the line after whole lines taken out from
-     * the middle of one). */
+     * its start, and at its end; one side may end with none, never both. */
     for (int i = 0; i < nb; i++) {
         struct block *x = &bl[i];
         while ((x->a0 < x->a1 || x->b0 < x->b1) && x->a0 <= x->a1 && x->b0 <= x->b1 &&
                la[x->a0 + 1] - la[x->a0] == lb[x->b0 + 1] - lb[x->b0] &&
                !memcmp(a + la[x->a0], b + lb[x->b0], la[x->a0 + 1] - la[x->a0]))
             x->a0++, x->b0++;
-        /* (a side may end empty, its last line before its first, never
-         * both, nor one before line 0) */
-        while (x->a1 >= x->a0 && x->b1 >= x->b0 && (x->a1 > x->a0 || x->b1 > x->b0) && (x->a1 > x->a0 || x->a0) &&
-               (x->b1 > x->b0 || x->b0) && la[x->a1 + 1] - la[x->a1] == lb[x->b1 + 1] - lb[x->b1] &&
+        while ((x->a0 < x->a1 || x->b0 < x->b1) && x->a0 <= x->a1 && x->b0 <= x->b1 &&
+               la[x->a1 + 1] - la[x->a1] == lb[x->b1 + 1] - lb[x->b1] &&
                !memcmp(a + la[x->a1], b + lb[x->b1], la[x->a1 + 1] - la[x->a1]))
             x->a1--, x->b1--;
     }
     fprintf(out, "--- a%s\n+++ b%s\n", path, path);
     int a_empty = an == 0, b_empty = bn == 0;
+    long last = an ? (long)ka - 1 : -1; /* an empty text has no line */
     for (int i = 0; i < nb;) {
         int j = i; /* blocks within 2 x CONTEXT lines share a hunk */
         while (j + 1 < nb && bl[j + 1].a0 <= bl[j].a1 + 2 * CONTEXT + 1)
             j++;
-        size_t c0 = bl[i].a0 > CONTEXT ? bl[i].a0 - CONTEXT : 0;
-        size_t c1 = bl[j].a1 + CONTEXT < ka - 1 ? bl[j].a1 + CONTEXT : ka - 1;
-        size_t olds = c1 - c0 + 1, news = olds;
+        long c0 = bl[i].a0 > CONTEXT ? bl[i].a0 - CONTEXT : 0;
+        long c1 = bl[j].a1 + CONTEXT < last ? bl[j].a1 + CONTEXT : last;
+        long olds = c1 - c0 + 1, news = olds;
         for (int k = i; k <= j; k++)
             news = news - (bl[k].a1 - bl[k].a0 + 1) + (bl[k].b1 - bl[k].b0 + 1);
-        fprintf(out, "@@ -%zu,%zu +%zu,%zu @@\n", a_empty ? 0 : c0 + 1, a_empty ? 0 : olds,
-                b_empty ? 0 : bl[i].b0 - (bl[i].a0 - c0) + 1, b_empty ? 0 : news);
-        size_t l = c0;
+        long bstart = bl[i].b0 - (bl[i].a0 - c0);
+        /* a side with no line in the hunk starts at the line before it (0 at the top) */
+        fprintf(out, "@@ -%ld,%ld +%ld,%ld @@\n",
+                a_empty    ? 0
+                    : olds ? c0 + 1
+                           : c0,
+                a_empty ? 0 : olds,
+                b_empty    ? 0
+                    : news ? bstart + 1
+                           : bstart,
+                b_empty ? 0 : news);
+        long l = c0;
         for (int k = i; k <= j; k++) {
             for (; l < bl[k].a0; l++)
                 put_line(out, ' ', a, la[l], la[l + 1], 0, 0, sa, nsa);
             if (!a_empty)
-                for (size_t m = bl[k].a0; m <= bl[k].a1; m++)
+                for (long m = bl[k].a0; m <= bl[k].a1; m++)
                     put_line(out, '-', a, la[m], la[m + 1], bl[k].fa0, bl[k].fa1, sa, nsa);
             if (!b_empty)
-                for (size_t m = bl[k].b0; m <= bl[k].b1; m++)
+                for (long m = bl[k].b0; m <= bl[k].b1; m++)
                     put_line(out, '+', b, lb[m], lb[m + 1], bl[k].fb0, bl[k].fb1, sb, nsb);
-            l = bl[k].a1 + 1;
+            l = bl[k].a1 + 1 > l ? bl[k].a1 + 1 : l;
         }
         for (; l <= c1 && !a_empty; l++)
             put_line(out, ' ', a, la[l], la[l + 1], 0, 0, sa, nsa);

@@ -2,6 +2,8 @@
  * with: a JSON pointer member escaped (RFC 6901) and cut whole at the
  * buffer's end, a path quoted for a POSIX shell, and a hook command known
  * for keel's however it is quoted. */
+#include "cfgdiff.h"
+#include "cfgjson.h"
 #include "install.h"
 #include "instedit.h"
 
@@ -10,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,13 +117,147 @@ static void install_then_uninstall_gives_the_text_back(void **state)
     assert_string_equal(why, "");
 }
 
+/* What the printed diff masks: a string's text that looks like a credential
+ * wherever it stands, and the flags whose next argument is a header. */
+static void what_looks_like_a_credential(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        int secret;
+    } ex[] = {
+        {"sk-abc", 1},
+        {"sk-", 0}, /* a prefix alone is no token */
+        {"ghp_x", 1},
+        {"AKIA2E0A", 1},
+        {"eyJhbGc", 1},
+        {"xoxb-1", 1},
+        {"Authorization: Bearer 8f3k2j", 1},
+        {"Basic dXNlcjpwYXNz", 1},
+        {"token abc", 1},
+        {"Bearer", 0}, /* the word, with nothing after it */
+        {"--token=abc", 1},
+        {"X-Api-Key: abc", 1},
+        {"api_key=", 1},
+        {"Content-Type: application/json", 0},
+        {"level=debug", 0},
+        {"=abc", 0}, /* no name before the sign */
+        {"https://user:p4ss@mcp.example.com/sse", 1},
+        {"postgresql://admin:hunter2@db.example.com/prod", 1},
+        {"https://example.com:8443/path", 0}, /* a port, no password */
+        {"https://user@example.com/", 0}, /* a user, no password */
+        {"https://example.com/a:b@c", 0}, /* past the host, it is the path's */
+        {"https://example.com/?q=a:b@c", 0},
+        {"https://h#a:b@c", 0},
+        {"mailto:a:b@c", 0}, /* no :// */
+        {"abcdefghijklmnopqrstuvwxyzabcdef://u:p@h", 0}, /* a scheme is short: 32 letters are no scheme */
+        {"abcdefghijklmnopqrstuvwxyzabcde://u:p@h", 1}, /* 31 are */
+        {"s://u:p@h", 1},
+        {"://u:p@h", 1},
+        {"plain text with a: colon", 0},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++)
+        if (cfg_secret_text(ex[i].s, strlen(ex[i].s)) != ex[i].secret)
+            fail_msg("\"%s\": %d, expected %d", ex[i].s, !ex[i].secret, ex[i].secret);
+    assert_true(cfg_header_flag("--header", 8));
+    assert_true(cfg_header_flag("-H", 2));
+    assert_false(cfg_header_flag("--headers", 9));
+    assert_false(cfg_header_flag("--heade", 7));
+    assert_false(cfg_header_flag("-H=", 3));
+    assert_false(cfg_header_flag("-", 1));
+    assert_false(cfg_header_flag("-h", 2));
+    /* a name of 64 bytes or more before its sign is no name keel reads */
+    char longname[80];
+    memset(longname, 'a', 70);
+    memcpy(longname + 60, "token=x", 8);
+    assert_false(cfg_secret_text(longname, strlen(longname)));
+    memcpy(longname + 50, "token=x", 8);
+    assert_true(cfg_secret_text(longname, strlen(longname)));
+    memcpy(longname + 58, "token=x", 8); /* the sign the 64th byte: still read */
+    assert_true(cfg_secret_text(longname, strlen(longname)));
+}
+
+/* In a file: the argument after --header or -H is masked, in JSON and TOML,
+ * and the one after it is not; a string of either kind that looks like a
+ * credential is masked wherever it stands. */
+static void header_arguments_are_masked(void **state)
+{
+    (void)state;
+    static const struct {
+        enum fmt fmt;
+        const char *text, *secret, *plain;
+    } ex[] = {
+        {FMT_JSON, "{\"a\": {\"args\": [\"--header\", \"X-Team: 42\", \"next\"]}}", "\"X-Team: 42\"", "\"next\""},
+        {FMT_JSON, "{\"a\": {\"args\": [\"-H\", \"X-Team: 42\", \"next\"]}}", "\"X-Team: 42\"", "\"next\""},
+        {FMT_TOML, "[a]\nargs = [\"--header\", \"X-Team: 42\", \"next\"]\n", "\"X-Team: 42\"", "\"next\""},
+        {FMT_TOML, "[a]\nargs = [\"-H\", \"X-Team: 42\", \"next\"]\n", "\"X-Team: 42\"", "\"next\""},
+        {FMT_TOML, "[a]\nurl = \"https://u:p@h/\"\nname = \"x\"\n", "\"https://u:p@h/\"", "\"x\""},
+        {FMT_JSON, "{\"a\": {\"args\": [\"--verbose\", \"X-Team: 42\"]}}", NULL, "\"X-Team: 42\""},
+        {FMT_JSON, "{\"a\": \"\"}", NULL, "\"\""},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+        static struct cfg_span sp[SECRETS_MAX];
+        size_t n = strlen(ex[i].text);
+        int k = inst_secrets_of(ex[i].fmt, ex[i].text, n, sp);
+        int secret = 0, plain = 0;
+        for (int j = 0; j < k; j++) {
+            size_t l = sp[j].end - sp[j].at;
+            secret |= ex[i].secret && l == strlen(ex[i].secret) && !memcmp(ex[i].text + sp[j].at, ex[i].secret, l);
+            plain |= l == strlen(ex[i].plain) && !memcmp(ex[i].text + sp[j].at, ex[i].plain, l);
+        }
+        if (secret != (ex[i].secret != NULL) || plain)
+            fail_msg("%zu: the secret %s, the plain one %s", i, secret ? "masked" : "not masked",
+                     plain ? "masked" : "shown");
+    }
+}
+
+/* The diff keel prints for one splice: whole lines taken out or put in at
+ * the top, in the middle and at the bottom show no other line as changed,
+ * and each hunk's header counts its lines. */
+static void a_diff_is_the_change(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *a;
+        size_t at, del;
+        const char *ins, *want;
+    } ex[] = {
+        {"a\nb\nc\n", 2, 2, "", "@@ -1,3 +1,2 @@\n a\n-b\n c\n"},
+        {"a\nb\n", 0, 2, "", "@@ -1,2 +1,1 @@\n-a\n b\n"},
+        {"a\nb\n", 2, 2, "", "@@ -1,2 +1,1 @@\n a\n-b\n"},
+        {"a\nb\nc\nd\n", 2, 4, "", "@@ -1,4 +1,2 @@\n a\n-b\n-c\n d\n"},
+        {"a\nb\n", 2, 0, "x\n", "@@ -1,2 +1,3 @@\n a\n+x\n b\n"},
+        {"a\nb\n", 0, 0, "x\n", "@@ -1,2 +1,3 @@\n+x\n a\n b\n"},
+        {"a\nb\n", 4, 0, "x\n", "@@ -1,2 +1,3 @@\n a\n b\n+x\n"},
+        {"a\nbc\nd\n", 3, 1, "", "@@ -1,3 +1,3 @@\n a\n-bc\n+b\n d\n"},
+        {"1\n2\n3\n4\n5\n6\n7\n8\n", 8, 2, "", "@@ -3,5 +3,4 @@\n 3\n 4\n-5\n 6\n 7\n"},
+        {"", 0, 0, "x\n", "@@ -0,0 +1,1 @@\n+x\n"},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+        struct cfg_edit e = {ex[i].at, ex[i].del, ex[i].ins, strlen(ex[i].ins)};
+        size_t bn;
+        char *b = cfgdiff_apply(ex[i].a, strlen(ex[i].a), &e, 1, &bn), *got = NULL;
+        size_t gn = 0;
+        FILE *f = open_memstream(&got, &gn);
+        assert_non_null(b);
+        assert_non_null(f);
+        cfgdiff_print(f, "/f", ex[i].a, strlen(ex[i].a), NULL, 0, b, bn, NULL, 0, &e, 1);
+        fclose(f);
+        const char *hunk = strstr(got, "@@");
+        if (!hunk || strcmp(hunk, ex[i].want))
+            fail_msg("%zu: %s", i, got);
+        free(got);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(pointers_escape_and_stop_whole),
-        cmocka_unit_test(paths_quoted_for_a_shell),
-        cmocka_unit_test(keel_s_hook_however_quoted),
-        cmocka_unit_test(install_then_uninstall_gives_the_text_back),
+        cmocka_unit_test(pointers_escape_and_stop_whole), cmocka_unit_test(paths_quoted_for_a_shell),
+        cmocka_unit_test(keel_s_hook_however_quoted),     cmocka_unit_test(install_then_uninstall_gives_the_text_back),
+        cmocka_unit_test(what_looks_like_a_credential),   cmocka_unit_test(header_arguments_are_masked),
+        cmocka_unit_test(a_diff_is_the_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,6 +187,55 @@ static void chinese_subjects_are_pairs_of_characters(void **state)
     };
     assert_int_equal(reassurance_of(same, sizeof same / sizeof *same), 3);
     assert_true(reassurance_of(other, sizeof other / sizeof *other) < 3);
+    /* a pair whose second character opens a phrase of asking (店没 of
+     * 店没问题吧) names nothing: three shops asked about are three */
+    static const char *const places[] = {
+        "\xe4\xb8\x9c\xe4\xba\xac\xe9\x82\xa3\xe5\xae\xb6\xe4\xb9\xa6\xe5\xba\x97\xe6\xb2\xa1\xe9\x97\xae\xe9\xa2\x98"
+        "\xe5\x90\xa7\xef\xbc\x9f", /* 东京那家书店没问题吧？ */
+        "\xe5\xa4\xa7\xe9\x98\xaa\xe8\xbf\x99\xe5\xae\xb6\xe8\x8a\xb1\xe5\xba\x97\xe6\xb2\xa1\xe9\x97\xae\xe9\xa2\x98"
+        "\xe5\x90\xa7\xef\xbc\x9f", /* 大阪这家花店没问题吧？ */
+        "\xe5\x90\x8d\xe5\x8f\xa4\xe5\xb1\x8b\xe9\x82\xa3\xe4\xb8\xaa\xe9\x9d\xa2\xe5\x8c\x85\xe5\xba\x97\xe6\xb2\xa1"
+        "\xe9\x97\xae\xe9\xa2\x98\xe5\x90\xa7\xef\xbc\x9f", /* 名古屋那个面包店没问题吧？ */
+    };
+    assert_true(reassurance_of(places, sizeof places / sizeof *places) < 3);
+}
+
+/* Which characters can name a thing, at the edges of their blocks: Han
+ * (the unified block and extension A) and katakana can, hiragana and the
+ * function characters of Chinese cannot, and anything else is no such
+ * character (bopomofo, Yi, a euro sign, two-byte and four-byte ones). */
+static void which_characters_name_a_thing(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *c;
+        int kind;
+    } ex[] = {
+        {"\xe3\x81\x80", SYC_CJK_GRAMMAR}, /* U+3040, the hiragana block's first */
+        {"\xe3\x81\x81", SYC_CJK_GRAMMAR}, /* ぁ */
+        {"\xe3\x82\x9f", SYC_CJK_GRAMMAR}, /* ゟ U+309F, its last */
+        {"\xe3\x82\xa0", SYC_CJK_NAMES}, /* ゠ U+30A0, katakana's first */
+        {"\xe3\x83\xbf", SYC_CJK_NAMES}, /* ヿ U+30FF, its last */
+        {"\xe3\x84\x80", 0}, /* U+3100, bopomofo */
+        {"\xe3\x90\x80", SYC_CJK_NAMES}, /* 㐀 U+3400, extension A's first */
+        {"\xe4\xb6\xbf", SYC_CJK_NAMES}, /* U+4DBF, its last */
+        {"\xe4\xb7\x80", 0}, /* U+4DC0, a hexagram */
+        {"\xe4\xb8\x80", SYC_CJK_NAMES}, /* 一 U+4E00, the unified block's first */
+        {"\xe9\xbf\xbf", SYC_CJK_NAMES}, /* U+9FFF, its last */
+        {"\xea\x80\x80", 0}, /* ꀀ U+A000, Yi */
+        {"\xe7\x9a\x84", SYC_CJK_GRAMMAR}, /* 的 */
+        {"\xe6\xa0\xb7", SYC_CJK_GRAMMAR}, /* 样, the list's last */
+        {"\xe6\x88\x91", SYC_CJK_GRAMMAR}, /* 我, its fourth */
+        {"\xe6\xb5\xb7", SYC_CJK_NAMES}, /* 海 */
+        {"\xe2\x82\xac", 0}, /* € */
+        {"\xc3\xa9", 0}, /* é, two bytes */
+        {"\xf0\xa0\x80\x80", 0}, /* U+20000, four bytes */
+        {"ab", 0},
+        {"\xe4\xb8\x80\xe4\xb8\x80", 0}, /* two characters are no one character */
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++)
+        if (syc_cjk_kind(ex[i].c, strlen(ex[i].c)) != ex[i].kind)
+            fail_msg("%zu: %d, expected %d", i, syc_cjk_kind(ex[i].c, strlen(ex[i].c)), ex[i].kind);
 }
 
 /* The reassurance count said as an ordinal, so it reads beside
@@ -222,6 +271,7 @@ int main(void)
         cmocka_unit_test(the_count_as_an_ordinal),
         cmocka_unit_test(intensifiers_are_passed_over),
         cmocka_unit_test(chinese_subjects_are_pairs_of_characters),
+        cmocka_unit_test(which_characters_name_a_thing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
