@@ -4,6 +4,7 @@
 #include "jscan.h"
 #include "jsonrpc.h"
 #include "outq.h"
+#include "overlay.h"
 #include "pending.h"
 #include "relay.h"
 
@@ -325,6 +326,51 @@ static void a_line_in_parts_holds_others_back(void **state)
     close(fds[1]);
 }
 
+/* One advisory of rumination's with its words, built as the overlay builds
+ * one (tokens, NULL-ended). */
+static cJSON *advisory_with(const char *det, const char *pattern, double confidence, const char *reason,
+                            const char *const *tokens)
+{
+    cJSON *a = cJSON_CreateObject(), *o = cJSON_AddArrayToObject(a, "override_options");
+    cJSON_AddStringToObject(a, "detector", det);
+    if (pattern)
+        cJSON_AddStringToObject(a, "pattern", pattern);
+    cJSON_AddNumberToObject(a, "confidence", confidence);
+    cJSON_AddStringToObject(a, "reason", reason);
+    for (int i = 0; tokens[i]; i++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "token", tokens[i]);
+        cJSON_AddItemToArray(o, t);
+    }
+    return a;
+}
+
+/* What the person reads of several advisories on one result: one message,
+ * one header naming each detector (and pattern), each reason, and one list
+ * of words with each word once, a word that is part of another (once,
+ * snooze) still said; one too unsure to say is left to _meta. */
+static void one_message_for_what_speaks(void **state)
+{
+    (void)state;
+    static const char *const t1[] = {"snooze-once", "override-once", NULL},
+                             *const t2[] = {"once", "snooze", "override-once", NULL}, *const t3[] = {"quiet", NULL};
+    cJSON *adv = cJSON_CreateArray();
+    cJSON_AddItemToArray(adv, advisory_with("loop", "repeat", 0.9, "First reason.", t1));
+    cJSON_AddItemToArray(adv, advisory_with("rules", NULL, 0.9, "Second reason.", t2));
+    cJSON_AddItemToArray(adv, advisory_with("sycophancy", "x", 0.1, "Too unsure.", t3));
+    char *text = overlay_text(adv);
+    assert_non_null(text);
+    assert_string_equal(text,
+                        "keel advisory (loop, repeat; rules): First reason.\n\nSecond reason.\nIf you want, say one "
+                        "of: snooze-once, override-once, once, snooze.");
+    free(text);
+    cJSON_Delete(adv);
+    adv = cJSON_CreateArray();
+    cJSON_AddItemToArray(adv, advisory_with("sycophancy", "x", 0.1, "Too unsure.", t3));
+    assert_null(overlay_text(adv)); /* nothing said: no message */
+    cJSON_Delete(adv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,7 +378,7 @@ int main(void)
         cmocka_unit_test(splits_like_a_shell_without_one), cmocka_unit_test(pending_keys_on_direction_and_raw_id),
         cmocka_unit_test(pending_keys_on_what_an_id_is),   cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
         cmocka_unit_test(raw_ids_are_strings_or_numbers),  cmocka_unit_test(a_line_in_parts_holds_others_back),
-        cmocka_unit_test(quotes_a_print_as_a_string),
+        cmocka_unit_test(quotes_a_print_as_a_string),      cmocka_unit_test(one_message_for_what_speaks),
     };
     signal(SIGPIPE, SIG_IGN); /* as keel does */
     cmocka_set_message_output(CM_OUTPUT_TAP);
