@@ -368,15 +368,15 @@ static long long backup_order(const char *tail)
         if (i != 8)
             v = v * 10 + (tail[i] - '0');
     }
-    int n = 1;
-    if (tail[15] == '-' && tail[16] >= '1' && tail[16] <= '9' && !tail[17])
-        n = tail[16] - '0';
-    else if (tail[15] == '-' && tail[16] >= '1' && tail[16] <= '9' && isdigit((unsigned char)tail[17]) && !tail[18])
-        n = (tail[16] - '0') * 10 + tail[17] - '0';
-    else if (tail[15])
+    int n = 1, k = 16;
+    if (tail[15] == '-') { /* -2 to -99: no leading zero, and "-1" is never made (the first has no number) */
+        for (n = 0; k < 18 && isdigit((unsigned char)tail[k]) && (n || tail[k] != '0'); k++)
+            n = n * 10 + tail[k] - '0';
+        if (n < 2 || tail[k])
+            return -1;
+    } else if (tail[15]) {
         return -1;
-    if (n < 1 || (n == 1 && tail[15]))
-        return -1; /* "-1" is never made: the first has no number */
+    }
     return v * 100 + n;
 }
 
@@ -429,8 +429,8 @@ void cfg_tidy(const char *path)
 
 void cfg_backups_prune(const char *path, const char *mine)
 {
-    const char *own = mine && *mine ? strrchr(mine, '/') : NULL;
-    own = own ? own + 1 : mine && *mine ? mine : NULL;
+    const char *own = mine ? strrchr(mine, '/') : NULL; /* its name: it is never dropped */
+    own = own ? own + 1 : mine;
     char d[PATH_MAX], b[PATH_MAX], prefix[PATH_MAX + 16];
     snprintf(d, sizeof d, "%s", path);
     snprintf(b, sizeof b, "%s", path);
@@ -465,7 +465,7 @@ void cfg_backups_prune(const char *path, const char *mine)
     if (k)
         qsort(names, k, sizeof *names, by_order);
     for (size_t i = 0; i < k; i++) {
-        if (i + CFG_BACKUPS < k && !(own && !strcmp(names[i].name, own))) {
+        if (i + CFG_BACKUPS < k && !(own && *own && !strcmp(names[i].name, own))) {
             char victim[PATH_MAX * 2];
             snprintf(victim, sizeof victim, "%s/%s", dir, names[i].name);
             unlink(victim);
@@ -498,20 +498,19 @@ static int backup_free_name(const char *path, time_t now, char *out, size_t outn
     char stamp[32];
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    for (int i = BACKUPS_PER_SECOND; i >= 1; i--) {
+    int top = 0; /* the highest this second has */
+    for (int i = BACKUPS_PER_SECOND; i >= 1 && !top; i--) {
         struct stat st;
         backup_name(out, outn, path, stamp, i);
-        if (lstat(out, &st) == 0) {
-            if (i == BACKUPS_PER_SECOND)
-                break;
-            backup_name(out, outn, path, stamp, i + 1);
-            return 0;
-        }
-        if (i == 1)
-            return 0;
+        if (lstat(out, &st) == 0)
+            top = i;
     }
-    errno = EEXIST;
-    return -1;
+    if (top == BACKUPS_PER_SECOND) {
+        errno = EEXIST;
+        return -1;
+    }
+    backup_name(out, outn, path, stamp, top + 1);
+    return 0;
 }
 
 int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
@@ -561,6 +560,7 @@ int cfg_backup_keep(const char *path, char *backup, size_t n)
 {
     return keep_as_of(path, time(NULL), backup, n);
 }
+
 int cfg_side_exists(const char *path, const char *suffix)
 {
     char p[PATH_MAX + 64];

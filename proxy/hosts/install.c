@@ -276,9 +276,8 @@ static void kept(struct target *t)
     cfg_backups_prune(t->path, t->backup);
 }
 
-#define COMMIT_TRIES 40
-#define INSTALL_WAIT_MS                                                                                                \
-    60000 /* the longest wait for another keel install to end */ /* edits redone on a file rewritten meanwhile, then an error */
+#define COMMIT_TRIES    40 /* edits redone on a file rewritten meanwhile, then an error */
+#define INSTALL_WAIT_MS 60000 /* the longest wait for another keel install to end */
 
 static int commit(struct ctx *c, struct target *t, int dry)
 {
@@ -670,12 +669,11 @@ int install_main(int argc, char **argv, const char *argv0, int uninstall)
         warn_build_tree(keel_path);
     /* One keel install or uninstall at a time: their files and FILE.keel-added
      * change together, and two runs at once could leave them out of step.
-     * Without a state directory to hold the lock in, a run goes on alone. */
+     * The lock is in keel's state directory; when that is refused (another
+     * user's, after a sudo keel), beside the person's files in HOME; with
+     * neither, nothing is written. */
     int lock = -1;
     if (!dry) {
-        /* in keel's state directory; when that is refused (another user's,
-         * after a sudo keel), beside the person's files in HOME; with
-         * neither, nothing is written */
         kerr le = {0};
         lock = state_exclusive(NULL, "install.lock", INSTALL_WAIT_MS, &le);
         if (lock < 0 && le.code && !strcmp(le.code, "STATE_UNWRITABLE")) {

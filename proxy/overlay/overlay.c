@@ -193,6 +193,12 @@ static int swallowed(struct overlay *ov, const struct chrono_env *env, int det, 
     return taken;
 }
 
+cJSON *overlay_remember(struct overlay *ov, int det, const cJSON *a)
+{
+    cJSON_Delete(ov->last[det]);
+    return ov->last[det] = cJSON_Duplicate(a, 1);
+}
+
 int overlay_rules_speak(struct overlay *ov, const cJSON *a)
 {
     struct chrono_env env;
@@ -203,8 +209,7 @@ int overlay_rules_speak(struct overlay *ov, const cJSON *a)
             return 0;
         }
     }
-    cJSON_Delete(ov->last[DET_RULES]);
-    ov->last[DET_RULES] = cJSON_Duplicate(a, 1);
+    overlay_remember(ov, DET_RULES, a);
     return 1;
 }
 
@@ -274,9 +279,7 @@ static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const 
     loop_reason(&f, tool, other, env->now.ms, reason, sizeof reason);
     cJSON *a = advisory(DET_LOOP, "pattern", loop_kind_names[f.kind], f.confidence, reason, guard_tokens[DET_LOOP], 4,
                         det_heuristic("call_identity", "0.1.0", loop_description));
-    cJSON_Delete(ov->last[DET_LOOP]);
-    ov->last[DET_LOOP] = cJSON_Duplicate(a, 1);
-    cJSON *m = cJSON_AddObjectToObject(ov->last[DET_LOOP], "matched");
+    cJSON *m = cJSON_AddObjectToObject(overlay_remember(ov, DET_LOOP, a), "matched");
     cJSON_AddStringToObject(m, "tool", tool);
     if (other[0])
         cJSON_AddStringToObject(m, "other_tool", other);
@@ -450,9 +453,7 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     asked_before(hist, m, k, env->now.offset_s, reason, sizeof reason);
     cJSON *a = advisory(DET_RUMINATION, NULL, NULL, det_round(r.confidence), reason, guard_tokens[DET_RUMINATION], 4,
                         rum_heuristic());
-    cJSON_Delete(ov->last[DET_RUMINATION]);
-    ov->last[DET_RUMINATION] = cJSON_Duplicate(a, 1);
-    cJSON_AddItemToObject(ov->last[DET_RUMINATION], "matched", matched);
+    cJSON_AddItemToObject(overlay_remember(ov, DET_RUMINATION, a), "matched", matched);
     if (swallowed(ov, env, DET_RUMINATION, r.confidence)) {
         cJSON_Delete(a);
         a = NULL;
@@ -502,9 +503,7 @@ static cJSON *sycophancy(struct overlay *ov, const struct chrono_env *env, const
     quote_spans(q, &r, reason, sizeof reason);
     cJSON *a = advisory(DET_SYCOPHANCY, "pattern", syc_pattern_name(r.pattern), det_round(r.confidence), reason,
                         guard_tokens[DET_SYCOPHANCY], 5, syc_heuristic());
-    cJSON_Delete(ov->last[DET_SYCOPHANCY]);
-    ov->last[DET_SYCOPHANCY] = cJSON_Duplicate(a, 1);
-    cJSON_AddItemToObject(ov->last[DET_SYCOPHANCY], "matched", syc_spans(q, &r));
+    cJSON_AddItemToObject(overlay_remember(ov, DET_SYCOPHANCY, a), "matched", syc_spans(q, &r));
     if (swallowed(ov, env, DET_SYCOPHANCY, r.confidence)) {
         cJSON_Delete(a);
         a = NULL;
@@ -790,9 +789,7 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     nt = k;
     cJSON *a = advisory(DET_HYPERFOCUS, "level", hyp_level_name(ev.level), 0.75, reason, tok, nt,
                         det_heuristic("elapsed_threshold_with_eod", "0.1.0", hyp_description));
-    cJSON_Delete(ov->last[DET_HYPERFOCUS]);
-    ov->last[DET_HYPERFOCUS] = cJSON_Duplicate(a, 1);
-    cJSON_AddNumberToObject(ov->last[DET_HYPERFOCUS], "elapsed_seconds", (double)ev.elapsed_s);
+    cJSON_AddNumberToObject(overlay_remember(ov, DET_HYPERFOCUS, a), "elapsed_seconds", (double)ev.elapsed_s);
     return a;
 }
 
@@ -924,9 +921,7 @@ void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *name
                                       "Each tool's definition (title, description, schemas, annotations) compared as "
                                       "canonical JSON with the one the person approved; a new name while an approved "
                                       "one went missing is a rename"));
-    cJSON_Delete(ov->last[DET_PINS]);
-    ov->last[DET_PINS] = cJSON_Duplicate(a, 1);
-    cJSON *m = cJSON_AddObjectToObject(ov->last[DET_PINS], "matched");
+    cJSON *m = cJSON_AddObjectToObject(overlay_remember(ov, DET_PINS, a), "matched");
     cJSON_AddStringToObject(m, "server", server);
     cJSON_AddItemToObject(m, "tools", cJSON_Duplicate(names, 1));
     cJSON_AddItemToArray(ov->queued, a);

@@ -139,6 +139,9 @@ char *overlay_text(const cJSON *advisories);
  * else it is this process's last rules advisory, for explain-the-match,
  * and 1. */
 int overlay_rules_speak(struct overlay *ov, const cJSON *a);
+/* A copy of advisory a kept as det's last (for explain-the-match), in place
+ * of the one before; the copy (NULL when out of memory). */
+cJSON *overlay_remember(struct overlay *ov, int det, const cJSON *a);
 /* At most max_chars characters and max_words words of UTF-8 s[0..n) into q
  * (cap bytes, NUL-terminated), as plain text the person reads in their
  * terminal: white space, control characters and line breaks as one space,

@@ -468,9 +468,6 @@ int relay_annotation(const char *line, const struct jscan_span *res, const struc
     return annotation_at(&a, adv, ins, text);
 }
 
-/* The upstream answered a tools/call: attach what the overlay has to say. */
-
-/* A rules advisory naming what fired. */
 /* A rules advisory: on a result held back, override-once lets the next
  * through; on one noted or changed, the person may quiet the next
  * (override-once) or all of this conversation's (disable-for-session). */
@@ -648,8 +645,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         cJSON_AddBoolToObject(res, "isError", 1);
         cJSON *advs = cJSON_AddArrayToObject(cJSON_AddObjectToObject(res, "_meta"), "keel/advisories");
         cJSON *ra = rules_advisory(reason, cJSON_Duplicate(rejected, 1), 1);
-        cJSON_Delete(r->ov.last[DET_RULES]); /* for explain-the-match */
-        r->ov.last[DET_RULES] = cJSON_Duplicate(ra, 1);
+        overlay_remember(&r->ov, DET_RULES, ra); /* for explain-the-match */
         cJSON_AddItemToArray(advs, ra);
         out = jr_reply(top->id.p, top->id.n, "result", res);
         *held = out != NULL;
@@ -729,6 +725,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     return out;
 }
 
+/* The upstream answered a tools/call: attach what the overlay has to say. */
 char *relay_call_finished(struct relay *r, void *data, const char *line, size_t n, const struct jscan_top *top,
                           int *queued)
 {
