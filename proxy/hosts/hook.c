@@ -488,6 +488,15 @@ static const char *override_rest(const char *prompt, char *token, size_t tcap, c
     return s;
 }
 
+/* The index of the detector named name; DET_COUNT when none is. */
+static int det_index(const char *name)
+{
+    int k = 0;
+    while (k < DET_COUNT && strcmp(guard_detector_names[k], name))
+        k++;
+    return k;
+}
+
 /* An override word at the start of the person's prompt ("snooze-15m",
  * "keel override-once rumination"), applied as apply_override applies it, so
  * the words an advisory offers work with hooks alone; *rest is what the
@@ -523,9 +532,7 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
         snprintf(list, sizeof list, "%s", last ? last : "");
     int applied = 0, refuser = -1; /* a detector of the last advisories that does not take the word */
     for (char *save = NULL, *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < DET_COUNT && strcmp(guard_detector_names[k], d))
-            k++;
+        int k = det_index(d);
         if (k < DET_COUNT && !takes_token(k, token) && refuser < 0)
             refuser = k;
         if (k == DET_COUNT || !takes_token(k, token))
@@ -559,11 +566,7 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
     }
     if (!applied && !o->msg[0] && (det[0] || refuser >= 0)) {
         /* the detector named, or the last advisory's, does not take the word */
-        int k = 0;
-        while (det[0] && k < DET_COUNT && strcmp(guard_detector_names[k], det))
-            k++;
-        if (!det[0])
-            k = refuser;
+        int k = det[0] ? det_index(det) : refuser;
         /* the words a hook takes: not explain-the-match (a hook keeps nothing
          * to show), commit-and-close only while a work session is open */
         char words[160] = "";
