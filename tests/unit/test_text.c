@@ -1,6 +1,7 @@
 /* test_text.c: segmentation and normalisation, in several scripts. */
 #include "asking.h"
 #include "detect.h"
+#include "embed.h"
 #include "phrases.h"
 #include "stem.h"
 #include "text.h"
@@ -387,7 +388,7 @@ static void content_words_and_what_two_share(void **state)
     text_set_from_words(&w, 1, &b);
     assert_int_equal(b.n, 0);
     text_set_free(&b);
-    /* every language of the list, to its last word (692 of them) */
+    /* every language of the list */
     words("les que para della het \xd0\xb2\xd0\xb0\xd1\x81", &w);
     text_set_from_words(&w, 1, &b);
     assert_int_equal(b.n, 0);
@@ -395,6 +396,26 @@ static void content_words_and_what_two_share(void **state)
     text_set_free(&a);
     text_set_free(&b);
     text_words_free(&w);
+}
+
+static void stop_line(const char *line, size_t n, void *ctx)
+{
+    size_t *missing = ctx;
+    *missing += !text_is_stopword(text_word_hash(line, n));
+}
+
+/* Every word of the stoplist is a stopword, the last as much as the first
+ * (the set once held the first 1,024 and dropped Turkish). */
+static void every_listed_word_is_a_stopword(void **state)
+{
+    (void)state;
+    const struct embed_blob *b = embed_find("detectors/data/stopwords.txt");
+    assert_non_null(b);
+    size_t missing = 0, lines = text_each_line(b->data, stop_line, &missing);
+    assert_true(lines > 1000);
+    assert_int_equal(missing, 0);
+    assert_true(text_is_stopword(text_word_hash("zaten", 5))); /* the list's last word */
+    assert_false(text_is_stopword(text_word_hash("migration", 9)));
 }
 
 static void validates_utf8(void **state)
@@ -668,6 +689,7 @@ int main(void)
         cmocka_unit_test(content_words_and_what_two_share),
         cmocka_unit_test(validates_utf8),
         cmocka_unit_test(reads_data_lines),
+        cmocka_unit_test(every_listed_word_is_a_stopword),
         cmocka_unit_test(finds_the_elision_a_word_opens_with),
         cmocka_unit_test(finds_the_longest_phrase),
         cmocka_unit_test(repairs_what_is_not_utf8),
