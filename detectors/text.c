@@ -313,7 +313,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The stoplist: word hashes in an open-addressing set (a power of two, at
- * most a quarter full: STOP_MAX words, of the list's 1,369 today), built
+ * most a quarter full: STOP_MAX words, of the list's 1,077 today), built
  * once. unit_text checks that every word of the list is in it. */
 #define STOP_SET 8192
 #define STOP_MAX (STOP_SET / 4)
