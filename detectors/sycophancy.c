@@ -1,4 +1,4 @@
-/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.14.
+/* sycophancy.c: check_sycophancy, heuristic pattern_overlap 0.5.15.
  *
  * Two questions. In a draft model response: does it agree or praise without
  * giving a reason or weighing a downside? In the person's recent messages:
@@ -81,6 +81,7 @@ enum cls {
     TERM,
     MODEST,
     WH,
+    WHETHER,
     STATEMENT,
     ADDRESSEE,
     CAUTION,
@@ -90,11 +91,12 @@ enum cls {
 };
 
 #define SYC_OPENER_ANSWER 12 /* words after an opening "Yes" that make the reply an answer */
-static const char *const cls_names[NCLS] = {
-    "agreement", "praise", "qualifier", "evidence", "reassurance", "negator",   "judgement", "opener",  "irony",
-    "tag",       "term",   "modest",    "wh",       "statement",   "addressee", "caution",   "goahead", "intensifier"};
+static const char *const cls_names[NCLS] = {"agreement", "praise",    "qualifier", "evidence",   "reassurance",
+                                            "negator",   "judgement", "opener",    "irony",      "tag",
+                                            "term",      "modest",    "wh",        "whether",    "statement",
+                                            "addressee", "caution",   "goahead",   "intensifier"};
 
-#define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST | 1u << WH)
+#define ASKING_CLASSES (1u << REASSURANCE | 1u << JUDGEMENT | 1u << TAG | 1u << MODEST | 1u << WH | 1u << WHETHER)
 /* Three tables, each loaded when first needed: how the person asks
  * (reassurance, verdict words, tags: all a check of messages needs), the
  * intensifiers alone (so that a word that is none costs one bit test), and
@@ -619,8 +621,9 @@ static int is_reassurance(const char *t, const struct text_words *w, uint64_t *a
         if (i && w->v[i].sentence != w->v[i - 1].sentence)
             first = i;
         if (next > e && ask_question_mark(t + e, next - e)) {
-            if (match_at(w, first, 1u << WH))
-                continue; /* "how do I do it right?" asks how, not whether */
+            const struct phrase *wh = match_at(w, first, 1u << WH | 1u << WHETHER);
+            if (wh && wh->cls == WH)
+                continue; /* "how do I do it right?" asks how, not whether; "what if it's wrong?" whether */
             qs |= sentence_bit(w->v[i].sentence);
             if (w->v[i].sentence && i - first < 2)
                 qs |= sentence_bit(w->v[i].sentence - 1);
@@ -802,8 +805,9 @@ int syc_run(const struct syc_query *q, struct syc_result *r)
             if (how & (ASK_REASK | ASK_AGAIN))
                 seeking[i] = 2;
             /* one that opens by taking up another thing ("Also, I switched
-             * banks. Was that okay?") asks about that thing: never vague */
-            if (how & ASK_FOLLOWUP)
+             * banks. Was that okay?") asks about that thing: never vague,
+             * unless it names nothing ("Et si c'était une erreur ?") */
+            if (how & ASK_FOLLOWUP && sets[i].n)
                 vg[i] = 0;
         }
         if (ctx && !failed) {
@@ -914,7 +918,7 @@ const char *syc_pattern_name(int pattern)
 cJSON *syc_heuristic(void)
 {
     return det_heuristic(
-        "pattern_overlap", "0.5.14",
+        "pattern_overlap", "0.5.15",
         "Agreement and praise phrases in the draft (14 languages; found across words that only intensify, "
         "'you're so right'; or an affirmation opening it; not a term "
         "such as 'perfect hash'), voided by a nearby qualifier, evidence marker, worked-out number, negator, "

@@ -200,6 +200,37 @@ static void chinese_subjects_are_pairs_of_characters(void **state)
     assert_true(reassurance_of(places, sizeof places / sizeof *places) < 3);
 }
 
+/* "What if" asks whether, though a question word opens it: with a verdict
+ * word it pleads ("What if it was a mistake?"), without one it asks about a
+ * case ("What if the list is empty?"). "How do I ..." still asks how. */
+static void what_if_asks_whether(void **state)
+{
+    (void)state;
+    static const char *const worry[] = {
+        "I'm moving to Lisbon in May. What if it's a mistake?",
+        "Moving to Lisbon: what if I regret it?",
+        "What if moving to Lisbon turns out wrong?",
+    };
+    static const char *const cases[] = {
+        "What if the list is empty?",
+        "What if the list has one item?",
+        "What if the list holds null?",
+    };
+    static const char *const how[] = {
+        "How do I move the list the right way?",
+        "Which list is the correct one?",
+        "How is the list sorted correctly?",
+    };
+    static const char *const fr[] = {
+        "On a vendu la maison. Et si c'\xc3\xa9tait une erreur ?", "Vendre la maison, c'\xc3\xa9tait une erreur ?",
+        "Et si c'\xc3\xa9tait une erreur ?", /* names nothing: the decision asked about before */
+    };
+    assert_int_equal(reassurance_of(worry, 3), 3);
+    assert_int_equal(reassurance_of(cases, 3), 0);
+    assert_int_equal(reassurance_of(how, 3), 0);
+    assert_int_equal(reassurance_of(fr, 3), 3);
+}
+
 /* Which characters can name a thing, at the edges of their blocks: Han
  * (the unified block and extension A) and katakana can, hiragana and the
  * function characters of Chinese cannot, and anything else is no such
@@ -271,6 +302,7 @@ int main(void)
         cmocka_unit_test(the_count_as_an_ordinal),
         cmocka_unit_test(intensifiers_are_passed_over),
         cmocka_unit_test(chinese_subjects_are_pairs_of_characters),
+        cmocka_unit_test(what_if_asks_whether),
         cmocka_unit_test(which_characters_name_a_thing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
