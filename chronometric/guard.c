@@ -289,7 +289,17 @@ int guard_eod_extension(const struct chrono_env *env, const cJSON *state)
 int guard_read(const struct chrono_env *env, int gap_min, struct guard_view *v, kerr *e)
 {
     struct read_ctx c = {env, gap_min, v};
-    return state_update(env->state_dir, env->now.ms, do_read, &c, e);
+    if (state_update(env->state_dir, env->now.ms, do_read, &c, e) == 0)
+        return 0;
+    /* Held by another process, or not writable: the person's earlier words
+     * (disable-for-session, override-once) still hold, read as they stand. */
+    if (!e->code || (strcmp(e->code, "STATE_BUSY") && strcmp(e->code, "STATE_UNWRITABLE")))
+        return -1;
+    kerr r = {0};
+    if (state_read(env->state_dir, do_read, &c, &r) < 0)
+        return -1;
+    v->read_only = 1;
+    return 0;
 }
 
 int guard_end_of_day(const struct chrono_env *env, int64_t at, int extension_min)

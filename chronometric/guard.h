@@ -35,6 +35,7 @@ struct guard_view {
     int64_t snooze_until; /* -1 */
     int skip_next; /* snooze-once waiting */
     int eod_extension_min; /* extend-end-of-day for today */
+    int read_only; /* read without the lock: the file could not be locked or written (e holds why) */
 };
 
 /* A snapshot of the session and the guard. gap_min: a pause that ends an

@@ -457,6 +457,31 @@ out:
     return rc < 0 ? -1 : 0;
 }
 
+int state_read(const char *dir_in, state_fn fn, void *ctx, kerr *e)
+{
+    char dir[1024], file[1100];
+    if (state_dir_or(dir_in, dir, sizeof dir, e) < 0 || dir_safe(dir, e) < 0)
+        return -1;
+    snprintf(file, sizeof file, "%s/state.json", dir);
+    size_t len = 0;
+    char *text = slurp(file, &len);
+    cJSON *state = NULL;
+    if (text)
+        state = cJSON_ParseWithLength(text, len);
+    else if (errno == ENOENT && (state = cJSON_CreateObject()))
+        cJSON_AddNumberToObject(state, "version", STATE_VERSION);
+    int saved = errno;
+    free(text);
+    if (!valid_state(state)) {
+        cJSON_Delete(state);
+        return kerr_set(e, "STATE_UNREADABLE", NULL, "cannot read %s: %s", file,
+                        text ? "not a keel state file" : strerror(saved));
+    }
+    int rc = fn(state, ctx, e); /* what fn changes is not kept */
+    cJSON_Delete(state);
+    return rc < 0 ? -1 : 0;
+}
+
 const uint64_t *state_generation(const char *dir_in)
 {
     char dir[1024], lock[1100];

@@ -60,6 +60,15 @@ int state_update(const char *dir, int64_t now_ms, state_fn fn, void *ctx, kerr *
  * keel file ({"version":1,...}). */
 int state_update_file(const char *dir, const char *name, int64_t now_ms, state_fn fn, void *ctx, kerr *e);
 
+/* Read the state file without its lock and call fn with it; what fn
+ * changes is not kept. For a reader that must still see the person's words
+ * when the file cannot be locked or written (another process holds the lock,
+ * a read-only directory): the file is only ever replaced whole (a rename),
+ * so what is read is one complete version. The directory is checked as for
+ * state_update; a file that is no keel state file is STATE_UNREADABLE and
+ * left where it is. */
+int state_read(const char *dir, state_fn fn, void *ctx, kerr *e);
+
 /* An exclusive lock of keel's own, apart from the state file's: name
  * (install.lock) in dir (NULL: the state directory, made and checked as for
  * the state file), made 0600, taken with flock, waiting at most wait_ms.

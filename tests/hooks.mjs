@@ -114,6 +114,9 @@ const halfPayload = timedHook(['Stop', '--host', 'claude-code'], sandbox(),
 const lockedState = (async () => {
   const box = sandbox();
   hook('claude-code', 'SessionStart', payload('claude-code-SessionStart.json'), { box });   // creates the state directory
+  // the person's word, given before the file is held, still holds while it is
+  const off = hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json',
+    { prompt: 'disable-for-session rumination', transcript_path: transcript('claude-reask.jsonl') }), { box });
   const lock = join(box.stateDir, 'state.lock');
   // -o: the lock is flock's own, gone when it is killed; its group holds the sleep too
   const holder = spawn('flock', ['-o', lock, 'sleep', '20'], { stdio: 'ignore', detached: true });
@@ -129,7 +132,7 @@ const lockedState = (async () => {
     JSON.stringify(payload('claude-code-UserPromptSubmit.json', { prompt: 'run the tests' })));
   const mark = readFileSync(lock).subarray(8, 16);
   if (r.stdout.trim()) { try { r.out = JSON.parse(r.stdout); } catch { r.out = 'not json'; } }
-  return { ...r, next, after, cleared: mark.length === 8 && mark.every((b) => b === 0) };
+  return { ...r, next, after, off: off.out, cleared: mark.length === 8 && mark.every((b) => b === 0) };
 })();
 
 // --- every host and event: the output is the host's shape ----------------------
@@ -1301,6 +1304,10 @@ for (const end of ['revised', 'bypassed']) {
   ok(l.ms >= 4000 && l.next.status === 0 && l.next.ms < 2500 && l.after.status === 0 && l.cleared,
     `the first hook waits the lock out (${l.ms} ms), the next process does not wait again (${l.next.ms} ms), and once the holder is gone the mark is cleared`,
     { first: l.ms, next: l.next.ms, after: l.after.ms, cleared: l.cleared });
+  ok(/disable-for-session applied/.test(l.off?.hookSpecificOutput?.additionalContext || '') &&
+     !/rumination/.test(l.out?.systemMessage || '') && /overlay_state_read_only code=STATE_BUSY/.test(l.stderr),
+    'disable-for-session given earlier still holds while another process holds the state file (read as it stands)',
+    { off: l.off, out: l.out, stderr: l.stderr });
 }
 
 done();

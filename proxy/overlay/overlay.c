@@ -141,13 +141,15 @@ static void refresh(struct overlay *ov, const struct chrono_env *env)
     kerr e = {0};
     ov->view_ok = guard_read(env, ov->profile->activity_gap, &ov->view, &e) == 0;
     ov->view_at = env->now.ms;
-    if (!ov->view_ok) {
+    if (!ov->view_ok || ov->view.read_only) {
         if (!ov->view_warned) /* once while it lasts, not at every look */
-            log_event(LOG_WARN, "overlay_state_unreadable", "code=%s", e.code ? e.code : "");
+            log_event(LOG_WARN, ov->view_ok ? "overlay_state_read_only" : "overlay_state_unreadable", "code=%s",
+                      e.code ? e.code : "");
         ov->view_warned = 1;
-        return;
-    }
-    ov->view_warned = 0;
+        if (!ov->view_ok)
+            return;
+    } else
+        ov->view_warned = 0;
     /* A fresh-context, this keel's (apply_override sets view_at to 0, so the
      * next look reads it) or another's: what came before it goes, the
      * person's earlier messages and the calls in loop's window. */
