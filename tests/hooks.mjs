@@ -1236,6 +1236,12 @@ for (const end of ['revised', 'bypassed']) {
     'a broken profile: the prompt hook exits 0 and names profile_unreadable on stderr, without the file\'s text', r);
   const h = spawnSync(keel, ['hook', 'UserPromptSubmit', '--host'], { encoding: 'utf8', input: '{}', env: { ...process.env, ...box.env } });
   ok(h.status === 0 && /^keel: warn hook_usage --host needs a value/m.test(h.stderr), '--host with no value: exit 0 (a hook never breaks its host), and stderr says it needs one, at warn as every hook line has its level', h.stderr);
+  // so do the options every command takes, and --help: after the EVENT, stdout is the host's
+  for (const args of [['--log-level=nope'], ['--rules'], ['--profile'], ['--help']]) {
+    const u = spawnSync(keel, ['hook', 'UserPromptSubmit', ...args], { encoding: 'utf8', input: '{"prompt":"hi"}', env: { ...process.env, ...box.env } });
+    ok(u.status === 0 && u.stdout === '' && (args[0] === '--help' ? /^usage: keel hook EVENT/.test(u.stderr) : /^keel: warn hook_usage /m.test(u.stderr)),
+      `keel hook UserPromptSubmit ${args[0]}: exit 0, nothing on stdout for the host to read, and stderr says what is wrong`, u);
+  }
   // a state directory others may write (mode 777), which keel refuses: each
   // event named once, not at every look at the state
   mkdirSync(box.stateDir, { recursive: true });

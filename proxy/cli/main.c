@@ -178,12 +178,16 @@ static void load_rules(void)
                   "count=%d what_to_do=\"keel rules lint (a rule with a problem is left out)\"", rules.nproblems);
 }
 
+/* Set for keel hook with its EVENT: a usage error is then a warning and
+ * exit 0 (a hook never breaks its host). */
+static int hook_usage;
+
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "keel: ");
+    fprintf(stderr, hook_usage ? "keel: warn hook_usage " : "keel: ");
     fprintf(stderr, fmt, arg ? arg : "");
-    fprintf(stderr, "\nTry 'keel --help'.\n");
-    return EXIT_USAGE;
+    fprintf(stderr, hook_usage ? " (see keel help hook)\n" : "\nTry 'keel --help'.\n");
+    return hook_usage ? 0 : EXIT_USAGE;
 }
 
 /* Matches option name at argv[*i], as "--name VALUE" or "--name=VALUE".
@@ -416,7 +420,14 @@ static int cmd_hook(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *v = NULL;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(hook_help, stdout);
+            /* after an EVENT, stdout is the host's: the help goes to stderr */
+            int named = 0;
+            for (int k = 0; k < argc; k++)
+                if (!strcmp(argv[k], "--host"))
+                    k++;
+                else
+                    named |= argv[k][0] != '-';
+            fputs(hook_help, named ? stderr : stdout);
             return 0;
         }
         if (!strncmp(argv[i], "--host=", 7))
@@ -1020,6 +1031,27 @@ static const struct command *command_named(const char *name)
     return NULL;
 }
 
+/* 1 when argv runs keel hook with an EVENT (its first two words that are
+ * not options, or values of the options every command takes, are "hook" and
+ * another): then a mistake in the options is said on stderr and keel exits
+ * 0, as keel hook promises its host. */
+static int hook_with_event(int argc, char **argv)
+{
+    static const char *const valued[] = {"--log-level", "--rules", "--profile", "--host"};
+    int words = 0, hook = 0;
+    for (int i = 1; i < argc && words < 2; i++) {
+        if (argv[i][0] == '-') {
+            for (size_t v = 0; v < sizeof valued / sizeof *valued; v++)
+                if (!strcmp(argv[i], valued[v]))
+                    i++; /* its value */
+            continue;
+        }
+        hook |= words == 0 && !strcmp(argv[i], "hook");
+        words++;
+    }
+    return hook && words == 2;
+}
+
 int main(int argc, char **argv)
 {
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which keel
@@ -1030,6 +1062,7 @@ int main(int argc, char **argv)
      * first, except after wrap's command word: the rest of its line may hold
      * the server's own command, which keel wrap reads itself (cmd_wrap). */
     int k = 1, rc = 0, rest = 0;
+    hook_usage = hook_with_event(argc, argv);
     for (int i = 1; i < argc; i++) {
         if (rest || (k > 1 && !strcmp(argv[i], "--"))) {
             argv[k++] = argv[i];
