@@ -323,8 +323,12 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const again = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box, args: rules });
   ok(again.out?.decision === 'block' && /attempt 1 of 4/.test(again.out.reason), 'a new turn (stop_hook_active false) counts from 1 again', again.out);
   const fresh = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box, args: rules });
-  ok(fresh.out?.decision === 'block' && /attempt 1 of 4/.test(fresh.out.reason),
-    'a second stop with stop_hook_active false and no prompt between counts from 1 again, not 2', fresh.out);
+  ok(fresh.out?.decision === 'block' && /attempt 2 of 4/.test(fresh.out.reason),
+    'a second stop in the turn keel saw start counts on (2), though the host says stop_hook_active false', fresh.out);
+  const more = [3, 4, 5].map(() => hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box, args: rules }));
+  ok(more[0].out?.decision === 'block' && more[1].out?.decision === 'block' && more[2].out?.decision === undefined &&
+     /bypassed/.test(more[2].out?.systemMessage || ''),
+    'a host that never says stop_hook_active is blocked at most 4 times in a turn keel saw start, then told the rules were bypassed', more.map((r) => r.out));
   // a revised reply that passes ends the count: a later break in the same
   // run of stops is attempt 1 again
   const b2 = sandbox();

@@ -319,7 +319,11 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
         cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
         break;
     case ST_BLOCK:
-        h->blocks = !h->continuing ? 1 : h->blocks <= HOOK_BLOCKS_MAX ? h->blocks + 1 : h->blocks;
+        /* The turn's count is keel's own when its prompt hook marked the
+         * turn's start (a host that never says stop_hook_active is not
+         * blocked without end); else a stop the host does not say continues
+         * a blocked one starts a new count. */
+        h->blocks = !h->continuing && !(turn > 0) ? 1 : h->blocks <= HOOK_BLOCKS_MAX ? h->blocks + 1 : h->blocks;
         break;
     case ST_PASS:
         h->blocks = 0;
@@ -598,18 +602,28 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
     return *s == '\0';
 }
 
+/* The host's field key: its string, or NULL. One present but not a string
+ * (a host's bug) is said on stderr by name, never read as absent. */
+static const char *field_str(const cJSON *in, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(in, key);
+    if (v && !cJSON_IsString(v) && !cJSON_IsNull(v))
+        log_event(LOG_WARN, "hook_field_invalid", "field=%s expected=string", key);
+    return cJSON_GetStringValue(v);
+}
+
 static void on_prompt(const cJSON *in, const struct profile *p, const char *state_dir, struct chrono_now now,
                       struct out *o)
 {
-    const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt"));
-    const char *source = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "source"));
+    const char *prompt = field_str(in, "prompt");
+    const char *source = field_str(in, "source");
     if (!prompt || (source && !strcmp(source, "system")) || !strncmp(prompt, "<task-notification>", 19)) {
         log_event(LOG_INFO, "hook_not_the_person", "bytes=%zu", prompt ? strlen(prompt) : 0);
         return;
     }
     struct chrono_env env = {now, p, state_dir, 0, NULL};
     struct hook_state h;
-    const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
+    const char *sid = field_str(in, "session_id");
     /* the prompt's time and the new turn, in one write */
     int state_ok = session_state_at(state_dir, sid, ST_NEW_TURN, 0, env.now.ms, NULL, &env, NULL, &h) == 0;
     if (state_ok && h.note[0]) {
@@ -630,7 +644,7 @@ static void on_prompt(const cJSON *in, const struct profile *p, const char *stat
     ov.nepisode = h.nepisode;
     memcpy(ov.episode, h.episode, h.nepisode * sizeof *h.episode);
     size_t n = strlen(prompt);
-    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "transcript_path"));
+    const char *path = field_str(in, "transcript_path");
     struct earlier x = {&ov, NULL, 0, 0};
     int got = transcript_prompts(path, env.now.ms - (int64_t)p->rum_window * 60000, 21, add_earlier, &x);
     if (got < 0)
@@ -665,15 +679,18 @@ static int persons_rule(const char *name)
 static void on_reply(const cJSON *in, int host, const struct profile *p, const char *state_dir, int64_t now,
                      struct out *o, char *block, size_t block_cap)
 {
-    const char *reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, hook_hosts[host].reply));
+    const char *reply = field_str(in, hook_hosts[host].reply);
     if (!reply)
-        reply = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "prompt_response"));
+        reply = field_str(in, "prompt_response");
     if (!reply || !*reply) { /* an older host, or a turn that ended in a tool call: nothing to read */
         log_event(LOG_INFO, "hook_reply_missing", "present=%d", reply != NULL);
         return;
     }
-    const char *sid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "session_id"));
-    int continuing = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in, "stop_hook_active"));
+    const char *sid = field_str(in, "session_id");
+    const cJSON *active = cJSON_GetObjectItemCaseSensitive(in, "stop_hook_active");
+    if (active && !cJSON_IsBool(active))
+        log_event(LOG_WARN, "hook_field_invalid", "field=stop_hook_active expected=boolean");
+    int continuing = cJSON_IsTrue(active);
     /* Bytes that are not UTF-8 read as U+FFFD, as a person's prompt's do:
      * the rules and sycophancy still read the rest of the reply. */
     size_t n;
@@ -963,19 +980,25 @@ static char *emit(const char *event, int host, int kind, const struct out *o, co
 /* What is left of fd's input read and dropped, until its end or the clock
  * reaches end: a host writing a payload keel will not read is not left
  * writing into a closed pipe (EPIPE breaks a host that does not expect it). */
-#define DRAIN_IDLE_MS 100 /* a host still writing writes on; one that keeps its end open idle is not waited for */
-static void drain(int fd, int64_t end)
+#define DRAIN_IDLE_MS  100 /* a host still writing writes on; one that keeps its end open idle is not waited for */
+#define DRAIN_AFTER_MS 10 /* after a whole value: the newline a host writes after it, apart, is read too */
+static void drain_idle(int fd, int64_t end, int idle_ms)
 {
     char scratch[1 << 16];
     for (;;) {
         int64_t left = end - chrono_mono_ms();
         struct pollfd pf = {fd, POLLIN, 0};
-        int r = left > 0 ? poll(&pf, 1, left < DRAIN_IDLE_MS ? (int)left : DRAIN_IDLE_MS) : 0;
+        int r = left > 0 ? poll(&pf, 1, left < idle_ms ? (int)left : idle_ms) : 0;
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0 || read(fd, scratch, sizeof scratch) <= 0)
             return;
     }
+}
+
+static void drain(int fd, int64_t end)
+{
+    drain_idle(fd, end, DRAIN_IDLE_MS);
 }
 
 /* The host's payload on fd: read up to the end of the first complete JSON
@@ -1027,8 +1050,10 @@ static char *read_payload(int fd, size_t max, size_t *n, int *too_large)
             drain(fd, end); /* what the host still writes, read and dropped: its write never fails (EPIPE) */
             break;
         }
-        if (jstream_end(&j))
+        if (jstream_end(&j)) {
+            drain_idle(fd, end, DRAIN_AFTER_MS); /* what follows the value (a newline written apart) */
             break;
+        }
     }
     if (!buf)
         return NULL;
@@ -1065,9 +1090,11 @@ int hook_run(const char *event, int host, const struct profile *p, const char *s
 char *hook_answer(const char *raw, size_t n, const char *event, int host, const struct profile *p,
                   const char *state_dir)
 {
-    cJSON *in = jscan_parse(raw, n);
+    /* a \u0000 would cut a string short (two session ids read as one): refused */
+    int nul = jscan_has_nul_escape(raw, n);
+    cJSON *in = nul ? NULL : jscan_parse(raw, n);
     if (!cJSON_IsObject(in)) {
-        log_event(LOG_WARN, "hook_input_invalid", "bytes=%zu", n);
+        log_event(LOG_WARN, "hook_input_invalid", "bytes=%zu%s", n, nul ? " reason=nul_escape" : "");
         cJSON_Delete(in);
         return NULL;
     }
