@@ -1240,6 +1240,13 @@ for (const end of ['revised', 'bypassed']) {
     'a broken profile: the prompt hook exits 0 and names profile_unreadable on stderr, without the file\'s text', r);
   const h = spawnSync(keel, ['hook', 'UserPromptSubmit', '--host'], { encoding: 'utf8', input: '{}', env: { ...process.env, ...box.env } });
   ok(h.status === 0 && /^keel: warn hook_usage --host needs a value/m.test(h.stderr), '--host with no value: exit 0 (a hook never breaks its host), and stderr says it needs one, at warn as every hook line has its level', h.stderr);
+  // a \u0000 would cut the session id short (another chat's overrides): refused; a field of the wrong type is named
+  const nul = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', input: '{"session_id":"abc\\u0000other","prompt":"hello"}', env: { ...process.env, ...box.env } });
+  ok(nul.status === 0 && nul.stdout === '' && /warn hook_input_invalid bytes=\d+ reason=nul_escape/.test(nul.stderr),
+    'a payload holding \\u0000: exit 0, nothing for the host, and stderr says why', nul);
+  const typed = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', input: '{"prompt":42,"transcript_path":7}', env: { ...process.env, ...box.env } });
+  ok(typed.status === 0 && typed.stdout === '' && /hook_field_invalid field=prompt expected=string/.test(typed.stderr),
+    'a prompt that is a number: exit 0, and stderr names the field rather than reading it as no prompt', typed);
   // so do the options every command takes, and --help: after the EVENT, stdout is the host's
   for (const args of [['--log-level=nope'], ['--rules'], ['--profile'], ['--help']]) {
     const u = spawnSync(keel, ['hook', 'UserPromptSubmit', ...args], { encoding: 'utf8', input: '{"prompt":"hi"}', env: { ...process.env, ...box.env } });
