@@ -45,13 +45,32 @@ static int tz_usable(void)
     return n > 0 && (size_t)n < sizeof path && !strstr(tz, "..") && access(path, R_OK) == 0;
 }
 
-int chrono_offset_at(int64_t ms, int *offset_s)
+/* TZ is set before keel starts and never changed: -1 not yet looked at, 0
+ * it names no zone, 1 usable, 2 it names no zone and times are read as UTC
+ * (chrono_zone_as_utc). */
+static int usable = -1;
+
+int chrono_zone_ok(void)
 {
-    static int usable = -1; /* TZ is set before keel starts and never changed */
     if (usable < 0)
         usable = tz_usable();
-    if (!usable)
+    return usable != 0;
+}
+
+void chrono_zone_as_utc(void)
+{
+    if (!chrono_zone_ok())
+        usable = 2;
+}
+
+int chrono_offset_at(int64_t ms, int *offset_s)
+{
+    if (!chrono_zone_ok())
         return -1;
+    if (usable == 2) {
+        *offset_s = 0;
+        return 0;
+    }
     time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
     struct tm tm;
     if (!localtime_r(&t, &tm))

@@ -32,4 +32,11 @@ int64_t chrono_mono_ms(void);
 /* The local UTC offset at an instant (TZ rules); 0 or -1. */
 int chrono_offset_at(int64_t ms, int *offset_s);
 
+/* 0 when TZ names no zone installed here (the local time cannot be had),
+ * else 1. */
+int chrono_zone_ok(void);
+/* From now on, when TZ names no zone, the local time is UTC's (the hooks:
+ * a misspelt TZ does not silence them; they say so instead). */
+void chrono_zone_as_utc(void);
+
 #endif

@@ -849,15 +849,17 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'an ordinary prompt: nothing on stdout or stderr, and its time and its turn recorded', { plain, st2 });
 }
 
-// A clock keel cannot read (a mistyped TZ): the hook says so once and
-// records nothing at a time it does not know.
+// A zone keel cannot read (a mistyped TZ): the hook reads the time as UTC,
+// names hook_zone_unknown once and tells the person how to fix TZ.
 {
   const box = sandbox();
   const r = hook('claude-code', 'UserPromptSubmit', { ...payload('claude-code-UserPromptSubmit.json'), session_id: 'tz', prompt: 'add a test for the parser' },
     { box, env: { TZ: 'Europe/Berln' } });
-  ok(r.status === 0 && r.stdout === '' && r.stderr === 'keel: warn hook_clock_unavailable code=INTERNAL_CLOCK_UNAVAILABLE\n' &&
-     !existsSync(join(box.stateDir, 'state.json')),
-    'a mistyped TZ: the prompt hook exits 0, names hook_clock_unavailable once, and writes no state', r);
+  const st = existsSync(join(box.stateDir, 'state.json')) ? JSON.parse(readFileSync(join(box.stateDir, 'state.json'), 'utf8')) : {};
+  ok(r.status === 0 && r.stderr === 'keel: warn hook_zone_unknown reading=utc\n' &&
+     /TZ names no time zone installed here .* set TZ to your zone/.test(r.out?.systemMessage || '') &&
+     st.last_prompt_at === '2026-05-15T14:40:00+00:00',
+    'a mistyped TZ: the prompt hook exits 0, names hook_zone_unknown once, records the prompt at its UTC time and tells the person how to fix TZ', { r, st });
 }
 
 
@@ -1247,6 +1249,12 @@ for (const end of ['revised', 'bypassed']) {
   const typed = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', input: '{"prompt":42,"transcript_path":7}', env: { ...process.env, ...box.env } });
   ok(typed.status === 0 && typed.stdout === '' && /hook_field_invalid field=prompt expected=string/.test(typed.stderr),
     'a prompt that is a number: exit 0, and stderr names the field rather than reading it as no prompt', typed);
+  // a TZ that names no zone: the hooks read the time as UTC and say so; the person's reject rule still blocks
+  const tz = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'Done. TODO: wire the export button.' }),
+    { box, env: { TZ: 'Europe/Berln' }, args: ['--rules', join(dir, 'rules')] });
+  ok(tz.status === 0 && tz.out?.decision === 'block' && /TZ names no time zone installed here/.test(tz.out?.systemMessage || '') &&
+     /warn hook_zone_unknown/.test(tz.stderr),
+    'TZ misspelt: the reject rule still blocks, and the person is told the time is read as UTC and how to fix TZ', tz);
   // so do the options every command takes, and --help: after the EVENT, stdout is the host's
   for (const args of [['--log-level=nope'], ['--rules'], ['--profile'], ['--help']]) {
     const u = spawnSync(keel, ['hook', 'UserPromptSubmit', ...args], { encoding: 'utf8', input: '{"prompt":"hi"}', env: { ...process.env, ...box.env } });

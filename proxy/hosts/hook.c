@@ -1108,7 +1108,14 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     static struct out o;
     char block[4000] = "";
     memset(&o, 0, sizeof o);
-    if (chrono_now(&env.now, &e) < 0) {
+    int utc = 0; /* TZ names no zone: the times are UTC's, and the person is told */
+    if (chrono_now(&env.now, &e) < 0 && !chrono_zone_ok()) {
+        chrono_zone_as_utc();
+        utc = 1;
+        e = (kerr){0};
+        log_event(LOG_WARN, "hook_zone_unknown", "reading=utc");
+    }
+    if (e.code || (utc && chrono_now(&env.now, &e) < 0)) {
         log_event(LOG_WARN, "hook_clock_unavailable", "code=%s", e.code ? e.code : "");
     } else if (kind == EV_PROMPT) {
         on_prompt(in, p, state_dir, env.now, &o);
@@ -1119,6 +1126,11 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     } else {
         log_unknown_event(name, n);
     }
+    if (utc && kind != EV_OTHER)
+        append(o.msg, sizeof o.msg,
+               "%skeel: TZ names no time zone installed here (see /usr/share/zoneinfo), so keel "
+               "reads the time as UTC; set TZ to your zone (TZ=Europe/Berlin, say) or unset it.",
+               o.msg[0] ? "\n" : "");
     char *out = emit(name ? name : "", host, kind, &o, block);
     cJSON_Delete(in);
     return out;
