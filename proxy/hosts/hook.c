@@ -561,7 +561,7 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
             log_event(LOG_INFO, "hook_override", "token=%s detector=%s", token, d);
             applied++;
         } else {
-            append(o->msg, sizeof o->msg, "%skeel: %s was not applied: ", o->msg[0] ? "\n" : "", token);
+            append(o->msg, sizeof o->msg, "%skeel (%s): %s was not applied: ", o->msg[0] ? "\n" : "", d, token);
             append(o->msg, sizeof o->msg, "%s", e.message);
             log_event(LOG_INFO, "hook_override_refused", "code=%s", e.code ? e.code : "");
         }
@@ -594,11 +594,16 @@ static int prompt_override(const char *prompt, const char *last, int state_ok, c
                "keel: %s was not applied: keel cannot use its state directory, so it neither knows which advisory "
                "came last nor can keep the word (keel check get_time_context says why).",
                token);
-    else if (!applied && !o->msg[0])
+    else if (!applied && !o->msg[0]) {
+        char takers[96] = ""; /* only the detectors that take the word */
+        for (int k = 0; k < DET_COUNT; k++)
+            if (takes_token(k, token))
+                append(takers, sizeof takers, "%s%s", takers[0] ? ", " : "", guard_detector_names[k]);
         append(o->msg, sizeof o->msg,
                "keel: %s belongs to several detectors and no advisory was given here yet: "
-               "start the prompt with %s and the detector's name (rumination, hyperfocus, sycophancy, rules, loop).",
-               token, token);
+               "start the prompt with %s and the detector's name (%s).",
+               token, token, takers);
+    }
     return *s == '\0';
 }
 
