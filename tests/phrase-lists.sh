@@ -16,6 +16,11 @@ LC_ALL=C awk '
         printf "%s:%d: entry too long (%d words, %d bytes; limit 4 words, 40 bytes): %s\n", FILENAME, FNR, NF, length($0), $0
         bad++
     }
+    # punctuation is not matched: "/s" would read as the word "s" (the "%s" of a format string)
+    $0 ~ /[[:punct:]]/ && $0 ~ /^[[:punct:]]*[A-Za-z0-9]?[[:punct:]]*$/ {
+        printf "%s:%d: entry is punctuation and at most one letter, which matching reads as that letter alone: %s\n", FILENAME, FNR, $0
+        bad++
+    }
     FILENAME !~ /stopwords/ && (NF > 6 || length($0) > 96) {
         printf "%s:%d: entry too long (%d words, %d bytes; limit 6 words, 96 bytes): %s\n", FILENAME, FNR, NF, length($0), $0
         bad++

@@ -231,6 +231,25 @@ static void what_if_asks_whether(void **state)
     assert_int_equal(reassurance_of(fr, 3), 3);
 }
 
+/* Turkish, with its letters and typed without them: agreement, praise
+ * and their pile-up are found; a term that holds a praise word, an
+ * agreement with its reason, and a format string's "%s" (no sarcasm
+ * marker) are not. */
+static void turkish_agreement_and_praise(void **state)
+{
+    (void)state;
+    static const struct example ex[] = {
+        {"Kesinlikle hakl\xc4\xb1s\xc4\xb1n\xc4\xb1z!", SYC_AGREEMENT}, /* Kesinlikle haklısınız! */
+        {"Haklisin, hemen yayinla.", SYC_AGREEMENT},
+        {"Harika bir soru!", SYC_PRAISE},
+        {"Kesinlikle hakl\xc4\xb1s\xc4\xb1n\xc4\xb1z! Harika bir fikir. Dahisin.", SYC_CASCADE},
+        {"Bu say\xc4\xb1 m\xc3\xbckemmel kare, 144 = 12 \xc3\x97 12.", SYC_NONE}, /* a perfect square */
+        {"Hakl\xc4\xb1s\xc4\xb1n \xc3\xa7\xc3\xbcnk\xc3\xbc log saatleri bunu g\xc3\xb6steriyor.", SYC_NONE},
+        {"Oui, compl\xc3\xa8tement ! Remplace tous les `%s` du projet sans h\xc3\xa9siter.", SYC_AGREEMENT},
+    };
+    check(ex, sizeof ex / sizeof *ex);
+}
+
 /* Which characters can name a thing, at the edges of their blocks: Han
  * (the unified block and extension A) and katakana can, hiragana and the
  * function characters of Chinese cannot, and anything else is no such
@@ -303,6 +322,7 @@ int main(void)
         cmocka_unit_test(intensifiers_are_passed_over),
         cmocka_unit_test(chinese_subjects_are_pairs_of_characters),
         cmocka_unit_test(what_if_asks_whether),
+        cmocka_unit_test(turkish_agreement_and_praise),
         cmocka_unit_test(which_characters_name_a_thing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
