@@ -229,6 +229,11 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   m = await answers(42, 'dup');
   ok(m.id === 42 && m.error?.data?.code === 'UPSTREAM_BAD_RESPONSE' && /given twice/.test(m.error.message),
     '8: a response with a member given twice answers its request with an error', m);
+  for (const [i, how] of [[44, 'dup_content'], [45, 'dup_text']]) {
+    m = await answers(i, how);
+    ok(m.id === i && m.error?.data?.code === 'UPSTREAM_BAD_RESPONSE' && /given twice/.test(m.error.message),
+      `8: a tool result naming a member twice inside (${how}: keel would check the first, a JavaScript client read the last) answers its request with an error`, m);
+  }
   m = await answers(43, 'dup_stray');
   ok(m.id === 43 && m.result.content[0].text === 'after dup stray', '8: a notification with a member given twice is not passed on', m);
   m = await answers(4, 'bad_utf8');

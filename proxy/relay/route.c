@@ -551,6 +551,22 @@ static int answer_unusable(struct relay *r, const char *line, size_t n, const ch
     return 1;
 }
 
+/* 1 when the answer to a request keel reads (initialize, tools/list, a tool
+ * call whose result the rules read) names a member twice anywhere in its
+ * result: keel's parse keeps the first, a JavaScript client the last, so
+ * what keel pinned or checked would not be what the client reads. */
+static int result_ambiguous(struct relay *r, const char *id, size_t idn, const struct jscan_top *top, size_t n)
+{
+    int kind = pending_kind(&r->pend, FROM_CLIENT, id, idn);
+    if (kind != PK_INITIALIZE && kind != PK_DISCOVER && kind != PK_TOOLS_LIST &&
+        !(kind == PK_TOOLS_CALL && n <= RULES_MAX_LINE))
+        return 0;
+    cJSON *res = jscan_parse_valid(top->result.p, top->result.n);
+    int dup = res ? jscan_has_dup(res) : 0;
+    cJSON_Delete(res);
+    return dup != 0;
+}
+
 /* An array from the upstream passes only as a batch: objects, one or more. */
 static int batch_of_objects(const char *line, size_t n)
 {
@@ -647,6 +663,11 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
     }
     char *rewritten = NULL;
     void *data = NULL;
+    if (has_id && top->result.p && result_ambiguous(r, id, idn, top, n)) {
+        if (!answer_unusable(r, line, n, "a member is given twice"))
+            log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=duplicate_member bytes=%zu", n);
+        return;
+    }
     if (has_id && pending_take(&r->pend, FROM_CLIENT, id, idn, &kind, &data)) {
         if (kind == PK_INITIALIZE || kind == PK_DISCOVER || kind == PK_TOOLS_LIST) {
             char *pinned = pinned_line(r, kind, line, n, top);

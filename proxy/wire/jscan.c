@@ -511,8 +511,10 @@ int jstream_feed(struct jstream *j, const char *s, size_t n, size_t *used)
                         } else if (j->inkey == 3) {
                             capture_key(j, s, j->key_from, i - 1);
                             j->rm_next = (size_t)j->keyn <= sizeof j->key ? (signed char)rm_of(j->key, j->keyn) : -1;
-                            if (j->rm_next >= 0 && j->rm[j->rm_next].present)
-                                j->rm_next = -1; /* the first wins */
+                            if (j->rm_next >= 0 && j->rm[j->rm_next].present) {
+                                j->rm_next = -1; /* the first wins, and the message is refused: */
+                                j->dup = 1; /* peers keep the last ("content" twice) */
+                            }
                         }
                         j->inkey = 0;
                         j->st = JS_COLON;
@@ -884,4 +886,68 @@ cJSON *jscan_parse_valid(const char *s, size_t n)
     cJSON *v = cJSON_ParseWithLength(copy ? copy : s, n);
     free(copy);
     return v;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1 if the object's members hold a name twice. */
+static int object_dup(const cJSON *o)
+{
+    size_t n = 0, i = 0;
+    const cJSON *c;
+    for (c = o->child; c; c = c->next)
+        n++;
+    if (n < 2)
+        return 0;
+    if (n <= 8) { /* the usual: a few members, compared pairwise */
+        for (c = o->child; c; c = c->next)
+            for (const cJSON *d = c->next; d; d = d->next)
+                if (c->string && d->string && !strcmp(c->string, d->string))
+                    return 1;
+        return 0;
+    }
+    const char **k = malloc(n * sizeof *k);
+    if (!k)
+        return -1;
+    for (c = o->child; c; c = c->next)
+        k[i++] = c->string ? c->string : "";
+    qsort(k, n, sizeof *k, key_cmp);
+    int dup = 0;
+    for (i = 1; i < n && !dup; i++)
+        dup = !strcmp(k[i - 1], k[i]);
+    free(k);
+    return dup;
+}
+
+int jscan_has_dup(const cJSON *v)
+{
+    /* depth first without recursion: at each level, the next member to
+     * look at (nesting is at most JSCAN_MAX_DEPTH, so is the stack) */
+    const cJSON *next[JSCAN_MAX_DEPTH + 2];
+    size_t d = 0;
+    if (!v || !(cJSON_IsObject(v) || cJSON_IsArray(v)))
+        return 0;
+    int r = cJSON_IsObject(v) ? object_dup(v) : 0;
+    if (r)
+        return r;
+    next[d++] = v->child;
+    while (d) {
+        const cJSON *c = next[d - 1];
+        if (!c) {
+            d--;
+            continue;
+        }
+        next[d - 1] = c->next;
+        if (!(cJSON_IsObject(c) || cJSON_IsArray(c)) || !c->child)
+            continue;
+        if (cJSON_IsObject(c) && (r = object_dup(c)))
+            return r;
+        if (d == sizeof next / sizeof *next)
+            return -1;
+        next[d++] = c->child;
+    }
+    return 0;
 }

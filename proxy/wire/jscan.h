@@ -36,6 +36,10 @@ int jscan_has_nul_escape(const char *s, size_t n);
 cJSON *jscan_parse(const char *s, size_t n);
 /* The same for text jscan_scan has already passed (a span of a scanned line). */
 cJSON *jscan_parse_valid(const char *s, size_t n);
+/* 1 if an object anywhere in v names a member twice (keel's parse keeps the
+ * first, a JavaScript client the last: what keel checks would not be what
+ * the client reads), 0 if none does, -1 out of memory. */
+int jscan_has_dup(const cJSON *v);
 
 /* The top of one message, found while validating it. */
 struct jscan_span {
