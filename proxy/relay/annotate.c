@@ -169,17 +169,32 @@ static uint64_t norm_hash(char *t, size_t l, uint64_t seed)
         size_t j = i, digits = 0;
         while (j < l && (isxdigit((unsigned char)t[j]) || (t[j] == '-' && j > i)))
             digits += isdigit((unsigned char)t[j++]) != 0;
-        int id = j - i >= 8 && digits && (i == 0 || !isalnum((unsigned char)t[i - 1])) &&
-            (j == l || !isalnum((unsigned char)t[j]));
-        if (id) {
+        int after = j == l || !isalnum((unsigned char)t[j]);
+        if (j - i >= 8 && digits && after && (i == 0 || !isalnum((unsigned char)t[i - 1]))) {
             t[w++] = '#';
             i = j;
-        } else if (isdigit((unsigned char)t[i])) {
-            while (i < l && isdigit((unsigned char)t[i]))
-                i++;
-            t[w++] = '#';
-        } else {
+            continue;
+        }
+        if (j == i) {
             t[w++] = t[i++];
+            continue;
+        }
+        /* The run is no id: in one pass (a run of hex letters is not read
+         * again from each of its letters), its digits made one, and an id
+         * may still start after a '-' in it, and end where it ends. */
+        while (i < j) {
+            if (isdigit((unsigned char)t[i])) {
+                while (i < j && isdigit((unsigned char)t[i]))
+                    i++, digits--;
+                t[w++] = '#';
+                continue;
+            }
+            char c = t[i++];
+            t[w++] = c;
+            if (c == '-' && i < j && t[i] != '-' && j - i >= 8 && digits && after) {
+                t[w++] = '#';
+                i = j;
+            }
         }
     }
     return text_hash(t, w, seed);

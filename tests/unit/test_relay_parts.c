@@ -371,14 +371,58 @@ static void one_message_for_what_speaks(void **state)
     cJSON_Delete(adv);
 }
 
+/* The error a failed result says, as the loop compares it: numbers and ids
+ * made one ("after 3021 ms" and "after 3044 ms" are one error), an id read
+ * after a '-' in a run that is none, and a long run of hex letters read in
+ * one pass (it once cost the relay seconds a result). */
+static uint64_t error_of(const char *text)
+{
+    size_t n = strlen(text) + 128;
+    char *line = malloc(n);
+    snprintf(line, n,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],"
+             "\"isError\":true}}",
+             text);
+    struct jscan_top top;
+    assert_true(jscan_scan(line, strlen(line), &top));
+    struct loop_call c = {0};
+    relay_outcome(&top, &c);
+    free(line);
+    return c.error;
+}
+
+static void errors_compare_with_numbers_and_ids_made_one(void **state)
+{
+    (void)state;
+    assert_int_equal(error_of("timed out after 3021 ms"), error_of("timed out after 3044 ms"));
+    assert_int_equal(error_of("commit 3f2a9c1d0e not found"), error_of("commit 77b0e1aa42 not found"));
+    assert_int_equal(error_of("x6e6-C-52daEa2b"), error_of("x6e6-C-99ffEa1c")); /* an id after a '-' */
+    assert_int_not_equal(error_of("ENOENT /a/b/tsconfig.json"), error_of("ENOENT /a/b/.eslintrc.json"));
+    assert_int_not_equal(error_of("cafe"), error_of("face")); /* short hex words are words */
+    size_t n = 1u << 20;
+    char *a = malloc(n + 1), *b = malloc(n + 1);
+    memset(a, 'A', n), memset(b, 'A', n);
+    a[n] = b[n] = '\0';
+    b[n - 1] = 'B';
+    assert_int_not_equal(error_of(a), error_of(b)); /* a MiB of hex letters: read, and to its end */
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(annotation_is_a_splice),          cmocka_unit_test(finds_ids_written_last),
-        cmocka_unit_test(splits_like_a_shell_without_one), cmocka_unit_test(pending_keys_on_direction_and_raw_id),
-        cmocka_unit_test(pending_keys_on_what_an_id_is),   cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
-        cmocka_unit_test(raw_ids_are_strings_or_numbers),  cmocka_unit_test(a_line_in_parts_holds_others_back),
-        cmocka_unit_test(quotes_a_print_as_a_string),      cmocka_unit_test(one_message_for_what_speaks),
+        cmocka_unit_test(errors_compare_with_numbers_and_ids_made_one),
+        cmocka_unit_test(annotation_is_a_splice),
+        cmocka_unit_test(finds_ids_written_last),
+        cmocka_unit_test(splits_like_a_shell_without_one),
+        cmocka_unit_test(pending_keys_on_direction_and_raw_id),
+        cmocka_unit_test(pending_keys_on_what_an_id_is),
+        cmocka_unit_test(outq_keeps_order_when_the_reader_is_slow),
+        cmocka_unit_test(raw_ids_are_strings_or_numbers),
+        cmocka_unit_test(a_line_in_parts_holds_others_back),
+        cmocka_unit_test(quotes_a_print_as_a_string),
+        cmocka_unit_test(one_message_for_what_speaks),
     };
     signal(SIGPIPE, SIG_IGN); /* as keel does */
     cmocka_set_message_output(CM_OUTPUT_TAP);
