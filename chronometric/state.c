@@ -442,6 +442,10 @@ int state_update_file(const char *dir_in, const char *name, int64_t now_ms, stat
         char *out = cJSON_Print(state);
         if (!out)
             rc = kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+        else if (strlen(out) > STATE_MAX_BYTES) /* it would not be read back: moved aside, all of it lost */
+            rc = kerr_set(e, "STATE_TOO_LARGE", NULL,
+                          "%s would be %zu bytes, over the %d MiB keel reads back; the file was left as it was", file,
+                          strlen(out), STATE_MAX_BYTES >> 20);
         else if (!text || strlen(out) != len || memcmp(out, text, len)) { /* else it is there already */
             rc = write_atomic(dir, file, out, e);
             if (rc == 0 && !strcmp(name, "state.json"))
