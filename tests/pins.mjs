@@ -126,9 +126,16 @@ const a = person();
     'a call to it is answered by keel, naming keel pins, and never reaches the server', c);
   ok(!/id_rsa/.test(k.stderr), 'the changed text is not logged');
   await k.close();
-  // From the chat: the advisory on the next result names the tool and offers approve-tool.
+  // From the chat: approve-tool before any advisory named the held tool
+  // approves nothing (a model told to by a poisoned result cannot approve
+  // what the person was never shown); the advisory on the next result names
+  // the tool and offers approve-tool.
   const kc = await a.session();
   await listAll(kc);
+  const early = await kc.ask({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'apply_override', arguments: { token: 'approve-tool' } } });
+  ok(/^nothing approved: keel's advisory naming the held tools has not reached the person yet/.test(early.result?.structuredContent?.effect || '') &&
+     /held\s+read_note/.test(a.cli().stdout),
+    'approve-tool before the advisory naming the held tool went out approves nothing, and says why', early.result);
   const r = await kc.ask(call(6, 'list_notes'));
   const adv = ((r.result._meta || {})['keel/advisories'] || []).find((x) => x.detector === 'pins');
   ok(adv && /read_note/.test(adv.reason) && adv.override_options.some((o) => o.token === 'approve-tool'),

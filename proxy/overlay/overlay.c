@@ -108,6 +108,7 @@ void overlay_free(struct overlay *ov)
     cJSON_Delete(ov->queued);
     for (int d = 0; d < DET_COUNT; d++)
         cJSON_Delete(ov->last[d]);
+    cJSON_Delete(ov->pins_unseen);
     if (overlay_current == ov)
         overlay_current = NULL;
 }
@@ -795,11 +796,28 @@ static cJSON *hyperfocus(struct overlay *ov, const struct chrono_env *env)
     return a;
 }
 
+/* 1 if advisories holds the pins detector's. */
+static int holds_pins(const cJSON *advisories)
+{
+    const cJSON *a;
+    cJSON_ArrayForEach(a, advisories) {
+        const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
+        if (det && !strcmp(det, guard_detector_names[DET_PINS]))
+            return 1;
+    }
+    return 0;
+}
+
 cJSON *overlay_for_result(struct overlay *ov, const char *tool, const struct loop_call *call, const char *text)
 {
     cJSON *all = cJSON_CreateArray();
     while (cJSON_GetArraySize(ov->queued) > 0)
         cJSON_AddItemToArray(all, cJSON_DetachItemFromArray(ov->queued, 0));
+    if (ov->pins_unseen && holds_pins(all)) { /* it goes out: what it names may be approved */
+        cJSON_Delete(ov->last[DET_PINS]);
+        ov->last[DET_PINS] = ov->pins_unseen;
+        ov->pins_unseen = NULL;
+    }
     struct chrono_env env;
     if ((call || (ov->parts & (OV_HYPERFOCUS | OV_SYCOPHANCY))) && clock_env(ov, &env) == 0) {
         refresh(ov, &env);
@@ -843,6 +861,10 @@ cJSON *overlay_for_result(struct overlay *ov, const char *tool, const struct loo
 
 void overlay_requeue(struct overlay *ov, cJSON *advisories)
 {
+    if (!ov->pins_unseen && ov->last[DET_PINS] && holds_pins(advisories)) { /* it did not go out after all */
+        ov->pins_unseen = ov->last[DET_PINS];
+        ov->last[DET_PINS] = NULL;
+    }
     while (cJSON_GetArraySize(advisories) > 0)
         cJSON_AddItemToArray(ov->queued, cJSON_DetachItemFromArray(advisories, 0));
     cJSON_Delete(advisories);
@@ -923,7 +945,11 @@ void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *name
                                       "Each tool's definition (title, description, schemas, annotations) compared as "
                                       "canonical JSON with the one the person approved; a new name while an approved "
                                       "one went missing is a rename"));
-    cJSON *m = cJSON_AddObjectToObject(overlay_remember(ov, DET_PINS, a), "matched");
+    /* approve-tool approves what this advisory names only once it has gone
+     * out: the person (or the model) cannot approve what nobody was shown */
+    cJSON_Delete(ov->pins_unseen);
+    ov->pins_unseen = cJSON_Duplicate(a, 1);
+    cJSON *m = cJSON_AddObjectToObject(ov->pins_unseen, "matched");
     cJSON_AddStringToObject(m, "server", server);
     cJSON_AddItemToObject(m, "tools", cJSON_Duplicate(names, 1));
     cJSON_AddItemToArray(ov->queued, a);

@@ -57,6 +57,8 @@ struct overlay {
     struct loop_window calls; /* the loop window, oldest first: hashes and times only */
     cJSON *queued; /* advisories waiting for the next result */
     cJSON *last[DET_COUNT]; /* the last advisory of each detector, with what matched */
+    cJSON *pins_unseen; /* a pins advisory still in the queue, with what it names: last[DET_PINS] (what
+                           approve-tool approves) once it has gone out */
     struct guard_view view; /* the shared guard, re-read when the file changes */
     int view_warned; /* the guard could not be read, and that was logged */
     int64_t conversation_at; /* when this conversation began: overrides given before it do not hold */

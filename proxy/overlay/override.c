@@ -96,7 +96,11 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
             cJSON_Delete(o);
             return -1;
         }
-        if (!server)
+        if (!server && ov && ov->pins_unseen)
+            snprintf(effect, sizeof effect,
+                     "nothing approved: keel's advisory naming the held tools has not reached the person yet; "
+                     "approve once it has been read, or run keel pins approve");
+        else if (!server)
             snprintf(effect, sizeof effect,
                      "nothing to approve: this keel held no tool back; keel pins lists held ones");
         else
