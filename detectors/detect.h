@@ -48,7 +48,7 @@ struct rum_match {
     size_t index; /* into hist */
     double sim;
 };
-enum { RUM_NONE, RUM_SOME, RUM_DETECTED, RUM_COMMAND, RUM_STATEMENT };
+enum { RUM_NONE, RUM_SOME, RUM_DETECTED, RUM_COMMAND, RUM_STATEMENT, RUM_FOLLOWUP };
 struct rum_result {
     struct rum_match *match; /* in: room for nhist; out: the first count, most similar first when detected */
     size_t count;

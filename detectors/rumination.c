@@ -530,7 +530,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
     r->kind = r->detected ? RUM_DETECTED
         : count           ? RUM_SOME
         : command         ? RUM_COMMAND
-        : statement       ? RUM_STATEMENT
+        : statement       ? ((how & ASK_FOLLOWUP) && (how & ASK_QUESTION) ? RUM_FOLLOWUP : RUM_STATEMENT)
                           : RUM_NONE;
     if (r->detected) {
         qsort(m, count, sizeof *m, by_sim);
@@ -542,7 +542,7 @@ int rum_run(const struct rum_query *q, int64_t now_ms, struct rum_result *r)
 
 cJSON *rum_heuristic(void)
 {
-    return det_heuristic("concept_containment", "0.6.14", rum_check_description);
+    return det_heuristic("concept_containment", "0.6.15", rum_check_description);
 }
 
 /* check_rumination: the contract's arguments, checked, to rum_run, and its
@@ -661,6 +661,11 @@ int rum_check(const cJSON *args, int64_t now_ms, int offset_s, cJSON **out, kerr
         snprintf(reason, sizeof reason,
                  "This prompt asks nothing (no question, no plea for reassurance): an instruction "
                  "is the work going on, not a question asked again.");
+        break;
+    case RUM_FOLLOWUP:
+        snprintf(reason, sizeof reason,
+                 "This prompt takes up the next thing (\"and the second one?\"): a new question in the same frame, "
+                 "not the same one asked again.");
         break;
     default:
         snprintf(reason, sizeof reason, "No earlier prompt from the last %ld minutes is similar to this one.", window);

@@ -523,6 +523,8 @@ static int content_quiet(const struct jscan_span *content, const char *tool)
         while (jscan_object_next(b, bn, &mp, &k, &v)) {
             if (memchr(k.p, '\\', k.n))
                 return 0;
+            if (k.n == 10 && !memcmp(k.p, "\"resource\"", 10) && v.p[0] == '{')
+                return 0; /* an embedded resource's text: read in full */
             if (k.n != 6 || memcmp(k.p, "\"text\"", 6) || v.p[0] != '"')
                 continue;
             int quiet;
@@ -545,6 +547,13 @@ static int content_quiet(const struct jscan_span *content, const char *tool)
     return 1;
 }
 
+/* 1 when no rule could match structuredContent's text (absent, or its
+ * bytes hold nothing a rule looks for; an escape may hide a word: read). */
+static int structured_quiet(const struct jscan_span *sc, const char *tool)
+{
+    return !sc->p || (!memchr(sc->p, '\\', sc->n) && rules_quiet(sc->p, sc->n, RA_TOOL_RESULT, tool));
+}
+
 /* s onto buf as a sentence: after a space when buf holds one already, with a
  * full stop when s ends without its own mark ("no bombs" reads "no bombs."). */
 static void put_sentence(char *buf, size_t cap, const char *s)
@@ -560,6 +569,38 @@ static void put_sentence(char *buf, size_t cap, const char *s)
     snprintf(buf + l, cap - l, "%s%.*s%s", l ? " " : "", (int)n, s, marked ? "" : ".");
 }
 
+/* The string values under v (keys left out), one a line, appended to b;
+ * -1 when memory runs out. */
+struct sbuf {
+    char *p;
+    size_t n, cap;
+};
+static int strings_of(const cJSON *v, struct sbuf *b)
+{
+    const cJSON *c;
+    if (cJSON_IsString(v)) {
+        size_t l = strlen(v->valuestring);
+        if (b->n + l + 2 > b->cap) {
+            size_t cap = b->cap ? b->cap : 256;
+            while (cap < b->n + l + 2)
+                cap *= 2;
+            char *q = realloc(b->p, cap);
+            if (!q)
+                return -1;
+            b->p = q, b->cap = cap;
+        }
+        if (b->n)
+            b->p[b->n++] = '\n';
+        memcpy(b->p + b->n, v->valuestring, l + 1);
+        b->n += l;
+        return 0;
+    }
+    cJSON_ArrayForEach(c, v)
+        if (strings_of(c, b) < 0)
+            return -1;
+    return 0;
+}
+
 /* Rules on a tool result (keel wrap's hygiene). Returns a replacement line
  * (the result rejected, *held set, or its text blocks rewritten) or NULL,
  * and adds an advisory to *adv saying what was done, unless the person
@@ -569,19 +610,42 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
 {
     *held = 0;
     if (!(r->ov.parts & OV_RULES) || !ruleset_current || n > RULES_MAX_LINE || !top->result.p ||
-        top->result.p[0] != '{' || !sp[0].p || sp[0].p[0] != '[' || content_quiet(&sp[0], tool))
+        top->result.p[0] != '{' || !sp[0].p || sp[0].p[0] != '[' ||
+        (content_quiet(&sp[0], tool) && structured_quiet(&sp[1], tool)))
         return NULL;
     cJSON *content = jscan_parse_valid(sp[0].p, sp[0].n), *b;
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
     cJSON *where = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     char guidance[600] = "", found[600] = "", rewrote_why[600] = "";
     int rewrote = 0, block = -1, left = 0;
-    cJSON_ArrayForEach(b, content) {
-        block++;
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
-        cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "text");
-        if (!type || strcmp(type, "text") || !cJSON_IsString(t))
-            continue;
+    /* What the rules read: each text block, each embedded resource's text
+     * (a file's or a page's contents), and last the strings of
+     * structuredContent (block -1), which is read but never rewritten. */
+    cJSON *structured = sp[1].p && sp[1].n <= RULES_MAX_LINE ? jscan_parse_valid(sp[1].p, sp[1].n) : NULL;
+    struct sbuf sb = {0};
+    cJSON *stext = structured && strings_of(structured, &sb) == 0 && sb.n ? cJSON_CreateString(sb.p) : NULL;
+    free(sb.p);
+    cJSON_Delete(structured);
+    int nblocks = cJSON_GetArraySize(content);
+    for (b = content ? content->child : NULL;; b = b ? b->next : NULL) {
+        cJSON *t;
+        if (b) {
+            block++;
+            const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
+            t = cJSON_GetObjectItemCaseSensitive(b, "text");
+            if (type && !strcmp(type, "resource"))
+                t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, "resource"), "text");
+            else if (!type || strcmp(type, "text"))
+                t = NULL;
+            if (!cJSON_IsString(t))
+                continue;
+        } else if (block < nblocks && stext && stext->valuestring[0]) {
+            block = nblocks; /* once, after the blocks */
+            t = stext;
+        } else {
+            break;
+        }
+        int where_block = t == stext ? -1 : block;
         cJSON *j = rules_judge(r->o->profile, t->valuestring, RA_TOOL_RESULT, tool);
         const cJSON *v;
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
@@ -601,14 +665,15 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             cJSON_ArrayForEach(x, spans) {
                 cJSON *w = cJSON_CreateObject();
                 cJSON_AddStringToObject(w, "rule", rule);
-                cJSON_AddNumberToObject(w, "block", block);
+                cJSON_AddNumberToObject(w, "block", where_block);
                 cJSON_AddNumberToObject(w, "start", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "start")));
                 cJSON_AddNumberToObject(w, "end", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "end")));
                 cJSON_AddItemToArray(where, w);
             }
             size_t fl = strlen(found);
-            snprintf(found + fl, sizeof found - fl, "%sRule %s matched in content[%d] at bytes %.0f-%.0f%s%.0d%s: %s",
-                     fl ? " " : "", rule, block, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s0, "start")),
+            snprintf(found + fl, sizeof found - fl, "%sRule %s matched in %s[%d] at bytes %.0f-%.0f%s%.0d%s: %s",
+                     fl ? " " : "", rule, where_block < 0 ? "structuredContent" : "content",
+                     where_block < 0 ? 0 : block, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s0, "start")),
                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s0, "end")), nspans > 1 ? " (and " : "",
                      nspans > 1 ? nspans - 1 : 0, nspans > 1 ? " more)" : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
@@ -616,13 +681,13 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped")) {
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
-            cJSON_AddNumberToObject(w, "block", block);
+            cJSON_AddNumberToObject(w, "block", where_block);
             cJSON_AddItemToArray(skipped, w);
         }
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "unusable")) {
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
-            cJSON_AddNumberToObject(w, "block", block);
+            cJSON_AddNumberToObject(w, "block", where_block);
             cJSON_AddStringToObject(w, "why", "replacement");
             cJSON_AddItemToArray(skipped, w);
         }
@@ -638,7 +703,10 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             rewrote = 1;
         }
         cJSON_Delete(j);
+        if (!b)
+            break;
     }
+    cJSON_Delete(stext);
     char *out = NULL, reason[900];
     struct chrono_env env = {{0, 0}, r->o->profile, r->o->state_dir, r->ov.conversation_at, r->ov.conversation};
     kerr e = {0};
