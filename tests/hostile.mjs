@@ -226,6 +226,11 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   const after = JSON.parse(await k.next(PATIENCE));
   ok(!Array.isArray(m) && m.params?.data === 'in a batch' && after.id === 41 && after.result.content[0].text === 'after batch',
     '8: a batch from the server is taken apart (its notification comes alone, checked as any), an empty one is not passed on', [m, after]);
+  k.send(call(46, 'faulty', { how: 'mixed_batch' }));
+  m = JSON.parse(await k.next(PATIENCE));
+  const after2 = JSON.parse(await k.next(PATIENCE));
+  ok(m.params?.data === 'in a mixed batch' && after2.id === 46 && after2.result.content[0].text === 'after mixed batch',
+    '8: a server batch holding an object and an element that is none: the object goes on (the other is answered -32600 to the server)', [m, after2]);
   m = await answers(42, 'dup');
   ok(m.id === 42 && m.error?.data?.code === 'UPSTREAM_BAD_RESPONSE' && /given twice/.test(m.error.message),
     '8: a response with a member given twice answers its request with an error', m);

@@ -180,7 +180,10 @@ static void batch_each(struct relay *r, const char *line, size_t n, void (*one)(
         size_t at = (size_t)(e - line);
         if (*e == '{')
             one(r, e, jscan_value_end(line, n, at) - at);
-        else /* JSON-RPC 2.0, 6: each element that is no request is answered (a server's batch holds none) */
+        else if (one == relay_server_line) /* JSON-RPC 2.0, 6: each element that is no request is answered, */
+            relay_upstream_error(r, NULL, 0, JR_INVALID_REQUEST, /* to whoever sent it */
+                                 "Invalid Request: a message in a batch must be a JSON object", NULL);
+        else
             relay_error(&r->cout, NULL, 0, JR_INVALID_REQUEST,
                         "Invalid Request: a message in a batch must be a JSON object", NULL);
     }
@@ -567,18 +570,17 @@ static int result_ambiguous(struct relay *r, const char *id, size_t idn, const s
     return dup != 0;
 }
 
-/* An array from the upstream passes only as a batch: objects, one or more. */
+/* An array from the upstream is a batch when it holds an object: its
+ * objects go on, each element that is none is answered -32600 (a bare
+ * [1,2,3] or [] is no message at all). */
 static int batch_of_objects(const char *line, size_t n)
 {
     size_t pos = 0;
     const char *e;
-    int k = 0;
-    while (jscan_array_next(line, n, &pos, &e)) {
-        if (*e != '{')
-            return 0;
-        k++;
-    }
-    return k > 0;
+    while (jscan_array_next(line, n, &pos, &e))
+        if (*e == '{')
+            return 1;
+    return 0;
 }
 
 void relay_server_line(struct relay *r, const char *line, size_t n)
