@@ -231,6 +231,13 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   const after2 = JSON.parse(await k.next(PATIENCE));
   ok(m.params?.data === 'in a mixed batch' && after2.id === 46 && after2.result.content[0].text === 'after mixed batch',
     '8: a server batch holding an object and an element that is none: the object goes on (the other is answered -32600 to the server)', [m, after2]);
+  k.send(call(47, 'faulty', { how: 'server_ids' }));
+  const got = [];
+  for (;;) { const x = JSON.parse(await k.next(PATIENCE)); got.push(x); if (x.id === 47) break; }
+  const pings = got.filter((x) => x.method === 'ping');
+  ok(pings.length === 1 && pings[0].id === 's1' && got[got.length - 1].result.content[0].text === 'after server ids',
+    '8: the server\'s requests with an id null or an object, or an id still in flight, are answered -32600 to the server, not passed on', got);
+  k.send({ jsonrpc: '2.0', id: 's1', result: {} });   // the client answers the one it got
   m = await answers(42, 'dup');
   ok(m.id === 42 && m.error?.data?.code === 'UPSTREAM_BAD_RESPONSE' && /given twice/.test(m.error.message),
     '8: a response with a member given twice answers its request with an error', m);

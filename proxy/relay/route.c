@@ -633,6 +633,17 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
         relay_upstream_error(r, id, idn, JR_INVALID_REQUEST, "Invalid Request: the id is longer than 1024 bytes", NULL);
         return;
     }
+    if (top->method.p && id && !has_id) { /* null, true, an object: the client could not answer it */
+        log_event(LOG_WARN, "upstream_invalid_request", "reason=id_type bytes=%zu", n);
+        relay_upstream_error(r, NULL, 0, JR_INVALID_REQUEST, "Invalid Request: an id is a string or a number", NULL);
+        return;
+    }
+    if (top->method.p && has_id && pending_kind(&r->pend, FROM_SERVER, id, idn) >= 0) {
+        /* two requests of one id in flight: their answers could not be told apart */
+        log_event(LOG_WARN, "upstream_invalid_request", "reason=id_in_use bytes=%zu", n);
+        relay_upstream_error(r, id, idn, JR_INVALID_REQUEST, "Invalid Request: this id is still in flight", NULL);
+        return;
+    }
     if (top->method.p) {
         int kind = PK_OTHER;
         const char *rid;
