@@ -301,9 +301,9 @@ rmSync(join(modifying, 'bad.yml'));
   ok(m.result.isError === undefined, 'so the result is not turned into an error');
   // hold-classified's file opted in: it holds such a result back.
   m = await call('echo', { message: 'CLASSIFIED orders, PIN 1234' });
-  ok(m.result.isError === true && /held back this result: rule \["hold-classified"\]/.test(m.result.content[0].text) && /override-once/.test(m.result.content[0].text)
+  ok(m.result.isError === true && /held back this result: rule hold-classified\./.test(m.result.content[0].text) && /override-once/.test(m.result.content[0].text)
     && !JSON.stringify(m).includes('orders'), 'with tool_results: modify, a reject rule replaces the result with an error naming the rule and the way through', m.result);
-  ok(/rule \["hold-classified"\]\. Classified material is not for the model\. If the person wants it anyway/.test(m.result.content[0].text),
+  ok(/rule hold-classified\. Classified material is not for the model\. If the person wants it anyway/.test(m.result.content[0].text),
     'its guidance reads as a sentence of its own (a full stop added where the rule has none)', m.result.content[0].text);
   await call('apply_override', { token: 'override-once', detector: 'rules' });
   m = await call('echo', { message: 'CLASSIFIED launch codes' });
@@ -312,9 +312,13 @@ rmSync(join(modifying, 'bad.yml'));
   m = await call('echo', { message: 'CLASSIFIED again' });
   ok(m.result.isError === true, 'and only that one');
   m = await call('echo', { message: 'your PIN 1234 and AKIA2E0A8F3B244C9986' });
-  ok(m.result.content[0].text === 'your PIN **** and AKIA2E0A8F3B244C9986' && /keel changed this result, by rules \["scrub-pins"\]/.test(adv(m).reason)
+  ok(m.result.content[0].text === 'your PIN **** and AKIA2E0A8F3B244C9986' && /keel changed this result, by rules scrub-pins:/.test(adv(m).reason)
     && adv(m).rules.includes('redact-credentials'), 'an opted-in rewrite rule changes the text; the shipped rules still only advise', m.result);
-  ok(/by rules \["scrub-pins"\]: A PIN was masked\./.test(adv(m).reason), 'the advisory says what the rewrite rule did, in its guidance', adv(m).reason);
+  ok(/by rules scrub-pins: A PIN was masked\./.test(adv(m).reason), 'the advisory says what the rewrite rule did, in its guidance', adv(m).reason);
+  m = await call('faulty', { how: 'shaped', result: { content: [{ type: 'text', text: 'PIN 1111' }, { type: 'text', text: 'PIN 2222' }] } });
+  ok(m.result.content[0].text === 'PIN ****' && m.result.content[1].text === 'PIN ****' && (adv(m).reason.match(/scrub-pins/g) || []).length === 1 &&
+     (adv(m).reason.match(/A PIN was masked/g) || []).length === 1,
+    'a rewrite in two blocks: the rule named once, its guidance said once', m.result);
   m = await call('structured', { note: 'PIN 4321' });
   ok(m.result.content[0].text === '{"temperature":21,"note":"PIN 4321"}' && m.result.structuredContent.note === 'PIN 4321'
     && adv(m) && /carries structuredContent, so it is left as is/.test(adv(m).reason),

@@ -601,6 +601,38 @@ static int strings_of(const cJSON *v, struct sbuf *b)
     return 0;
 }
 
+/* name added to the array of strings arr unless it is there: 1 added. */
+static int add_once(cJSON *arr, const char *name)
+{
+    const cJSON *x;
+    if (!name)
+        return 0;
+    cJSON_ArrayForEach(x, arr)
+        if (!strcmp(cJSON_GetStringValue(x), name))
+            return 0;
+    cJSON_AddItemToArray(arr, cJSON_CreateString(name));
+    return 1;
+}
+
+/* The strings of arr as "a, b, c" (malloc'd; NULL out of memory). */
+static char *joined(const cJSON *arr)
+{
+    size_t n = 1;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, arr)
+        n += strlen(cJSON_GetStringValue(x)) + 2;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    cJSON_ArrayForEach(x, arr) {
+        if (s[0])
+            strcat(s, ", ");
+        strcat(s, cJSON_GetStringValue(x));
+    }
+    return s;
+}
+
 /* Rules on a tool result (keel wrap's hygiene). Returns a replacement line
  * (the result rejected, *held set, or its text blocks rewritten) or NULL,
  * and adds an advisory to *adv saying what was done, unless the person
@@ -649,10 +681,9 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         cJSON *j = rules_judge(r->o->profile, t->valuestring, RA_TOOL_RESULT, tool);
         const cJSON *v;
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "violations")) {
-            cJSON_AddItemToArray(rejected,
-                                 cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))));
-            put_sentence(guidance, sizeof guidance,
-                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+            if (add_once(rejected, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"))))
+                put_sentence(guidance, sizeof guidance,
+                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "annotations")) {
             const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
@@ -660,7 +691,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             int nspans = cJSON_GetArraySize(spans);
             if (cJSON_GetObjectItemCaseSensitive(v, "not_applied"))
                 left = 1;
-            cJSON_AddItemToArray(noted, cJSON_CreateString(rule));
+            add_once(noted, rule);
             /* Where, as positions only: the matched text stays where it was. */
             cJSON_ArrayForEach(x, spans) {
                 cJSON *w = cJSON_CreateObject();
@@ -693,7 +724,8 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         }
         const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied")) {
-            cJSON_AddItemToArray(changed, cJSON_Duplicate(v, 1));
+            if (!add_once(changed, cJSON_GetStringValue(v)))
+                continue; /* its guidance is said once, whatever blocks it changed */
             for (int i = 0; i < ruleset_current->n; i++)
                 if (!strcmp(ruleset_current->v[i].name, cJSON_GetStringValue(v)))
                     put_sentence(rewrote_why, sizeof rewrote_why, ruleset_current->v[i].guidance);
@@ -715,7 +747,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         guard_take_once(&env, DET_RULES, &taken, &e);
     if (cJSON_GetArraySize(rejected) && !taken) {
         /* Held back, and said so: an isError result naming the rule, with the way through. */
-        char *names = cJSON_PrintUnformatted(rejected);
+        char *names = joined(rejected);
         snprintf(reason, sizeof reason,
                  "keel held back this result: rule %s.%s%s If the person wants it anyway, they "
                  "can say override-once (apply_override) and ask again.",
@@ -748,7 +780,7 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             free(nc);
         }
         if (n_changed || n_noted || taken || n_skipped) {
-            char *names = cJSON_PrintUnformatted(changed);
+            char *names = joined(changed);
             size_t l = 0; /* one of the four below writes first, from reason[0] */
             if (taken)
                 l += (size_t)snprintf(reason, sizeof reason,
