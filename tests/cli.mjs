@@ -56,6 +56,8 @@ ok(r.status === 64 && /over 16 MiB, the most keel check reads/.test(r.stderr) &&
   'check with more than 16 MiB on stdin: 64, and the limit said', r.stderr);
 r = run(['check', 'check_sycophancy'], '[1,2]');
 ok(r.status === 64, 'check with a JSON array: 64');
+r = run(['wrap', '--url', 'http://[::1'], '');
+ok(r.status === 64 && /--url is not a URL keel can read/.test(r.stderr), 'wrap --url with a URL that does not parse: 64, as a wrong scheme is', r.stderr);
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}']);
 ok(r.status === 0 && JSON.parse(r.stdout).pattern === 'praise_without_evidence', 'check --json ARGS', r.stdout);
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}', '--json={"candidate_response":"ok"}']);

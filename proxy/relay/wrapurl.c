@@ -78,9 +78,11 @@ int wrap_url_run(const struct wrap_opts *o)
     char why[300];
     r.http = hup_open(&ho, &cb, why, sizeof why);
     if (!r.http) {
-        fprintf(stderr, "keel: %s\n", why);
+        /* a --url that is no URL is a usage error (64), as a wrong scheme is */
+        int usage = !strncmp(why, "--url", 5);
+        fprintf(stderr, "keel: %s%s\n", why, usage ? "\nTry 'keel wrap --help'." : "");
         relay_free(&r);
-        return 1;
+        return usage ? 64 : 1;
     }
     if (relay_open(&r) < 0) {
         hup_close(r.http);
