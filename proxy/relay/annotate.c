@@ -646,6 +646,20 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
         (content_quiet(&sp[0], tool) && structured_quiet(&sp[1], tool)))
         return NULL;
     cJSON *content = jscan_parse_valid(sp[0].p, sp[0].n), *b;
+    cJSON *structured = sp[1].p && sp[1].n <= RULES_MAX_LINE ? jscan_parse_valid(sp[1].p, sp[1].n) : NULL;
+    if (jscan_has_dup(content) || jscan_has_dup(structured)) {
+        /* keel would judge the first of two texts, a JavaScript client read
+         * the last: the result does not go on (the client's request is
+         * answered), nor its text into a log */
+        cJSON_Delete(content);
+        cJSON_Delete(structured);
+        log_event(LOG_WARN, "upstream_response_unusable", "reason=a member is given twice bytes=%zu", n);
+        *held = 1;
+        return jr_reply(top->id.p, top->id.n, "error",
+                        jr_error_value(JR_INTERNAL_ERROR,
+                                       "the server's answer could not be passed on: a member is given twice",
+                                       "UPSTREAM_BAD_RESPONSE"));
+    }
     cJSON *rejected = cJSON_CreateArray(), *changed = cJSON_CreateArray(), *noted = cJSON_CreateArray();
     cJSON *where = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     char guidance[600] = "", found[600] = "", rewrote_why[600] = "";
@@ -653,7 +667,6 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
     /* What the rules read: each text block, each embedded resource's text
      * (a file's or a page's contents), and last the strings of
      * structuredContent (block -1), which is read but never rewritten. */
-    cJSON *structured = sp[1].p && sp[1].n <= RULES_MAX_LINE ? jscan_parse_valid(sp[1].p, sp[1].n) : NULL;
     struct sbuf sb = {0};
     cJSON *stext = structured && strings_of(structured, &sb) == 0 && sb.n ? cJSON_CreateString(sb.p) : NULL;
     free(sb.p);

@@ -554,15 +554,14 @@ static int answer_unusable(struct relay *r, const char *line, size_t n, const ch
     return 1;
 }
 
-/* 1 when the answer to a request keel reads (initialize, tools/list, a tool
- * call whose result the rules read) names a member twice anywhere in its
- * result: keel's parse keeps the first, a JavaScript client the last, so
- * what keel pinned or checked would not be what the client reads. */
-static int result_ambiguous(struct relay *r, const char *id, size_t idn, const struct jscan_top *top, size_t n)
+/* 1 when the answer to initialize or tools/list names a member twice
+ * anywhere in its result: keel's parse keeps the first, a JavaScript client
+ * the last, so what keel pinned would not be what the client reads. (A tool
+ * result's are found where the rules read it: annotate.c.) */
+static int result_ambiguous(struct relay *r, const char *id, size_t idn, const struct jscan_top *top)
 {
     int kind = pending_kind(&r->pend, FROM_CLIENT, id, idn);
-    if (kind != PK_INITIALIZE && kind != PK_DISCOVER && kind != PK_TOOLS_LIST &&
-        !(kind == PK_TOOLS_CALL && n <= RULES_MAX_LINE))
+    if (kind != PK_INITIALIZE && kind != PK_DISCOVER && kind != PK_TOOLS_LIST)
         return 0;
     cJSON *res = jscan_parse_valid(top->result.p, top->result.n);
     int dup = res ? jscan_has_dup(res) : 0;
@@ -676,7 +675,7 @@ void relay_server_scanned(struct relay *r, const char *line, size_t n, const str
     }
     char *rewritten = NULL;
     void *data = NULL;
-    if (has_id && top->result.p && result_ambiguous(r, id, idn, top, n)) {
+    if (has_id && top->result.p && result_ambiguous(r, id, idn, top)) {
         if (!answer_unusable(r, line, n, "a member is given twice"))
             log_event(LOG_WARN, "upstream_not_jsonrpc", "reason=duplicate_member bytes=%zu", n);
         return;
