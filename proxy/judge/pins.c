@@ -783,6 +783,8 @@ void pins_unread_why(const struct pins *p, char *why, size_t whyn)
              p->unread);
 }
 
+static int held_named(struct pins *p, const char *nm, char *why, size_t whyn);
+
 int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t whyn)
 {
     if (!p->loaded)
@@ -796,6 +798,19 @@ int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t why
     char *nm = jscan_string_prefix(name, nn, 512);
     if (!nm)
         return 0;
+    int held = held_named(p, nm, why, whyn);
+    free(nm);
+    return held;
+}
+
+int pins_held_tool(struct pins *p, const char *nm, char *why, size_t whyn)
+{
+    return p->server && p->loaded && p->nheld ? held_named(p, nm, why, whyn) : 0;
+}
+
+/* 1 if the tool named nm (decoded) is held, with why; else 0. */
+static int held_named(struct pins *p, const char *nm, char *why, size_t whyn)
+{
     const cJSON *tools = cJSON_GetObjectItemCaseSensitive(p->entry, "tools");
     const cJSON *pin = cJSON_GetObjectItemCaseSensitive(tools, nm);
     if (pin && pin_state(pin, p->hold_suspect) == PIN_HELD) {
@@ -818,7 +833,6 @@ int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t why
                  "'%s' '%s', and approve it with: keel pins approve '%s' '%s'",
                  nm, what, p->server, nm, p->server, nm);
     }
-    free(nm);
     return held;
 }
 

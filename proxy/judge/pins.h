@@ -88,6 +88,9 @@ void pins_unread_why(const struct pins *p, char *why, size_t whyn);
  * file cannot be read (nothing is known to be approved); why gets the
  * sentence to say. */
 int pins_held(struct pins *p, const char *name, size_t nn, char *why, size_t whyn);
+/* The same for a tool named by its decoded name, from what is loaded (0
+ * when nothing is: a call already sent is not answered for an unread file). */
+int pins_held_tool(struct pins *p, const char *name, char *why, size_t whyn);
 
 /* 1 when the file changed since it was last read (then it is read again):
  * keel pins, or an approve-tool token, approved something. */

@@ -869,6 +869,14 @@ char *relay_call_finished(struct relay *r, void *data, const char *line, size_t 
         relay_call_data_free(d);
         return NULL;
     }
+    /* Its tool held back while the call was on its way (a listing that
+     * changed it came in between): what it answered does not go on. */
+    char why[1200];
+    if (d->tool[0] && pins_held_tool(&r->pins, d->tool, why, sizeof why)) {
+        log_event(LOG_WARN, "tool_result_held", "bytes=%zu", n);
+        relay_call_data_free(d);
+        return jr_reply(top->id.p, top->id.n, "error", jr_error_value(JR_INVALID_PARAMS, why, "TOOL_HELD"));
+    }
     if (d->watched)
         outcome(top, rm, &d->call); /* what the server said, before any rule or advisory */
     const struct loop_call *call = d->watched ? &d->call : NULL;
