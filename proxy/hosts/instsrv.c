@@ -426,7 +426,10 @@ void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n
                     s.args_del_at = args->in_inline ? cmd->end : args->line_at;
                     s.args_del_end = args->in_inline ? args->end : args->line_end;
                     if (!args->in_inline && args->line_end == n && n && text[n - 1] != '\n' && args->line_at > 0)
-                        s.args_del_at--; /* the last line: its line break goes with it */
+                        s.args_del_at -=
+                            args->line_at >= 2 && text[args->line_at - 2] == '\r' && text[args->line_at - 1] == '\n'
+                            ? 2
+                            : 1; /* the last line: its line break (CRLF too) goes with it */
                 }
             } else {
                 /* The key as the command's was written, its last part args. */

@@ -97,6 +97,9 @@ static void install_then_uninstall_gives_the_text_back(void **state)
         {0, 1, "{\"mcpServers\": {\"a\": {\"command\": \"npx\"}}}\n", "\"hooks\": {"},
         {1, 1, "{\n  // mine\n  \"mcpServers\": {\"a\": {\"command\": \"npx\"}}\n}\n", "AfterAgent"},
         {2, 0, "[mcp_servers.a]\ncommand = \"npx\"\n", "args = [\"wrap\", \"--\", \"npx\"]"},
+        /* CRLF, no line break at the end: keel's args line goes with its CRLF */
+        {2, 0, "[mcp_servers.docs]\r\ncommand = \"npx\"", "\r\nargs = [\"wrap\", \"--\", \"npx\"]"},
+        {2, 0, "x = 1\r\nmcp_servers.a.command = \"npx\"", "args"},
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         char why[300];
