@@ -85,6 +85,32 @@ console.log(swapped ? 'swapped' : 'not swapped');
     { said: said.trim(), status: k.status, err: k.stderr.slice(0, 300), wrapped, text: text.slice(-200) });
   }
 }
+// An edit redone on what such a writer wrote decides again which server
+// keeps keel's tools: the first, as a first try does (every server got
+// --expose none, and no server kept apply_override and the rest).
+{
+  const rewriter = join(sandbox().dir, 'rewriter.mjs');
+  writeFileSync(rewriter, `import { fstatSync, ftruncateSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
+const [file, ready] = process.argv.slice(2);
+const fd = openSync(file, 'r+'), ino = fstatSync(fd).ino, sab = new Int32Array(new SharedArrayBuffer(4));
+writeFileSync(ready, '');
+for (let t = 0; t < 10000 && statSync(file).ino === ino; t++) Atomics.wait(sab, 0, 0, 1);
+ftruncateSync(fd, 0);
+writeSync(fd, '{"mcpServers": {"x": {"command": "npx"}, "y": {"command": "node", "args": ["y"]}}, "n": 1}\\n', 0);
+closeSync(fd);
+`);
+  const ht = homeWith({ '.claude/settings.json': '{}\n', '.claude.json': '{"mcpServers": {"x": {"command": "npx"}, "y": {"command": "node", "args": ["y"]}}}\n' });
+  const ready = join(ht, 'ready');
+  const w = spawn(process.execPath, [rewriter, join(ht, '.claude.json'), ready], { stdio: 'ignore' });
+  for (let wait = 0; wait < 1000 && !existsSync(ready); wait++) await new Promise((res) => setTimeout(res, 5));
+  const k = run(ht, 'install', '--client', 'claude-code');
+  await new Promise((res) => w.on('close', res));
+  let j = {};
+  try { j = JSON.parse(read(ht, '.claude.json')); } catch { /* left empty */ }
+  ok(k.status === 0 && j.n === 1 && JSON.stringify(j.mcpServers?.x?.args) === '["wrap","--","npx"]' &&
+     JSON.stringify(j.mcpServers?.y?.args) === '["wrap","--expose","none","--","node","y"]',
+    'an edit redone on what a writer wrote meanwhile: its key kept, and the first server still keeps keel\'s tools', { status: k.status, err: k.stderr.slice(0, 300), j });
+}
 // n runs of keel VERB --client CLIENT at once in home h: each one's exit code and what it printed.
 const atOnce = (h, n, client, verb = 'install') => Promise.all(Array.from({ length: n }, () => new Promise((res) => {
   const p = spawn(keel, [verb, '--client', client], { env: { PATH: process.env.PATH, HOME: h }, cwd: h });

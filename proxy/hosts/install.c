@@ -143,6 +143,7 @@ struct target {
     int written;
     int marked; /* markers_write wrote FILE.keel-added (1), FILE.keel-created (2) */
     char backup[PATH_MAX + 64];
+    int planned, had_default, had_quiet; /* what the servers before this file said, for an edit redone */
 };
 
 static cJSON *manifest_read(const char *path)
@@ -229,6 +230,15 @@ static int prepare_from(struct ctx *c, struct target *t, const char *from, size_
     if (!(t->base = malloc(t->base_n + 1)))
         return -1;
     memcpy(t->base, base, t->base_n + 1);
+    /* An edit redone (the file was written meanwhile) starts from what the
+     * files before this one said: which server keeps keel's tools is not
+     * decided by this file's own first try. */
+    if (!t->planned) {
+        t->planned = 1;
+        t->had_default = c->have_default, t->had_quiet = c->quiet_wraps;
+    } else {
+        c->have_default = t->had_default, c->quiet_wraps = t->had_quiet;
+    }
     if (inst_plan_text(c, &t->spec, t->base, t->base_n, t->manifest, &t->p, why, whyn) < 0)
         return -1;
     if (c->uninstall && t->f.exists && cfg_side_exists(t->path, ".keel-created") && cjson_empty_object(t->p.want))
