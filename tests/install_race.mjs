@@ -111,6 +111,38 @@ closeSync(fd);
      JSON.stringify(j.mcpServers?.y?.args) === '["wrap","--expose","none","--","node","y"]',
     'an edit redone on what a writer wrote meanwhile: its key kept, and the first server still keeps keel\'s tools', { status: k.status, err: k.stderr.slice(0, 300), j });
 }
+// A writer that empties the file it holds open and writes only after keel
+// stopped waiting (3 s): keel cannot make its change again on what it wrote,
+// and says that the file holds keel's change, with its backup; keel's side
+// file stays, so uninstall gives the file back as it was.
+{
+  const truncator = join(sandbox().dir, 'truncator.mjs');
+  writeFileSync(truncator, `import { fstatSync, ftruncateSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
+const [file, ready] = process.argv.slice(2);
+const fd = openSync(file, 'r+'), ino = fstatSync(fd).ino, sab = new Int32Array(new SharedArrayBuffer(4));
+writeFileSync(ready, '');
+for (let t = 0; t < 10000 && statSync(file).ino === ino; t++) Atomics.wait(sab, 0, 0, 1);
+ftruncateSync(fd, 0);
+Atomics.wait(sab, 0, 0, 3000);
+writeSync(fd, '{"n": 1}\\n', 0);
+closeSync(fd);
+`);
+  const orig = '{"mcpServers": {"x": {"command": "npx"}}}\n';
+  const ht = homeWith({ '.claude/settings.json': '{}\n', '.claude.json': orig });
+  const ready = join(ht, 'ready');
+  const w = spawn(process.execPath, [truncator, join(ht, '.claude.json'), ready], { stdio: 'ignore' });
+  for (let wait = 0; wait < 1000 && !existsSync(ready); wait++) await new Promise((res) => setTimeout(res, 5));
+  const k = run(ht, 'install', '--client', 'claude-code');
+  await new Promise((res) => w.on('close', res));
+  const text = read(ht, '.claude.json');
+  const backups = readdirSync(ht).filter((f) => f.startsWith('.claude.json.keel-backup-'));
+  ok(k.status === 1 && /\.claude\.json holds keel's change, but what another program wrote to it just after could not be read/.test(k.stderr) &&
+     !/none of claude-code's files was left changed/.test(k.stderr) && text.includes('"wrap"') && backups.length === 1 &&
+     existsSync(join(ht, '.claude.json.keel-added')),
+    'a writer that empties the file and writes after keel gave up waiting: keel says the file holds its change, names the backup, keeps its side file', { status: k.status, err: k.stderr, backups });
+  const u = run(ht, 'uninstall', '--client', 'claude-code');
+  ok(u.status === 0 && read(ht, '.claude.json') === orig, 'and uninstall then gives the file back byte for byte', { status: u.status, err: u.stderr, text: read(ht, '.claude.json') });
+}
 // n runs of keel VERB --client CLIENT at once in home h: each one's exit code and what it printed.
 const atOnce = (h, n, client, verb = 'install') => Promise.all(Array.from({ length: n }, () => new Promise((res) => {
   const p = spawn(keel, [verb, '--client', client], { env: { PATH: process.env.PATH, HOME: h }, cwd: h });

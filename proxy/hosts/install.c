@@ -321,6 +321,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
              * writer may also have written to keel's new file since (it
              * opens the name afresh): what it added after keel's text is
              * added after its late text too, so neither write is lost. */
+            t->written = 1; /* keel's text is there already, whatever comes next */
             char *late = t->f.late, *mine = t->p.out;
             size_t late_n = t->f.late_n, mine_n = t->p.out_n;
             t->f.late = NULL;
@@ -338,14 +339,19 @@ static int commit(struct ctx *c, struct target *t, int dry)
                 from = late;
             }
             cfg_release(&now);
-            rc = prepare_from(c, t, from, from_n, why, sizeof why);
+            char how[PATH_MAX + 256];
+            rc = prepare_from(c, t, from, from_n, how, sizeof how);
             if (from != late)
                 free(from);
             free(late);
             free(mine);
-            if (rc < 0)
+            if (rc < 0) {
+                snprintf(why, sizeof why,
+                         "%s holds keel's change, but what another program wrote to it just after could not be "
+                         "read (%s), so keel's change was not made again on it",
+                         t->path, how);
                 break;
-            t->written = 1; /* keel's text is there already */
+            }
             continue;
         }
         /* Written by something else meanwhile: read it again, edit again,
@@ -367,6 +373,11 @@ static int commit(struct ctx *c, struct target *t, int dry)
             snprintf(why, sizeof why, "%s kept changing while keel wrote it; nothing was lost, try again", t->path);
     }
     fprintf(stderr, "keel: %s\n", why);
+    if (t->written) { /* keel's text is there: its backup is named, and said */
+        kept(t);
+        if (t->backup[0])
+            fprintf(stderr, "keel: the file as it was before keel is kept as %s\n", t->backup);
+    }
     if (!t->written && t->backup[0]) { /* the file is as it was: no backup of a change that was not made */
         unlink(t->backup);
         t->backup[0] = '\0';
@@ -551,10 +562,19 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
         if (!dry && !c->uninstall && has_change(&t[i]))
             markers_write(&t[i]);
         if (commit(c, &t[i], dry) < 0) {
+            int left = 0;
             for (int j = 0; j <= i; j++) /* a file left changed keeps its side files */
                 if (!t[j].written || (j < i && roll_back(&t[j])))
                     markers_undo(&t[j]);
-            fprintf(stderr, "keel: none of %s's files was left changed\n", cl->name);
+                else
+                    left = 1;
+            if (left)
+                fprintf(stderr,
+                        "keel: not all of %s's files were changed; what keel changed is said above, and keel "
+                        "uninstall takes it out\n",
+                        cl->name);
+            else
+                fprintf(stderr, "keel: none of %s's files was left changed\n", cl->name);
             rc = 1;
         }
     }
