@@ -803,6 +803,22 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
   ok(u.status === 0 && gone && existsSync(join(h, '.claude/settings.json')) && read(h, '.claude/settings.json') === '{}\n',
     'stale side files beside a missing file go; the person\'s file made later is given back as it was, never removed', { u: u.stdout + u.stderr, gone });
 }
+// The same side files when the person made the file before keel ran again
+// (an install killed before it wrote; the person's own hooks file): keel's
+// entries they name are not in it, so they say nothing true either.
+{
+  for (const created of [true, false]) {
+    const mine = '{\n  "hooks": {}\n}\n';
+    const h = homeWith({ '.codex/config.toml': '[mcp_servers.a]\ncommand = "npx"\n', '.codex/hooks.json': mine,
+      '.codex/hooks.json.keel-added': '/hooks/UserPromptSubmit\n/hooks/Stop\n/hooks/SubagentStop\n/hooks/SessionStart\n/hooks\n',
+      ...(created ? { '.codex/hooks.json.keel-created': '' } : {}) });
+    const i = run(h, 'install', '--client', 'codex');
+    const u = run(h, 'uninstall', '--client', 'codex');
+    ok(i.status === 0 && u.status === 0 && existsSync(join(h, '.codex/hooks.json')) && read(h, '.codex/hooks.json') === mine,
+      `stale side files${created ? ' (keel-created too)' : ''} beside the person's own hooks file: install and uninstall give it back as it was, never removed`,
+      { i: i.stdout + i.stderr, u: u.stdout + u.stderr, text: existsSync(join(h, '.codex/hooks.json')) ? read(h, '.codex/hooks.json') : null });
+  }
+}
 
 // The server that kept keel's tools deleted by hand: install says no chat
 // has them now, and how to give them back.

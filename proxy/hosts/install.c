@@ -214,6 +214,69 @@ static int cjson_empty_object(const cJSON *x)
 
 /* Reads t's file and works out its edit (from the text `from` instead of
  * the file's, when given: what a late writer wrote). 0, or -1 with why. */
+/* The value at JSON pointer ptr in v ("/a/b~1c/0"), or NULL. */
+static const cJSON *at_pointer(const cJSON *v, const char *ptr)
+{
+    char key[512];
+    while (v && *ptr == '/') {
+        size_t k = 0;
+        for (ptr++; *ptr && *ptr != '/' && k + 1 < sizeof key; ptr++)
+            key[k++] = *ptr == '~' && ptr[1] == '1' ? (ptr++, '/') : *ptr == '~' && ptr[1] == '0' ? (ptr++, '~') : *ptr;
+        key[k] = '\0';
+        if (cJSON_IsArray(v)) {
+            char *end;
+            long i = strtol(key, &end, 10);
+            v = *key && !*end && i >= 0 ? cJSON_GetArrayItem(v, (int)i) : NULL;
+        } else {
+            v = cJSON_GetObjectItemCaseSensitive(v, key);
+        }
+    }
+    return *ptr ? NULL : v;
+}
+
+/* 1 when the side files beside t's file say what is no longer true of it:
+ * keel's entries they name are none of them in it (an install killed before
+ * it wrote the file, then a file the person made; keel's entries taken out
+ * by hand), or it says keel created a file that holds none of keel's. They
+ * would make an uninstall take out the person's own entries, or their file. */
+static int sides_stale(const struct target *t)
+{
+    if (!t->f.exists)
+        return 0; /* handled where the file is not there */
+    int created = cfg_side_exists(t->path, ".keel-created");
+    if (!cJSON_GetArraySize(t->manifest))
+        return created;
+    cJSON *tree = NULL;
+    if (t->spec.fmt == FMT_TOML) {
+        struct toml_error te;
+        struct toml_node *nt = toml_parse(t->f.text, t->f.n, &te);
+        tree = nt ? toml_to_json(nt, 0) : NULL;
+        toml_free(nt);
+    } else {
+        struct cfgjson d;
+        char w[256];
+        if (cfgjson_read(&d, t->f.text, t->f.n, t->spec.fmt == FMT_JSONC, w, sizeof w) == 0) {
+            tree = d.tree;
+            d.tree = NULL;
+            cfgjson_free(&d);
+        }
+    }
+    if (!tree)
+        return 0; /* not read: the plan says why */
+    int found = 0;
+    const cJSON *e, *f;
+    cJSON_ArrayForEach(e, t->manifest) {
+        size_t l = strlen(e->valuestring);
+        int deepest = 1; /* no other entry lies inside it */
+        cJSON_ArrayForEach(f, t->manifest)
+            deepest &= !(strlen(f->valuestring) > l && !strncmp(f->valuestring, e->valuestring, l) &&
+                         f->valuestring[l] == '/');
+        found |= deepest && at_pointer(tree, e->valuestring) != NULL;
+    }
+    cJSON_Delete(tree);
+    return !found;
+}
+
 static int prepare_from(struct ctx *c, struct target *t, const char *from, size_t from_n, char *why, size_t whyn)
 {
     static const char empty_json[] = "{\n}\n";
@@ -535,7 +598,17 @@ static int do_client(struct ctx *c, const struct client *cl, const char *home, i
     for (int i = 0; i < nt; i++) {
         t[i].client = cl->name;
         t[i].manifest = manifest_read(t[i].path);
-        if (prepare(c, &t[i], why, sizeof why) < 0) {
+        int rc_p = prepare(c, &t[i], why, sizeof why);
+        if (rc_p == 0 && sides_stale(&t[i])) { /* read afresh without them; they go, unless this is a dry run */
+            if (!dry) {
+                side_remove(t[i].path, ".keel-created");
+                side_remove(t[i].path, ".keel-added");
+            }
+            cJSON_Delete(t[i].manifest);
+            t[i].manifest = cJSON_CreateArray();
+            rc_p = prepare(c, &t[i], why, sizeof why);
+        }
+        if (rc_p < 0) {
             int named = !strncmp(why, t[i].path, strlen(t[i].path)); /* a reading error names the file itself */
             fprintf(stderr,
                     "keel: %s%s%s\nkeel: none of %s's files was changed: fix that one (or add keel by "
