@@ -309,8 +309,9 @@ int cfg_secret_name(const char *name, size_t n)
     for (size_t i = 0; i < n; i++)
         low[i] = (char)tolower((unsigned char)name[i]);
     low[n] = '\0';
-    static const char *const whole[] = {"env",         "headers", "http_headers", "env_http_headers",
-                                        "environment", "auth",    "bearer",       NULL};
+    static const char *const whole[] = {"env",         "envs",      "headers", "http_headers", "env_http_headers",
+                                        "environment", "auth",      "bearer",  "oauth",        "key",
+                                        "sig",         "signature", NULL};
     static const char *const part[] = {"token",   "secret",        "password",   "passwd", "apikey",      "api_key",
                                        "api-key", "authorization", "credential", "cookie", "private_key", "access_key",
                                        NULL};
@@ -333,15 +334,54 @@ static int has_ci(const char *s, size_t n, const char *needle)
     return 0;
 }
 
+/* 1 when s[0..n) holds a run of 32 or more token characters (letters,
+ * digits, - and _) with an upper-case letter, a lower-case one and a digit:
+ * a key put in a URL's path ("/api/mcp/s/<key>/mcp"), not a word. */
+static int random_run(const char *s, size_t n)
+{
+    size_t run = 0;
+    int up = 0, low = 0, dig = 0;
+    for (size_t i = 0; i <= n; i++) {
+        unsigned char c = i < n ? (unsigned char)s[i] : 0;
+        if (isalnum(c) || c == '-' || c == '_') {
+            run++;
+            up |= isupper(c) != 0, low |= islower(c) != 0, dig |= isdigit(c) != 0;
+            continue;
+        }
+        if (run >= 32 && up && low && dig)
+            return 1;
+        run = 0, up = low = dig = 0;
+    }
+    return 0;
+}
+
 int cfg_secret_text(const char *s, size_t n)
 {
-    static const char *const prefixes[] = {"sk-",   "ghp_",  "gho_", "github_pat_", "glpat-",
-                                           "xoxb-", "xoxp-", "AKIA", "eyJ",         NULL};
-    for (int i = 0; prefixes[i]; i++) {
-        size_t l = strlen(prefixes[i]);
-        if (n > l && !memcmp(s, prefixes[i], l))
-            return 1;
+    /* a token's own prefix, at the start or after a character that is no
+     * part of a word (a URL's path, a query, "--key=sk-...") */
+    static const char *const prefixes[] = {"sk-",    "sk_",   "rk_",   "ghp_",   "gho_",  "ghs_", "github_pat_",
+                                           "glpat-", "xoxb-", "xoxp-", "xoxa-",  "xapp-", "AKIA", "AIza",
+                                           "ya29.",  "hf_",   "npm_",  "shpat_", "eyJ",   NULL};
+    for (size_t at = 0; at < n; at++) {
+        if (at && (isalnum((unsigned char)s[at - 1]) || s[at - 1] == '_' || s[at - 1] == '-'))
+            continue;
+        for (int i = 0; prefixes[i]; i++) {
+            size_t l = strlen(prefixes[i]);
+            if (n - at > l && !memcmp(s + at, prefixes[i], l))
+                return 1;
+        }
     }
+    if (random_run(s, n))
+        return 1;
+    /* a query parameter that names a secret ("?key=...", "&access_token=...") */
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '?' || s[i] == '&') {
+            size_t j = i + 1;
+            while (j < n && s[j] != '=' && s[j] != '&' && j - i < 64)
+                j++;
+            if (j < n && s[j] == '=' && j > i + 1 && cfg_secret_name(s + i + 1, j - i - 1))
+                return 1;
+        }
     /* an Authorization header's value, wherever it stands ("Authorization:
      * Bearer ...", "--header=Bearer ...") */
     if (has_ci(s, n, "bearer ") || has_ci(s, n, "basic ") || has_ci(s, n, "token "))

@@ -158,6 +158,18 @@ static void what_looks_like_a_credential(void **state)
         {"s://u:p@h", 1},
         {"://u:p@h", 1},
         {"plain text with a: colon", 0},
+        /* a token's prefix wherever a word starts; a key in a query or a path */
+        {"AIzaSyW02abcdefghijklmnopqrstuvwxyz0123", 1},
+        {"https://h/x/ghp_W04abc/sse", 1},
+        {"https://actions.zapier.com/mcp/sk-ak-abc/sse", 1},
+        {"task-sk-board", 0}, /* inside a word: no token */
+        {"https://h/mcp?key=W08", 1},
+        {"https://h/mcp?page=2&access_token=x", 1},
+        {"https://h/mcp?monkey=1", 0},
+        {"https://mcp.zapier.com/api/mcp/s/ZjA3NmQ5YzktMzQ1Ny00YjU0LWE5OTAt/mcp", 1},
+        {"some_long_identifier_without_digits_at_all_here", 0},
+        {"--key=W09", 1},
+        {"@modelcontextprotocol/server-filesystem", 0},
     };
     for (size_t i = 0; i < sizeof ex / sizeof *ex; i++)
         if (cfg_secret_text(ex[i].s, strlen(ex[i].s)) != ex[i].secret)
