@@ -6,6 +6,7 @@
  * be HH:MM"), so one typo never disables the rest of the profile. Values are
  * never quoted back in problems: a profile may hold private text. */
 #include "profile.h"
+#include "text.h"
 
 #include "readfile.h"
 
@@ -488,12 +489,20 @@ static void top_member(struct walk *w, const char *key, const yaml_node_t *v, vo
         unknown(w, v, "", key);
 }
 
+#define PROFILE_FLOW_MAX 64 /* [ ] and { } nested: past it the profile is not read */
+
 void profile_load_text(struct profile *p, const char *yaml, size_t n)
 {
     defaults(p);
     p->found = 1;
     yaml_parser_t parser;
     yaml_document_t doc;
+    if (text_yaml_flow_depth(yaml, n, PROFILE_FLOW_MAX) > PROFILE_FLOW_MAX) {
+        p->unreadable = 1; /* libyaml's time grows with the square of the depth */
+        snprintf(p->error, sizeof p->error, "its [ ] and { } nest over %d deep; a profile needs a few",
+                 PROFILE_FLOW_MAX);
+        return;
+    }
     if (!yaml_parser_initialize(&parser)) {
         p->unreadable = 1;
         snprintf(p->error, sizeof p->error, "out of memory");

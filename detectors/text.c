@@ -623,3 +623,38 @@ uint64_t text_hash_pieces(const void *p, size_t n, uint64_t seed)
     text_hasher_add(&t, p, n);
     return text_hasher_end(&t);
 }
+
+int text_yaml_flow_depth(const char *s, size_t n, int max)
+{
+    int depth = 0, deepest = 0;
+    char quote = 0;
+    for (size_t i = 0; i < n && deepest <= max; i++) {
+        char c = s[i];
+        if (quote) {
+            if (c == '\\' && quote == '"' && i + 1 < n)
+                i++;
+            else if (c == quote && !(quote == '\'' && i + 1 < n && s[i + 1] == '\'' && ++i))
+                quote = 0;
+            continue;
+        }
+        if (c == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t' || s[i - 1] == '\n')) {
+            while (i < n && s[i] != '\n')
+                i++;
+        } else if (c == '"' || c == '\'') {
+            /* a quote opens a scalar only where a scalar starts (after
+             * ": ", "- ", "[", "{", "," or at a line's start); in "don't"
+             * it is a letter */
+            size_t k = i;
+            while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+                k--;
+            if (k == 0 || strchr("\n:-[{,?", s[k - 1]))
+                quote = c;
+        } else if (c == '[' || c == '{') {
+            if (++depth > deepest)
+                deepest = depth;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return deepest > max ? max + 1 : deepest;
+}

@@ -152,4 +152,10 @@ char *text_repair(const char *s, size_t n, size_t *len, int *repaired);
  * lines are trimmed. Returns the number of lines seen. */
 size_t text_each_line(const char *data, void (*fn)(const char *line, size_t n, void *ctx), void *ctx);
 
+/* How deep the flow collections ([ ] { }) of YAML text s[0..n) nest,
+ * outside quotes and comments; stops counting past max (returns max + 1).
+ * libyaml's scanner takes time that grows with the square of that depth,
+ * so a file is refused on it before it is parsed. */
+int text_yaml_flow_depth(const char *s, size_t n, int max);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "embed.h"
 #include "readfile.h"
+#include "text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -355,6 +356,13 @@ void ruleset_load_text(struct ruleset *rs, const char *name, const char *text, s
 {
     yaml_parser_t parser;
     yaml_document_t doc;
+    if (text_yaml_flow_depth(text, n, 64) > 64) { /* libyaml's time grows with the square of the depth */
+        rs->nseen++;
+        if (rs->nproblems < RULESET_MAX_PROBLEMS)
+            snprintf(rs->problems[rs->nproblems++], sizeof rs->problems[0],
+                     "%s: its [ ] and { } nest over 64 deep; it is not read", name);
+        return;
+    }
     if (!yaml_parser_initialize(&parser))
         return;
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);

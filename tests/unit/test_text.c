@@ -418,6 +418,24 @@ static void every_listed_word_is_a_stopword(void **state)
     assert_false(text_is_stopword(text_word_hash("migration", 9)));
 }
 
+/* How deep YAML's flow collections nest: quotes and comments hold none,
+ * and an apostrophe inside a word opens no quote (or a deep file would
+ * hide behind "don't"). */
+static void yaml_flow_depth(void **state)
+{
+    (void)state;
+    assert_int_equal(text_yaml_flow_depth("[[a]]", 5, 64), 2);
+    assert_int_equal(text_yaml_flow_depth("a: {b: [c, d]}\n", 15, 64), 2);
+    const char *hid = "a: don't\nb: [[x]]\n";
+    assert_int_equal(text_yaml_flow_depth(hid, strlen(hid), 64), 2);
+    const char *q = "a: '[[[ it''s ['\nb: \"[\\\"[\"\n# [[[[\n";
+    assert_int_equal(text_yaml_flow_depth(q, strlen(q), 64), 0);
+    char deep[300];
+    memset(deep, '[', 100);
+    memset(deep + 100, ']', 100);
+    assert_int_equal(text_yaml_flow_depth(deep, 200, 64), 65); /* past max: max + 1 */
+}
+
 static void validates_utf8(void **state)
 {
     (void)state;
@@ -690,6 +708,7 @@ int main(void)
         cmocka_unit_test(validates_utf8),
         cmocka_unit_test(reads_data_lines),
         cmocka_unit_test(every_listed_word_is_a_stopword),
+        cmocka_unit_test(yaml_flow_depth),
         cmocka_unit_test(finds_the_elision_a_word_opens_with),
         cmocka_unit_test(finds_the_longest_phrase),
         cmocka_unit_test(repairs_what_is_not_utf8),
