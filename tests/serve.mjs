@@ -3,6 +3,7 @@
 // handshake, every tool, tool errors as results, JSON-RPC errors for bad
 // input, keel alive after all of it, a prompt exit on EOF, and logs free of
 // user content.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,22 @@ r = await srv.ask('this is not json');
 ok(r.error && r.error.code === -32700 && r.id === null, 'garbage line: -32700 with id null', r);
 r = await srv.ask([{ jsonrpc: '2.0', id: 25, method: 'ping' }]);
 ok(r.error && r.error.code === -32600 && r.id === null, 'batch: -32600', r);
+r = await srv.ask('{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"get_status","name":"mark_session_end","arguments":{}}}');
+ok(r.error && r.error.code === -32600 && r.id === 28 && /given twice/.test(r.error.message),
+  'a member given twice (a tool\'s name: keel would run the first, a JavaScript peer read the last): -32600 with its id', r);
+r = await srv.ask('{"jsonrpc":"2.0","id":29,"id":30,"method":"ping"}');
+ok(r.error && r.error.code === -32600 && r.id === null, 'the id given twice: -32600, id null (neither is the answer\'s)', r);
+r = await srv.ask('{"jsonrpc":"2.0","id":1.5,"method":"ping"}');
+ok(r.error && r.error.code === -32600 && r.id === null && /integer/.test(r.error.message), 'an id of no integer value: -32600', r);
+{
+  const home = mkdtempSync(join(tmpdir(), 'keel-serve-'));
+  const raw = spawnSync(keel, ['serve', '--log-level', 'error'], { env: { PATH: process.env.PATH, HOME: home },
+    input: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"a'), Buffer.from([0xff]), Buffer.from('b","method":"ping"}\n')]) });
+  rmSync(home, { recursive: true, force: true });
+  const out = raw.stdout.toString('latin1');
+  ok(!out.includes('\xff') && /"id":null,"error":\{"code":-32600,"message":"Invalid Request: the id is not valid UTF-8"/.test(out),
+    'an id that is not valid UTF-8 is not echoed (the reply would be no JSON text): -32600, id null', out);
+}
 r = await srv.ask({ jsonrpc: '2.0', id: 26 });
 ok(r.error && r.error.code === -32600 && r.id === 26, 'a message without method: -32600 with its id', r);
 r = await srv.ask({ jsonrpc: '2.0', id: 27, method: 'tools/call', params: { name: 'check_rumination', arguments: { current_prompt: 'x'.repeat(70000), history: [] } } });

@@ -16,6 +16,7 @@
 #include "era.h"
 #include "frame.h"
 #include "jscan.h"
+#include "text.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "tools.h"
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,7 +235,32 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
          * escapes survive, which a parse-and-print round trip would not. */
         if (jr_valid_id(cJSON_GetObjectItemCaseSensitive(m, "id")) && jscan_member(line, n, "id", &id, &idn) != 1)
             id = NULL;
-        r = dispatch(o, m, line, n);
+        int dup = jscan_has_dup(m);
+        if (id && !text_valid_utf8(id, idn)) { /* echoed, it would make the reply no JSON text */
+            id = NULL;
+            log_event(LOG_WARN, "invalid_request", "reason=id_not_utf8 bytes=%zu", n);
+            r = error(JR_INVALID_REQUEST, "Invalid Request: the id is not valid UTF-8", NULL);
+        } else if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "id")) &&
+                   (!isfinite(cJSON_GetObjectItemCaseSensitive(m, "id")->valuedouble) ||
+                    cJSON_GetObjectItemCaseSensitive(m, "id")->valuedouble !=
+                        floor(cJSON_GetObjectItemCaseSensitive(m, "id")->valuedouble))) {
+            id = NULL; /* 1.5, 1e400: peers round such ids each their own way (1.0 and 1e3 are integers) */
+            log_event(LOG_WARN, "invalid_request", "reason=id_not_integer bytes=%zu", n);
+            r = error(JR_INVALID_REQUEST, "Invalid Request: a numeric id must be an integer", NULL);
+        } else if (dup) { /* keel would read the first, a JavaScript peer the last */
+            int ids = 0;
+            for (const cJSON *c = m->child; c; c = c->next)
+                ids += c->string && !strcmp(c->string, "id");
+            if (ids > 1) /* which id would be the answer's is the question: none */
+                id = NULL;
+            log_event(LOG_WARN, "invalid_request", "reason=duplicate_member bytes=%zu", n);
+            r = error(dup < 0 ? JR_INTERNAL_ERROR : JR_INVALID_REQUEST,
+                      dup < 0 ? "out of memory"
+                              : "Invalid Request: a member is given twice (peers would read it differently)",
+                      NULL);
+        } else {
+            r = dispatch(o, m, line, n);
+        }
     }
     char *out = r.member ? jr_reply(id, idn, r.member, r.value) : NULL;
     cJSON_Delete(m); /* after the reply, which may borrow its strings (detect.h) */
