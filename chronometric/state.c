@@ -42,6 +42,10 @@ static int mkdirs(const char *path)
 int state_dir(char *buf, size_t n, kerr *e)
 {
     const char *own = getenv("KEEL_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (own && *own && *own != '/') /* never the person's real state file in its place, unsaid */
+        return kerr_set(e, "STATE_UNWRITABLE", NULL,
+                        "KEEL_STATE_DIR is not an absolute path; set it to one (a relative one would move with "
+                        "the directory each keel runs in)");
     const char *var = own && *own == '/' ? "KEEL_STATE_DIR" : xdg && *xdg == '/' ? "XDG_STATE_HOME" : "HOME";
     int w;
     if (own && *own == '/')

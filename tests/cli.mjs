@@ -56,6 +56,9 @@ ok(r.status === 64 && /over 16 MiB, the most keel check reads/.test(r.stderr) &&
   'check with more than 16 MiB on stdin: 64, and the limit said', r.stderr);
 r = run(['check', 'check_sycophancy'], '[1,2]');
 ok(r.status === 64, 'check with a JSON array: 64');
+r = run(['check', 'mark_session_start', '--json', '{"intent":"x"}'], '', { ...sandbox().env, KEEL_STATE_DIR: 'rel/dir' });
+ok(r.status === 2 && JSON.parse(r.stdout).error.code === 'STATE_UNWRITABLE' && /KEEL_STATE_DIR is not an absolute path/.test(r.stdout),
+  'a relative KEEL_STATE_DIR is an error that says so, never the default state file in its place', r.stdout);
 r = run(['wrap', '--url', 'http://[::1'], '');
 ok(r.status === 64 && /--url is not a URL keel can read/.test(r.stderr), 'wrap --url with a URL that does not parse: 64, as a wrong scheme is', r.stderr);
 r = run(['check', 'check_sycophancy', '--json', '{"candidate_response":"Great question!"}']);
