@@ -178,6 +178,7 @@ static void unknown(struct walk *w, const yaml_node_t *v, const char *where, con
 
 struct zones_ctx {
     struct profile_zone *zones;
+    const struct profile_zone *fallback; /* a band given wrong keeps this one */
     const char *where;
 };
 
@@ -205,15 +206,25 @@ static void zone_member(struct walk *w, const char *key, const yaml_node_t *v, v
             return;
         }
     }
-    problem(w->p, v, "%s.%s must be a range \"HH:MM-HH:MM\" (it may cross midnight)", c->where, key);
+    problem(w->p, v, "%s.%s must be a range \"HH:MM-HH:MM\" (it may cross midnight); the one before holds", c->where,
+            key);
+    c->zones[i] = c->fallback[i];
 }
 
-static void read_zones(struct walk *w, const yaml_node_t *v, const char *where, struct profile_zone *zones)
+/* The zones given (they replace the table); 0 when v is no mapping, which
+ * keeps the table as it was, as a bad value keeps its default. */
+static int read_zones(struct walk *w, const yaml_node_t *v, const char *where, struct profile_zone *zones,
+                      const struct profile_zone *fallback)
 {
+    if (v && !is_null(v) && v->type != YAML_MAPPING_NODE) {
+        problem(w->p, v, "%s must be a mapping of zone names to ranges; the zones before hold", where);
+        return 0;
+    }
     struct profile_zone z[ZONE_COUNT] = {{0}};
-    struct zones_ctx c = {z, where};
+    struct zones_ctx c = {z, fallback, where};
     each_member(w, v, where, zone_member, &c);
     memcpy(zones, z, sizeof z);
+    return 1;
 }
 
 static void day_member(struct walk *w, const char *key, const yaml_node_t *v, void *vctx)
@@ -225,8 +236,9 @@ static void day_member(struct walk *w, const char *key, const yaml_node_t *v, vo
         if (get_hhmm(w, v, "end_of_day_local", 1, &d->eod) == 0)
             d->eod_set = 1;
     } else if (!strcmp(key, "zones")) {
-        read_zones(w, v, where, d->zones);
-        d->zones_set = 1;
+        char zw[80];
+        snprintf(zw, sizeof zw, "%s.zones", where);
+        d->zones_set |= read_zones(w, v, zw, d->zones, w->p->zones);
     } else {
         unknown(w, v, where, key);
     }
@@ -260,8 +272,9 @@ static void chrono_member(struct walk *w, const char *key, const yaml_node_t *v,
     } else if (!strcmp(key, "hyperfocus_break_minutes")) {
         get_int(w, v, "chronometric.hyperfocus_break_minutes", 15, 480, &p->break_minutes);
     } else if (!strcmp(key, "zones")) {
-        read_zones(w, v, "chronometric.zones", p->zones);
-        p->zones_custom = 1;
+        struct profile_zone before[ZONE_COUNT];
+        memcpy(before, p->zones, sizeof before);
+        p->zones_custom |= read_zones(w, v, "chronometric.zones", p->zones, before);
     } else if (!strcmp(key, "weekday_overrides")) {
         each_member(w, v, "chronometric.weekday_overrides", weekday_member, NULL);
     } else {
