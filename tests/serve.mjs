@@ -3,7 +3,7 @@
 // handshake, every tool, tool errors as results, JSON-RPC errors for bad
 // input, keel alive after all of it, a prompt exit on EOF, and logs free of
 // user content.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +71,26 @@ ok(r.error && r.error.code === -32600 && r.id === null && /integer/.test(r.error
   const out = raw.stdout.toString('latin1');
   ok(!out.includes('\xff') && /"id":null,"error":\{"code":-32600,"message":"Invalid Request: the id is not valid UTF-8"/.test(out),
     'an id that is not valid UTF-8 is not echoed (the reply would be no JSON text): -32600, id null', out);
+}
+{
+  // another process holding the state lock: a guardrail tool (its activity
+  // write tried once) and the ping behind it are answered at once, not after
+  // the 5 s a state tool waits
+  const home = mkdtempSync(join(tmpdir(), 'keel-serve-'));
+  const st = join(home, 'st');
+  spawnSync('mkdir', ['-m', '700', st]);
+  const holder = spawn('flock', ['-o', join(st, 'state.lock'), 'sleep', '20'], { stdio: 'ignore', detached: true });
+  while (spawnSync('flock', ['-n', join(st, 'state.lock'), 'true']).status === 0) await new Promise((res) => setTimeout(res, 20));
+  const t0 = Date.now();
+  const lines = [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'check_sycophancy', arguments: { candidate_response: 'ok' } } },
+    { jsonrpc: '2.0', id: 2, method: 'ping' }].map((m) => JSON.stringify(m)).join('\n') + '\n';
+  const busy = spawnSync(keel, ['serve', '--log-level', 'error'], { env: { PATH: process.env.PATH, HOME: home, KEEL_STATE_DIR: st }, input: lines, encoding: 'utf8' });
+  const took = Date.now() - t0;
+  process.kill(-holder.pid);
+  rmSync(home, { recursive: true, force: true });
+  const got = busy.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  ok(got.length === 2 && got[0].result && got[1].id === 2 && took < 2500,
+    `a guardrail tool and a ping behind it, the state lock held elsewhere: answered at once (${took} ms), not after a 5 s wait`, got);
 }
 r = await srv.ask({ jsonrpc: '2.0', id: 26 });
 ok(r.error && r.error.code === -32600 && r.id === 26, 'a message without method: -32600 with its id', r);

@@ -12,6 +12,7 @@
  * -32600, an oversize line gets -32600 with its id when the id can be read
  * from the line's first bytes. */
 #include "serve.h"
+#include "state.h"
 
 #include "era.h"
 #include "frame.h"
@@ -127,8 +128,12 @@ static struct reply tools_call(const struct serve_opts *o, const cJSON *params, 
         else if (last_touch_ms < 0 || env.now.ms - last_touch_ms >= SERVE_TOUCH_EVERY_MS ||
                  env.now.ms < last_touch_ms) {
             last_touch_ms = env.now.ms;
+            /* tried once: the call (and a ping behind it) never waits on
+             * another process's lock for it, as keel wrap's relay does not */
+            state_lock_wait(0);
             if (chrono_touch(&env, &e) < 0)
-                log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
+                log_event(LOG_INFO, "activity_not_recorded", "code=%s", e.code ? e.code : "");
+            state_lock_wait(STATE_LOCK_WAIT_MS);
         }
     }
     return result(tools_answer(t, params, line, bytes, o->profile, o->state_dir));
