@@ -145,6 +145,11 @@ int chrono_now(struct chrono_now *t, kerr *e)
         cached_s = t->ms / 1000;
     }
     t->offset_s = cached_off;
+    /* RFC 3339 writes years 0001 to 9999: a clock outside them (a test's, a
+     * broken one) is no time keel could write and read back */
+    if (t->ms < -62135596800000LL + 86400000LL || t->ms > 253402300799000LL - 86400000LL)
+        return kerr_set(e, "INTERNAL_CLOCK_UNAVAILABLE", NULL,
+                        "the clock reads a time outside the years 0001 to 9999, which keel cannot write");
     return 0;
 }
 

@@ -92,6 +92,8 @@ ok(r.error && r.error.code === -32600 && r.id === null && /integer/.test(r.error
   ok(got.length === 2 && got[0].result && got[1].id === 2 && took < 2500,
     `a guardrail tool and a ping behind it, the state lock held elsewhere: answered at once (${took} ms), not after a 5 s wait`, got);
 }
+r = await srv.ask('\ufeff{"jsonrpc":"2.0","id":31,"method":"ping"}');
+ok(r.result && r.id === 31, 'a byte-order mark before a message: read past, and the message answered with its id', r);
 r = await srv.ask({ jsonrpc: '2.0', id: 26 });
 ok(r.error && r.error.code === -32600 && r.id === 26, 'a message without method: -32600 with its id', r);
 r = await srv.ask({ jsonrpc: '2.0', id: 27, method: 'tools/call', params: { name: 'check_rumination', arguments: { current_prompt: 'x'.repeat(70000), history: [] } } });

@@ -215,6 +215,8 @@ static struct reply dispatch(const struct serve_opts *o, const cJSON *m, const c
 char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
 {
     size_t i = 0;
+    if (n >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) /* a byte-order mark some writers put first: no part of the JSON */
+        line += 3, n -= 3;
     while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
         i++;
     if (i == n)
