@@ -14,7 +14,7 @@ import {
   realpathSync, statSync, symlinkSync, utimesSync, writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ok, done } from './lib/tap.mjs';
+import { ok, skip, done } from './lib/tap.mjs';
 import { keel as keelArg, root, sandbox, homeWith } from './lib/keel.mjs';
 
 const keel = realpathSync(keelArg);   // what install writes: the executable's own path
@@ -818,6 +818,20 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
       `stale side files${created ? ' (keel-created too)' : ''} beside the person's own hooks file: install and uninstall give it back as it was, never removed`,
       { i: i.stdout + i.stderr, u: u.stdout + u.stderr, text: existsSync(join(h, '.codex/hooks.json')) ? read(h, '.codex/hooks.json') : null });
   }
+}
+
+// keel run by root (sudo) in another user's home: the files it makes there
+// (a hooks file, side files, backups) are that user's, so their client can
+// read them and their own uninstall change them.
+if (process.getuid && process.getuid() === 0) {
+  const h = homeWith({ '.codex/config.toml': '[mcp_servers.a]\ncommand = "npx"\n' });
+  spawnSync('chown', ['-R', '65534:65534', h]);
+  const i = spawnSync(keel, ['install', '--client', 'codex'], { env: { PATH: process.env.PATH, HOME: h, KEEL_STATE_DIR: join(h, '.st') }, encoding: 'utf8', cwd: h });
+  const made = readdirSync(join(h, '.codex')).map((f) => [f, lstatSync(join(h, '.codex', f)).uid]);
+  ok(i.status === 0 && made.length >= 4 && made.every(([, uid]) => uid === 65534),
+    'install run by root in another user\'s home: every file it makes there is that user\'s', { made, err: i.stderr });
+} else {
+  skip('install run by root in another user\'s home: every file it makes there is that user\'s', 'needs root');
 }
 
 // The server that kept keel's tools deleted by hand: install says no chat

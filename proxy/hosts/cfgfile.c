@@ -168,6 +168,17 @@ static int write_all(int fd, const char *s, size_t n)
     return 0;
 }
 
+/* Run as root (sudo) in a directory of another user's: fd, a file keel
+ * just made there, goes to that user, so their client can read it and their
+ * own keel uninstall can change it. 0, or -1 with errno. */
+static int own_like_dir(int fd, const char *dir)
+{
+    struct stat ds;
+    if (geteuid() != 0 || stat(dir, &ds) < 0 || ds.st_uid == 0)
+        return 0;
+    return fchown(fd, ds.st_uid, ds.st_gid);
+}
+
 /* A new file beside f->real holding text, with f's mode and owner, on disk. */
 static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int sync, char *tmp, size_t tmpn,
                        char *why, size_t whyn)
@@ -175,7 +186,8 @@ static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int
     char d[PATH_MAX], b[PATH_MAX];
     snprintf(d, sizeof d, "%s", f->real);
     snprintf(b, sizeof b, "%s", f->real);
-    if ((size_t)snprintf(tmp, tmpn, "%s/.%s.keel-XXXXXX", dirname(d), basename(b)) >= tmpn) {
+    const char *dir = dirname(d);
+    if ((size_t)snprintf(tmp, tmpn, "%s/.%s.keel-XXXXXX", dir, basename(b)) >= tmpn) {
         snprintf(why, whyn, "%s: the path is too long", f->path);
         return -1;
     }
@@ -189,6 +201,8 @@ static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int
     int bad = write_all(fd, text, n) < 0 || fchmod(fd, mode) < 0;
     if (!bad && f->exists && (f->st.st_uid != geteuid() || f->st.st_gid != getegid()))
         bad = fchown(fd, f->st.st_uid, f->st.st_gid) < 0;
+    else if (!bad && !f->exists)
+        bad = own_like_dir(fd, dir) < 0; /* a new file (a hooks file, a side file) is its directory's owner's */
     if (bad || (sync && fsync(fd) < 0)) {
         snprintf(why, whyn, "%s: cannot be written: %s", f->path, strerror(errno));
         close(fd);
@@ -527,7 +541,10 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
     if (fd < 0)
         return -1;
     (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    int bad = write_all(fd, f->text, f->n) < 0 || fsync(fd) < 0;
+    /* the person's config, as theirs: keel run by root (sudo) in their home
+     * leaves them a backup they can read */
+    int bad = write_all(fd, f->text, f->n) < 0 || fsync(fd) < 0 ||
+        ((f->st.st_uid != geteuid() || f->st.st_gid != getegid()) && fchown(fd, f->st.st_uid, f->st.st_gid) < 0);
     if (close(fd) < 0 || bad) {
         int err = errno;
         unlink(out);
