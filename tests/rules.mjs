@@ -180,7 +180,8 @@ ok(r.status === 0 && /submit_message/.test(r.stdout) && /no-permission-asking-fo
 // reject -> justify -> ... -> fail open, through keel serve.
 {
   const s = new Server(['--log-level', 'error']);
-  const call = async (name, args) => (await s.ask({ jsonrpc: '2.0', id: Math.random(), method: 'tools/call', params: { name, arguments: args } })).result;
+  let n = 0;   /* integer ids: one of no integer value (1.5) is -32600 */
+  const call = async (name, args) => (await s.ask({ jsonrpc: '2.0', id: ++n, method: 'tools/call', params: { name, arguments: args } })).result;
   let x = await call('submit_message', { message: 'Should I run the linter on the whole repo?' });
   ok(x.structuredContent.verdict === 'rejected' && x.structuredContent.pending === true, 'submit_message: rejected and pending');
   x = await call('get_status', {});
@@ -227,7 +228,7 @@ async function withEvaluator(mode, fn) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'profile.yaml'), `rules:\n  evaluator:\n    url: http://127.0.0.1:${port}/${mode}/v1/chat/completions\n    model: tiny\n    api_key_env: KEEL_TEST_KEY\n    timeout_ms: 400\n`);
   const s = new Server(['--log-level', 'debug', '--rules', llmDir], { KEEL_PROFILE: join(dir, 'profile.yaml'), KEEL_TEST_KEY: 'key-123-secret' });
-  const call = async (name, args) => (await s.ask({ jsonrpc: '2.0', id: Math.random(), method: 'tools/call', params: { name, arguments: args } })).result.structuredContent;
+  const call = async (name, args) => (await s.ask({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method: 'tools/call', params: { name, arguments: args } })).result.structuredContent;
   await fn(call);
   await s.close();
   return s.stderr;
