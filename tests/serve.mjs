@@ -54,8 +54,11 @@ r = await srv.ask({ jsonrpc: '2.0', id: 24, method: 'resources/list' });
 ok(r.error && r.error.code === -32601 && r.id === 24, 'unknown method: -32601', r);
 r = await srv.ask('this is not json');
 ok(r.error && r.error.code === -32700 && r.id === null, 'garbage line: -32700 with id null', r);
-r = await srv.ask([{ jsonrpc: '2.0', id: 25, method: 'ping' }]);
-ok(r.error && r.error.code === -32600 && r.id === null, 'batch: -32600', r);
+r = await srv.ask([{ jsonrpc: '2.0', id: 25, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, 5]);
+ok(Array.isArray(r) && r.length === 2 && r[0].id === 25 && r[0].result && r[1].error?.code === -32600 && r[1].id === null,
+  'a batch (MCP 2025-03-26): each request answered with its id in one array, a notification not, an element that is no message -32600', r);
+r = await srv.ask([]);
+ok(r.error && r.error.code === -32600 && r.id === null, 'an empty batch: -32600', r);
 r = await srv.ask('{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"get_status","name":"mark_session_end","arguments":{}}}');
 ok(r.error && r.error.code === -32600 && r.id === 28 && /given twice/.test(r.error.message),
   'a member given twice (a tool\'s name: keel would run the first, a JavaScript peer read the last): -32600 with its id', r);

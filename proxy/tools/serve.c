@@ -231,10 +231,54 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
             id = NULL;
         log_event(LOG_WARN, "parse_error", "bytes=%zu", n);
         r = error(JR_PARSE_ERROR, "Parse error: the line is not valid JSON (or nests deeper than 1000)", NULL);
+    } else if (cJSON_IsArray(m) && cJSON_GetArraySize(m) > 0) {
+        /* A batch (MCP 2025-03-26 and before): each message taken as its own
+         * line is, its answers in one array; none when all were
+         * notifications. Every request gets its own answer, with its id. */
+        cJSON_Delete(m);
+        log_event(LOG_DEBUG, "batch", "bytes=%zu", n);
+        size_t pos = 0, k = 0, cap = 2, len = 1;
+        const char *e;
+        char *all = malloc(cap + 1);
+        if (!all)
+            return NULL;
+        all[0] = '[';
+        while (jscan_array_next(line, n, &pos, &e)) {
+            size_t at = (size_t)(e - line);
+            char *one = *e == '[' ? NULL : serve_handle(o, e, jscan_value_end(line, n, at) - at);
+            if (*e == '[') /* a batch in a batch is no message */
+                one = jr_reply(NULL, 0, "error",
+                               jr_error_value(JR_INVALID_REQUEST, "Invalid Request: a batch holds messages", NULL));
+            if (!one)
+                continue;
+            size_t l = strlen(one);
+            if (len + l + 2 > cap) {
+                while (len + l + 2 > cap)
+                    cap *= 2;
+                char *b = realloc(all, cap + 1);
+                if (!b) {
+                    free(one);
+                    free(all);
+                    return NULL;
+                }
+                all = b;
+            }
+            if (k++)
+                all[len++] = ',';
+            memcpy(all + len, one, l);
+            len += l;
+            free(one);
+        }
+        all[len++] = ']';
+        all[len] = '\0';
+        if (!k) {
+            free(all);
+            return NULL;
+        }
+        return all;
     } else if (cJSON_IsArray(m)) {
         log_event(LOG_WARN, "batch_rejected", "bytes=%zu", n);
-        r = error(JR_INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18)",
-                  NULL);
+        r = error(JR_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
     } else if (!cJSON_IsObject(m)) {
         r = error(JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object", NULL);
     } else {
