@@ -39,7 +39,12 @@ static void answers_errors_with_the_right_ids(void **state)
     assert_int_equal(error_code(m), -32700);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(m, "id")));
     cJSON_Delete(m);
-    m = ask("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+    m = ask("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]"); /* a batch: its answers, in one array */
+    assert_true(cJSON_IsArray(m));
+    assert_int_equal(cJSON_GetArraySize(m), 1);
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(m, 0), "id")), 1);
+    cJSON_Delete(m);
+    m = ask("[]");
     assert_int_equal(error_code(m), -32600);
     cJSON_Delete(m);
     m = ask("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"nope\"}");
