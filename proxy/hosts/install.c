@@ -411,7 +411,7 @@ static int commit(struct ctx *c, struct target *t, int dry)
             if (rc < 0) {
                 snprintf(why, sizeof why,
                          "%s holds keel's change, but what another program wrote to it just after could not be "
-                         "read (%s), so keel's change was not made again on it",
+                         "read (%.300s), so keel's change was not made again on it",
                          t->path, how);
                 break;
             }
