@@ -473,17 +473,17 @@ int state_read(const char *dir_in, state_fn fn, void *ctx, kerr *e)
     snprintf(file, sizeof file, "%s/state.json", dir);
     size_t len = 0;
     char *text = slurp(file, &len);
+    int err = errno, had = text != NULL;
     cJSON *state = NULL;
     if (text)
         state = cJSON_ParseWithLength(text, len);
-    else if (errno == ENOENT && (state = cJSON_CreateObject()))
+    else if (err == ENOENT && (state = cJSON_CreateObject()))
         cJSON_AddNumberToObject(state, "version", STATE_VERSION);
-    int saved = errno;
     free(text);
     if (!valid_state(state)) {
         cJSON_Delete(state);
         return kerr_set(e, "STATE_UNREADABLE", NULL, "cannot read %s: %s", file,
-                        text ? "not a keel state file" : strerror(saved));
+                        had ? "not a keel state file" : strerror(err));
     }
     int rc = fn(state, ctx, e); /* what fn changes is not kept */
     cJSON_Delete(state);
