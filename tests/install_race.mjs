@@ -85,26 +85,39 @@ console.log(swapped ? 'swapped' : 'not swapped');
     { said: said.trim(), status: k.status, err: k.stderr.slice(0, 300), wrapped, text: text.slice(-200) });
   }
 }
-// An edit redone on what such a writer wrote decides again which server
-// keeps keel's tools: the first, as a first try does (every server got
-// --expose none, and no server kept apply_override and the rest).
-{
-  const rewriter = join(sandbox().dir, 'rewriter.mjs');
-  writeFileSync(rewriter, `import { fstatSync, ftruncateSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
+// A writer that holds the file open (r+) from before keel replaces it, then
+// empties it, waits pauseMs and writes text into it: the script's path.
+// Run as: node SCRIPT FILE READY (READY made once it holds the file).
+const inPlaceWriter = (text, pauseMs) => {
+  const script = join(sandbox().dir, 'inplace.mjs');
+  writeFileSync(script, `import { fstatSync, ftruncateSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
 const [file, ready] = process.argv.slice(2);
 const fd = openSync(file, 'r+'), ino = fstatSync(fd).ino, sab = new Int32Array(new SharedArrayBuffer(4));
 writeFileSync(ready, '');
 for (let t = 0; t < 10000 && statSync(file).ino === ino; t++) Atomics.wait(sab, 0, 0, 1);
 ftruncateSync(fd, 0);
-writeSync(fd, '{"mcpServers": {"x": {"command": "npx"}, "y": {"command": "node", "args": ["y"]}}, "n": 1}\\n', 0);
+if (${pauseMs}) Atomics.wait(sab, 0, 0, ${pauseMs});
+writeSync(fd, ${JSON.stringify(text)}, 0);
 closeSync(fd);
 `);
-  const ht = homeWith({ '.claude/settings.json': '{}\n', '.claude.json': '{"mcpServers": {"x": {"command": "npx"}, "y": {"command": "node", "args": ["y"]}}}\n' });
-  const ready = join(ht, 'ready');
-  const w = spawn(process.execPath, [rewriter, join(ht, '.claude.json'), ready], { stdio: 'ignore' });
+  return script;
+};
+// keel ARGS run while SCRIPT (an inPlaceWriter) holds FILE of home h: keel's result, once the writer is done.
+const whileWriting = async (script, h, file, ...args) => {
+  const ready = join(h, 'ready');
+  const w = spawn(process.execPath, [script, join(h, file), ready], { stdio: 'ignore' });
   for (let wait = 0; wait < 1000 && !existsSync(ready); wait++) await new Promise((res) => setTimeout(res, 5));
-  const k = run(ht, 'install', '--client', 'claude-code');
+  const k = run(h, ...args);
   await new Promise((res) => w.on('close', res));
+  return k;
+};
+// An edit redone on what such a writer wrote decides again which server
+// keeps keel's tools: the first, as a first try does (every server got
+// --expose none, and no server kept apply_override and the rest).
+{
+  const rewriter = inPlaceWriter('{"mcpServers": {"x": {"command": "npx"}, "y": {"command": "node", "args": ["y"]}}, "n": 1}\n', 0);
+  const ht = homeWith({ '.claude/settings.json': '{}\n', '.claude.json': '{"mcpServers": {"x": {"command": "npx"}, "y": {"command": "node", "args": ["y"]}}}\n' });
+  const k = await whileWriting(rewriter, ht, '.claude.json', 'install', '--client', 'claude-code');
   let j = {};
   try { j = JSON.parse(read(ht, '.claude.json')); } catch { /* left empty */ }
   ok(k.status === 0 && j.n === 1 && JSON.stringify(j.mcpServers?.x?.args) === '["wrap","--","npx"]' &&
@@ -116,24 +129,10 @@ closeSync(fd);
 // and says that the file holds keel's change, with its backup; keel's side
 // file stays, so uninstall gives the file back as it was.
 {
-  const truncator = join(sandbox().dir, 'truncator.mjs');
-  writeFileSync(truncator, `import { fstatSync, ftruncateSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
-const [file, ready] = process.argv.slice(2);
-const fd = openSync(file, 'r+'), ino = fstatSync(fd).ino, sab = new Int32Array(new SharedArrayBuffer(4));
-writeFileSync(ready, '');
-for (let t = 0; t < 10000 && statSync(file).ino === ino; t++) Atomics.wait(sab, 0, 0, 1);
-ftruncateSync(fd, 0);
-Atomics.wait(sab, 0, 0, 3000);
-writeSync(fd, '{"n": 1}\\n', 0);
-closeSync(fd);
-`);
+  const truncator = inPlaceWriter('{"n": 1}\n', 3000);
   const orig = '{"mcpServers": {"x": {"command": "npx"}}}\n';
   const ht = homeWith({ '.claude/settings.json': '{}\n', '.claude.json': orig });
-  const ready = join(ht, 'ready');
-  const w = spawn(process.execPath, [truncator, join(ht, '.claude.json'), ready], { stdio: 'ignore' });
-  for (let wait = 0; wait < 1000 && !existsSync(ready); wait++) await new Promise((res) => setTimeout(res, 5));
-  const k = run(ht, 'install', '--client', 'claude-code');
-  await new Promise((res) => w.on('close', res));
+  const k = await whileWriting(truncator, ht, '.claude.json', 'install', '--client', 'claude-code');
   const text = read(ht, '.claude.json');
   const backups = readdirSync(ht).filter((f) => f.startsWith('.claude.json.keel-backup-'));
   ok(k.status === 1 && /\.claude\.json holds keel's change, but what another program wrote to it just after could not be read/.test(k.stderr) &&
