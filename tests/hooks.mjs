@@ -1249,6 +1249,9 @@ for (const end of ['revised', 'bypassed']) {
   const typed = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', input: '{"prompt":42,"transcript_path":7}', env: { ...process.env, ...box.env } });
   ok(typed.status === 0 && typed.stdout === '' && /hook_field_invalid field=prompt expected=string/.test(typed.stderr),
     'a prompt that is a number: exit 0, and stderr names the field rather than reading it as no prompt', typed);
+  const flag = spawnSync(keel, ['hook', 'Stop'], { encoding: 'utf8', input: '{"session_id":"f","stop_hook_active":"yes","last_assistant_message":"Done."}', env: { ...process.env, ...box.env } });
+  ok(flag.status === 0 && /hook_field_invalid field=stop_hook_active expected=boolean/.test(flag.stderr),
+    'stop_hook_active that is no boolean: exit 0, and stderr names it', flag);
   // a TZ that names no zone: the hooks read the time as UTC and say so; the person's reject rule still blocks
   const tz = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'Done. TODO: wire the export button.' }),
     { box, env: { TZ: 'Europe/Berln' }, args: ['--rules', join(dir, 'rules')] });

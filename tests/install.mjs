@@ -813,8 +813,9 @@ for (const [name, text] of [['an empty hooks object', '{"hooks": {}}'], ['an eve
       '.codex/hooks.json.keel-added': '/hooks/UserPromptSubmit\n/hooks/Stop\n/hooks/SubagentStop\n/hooks/SessionStart\n/hooks\n',
       ...(created ? { '.codex/hooks.json.keel-created': '' } : {}) });
     const i = run(h, 'install', '--client', 'codex');
+    const staleGone = !existsSync(join(h, '.codex/hooks.json.keel-created'));   /* the file was the person's before this install */
     const u = run(h, 'uninstall', '--client', 'codex');
-    ok(i.status === 0 && u.status === 0 && existsSync(join(h, '.codex/hooks.json')) && read(h, '.codex/hooks.json') === mine,
+    ok(i.status === 0 && u.status === 0 && staleGone && existsSync(join(h, '.codex/hooks.json')) && read(h, '.codex/hooks.json') === mine,
       `stale side files${created ? ' (keel-created too)' : ''} beside the person's own hooks file: install and uninstall give it back as it was, never removed`,
       { i: i.stdout + i.stderr, u: u.stdout + u.stderr, text: existsSync(join(h, '.codex/hooks.json')) ? read(h, '.codex/hooks.json') : null });
   }

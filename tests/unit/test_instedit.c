@@ -168,6 +168,8 @@ static void what_looks_like_a_credential(void **state)
         {"https://h/mcp?monkey=1", 0},
         {"https://mcp.zapier.com/api/mcp/s/ZjA3NmQ5YzktMzQ1Ny00YjU0LWE5OTAt/mcp", 1},
         {"some_long_identifier_without_digits_at_all_here", 0},
+        {"SomeLongIdentifierWithoutAnyDigitsAtAllHereToo", 0}, /* both cases, no digit: a word */
+        {"https://h/aaaaaaaaaaaaaaaaaaaa/BBBBBBBBBBBBBBBBBBBB/12345", 0}, /* each segment on its own */
         {"--key=W09", 1},
         {"@modelcontextprotocol/server-filesystem", 0},
     };

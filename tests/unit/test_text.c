@@ -430,6 +430,8 @@ static void yaml_flow_depth(void **state)
     assert_int_equal(text_yaml_flow_depth(hid, strlen(hid), 64), 2);
     const char *q = "a: '[[[ it''s ['\nb: \"[\\\"[\"\n# [[[[\n";
     assert_int_equal(text_yaml_flow_depth(q, strlen(q), 64), 0);
+    const char *hash = "x: a#[[b\n"; /* a # starts a comment only after a space */
+    assert_int_equal(text_yaml_flow_depth(hash, strlen(hash), 64), 2);
     char deep[300];
     memset(deep, '[', 100);
     memset(deep + 100, ']', 100);
