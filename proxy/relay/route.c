@@ -25,7 +25,6 @@
 #include "log.h"
 #include "text.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,21 +149,6 @@ static void touch(struct relay *r)
         log_event(LOG_WARN, "activity_not_recorded", "code=%s", e.code ? e.code : "");
 }
 
-/* 1 when the number id[0..n) has an integer value (1, 1.0, 1e3; not 1.5,
- * 1e-3 or 1e400): what MCP's SDKs take as an id. */
-static int integer_id(const char *id, size_t n)
-{
-    char b[64];
-    if (!memchr(id, '.', n) && !memchr(id, 'e', n) && !memchr(id, 'E', n))
-        return 1; /* digits (a JSON number already): the usual id, read no further */
-    if (n >= sizeof b)
-        return 0;
-    memcpy(b, id, n);
-    b[n] = '\0';
-    double v = strtod(b, NULL);
-    return isfinite(v) && v == floor(v);
-}
-
 /* A batch (JSON-RPC 2.0; MCP before 2025-06-18), either way, is taken
  * apart: each message in it is routed, checked and answered as if it had
  * come alone, and what answers them goes out one message a line. Passed on
@@ -242,8 +226,8 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
         : top->method.p[0] != '"'    ? "Invalid Request: the method must be a string"
         : top->params.p && top->params.p[0] != '{' && top->params.p[0] != '['
         ? "Invalid Request: params must be an object"
-        : has_id && id[0] != '"' && !integer_id(id, idn) ? "Invalid Request: an id must be a string or an integer"
-                                                         : NULL;
+        : has_id && id[0] != '"' && !jr_integer_id(id, idn) ? "Invalid Request: an id must be a string or an integer"
+                                                            : NULL;
     if (why) {
         log_event(LOG_WARN, "client_invalid_request", "reason=shape bytes=%zu", n);
         relay_error(&r->cout, has_id ? id : NULL, has_id ? idn : 0, JR_INVALID_REQUEST, why, NULL);

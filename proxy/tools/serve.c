@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,10 +290,7 @@ char *serve_handle(const struct serve_opts *o, const char *line, size_t n)
             id = NULL;
             log_event(LOG_WARN, "invalid_request", "reason=id_not_utf8 bytes=%zu", n);
             r = error(JR_INVALID_REQUEST, "Invalid Request: the id is not valid UTF-8", NULL);
-        } else if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "id")) &&
-                   (!isfinite(cJSON_GetObjectItemCaseSensitive(m, "id")->valuedouble) ||
-                    cJSON_GetObjectItemCaseSensitive(m, "id")->valuedouble !=
-                        floor(cJSON_GetObjectItemCaseSensitive(m, "id")->valuedouble))) {
+        } else if (id && *id != '"' && !jr_integer_id(id, idn)) {
             id = NULL; /* 1.5, 1e400: peers round such ids each their own way (1.0 and 1e3 are integers) */
             log_event(LOG_WARN, "invalid_request", "reason=id_not_integer bytes=%zu", n);
             r = error(JR_INVALID_REQUEST, "Invalid Request: a numeric id must be an integer", NULL);

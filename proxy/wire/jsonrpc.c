@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -129,4 +130,17 @@ int jr_valid_raw_id(const char *id, size_t n)
 int jr_valid_id(const cJSON *v)
 {
     return v && (cJSON_IsString(v) || cJSON_IsNumber(v));
+}
+
+int jr_integer_id(const char *id, size_t n)
+{
+    char b[64];
+    if (!memchr(id, '.', n) && !memchr(id, 'e', n) && !memchr(id, 'E', n))
+        return 1; /* digits (a JSON number already): the usual id, read no further */
+    if (n >= sizeof b)
+        return 0;
+    memcpy(b, id, n);
+    b[n] = '\0';
+    double v = strtod(b, NULL);
+    return isfinite(v) && v == floor(v);
 }

@@ -49,4 +49,8 @@ int jr_valid_id(const cJSON *v);
 /* 1 if the raw text is a valid request id: a JSON string or number. */
 int jr_valid_raw_id(const char *id, size_t n);
 
+/* 1 when the JSON number id[0..n) has an integer value (1, 1.0, 1e3; not
+ * 1.5, 1e-3 or 1e400): what MCP's SDKs take as an id. */
+int jr_integer_id(const char *id, size_t n);
+
 #endif
