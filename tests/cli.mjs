@@ -76,6 +76,23 @@ r = run(['check', 'check_rumination'], '{"current_prompt":"x","history":[]}', { 
 ok(r.status === 2 && JSON.parse(r.stdout).error.code === 'INTERNAL_CLOCK_UNAVAILABLE', 'an unreadable clock is INTERNAL_CLOCK_UNAVAILABLE, never a silent default', r.stdout);
 r = run(['serve', '--max-message-bytes', 'lots']);
 ok(r.status === 64 && /--max-message-bytes/.test(r.stderr), 'serve with a bad size: 64');
+for (const args of [['--profile'], ['serve', '--profile'], ['check', '--profile'], ['tools', '--rules'], ['--log-level'], ['hook', '--log-level']]) {
+  r = run(args);
+  ok(r.status === 64 && /keel: --(profile|rules|log-level) (needs|takes)/.test(r.stderr), `keel ${args.join(' ')} with no value: 64 and what it takes, never a crash`, `${r.status} ${r.signal} ${r.stderr}`);
+}
+{
+  const sb = sandbox().env;
+  for (const args of [['pins', 'forget', '-h'], ['pins', 'approve', '-h', '--all'], ['pins', 'diff', '--help'], ['pins', 'list', '--help'], ['profile', 'check', '--help'], ['help', '--help']]) {
+    r = run(args, '', sb);
+    ok(r.status === 0 && /usage: keel/.test(r.stdout) && r.stderr === '', `keel ${args.join(' ')}: the usage, exit 0, nothing forgotten or approved`, `${r.status} ${r.stderr}`);
+  }
+  r = run(['pins', 'forget', '-x'], '', sb);
+  ok(r.status === 64 && /'-x' is no option of keel pins/.test(r.stderr), 'keel pins forget -x: an option is no server name: 64', r.stderr);
+  for (const args of [['--help'], ['help', 'serve'], ['tools'], ['profile', 'check'], ['rules', 'prompt']]) {
+    r = spawnSync('sh', ['-c', '"$0" "$@" >/dev/full', keel, ...args], { encoding: 'utf8', env: { ...process.env, ...sb } });
+    ok(r.status === 1 && /keel: cannot write to standard output: No space left on device/.test(r.stderr), `keel ${args.join(' ')} >/dev/full: exit 1 and says so`, `${r.status} ${r.stderr}`);
+  }
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

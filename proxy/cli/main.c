@@ -630,7 +630,7 @@ static int cmd_tools(void)
         const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "title"));
         printf("%-24s %s\n", t->name, title ? title : "");
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    return 0;
 }
 
 static int cmd_profile(int argc, char **argv)
@@ -641,6 +641,10 @@ static int cmd_profile(int argc, char **argv)
             return 0;
         }
         return usage_error("profile takes one subcommand: check%s", NULL);
+    }
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        fputs(profile_help, stdout);
+        return 0;
     }
     if (argc > 1)
         return usage_error("unexpected argument to profile check: %s", argv[1]);
@@ -1042,8 +1046,10 @@ static int hook_with_event(int argc, char **argv)
     for (int i = 1; i < argc && words < 2; i++) {
         if (argv[i][0] == '-') {
             for (size_t v = 0; v < sizeof valued / sizeof *valued; v++)
-                if (!strcmp(argv[i], valued[v]))
-                    i++; /* its value */
+                if (!strcmp(argv[i], valued[v]) && i + 1 < argc) {
+                    i++; /* its value (missing: global_opt says so) */
+                    break;
+                }
             continue;
         }
         hook |= words == 0 && !strcmp(argv[i], "hook");
@@ -1052,8 +1058,23 @@ static int hook_with_event(int argc, char **argv)
     return hook && words == 2;
 }
 
+/* What a command printed must have been written: a full disk or a closed
+ * pipe behind stdout is an input/output failure (exit 1, said on stderr),
+ * never a silent success. Registered first, so it runs last. */
+static void stdout_written(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return;
+    int err = errno;
+    if (err == EPIPE) /* the reader left: nobody to tell */
+        _exit(1);
+    fprintf(stderr, "keel: cannot write to standard output: %s\n", strerror(err ? err : EIO));
+    _exit(1);
+}
+
 int main(int argc, char **argv)
 {
+    atexit(stdout_written);
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which keel
      * reports, rather than kill it midway; a server keel starts gets the
      * default back (child.c). */
@@ -1095,7 +1116,7 @@ int main(int argc, char **argv)
     }
     const struct command *c = command_named(cmd);
     if (strcmp(cmd, "help") == 0) {
-        if (argc < 3) {
+        if (argc < 3 || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) {
             fputs(usage_text, stdout);
             return 0;
         }

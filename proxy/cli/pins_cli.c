@@ -311,10 +311,12 @@ static int no_server(const struct job *j)
 int pins_main(int argc, char **argv)
 {
     const char *sub = argc > 0 ? argv[0] : "list";
-    if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
-        fputs(pins_help, stdout);
-        return 0;
-    }
+    /* a help word anywhere asks for help: never a server's name to forget */
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(pins_help, stdout);
+            return 0;
+        }
     struct job j = {0};
     if (!strcmp(sub, "list")) {
         if (argc > 1) {
@@ -337,6 +339,11 @@ int pins_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     j.server = argv[1];
+    if (j.server[0] == '-') {
+        fprintf(stderr, "keel pins %s: '%s' is no option of keel pins; name the SERVER first (keel pins lists them)\n",
+                sub, j.server);
+        return EXIT_USAGE;
+    }
     j.tools = argv + 2;
     j.ntools = argc - 2;
     if (approving && j.ntools == 1 && !strcmp(j.tools[0], "--all"))
