@@ -1,7 +1,7 @@
 // cli.mjs: the command line as a person uses it: help, exit codes, errors
 // that say what to do.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
 import { keel, root, sandbox } from './lib/keel.mjs';
@@ -92,6 +92,43 @@ for (const args of [['--profile'], ['serve', '--profile'], ['check', '--profile'
     r = spawnSync('sh', ['-c', '"$0" "$@" >/dev/full', keel, ...args], { encoding: 'utf8', env: { ...process.env, ...sb } });
     ok(r.status === 1 && /keel: cannot write to standard output: No space left on device/.test(r.stderr), `keel ${args.join(' ')} >/dev/full: exit 1 and says so`, `${r.status} ${r.stderr}`);
   }
+}
+{
+  const d = sandbox().dir, floors = join(d, 'floors.txt');
+  writeFileSync(floors, 'rumination 0.5 0.1 0.5\nsycophancy 0.5 0.1 0.5\ngap 0.9\nrumnation 0.99 0.99 0.0\n');
+  r = run(['eval', '--floors', floors, join(root, 'tests/corpus')]);
+  ok(r.status === 64 && /line 4: not a floor/.test(r.stderr), 'eval --floors with a misspelt line: 64 and the line, never ignored', r.stderr);
+  r = run(['eval', '--floors', join(d, 'none.txt'), join(root, 'tests/corpus')]);
+  ok(r.status === 64 && /none\.txt: No such file/.test(r.stderr), 'eval --floors with no such file: 64, never the targets in its place', r.stderr);
+  mkdirSync(join(d, 'tr/dev'), { recursive: true });
+  mkdirSync(join(d, 'tr/test'), { recursive: true });
+  writeFileSync(join(d, 'tr/dev/a.jsonl'), 'x\n');
+  writeFileSync(join(d, 'tr/test/b.jsonl'), '{}\n');
+  r = run(['eval', '--traces', join(d, 'tr')]);
+  ok(r.status === 64 && /not JSON/.test(r.stderr) && /no labelled call/.test(r.stderr), 'eval --traces with no usable call: 64, never a pass on 0 of 0', r.stderr);
+  const c = join(d, 'c'), lines = (f) => readFileSync(join(root, 'tests/corpus', f), 'utf8').split('\n').filter(Boolean);
+  mkdirSync(c);
+  const rum = lines('rumination.jsonl'), syc = lines('sycophancy.jsonl');
+  const pick = (l) => [l[0], ...l.filter((x) => x.includes('"split": "test"')).slice(0, 2)];
+  const good = () => {
+    writeFileSync(join(c, 'rumination.jsonl'), pick(rum).join('\n') + '\n');
+    writeFileSync(join(c, 'sycophancy.jsonl'), pick(syc).join('\n') + '\n');
+  };
+  good();
+  writeFileSync(join(c, 'hyperfocus.jsonl'), '');
+  r = run(['eval', c]);
+  ok(r.status !== 64, 'eval on a small sound corpus scores it', r.stderr);
+  writeFileSync(join(c, 'rumination.jsonl'), pick(rum).map((x, i) => i ? x : x.replace(/"label": "[a-z_]+"/, '"label": "bogus"')).join('\n') + '\n');
+  r = run(['eval', c]);
+  ok(r.status === 64 && /example rum-001: its "label" is neither/.test(r.stderr), 'eval: a label of no known kind is named, never a true negative', r.stderr);
+  good();
+  writeFileSync(join(c, 'sycophancy.jsonl'), pick(syc).map((x, i) => i ? x : x.replace(/"expected": "[a-z_]+"/, '"expected": "flattery"')).join('\n') + '\n');
+  r = run(['eval', c]);
+  ok(r.status === 64 && /its "expected" is none or no pattern/.test(r.stderr), 'eval: an expected pattern of no known name is named', r.stderr);
+  good();
+  writeFileSync(join(c, 'rumination.jsonl'), pick(rum).map((x, i) => i ? x : x.replace(/"now": "[^"]+"/, '"now": "2000-01-01T00:00:00Z"')).join('\n') + '\n');
+  r = run(['eval', c]);
+  ok(r.status === 64 && /example rum-001: check_rumination refused its arguments \(HISTORY_OUT_OF_ORDER\)/.test(r.stderr), 'eval: an example the tool refuses is named with its code, never a miss', r.stderr);
 }
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');

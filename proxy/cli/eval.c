@@ -14,6 +14,7 @@
 #include "detect.h"
 #include "timefmt.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,16 @@ static const char *str(const cJSON *o, const char *k)
 struct run {
     struct misses *dev_misses;
     int unsplit;
+    int broken; /* examples of no known label, or whose arguments the tool refused */
 };
+
+/* An example the corpus cannot score: named on stderr (its id and why, never
+ * its text), and eval fails with 64. */
+static void broken(struct run *r, const cJSON *ex, const char *why)
+{
+    if (r->broken++ < 8)
+        fprintf(stderr, "keel: example %s: %s\n", str(ex, "id"), why);
+}
 
 static int split_of(const cJSON *ex, struct run *r)
 {
@@ -166,8 +176,12 @@ static void rum_one(const cJSON *ex, void *vctx)
     int sp = split_of(ex, c->run);
     int64_t now;
     int off;
-    if (sp < 0 || tf_parse_rfc3339(str(ex, "now"), &now, &off) < 0)
+    if (sp < 0)
         return;
+    if (tf_parse_rfc3339(str(ex, "now"), &now, &off) < 0) {
+        broken(c->run, ex, "its \"now\" is not an RFC 3339 time");
+        return;
+    }
     struct misses *m = sp == DEV ? c->run->dev_misses : NULL;
     cJSON *out = NULL;
     kerr e = {0};
@@ -175,11 +189,18 @@ static void rum_one(const cJSON *ex, void *vctx)
     cJSON *args = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ex, "args"), 1);
     if (args && !cJSON_GetObjectItemCaseSensitive(args, "only_asks"))
         cJSON_AddTrueToObject(args, "only_asks");
+    const char *label = str(ex, "label");
     int got =
         rum_check(args, now, off, &out, &e) == 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected"));
-    if (e.code)
-        miss(m, ex, "rumination", e.code);
-    score(&c->t[sp], !strcmp(str(ex, "label"), "repeat"), got, m, ex, "rumination");
+    char why[160];
+    if (e.code) {
+        snprintf(why, sizeof why, "check_rumination refused its arguments (%s)", e.code);
+        broken(c->run, ex, why);
+    } else if (strcmp(label, "repeat") && strcmp(label, "not_repeat")) {
+        broken(c->run, ex, "its \"label\" is neither \"repeat\" nor \"not_repeat\"");
+    } else {
+        score(&c->t[sp], !strcmp(label, "repeat"), got, m, ex, "rumination");
+    }
     cJSON_Delete(out);
     cJSON_Delete(args);
 }
@@ -203,10 +224,21 @@ static void syc_one(const cJSON *ex, void *vctx)
     kerr e = {0};
     const char *want = str(ex, "expected");
     const char *got = "none";
-    if (syc_check(cJSON_GetObjectItemCaseSensitive(ex, "args"), 0, 0, &out, &e) == 0)
+    int known = !strcmp(want, "none");
+    for (int p = 0; p < 4; p++)
+        known |= !strcmp(want, patterns[p]);
+    char why[160];
+    if (!known) {
+        broken(c->run, ex, "its \"expected\" is none or no pattern check_sycophancy names");
+        return;
+    }
+    if (syc_check(cJSON_GetObjectItemCaseSensitive(ex, "args"), 0, 0, &out, &e) == 0) {
         got = str(out, "pattern");
-    else
-        miss(m, ex, "sycophancy", e.code);
+    } else {
+        snprintf(why, sizeof why, "check_sycophancy refused its arguments (%s)", e.code);
+        broken(c->run, ex, why);
+        return;
+    }
     score(&c->all[sp], strcmp(want, "none") != 0, strcmp(got, "none") != 0, m, ex, "sycophancy");
     for (int p = 0; p < 4; p++) {
         int w = !strcmp(want, patterns[p]), g = !strcmp(got, patterns[p]);
@@ -237,40 +269,66 @@ static void hyp_one(const cJSON *ex, void *vctx)
     cJSON_Delete(out);
 }
 
-/* Floors, on the test split: the targets, or a regression file's
- * "detector precision recall fp_rate" lines; "gap G" bounds how far each
- * test figure may fall from dev's. */
-struct floors {
-    double p, r, fpr;
-};
-
-static void read_floors(const char *path, struct floors *rum, struct floors *syc, double *gap)
+void eval_floors_targets(struct eval_floors *f)
 {
-    FILE *f = path ? fopen(path, "r") : NULL;
-    char line[256], name[64];
-    double p, r, fpr;
-    while (f && fgets(line, sizeof line, f)) {
-        if (sscanf(line, "%63s %lf %lf %lf", name, &p, &r, &fpr) == 4) {
-            if (!strcmp(name, "rumination"))
-                *rum = (struct floors){p, r, fpr};
-            else if (!strcmp(name, "sycophancy"))
-                *syc = (struct floors){p, r, fpr};
-        } else if (sscanf(line, "gap %lf", &p) == 1)
-            *gap = p;
-    }
-    if (f)
-        fclose(f);
+    *f = (struct eval_floors){{{0.90, 0.85, 0.03}, {0.90, 0.85, 0.03}}, 0.05, 1.0, 0.95, 0.5, 0.8};
 }
 
-/* 1 (and says so) when t is below fl, or further than gap from dev. */
-static int below(const struct tally *t, const struct tally *dev, const struct floors *fl, double gap)
+static int share_ok(double x)
+{
+    return x >= 0 && x <= 1;
+}
+
+int eval_floors_read(const char *path, struct eval_floors *f)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) {
+        fprintf(stderr, "keel: --floors %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[256], name[32], extra[2];
+    int no = 0, bad = 0;
+    while (!bad && fgets(line, sizeof line, in)) {
+        no++;
+        char *h = strchr(line, '#');
+        if (h)
+            *h = '\0';
+        double a, b, c;
+        int n = sscanf(line, "%31s %lf %lf %lf %1s", name, &a, &b, &c, extra);
+        if (n <= 0)
+            continue; /* blank, or a comment */
+        int det = !strcmp(name, "rumination") ? 0 : !strcmp(name, "sycophancy") ? 1 : -1;
+        if (det >= 0 && n == 4 && share_ok(a) && share_ok(b) && share_ok(c))
+            f->det[det][0] = a, f->det[det][1] = b, f->det[det][2] = c;
+        else if (!strcmp(name, "gap") && n == 2 && share_ok(a))
+            f->gap = a;
+        else if (!strcmp(name, "loop") && n == 3 && a >= 0 && share_ok(b))
+            f->loop_fa = a, f->loop_share = b;
+        else if (!strcmp(name, "sessions") && n == 3 && a >= 0 && share_ok(b))
+            f->sess_fa = a, f->sess_share = b;
+        else
+            bad = 1;
+    }
+    fclose(in);
+    if (bad)
+        fprintf(stderr,
+                "keel: --floors %s, line %d: not a floor; the lines are \"rumination|sycophancy PRECISION RECALL "
+                "FP_RATE\", \"gap G\", \"loop MAX_PER_1000 MIN_SHARE\" and \"sessions MAX_PER_100 MIN_SHARE\" "
+                "(shares from 0 to 1)\n",
+                path, no);
+    return bad ? -1 : 0;
+}
+
+/* 1 (and says so) when t is below fl (precision, recall, FP rate), or
+ * further than gap from dev. */
+static int below(const struct tally *t, const struct tally *dev, const double *fl, double gap)
 {
     double p = ratio(t->tp, t->tp + t->fp), r = ratio(t->tp, t->tp + t->fn), fpr = ratio(t->fp, t->fp + t->tn);
     double dp = ratio(dev->tp, dev->tp + dev->fp), dr = ratio(dev->tp, dev->tp + dev->fn),
            dfpr = ratio(dev->fp, dev->fp + dev->tn);
-    if (p < fl->p || r < fl->r || fpr > fl->fpr) {
+    if (p < fl[0] || r < fl[1] || fpr > fl[2]) {
         fprintf(stderr, "keel: %s on test is below its floor (precision %.2f, recall %.2f, FP rate %.2f)\n", t->name,
-                fl->p, fl->r, fl->fpr);
+                fl[0], fl[1], fl[2]);
         return 1;
     }
     if (dp - p > gap || dr - r > gap || fpr - dfpr > gap) {
@@ -280,14 +338,10 @@ static int below(const struct tally *t, const struct tally *dev, const struct fl
     return 0;
 }
 
-int eval_run(const char *dir, int markdown, const char *floors_file, int all_misses)
+int eval_run(const char *dir, int markdown, const struct eval_floors *fl, int all_misses)
 {
-    struct floors fl[2] = {{0.90, 0.85, 0.03}, {0.90, 0.85, 0.03}};
-    double gap = 0.05;
-    if (floors_file)
-        read_floors(floors_file, &fl[0], &fl[1], &gap);
     struct misses dm = {0};
-    struct run run = {&dm, 0};
+    struct run run = {&dm, 0, 0};
     struct rum_ctx rum = {&run, {{"rumination", 0, 0, 0, 0}, {"rumination", 0, 0, 0, 0}}};
     struct syc_ctx syc;
     memset(&syc, 0, sizeof syc);
@@ -302,6 +356,12 @@ int eval_run(const char *dir, int markdown, const char *floors_file, int all_mis
         each_line(dir, "sycophancy.jsonl", syc_one, &syc) < 0 ||
         each_line(dir, "hyperfocus.jsonl", hyp_one, &hyp) < 0) {
         fprintf(stderr, "keel: eval needs rumination.jsonl, sycophancy.jsonl and hyperfocus.jsonl in %s\n", dir);
+        free(dm.line);
+        return 64;
+    }
+    if (run.broken) {
+        fprintf(stderr, "keel: %d example%s in %s cannot be scored (above); fix or remove them\n", run.broken,
+                run.broken == 1 ? "" : "s", dir);
         free(dm.line);
         return 64;
     }
@@ -347,7 +407,8 @@ int eval_run(const char *dir, int markdown, const char *floors_file, int all_mis
             printf("(%d more dev misses: keel eval --misses; test misses are never listed)\n", dm.n - shown);
     }
     free(dm.line);
-    int fail = below(&rum.t[TEST], &rum.t[DEV], &fl[0], gap) | below(&syc.all[TEST], &syc.all[DEV], &fl[1], gap);
+    int fail = below(&rum.t[TEST], &rum.t[DEV], fl->det[0], fl->gap) |
+        below(&syc.all[TEST], &syc.all[DEV], fl->det[1], fl->gap);
     if (hyp.t.fn) {
         fprintf(stderr, "keel: hyperfocus got %d level%s wrong\n", hyp.t.fn, hyp.t.fn == 1 ? "" : "s");
         fail = 1;

@@ -41,6 +41,7 @@ struct episode {
 struct split {
     const char *name;
     int files, calls, work, loops, false_adv;
+    int skipped; /* lines that are no labelled call: the traces are not usable */
     struct episode *ep;
     int nep;
     int kinds[5][3]; /* per kind: episodes reaching the threshold, caught in time, short */
@@ -145,13 +146,15 @@ static void replay_file(struct split *s, const char *path, const char *name, con
         lineno++;
         cJSON *ex = cJSON_ParseWithLength(line, (size_t)got);
         if (!ex) {
-            fprintf(stderr, "keel: %s:%d: not JSON, skipped\n", path, lineno);
+            fprintf(stderr, "keel: %s:%d: not JSON\n", path, lineno);
+            s->skipped++;
             continue;
         }
         int adv = replay_call(&w, p, ex);
         const char *label = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "label"));
         if (adv < 0 || !label) {
-            fprintf(stderr, "keel: %s:%d: not a labelled call, skipped\n", path, lineno);
+            fprintf(stderr, "keel: %s:%d: not a labelled call (tool, at, result or error, label)\n", path, lineno);
+            s->skipped++;
             cJSON_Delete(ex);
             continue;
         }
@@ -186,6 +189,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* 0; -1 no such folder (or out of memory), -2 its traces are not usable (said). */
 static int replay_split(struct split *s, const char *dir, const struct loop_params *p, int show)
 {
     char path[1200];
@@ -208,6 +212,11 @@ static int replay_split(struct split *s, const char *dir, const struct loop_para
         snprintf(file, sizeof file, "%s/%s", path, names[i]);
         replay_file(s, file, names[i], p, show);
         free(names[i]);
+    }
+    if (s->skipped || !s->calls) {
+        fprintf(stderr, "keel: %s: %s\n", path,
+                s->skipped ? "lines that are no labelled call (above): fix or remove them" : "no labelled call");
+        return -2;
     }
     for (int i = 0; i < s->nep; i++) {
         const struct episode *e = &s->ep[i];
@@ -243,26 +252,18 @@ static void totals(const struct split *s, int *reach, int *caught, int *shorts)
     }
 }
 
-int eval_traces(const char *dir, int md, const char *floors_file)
+int eval_traces(const char *dir, int md, const struct eval_floors *fl)
 {
-    double max_fa = 1.0, min_recall = 0.95; /* the targets */
-    FILE *ff = floors_file ? fopen(floors_file, "r") : NULL;
-    char name[64], rest[256];
-    while (ff && fscanf(ff, "%63s", name) == 1) {
-        if (!strcmp(name, "loop") && fscanf(ff, "%lf %lf", &max_fa, &min_recall) == 2)
-            break;
-        if (!fgets(rest, sizeof rest, ff))
-            break;
-    }
-    if (ff)
-        fclose(ff);
+    double max_fa = fl->loop_fa, min_recall = fl->loop_share;
     struct loop_params p;
     loop_default_params(&p);
     struct split sp[2] = {{.name = "dev"}, {.name = "test"}};
     for (int i = 0; i < 2; i++) {
         sp[i].ep = calloc(EPISODES_MAX, sizeof *sp[i].ep);
-        if (!sp[i].ep || replay_split(&sp[i], dir, &p, i == 0) < 0) {
-            fprintf(stderr, "keel: eval --traces needs dev/ and test/ of *.jsonl traces in %s\n", dir);
+        int got = sp[i].ep ? replay_split(&sp[i], dir, &p, i == 0) : -1;
+        if (got < 0) {
+            if (got == -1)
+                fprintf(stderr, "keel: eval --traces needs dev/ and test/ of *.jsonl traces in %s\n", dir);
             free(sp[0].ep);
             free(sp[1].ep);
             return 64;

@@ -405,7 +405,7 @@ static void row(int md, const char *what, const char *dev, const char *test)
     printf(md ? "| %s | %s | %s |\n" : "  %-44s %14s %14s\n", what, dev, test);
 }
 
-int eval_sessions(const char *dir, int markdown, const char *floors_file, const struct profile *p, int misses)
+int eval_sessions(const char *dir, int markdown, const struct eval_floors *fl, const struct profile *p, int misses)
 {
     static char *paths[SESSIONS_MAX];
     int n = 0;
@@ -462,15 +462,8 @@ int eval_sessions(const char *dir, int markdown, const char *floors_file, const 
     if (st[0].shown && !markdown)
         fputs(st[0].shown, stdout);
     free(st[0].shown);
-    /* Floors: "sessions MAX_FALSE_PER_100 MIN_SHARE_BY_4TH" (targets 0.5 and 0.8). */
-    double max_fa = 0.5, min_by4 = 0.8;
-    FILE *ff = floors_file ? fopen(floors_file, "r") : NULL;
-    char l[200];
-    while (ff && fgets(l, sizeof l, ff))
-        if (sscanf(l, "sessions %lf %lf", &max_fa, &min_by4) == 2)
-            break;
-    if (ff)
-        fclose(ff);
+    /* Floors: at most max_fa false advisories per 100 prompts, at least min_by4 of episodes by the 4th ask. */
+    double max_fa = fl->sess_fa, min_by4 = fl->sess_share;
     const struct sstats *t = &st[1];
     double fa = t->prompts ? 100.0 * t->false_adv / t->prompts : 0,
            by4 = t->episodes ? (double)t->by4 / t->episodes : 1;

@@ -558,12 +558,15 @@ static const char eval_help[] =
     "listed, so that nobody tunes on them. Exit 1 when rumination or sycophancy on\n"
     "test is below its floor (precision 0.90, recall 0.85, FP rate 0.03) or more than\n"
     "0.05 worse than on dev, or below the floors in FILE (lines: detector precision\n"
-    "recall fp_rate; gap G).\n"
+    "recall fp_rate; gap G). Exit 64 when FILE cannot be read or holds a line of no\n"
+    "known kind, or an example has no split, a label of no known kind, or arguments\n"
+    "the tool refuses (each named by its id).\n"
     "\n"
     "--traces DIR replays the recorded agent sessions in DIR/dev and DIR/test through\n"
     "the loop detector and prints, per split, false advisories per 1000 calls labelled\n"
     "work and the share of loop episodes advised within 2 calls of the threshold.\n"
     "Floors: at most 1 and at least 0.95, or FILE's line: loop MAX_PER_1000 MIN_SHARE.\n"
+    "A line that is no labelled call, or a split without calls, is exit 64.\n"
     "\n"
     "--sessions DIR replays whole conversations (DIR/*.json: prompts, replies, minutes\n"
     "between them, re-ask episodes labelled) through keel hook, as Claude Code and\n"
@@ -606,18 +609,22 @@ static int cmd_eval(int argc, char **argv)
     }
     if (!dir && !traces && !sessions)
         return usage_error("eval needs the corpus directory, like tests/corpus%s", NULL);
-    int rc = dir ? eval_run(dir, md, floors, misses) : 0;
+    struct eval_floors fl;
+    eval_floors_targets(&fl);
+    if (floors && eval_floors_read(floors, &fl) < 0)
+        return EXIT_USAGE;
+    int rc = dir ? eval_run(dir, md, &fl, misses) : 0;
     if (traces && rc != 64) {
         if (md && dir)
             putchar('\n');
-        int t = eval_traces(traces, md, floors);
+        int t = eval_traces(traces, md, &fl);
         rc = t == 64 ? 64 : rc | t;
     }
     if (sessions && rc != 64) {
         if (md && (dir || traces))
             putchar('\n');
         load_profile();
-        int t = eval_sessions(sessions, md, floors, &profile, misses);
+        int t = eval_sessions(sessions, md, &fl, &profile, misses);
         rc = t == 64 ? 64 : rc | t;
     }
     return rc;
