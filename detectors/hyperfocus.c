@@ -26,6 +26,7 @@
 #include "timefmt.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define HYP_SKEW_MS     60000
@@ -229,7 +230,9 @@ int hyp_check(const cJSON *args, int64_t now_ms_clock, int offset_clock, cJSON *
 
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "level", level_names[level]);
-    cJSON_AddNumberToObject(o, "elapsed_seconds", (double)elapsed);
+    char digits[24]; /* printed exactly: cJSON prints a double of over 15 digits with an exponent */
+    snprintf(digits, sizeof digits, "%lld", (long long)elapsed);
+    cJSON_AddRawToObject(o, "elapsed_seconds", digits);
     if (has_session && snap_sid)
         cJSON_AddStringToObject(o, "session_id", snap_sid);
     else if (sid)

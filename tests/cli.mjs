@@ -130,6 +130,10 @@ for (const args of [['--profile'], ['serve', '--profile'], ['check', '--profile'
   r = run(['eval', c]);
   ok(r.status === 64 && /example rum-001: check_rumination refused its arguments \(HISTORY_OUT_OF_ORDER\)/.test(r.stderr), 'eval: an example the tool refuses is named with its code, never a miss', r.stderr);
 }
+r = run(['check', 'mark_session_start', '--json', '{"intent":"a","intent":"b"}'], '', sandbox().env);
+ok(r.status === 2 && JSON.parse(r.stdout).error.code === 'INPUT_INVALID' && /given twice/.test(r.stdout), 'check with a member given twice: INPUT_INVALID, as keel serve refuses it', r.stdout);
+r = run(['check', 'check_hyperfocus', '--json', '{"chronometric_snapshot":{"now":"2026-03-01T10:00:00+01:00","open_session":{"started_at":"2026-03-01T09:00:00+01:00","elapsed_seconds":9007199254740991}}}']);
+ok(r.status === 0 && r.stdout.includes('"elapsed_seconds":9007199254740991,'), 'check_hyperfocus gives the largest elapsed_seconds it takes back exactly, as an integer', r.stdout);
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

@@ -376,8 +376,12 @@ static int cmd_check(int argc, char **argv)
     load_profile();
     load_rules();
     int is_error = 1;
+    /* a member given twice: keel would read the first, another reader the
+     * last (keel serve refuses the message, -32600) */
     cJSON *out = nul ? tools_error("INPUT_INVALID", "arguments", "text must not contain the NUL character (\\u0000)")
-                     : tools_run(t, args, &profile, NULL, &is_error);
+        : jscan_has_dup(args) ? tools_error("INPUT_INVALID", "arguments",
+                                            "a member is given twice; give each once (readers differ on which counts)")
+                              : tools_run(t, args, &profile, NULL, &is_error);
     /* A message held for its justification waits in this process, which
      * ends now: a later keel check has nothing to justify. */
     int held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "pending"));
