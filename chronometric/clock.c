@@ -4,12 +4,28 @@
 #include "timefmt.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* 1 when path is a zone file: a regular file that opens with the TZif
+ * magic (a directory, /etc/passwd or a FIFO is none, and is not waited on). */
+static int zone_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    char magic[4];
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 && !memcmp(magic, "TZif", 4);
+    close(fd);
+    return ok;
+}
 
 /* 1 if TZ is unset or empty, a POSIX rule ("EST5EDT", "<+03>-3"), or names
  * a zone file that is there; 0 for a name with no file ("Europe/Berln"),
@@ -38,11 +54,11 @@ static int tz_usable(void)
     if (!strcmp(tz, "UTC") || !strcmp(tz, "GMT")) /* what the C library falls back on anyway */
         return 1;
     if (*tz == '/')
-        return access(tz, R_OK) == 0;
+        return zone_file(tz);
     const char *dir = getenv("TZDIR");
     char path[4096];
     int n = snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", tz);
-    return n > 0 && (size_t)n < sizeof path && !strstr(tz, "..") && access(path, R_OK) == 0;
+    return n > 0 && (size_t)n < sizeof path && !strstr(tz, "..") && zone_file(path);
 }
 
 /* TZ is set before keel starts and never changed: -1 not yet looked at, 0
@@ -83,11 +99,16 @@ int chrono_offset_at(int64_t ms, int *offset_s)
  * at the clock, so a test can move time while keel runs. */
 static int read_fake_file(const char *path, char *buf, size_t n)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* a regular file only: a FIFO with no writer would hold every look at
+     * the clock (and a hook, its host) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    size_t got = fread(buf, 1, n - 1, f);
-    fclose(f);
+    struct stat st;
+    ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, n - 1) : -1;
+    close(fd);
+    if (got < 0)
+        return -1;
     buf[got] = '\0';
     while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' ' || buf[got - 1] == '\r'))
         buf[--got] = '\0';

@@ -134,6 +134,16 @@ r = run(['check', 'mark_session_start', '--json', '{"intent":"a","intent":"b"}']
 ok(r.status === 2 && JSON.parse(r.stdout).error.code === 'INPUT_INVALID' && /given twice/.test(r.stdout), 'check with a member given twice: INPUT_INVALID, as keel serve refuses it', r.stdout);
 r = run(['check', 'check_hyperfocus', '--json', '{"chronometric_snapshot":{"now":"2026-03-01T10:00:00+01:00","open_session":{"started_at":"2026-03-01T09:00:00+01:00","elapsed_seconds":9007199254740991}}}']);
 ok(r.status === 0 && r.stdout.includes('"elapsed_seconds":9007199254740991,'), 'check_hyperfocus gives the largest elapsed_seconds it takes back exactly, as an integer', r.stdout);
+for (const tz of ['Europe', '/tmp', '/etc/passwd']) {
+  r = run(['check', 'get_time_context'], '', { ...sandbox().env, KEEL_NOW: '2026-01-01T12:00:00Z', TZ: tz });
+  ok(r.status === 2 && JSON.parse(r.stdout).error.code === 'INTERNAL_CLOCK_UNAVAILABLE', `TZ=${tz}, no zone file: INTERNAL_CLOCK_UNAVAILABLE, never UTC in silence`, r.stdout);
+}
+{
+  const sb = sandbox(), fifo = join(sb.dir, 'now.fifo');
+  spawnSync('mkfifo', [fifo]);
+  r = spawnSync(keel, ['hook', 'SessionStart'], { input: '{"session_id":"s","hook_event_name":"SessionStart"}', encoding: 'utf8', timeout: 8000, env: { ...process.env, ...sb.env, KEEL_NOW_FILE: fifo } });
+  ok(r.status === 0 && /hook_clock_unavailable/.test(r.stderr), 'KEEL_NOW_FILE naming a FIFO: the hook ends at once with a warning, never waits on it', `${r.status} ${r.signal} ${r.stderr}`);
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);
