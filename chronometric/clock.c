@@ -79,6 +79,12 @@ void chrono_zone_as_utc(void)
         usable = 2;
 }
 
+int chrono_offset_or(int64_t ms, int fallback)
+{
+    int off;
+    return chrono_offset_at(ms, &off) == 0 ? off : fallback;
+}
+
 int chrono_offset_at(int64_t ms, int *offset_s)
 {
     if (!chrono_zone_ok())

@@ -31,6 +31,10 @@ int64_t chrono_mono_ms(void);
 
 /* The local UTC offset at an instant (TZ rules); 0 or -1. */
 int chrono_offset_at(int64_t ms, int *offset_s);
+/* The local offset at ms, or fallback when it cannot be had: a time shown
+ * to the person is on the clock of its own instant (an ask made before a
+ * daylight-saving change reads as the clock read then). */
+int chrono_offset_or(int64_t ms, int fallback);
 
 /* 0 when TZ names no zone installed here (the local time cannot be had),
  * else 1. */

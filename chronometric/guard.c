@@ -441,9 +441,10 @@ static int do_apply(cJSON *state, void *vctx, kerr *e)
         snprintf(c->until, c->until_n, "%s", b);
     } else if (!strcmp(c->token, "snooze-15m")) {
         int64_t until = env->now.ms + 15 * 60000LL;
-        set_time(state_obj(g, "hyperfocus"), "snooze_until", until, env->now.offset_s);
+        int until_off = chrono_offset_or(until, env->now.offset_s);
+        set_time(state_obj(g, "hyperfocus"), "snooze_until", until, until_off);
         snprintf(c->effect, c->effect_n, "no time reminders for 15 minutes");
-        tf_format_rfc3339(until, env->now.offset_s, c->until, c->until_n);
+        tf_format_rfc3339(until, until_off, c->until, c->until_n);
     } else if (!strcmp(c->token, "snooze-once")) {
         cJSON *h = state_obj(g, "hyperfocus");
         cJSON_DeleteItemFromObjectCaseSensitive(h, "skip_next");

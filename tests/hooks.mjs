@@ -626,6 +626,20 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
     'an earlier prompt with an escape sequence, a bell, a tab, a zero-width space and a bidi override is quoted as plain words', JSON.stringify(m));
 }
 
+// Across a daylight-saving change each earlier ask is shown on the clock of
+// its own moment (Berlin went from 02:00 to 03:00 at 01:00 UTC on
+// 2026-03-29), and snooze-15m's end on the clock of that end.
+{
+  const box = sandbox();
+  const tr = join(box.dir, 'dst.jsonl');
+  writeAsks(tr, [['2026-03-29T00:30:00Z', 'Is it safe to deploy the billing service tonight?'], ['2026-03-29T00:45:00Z', 'Would deploying the billing service tonight be safe?'],
+    ['2026-03-29T00:55:00Z', 'Tonight: is deploying the billing service safe?']]);
+  const m = promptSays(box, tr, 'Is deploying the billing service tonight really safe?', '2026-03-29T01:10:00Z', { TZ: 'Europe/Berlin' });
+  const z = promptSays(box, tr, 'snooze-15m', '2026-03-29T00:55:00Z', { TZ: 'Europe/Berlin' });
+  ok(/at 01:30 \(.*\), 01:45 and 01:55\./.test(m) && /until 03:10\./.test(z),
+    'across a daylight-saving change the earlier asks read 01:30, 01:45 and 01:55 (the clock then), and a snooze given at 01:55 ends at 03:10', `${m} | ${z}`);
+}
+
 // An override word said at the start of a prompt is the person's answer to
 // keel, not part of what they ask: an earlier ask is quoted without it, and
 // one that was the word alone is no ask.

@@ -432,7 +432,7 @@ static void until_words(const char *until, const char *effect, const struct chro
         snprintf(out, cap, ", until %s", until);
     } else if (ms > env->now.ms) {
         struct tf_civil c;
-        tf_civil(ms, env->now.offset_s, &c);
+        tf_civil(ms, chrono_offset_or(ms, off), &c);
         snprintf(out, cap, ", until %02d:%02d", c.hour, c.minute);
     }
 }

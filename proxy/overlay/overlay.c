@@ -288,7 +288,7 @@ static cJSON *loop_step(struct overlay *ov, const struct chrono_env *env, const 
         cJSON_AddStringToObject(m, "other_tool", other);
     cJSON_AddNumberToObject(m, "calls", f.count);
     char at[40];
-    tf_format_rfc3339(f.first_at, env->now.offset_s, at, sizeof at);
+    tf_format_rfc3339(f.first_at, chrono_offset_or(f.first_at, env->now.offset_s), at, sizeof at);
     cJSON_AddStringToObject(m, "first_call_at", at);
     cJSON_AddStringToObject(m, "compared",
                             f.kind == LOOP_SAME_ERROR    ? "the error's whole text, its numbers and ids as one"
@@ -367,7 +367,7 @@ static void asked_before(const struct rum_item *hist, struct rum_match *m, size_
     for (size_t i = 0; i < k && n < cap; i++) {
         const struct rum_item *h = &hist[m[i].index];
         char hm[8] = "?";
-        time_t t = (time_t)(h->at / 1000 + offset_s);
+        time_t t = (time_t)(h->at / 1000 + chrono_offset_or(h->at, offset_s));
         struct tm tm;
         if (gmtime_r(&t, &tm))
             strftime(hm, sizeof hm, "%H:%M", &tm);
@@ -426,7 +426,7 @@ static cJSON *rumination(struct overlay *ov, const struct chrono_env *env, const
     for (size_t k = 0; k < r.count; k++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToObject(o, "text", cJSON_CreateString(hist[m[k].index].t));
-        tf_format_rfc3339(hist[m[k].index].at, env->now.offset_s, at, sizeof at);
+        tf_format_rfc3339(hist[m[k].index].at, chrono_offset_or(hist[m[k].index].at, env->now.offset_s), at, sizeof at);
         cJSON_AddStringToObject(o, "at", at);
         cJSON_AddNumberToObject(o, "similarity", det_round(m[k].sim));
         cJSON_AddItemToArray(matched, o);
