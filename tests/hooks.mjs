@@ -337,6 +337,15 @@ for (const f of readdirSync(join(dir, 'payloads')).sort()) {
   const later = hook('claude-code', 'Stop', { ...p, stop_hook_active: true }, { box: b2, args: rules });
   ok(/attempt 1 of 4/.test(first.out?.reason || '') && passed.out?.decision === undefined && later.out?.decision === 'block' && /attempt 1 of 4/.test(later.out.reason),
     'a revised reply that follows the rules ends the count: the next break is attempt 1, not 2', [first.out, passed.out, later.out]);
+  // a subagent's stops count apart: four of its blocks leave the main reply's
+  // four untouched, and its own fifth says it was a subagent's
+  const b3 = sandbox();
+  hook('claude-code', 'UserPromptSubmit', payload('claude-code-UserPromptSubmit.json', { transcript_path: '/nonexistent', prompt: 'fix the button' }), { box: b3, args: rules });
+  const subs = [1, 2, 3, 4, 5].map(() => hook('claude-code', 'SubagentStop', { ...p, hook_event_name: 'SubagentStop', stop_hook_active: false }, { box: b3, args: rules }));
+  const main = hook('claude-code', 'Stop', { ...p, stop_hook_active: false }, { box: b3, args: rules });
+  ok(subs.slice(0, 4).every((r) => r.out?.decision === 'block') && /a subagent's reply broke your rules/.test(subs[4].out?.systemMessage || '') &&
+     main.out?.decision === 'block' && /attempt 1 of 4/.test(main.out.reason),
+    'a subagent\'s blocked stops count apart: the main reply is still sent back (attempt 1 of 4), and the subagent\'s bypass is said as its own', [subs[4].out, main.out]);
   const closer = hook('claude-code', 'Stop', payload('claude-code-Stop.json', { last_assistant_message: 'The build passes now. Hope this helps!' }), { box: sandbox() });
   ok(/the reply matched the rule cheerleading-closer \(A closer that adds nothing/.test(closer.out?.systemMessage || '') && closer.out?.decision === undefined,
     'a reply a shipped rewrite rule matches: the person is told the rule in its own words, and nothing is blocked', closer.out);

@@ -224,13 +224,22 @@ static void state_unavailable(const kerr *e)
  * those before; ST_LAST_ADD: those that spoke on the reply, added to those of
  * the same turn (an override word then answers everything said since the
  * person's last prompt). */
-enum { ST_NEW_TURN, ST_BLOCK, ST_PASS, ST_NOTE, ST_LAST, ST_LAST_ADD };
+enum {
+    ST_NEW_TURN,
+    ST_BLOCK,
+    ST_PASS,
+    ST_NOTE,
+    ST_LAST,
+    ST_LAST_ADD,
+    ST_SUB = 0x100 /* or-ed in: a subagent's stop */
+};
 struct hook_state {
     char key[24]; /* the host's session id, hashed */
     int op;
     int continuing; /* stop_hook_active */
     int64_t now;
     int blocks; /* out: blocked stops so far in this turn */
+    int sub; /* in: the stop is a subagent's (SubagentStop), whose blocks count apart from the main reply's */
     char note[512]; /* in (ST_NOTE) or out (ST_NEW_TURN) */
     int64_t started; /* out: when keel first saw this host session */
     char set_last[64]; /* in: the detectors of the advisories just given, a,b */
@@ -271,7 +280,8 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     }
     double started = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "started"));
     h->started = started > 0 ? (int64_t)started : 0;
-    double blocks = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "blocks"));
+    const char *count = h->sub ? "sub_blocks" : "blocks";
+    double blocks = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, count));
     h->blocks = blocks > 0 && blocks < 1000 ? (int)blocks : 0;
     const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "note"));
     const char *last = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "last"));
@@ -315,6 +325,7 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     case ST_NEW_TURN:
         snprintf(h->note, sizeof h->note, "%s", note ? note : "");
         h->blocks = 0;
+        state_set(s, "sub_blocks", cJSON_CreateNumber(0));
         state_set(s, "turn", cJSON_CreateNumber((double)h->now));
         cJSON_DeleteItemFromObjectCaseSensitive(s, "note");
         break;
@@ -335,7 +346,7 @@ static int hooks_fn(cJSON *state, void *ctx, kerr *e)
     case ST_LAST_ADD:
         break;
     }
-    state_set(s, "blocks", cJSON_CreateNumber(h->blocks));
+    state_set(s, count, cJSON_CreateNumber(h->blocks));
     state_set(s, "at", cJSON_CreateNumber((double)h->now));
     return 1;
 }
@@ -344,9 +355,12 @@ static int session_state_at(const char *state_dir, const char *sid, int op, int 
                             const char *note, const struct chrono_env *touch, const struct overlay *ep,
                             struct hook_state *h)
 {
+    int sub = (op & ST_SUB) != 0;
+    op &= ~ST_SUB;
     char set_last[sizeof h->set_last];
     snprintf(set_last, sizeof set_last, "%s", op == ST_LAST || op == ST_LAST_ADD ? note : "");
     memset(h, 0, sizeof *h);
+    h->sub = sub;
     if (ep && ep->episode_changed) { /* rumination was found: its asks are the episode now */
         h->set_episode = 1;
         h->nepisode = ep->nepisode;
@@ -681,9 +695,10 @@ static int persons_rule(const char *name)
     return 0;
 }
 
-static void on_reply(const cJSON *in, int host, const struct profile *p, const char *state_dir, int64_t now,
-                     struct out *o, char *block, size_t block_cap)
+static void on_reply(const cJSON *in, int host, int subagent, const struct profile *p, const char *state_dir,
+                     int64_t now, struct out *o, char *block, size_t block_cap)
 {
+    int sub = subagent ? ST_SUB : 0; /* a subagent's blocks count apart from the main reply's */
     const char *reply = field_str(in, hook_hosts[host].reply);
     if (!reply)
         reply = field_str(in, "prompt_response");
@@ -723,7 +738,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     int pass = 0; /* the count of blocks ends: a reply that follows the rules */
     char lead[800] = ""; /* what keel says before any advisory's reason: one message in all */
     if (names[0]) {
-        int counted = session_state(state_dir, sid, ST_BLOCK, continuing, now, NULL, &h) == 0;
+        int counted = session_state(state_dir, sid, ST_BLOCK | sub, continuing, now, NULL, &h) == 0;
         if (counted && h.blocks <= HOOK_BLOCKS_MAX) {
             snprintf(block, block_cap,
                      "%s This reply breaks the person's rules (%s): %s Revise the reply so it "
@@ -736,9 +751,9 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
         }
         if (counted) { /* let through: the turn's blocks stay spent (no pass), so its later stops pass too */
             append(lead, sizeof lead,
-                   "the reply broke your rules (%s) and was let through after %d blocked "
+                   "%s broke your rules (%s) and was let through after %d blocked "
                    "attempts; the rules were bypassed.",
-                   names, HOOK_BLOCKS_MAX);
+                   sub ? "a subagent's reply" : "the reply", names, HOOK_BLOCKS_MAX);
         } else { /* no count, no block: a block that cannot be counted could repeat forever */
             append(lead, sizeof lead,
                    "the reply broke your rules (%s) and was let through unblocked: keel could not "
@@ -763,7 +778,7 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
             append(soft, sizeof soft, "%s%s", soft[0] ? ", " : "", rule);
         }
     struct hook_state seen;
-    int known = session_state(state_dir, sid, pass ? ST_PASS : ST_LAST, 0, now, "", &seen) == 0;
+    int known = session_state(state_dir, sid, (pass ? ST_PASS : ST_LAST) | sub, 0, now, "", &seen) == 0;
     if (soft[0] && known) {
         struct chrono_env env = {{now, 0}, p, state_dir, seen.started, seen.key};
         struct guard_view gv;
@@ -854,12 +869,12 @@ static void on_reply(const cJSON *in, int host, const struct profile *p, const c
     if (nsyc)
         append(spoke, sizeof spoke, "%ssycophancy", spoke[0] ? "," : "");
     if (spoke[0])
-        session_state(state_dir, sid, ST_LAST_ADD, 0, now, spoke, &h);
+        session_state(state_dir, sid, ST_LAST_ADD | sub, 0, now, spoke, &h);
     cJSON_Delete(advs);
     overlay_free(&ov);
     free(text);
     if (o->note[0])
-        session_state(state_dir, sid, ST_NOTE, 0, now, o->note, &h);
+        session_state(state_dir, sid, ST_NOTE | sub, 0, now, o->note, &h);
     log_event(LOG_INFO, "hook_reply", "bytes=%zu", n);
 }
 
@@ -1125,7 +1140,7 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
     } else if (kind == EV_PROMPT) {
         on_prompt(in, p, state_dir, env.now, &o);
     } else if (kind == EV_REPLY) {
-        on_reply(in, host, p, state_dir, env.now.ms, &o, block, sizeof block);
+        on_reply(in, host, name && !strcmp(name, "SubagentStop"), p, state_dir, env.now.ms, &o, block, sizeof block);
     } else if (kind == EV_SESSION_START) {
         on_session_start(p, state_dir, &o);
     } else {
