@@ -158,4 +158,31 @@ for (const tool of ['flood_get', 'flood_post']) {
   f.stop();
 }
 
+// A server that answers every request, initialize included, as one event on
+// a stream it leaves open with a keep-alive each second (it SHOULD close
+// it): the messages held for the session went out only when initialize's
+// stream ended, never, and after 28 calls every connection was held.
+{
+  const f = await httpFault(['--sse-open']);
+  const k = new Proc(['--log-level', 'info', 'wrap', '--expose', 'none', '--overlay', 'none', '--url', f.url]);
+  const t0 = Date.now();
+  k.send(INIT);
+  k.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  k.send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+  const init = await answer(k, 0, 5000).catch(() => null), ping = await answer(k, 'p', 5000).catch(() => null);
+  ok(init?.result?.serverInfo?.name === 'httpfault' && ping?.result && Date.now() - t0 < 4000,
+    `a server that leaves initialize's stream open: the ping held for the session is answered at once (${Date.now() - t0} ms)`, [init, ping]);
+  const calls = Array.from({ length: 40 }, (_, i) => call('echo', { text: `c${i}` }));
+  const t1 = Date.now();
+  for (const c of calls) k.send(c);
+  const got = [];
+  for (const c of calls) got.push(await answer(k, c.id, 8000).catch(() => null));
+  ok(got.every((r, i) => r?.result?.content?.[0]?.text === `echo: c${i}`) && Date.now() - t1 < 6000,
+    `40 calls whose streams the server leaves open are all answered (${got.filter(Boolean).length} in ${Date.now() - t1} ms): keel ends a stream once its response came`);
+  const s = await f.stats();
+  ok(s.openStreams <= 2, `and keel holds none of those streams open (${s.openStreams} open at the server)`, s.openStreams);
+  await k.close();
+  f.stop();
+}
+
 done();

@@ -78,6 +78,7 @@ struct xfer {
     char *buf; /* a body read whole */
     size_t bufn, bufcap;
     int too_large, delivered, sent_session, bearer, renew_ok, is_stream;
+    int answered; /* its response came on its stream: the stream has done its work and keel ends it */
     int internal; /* keel's own tools/list after a renewal: its answer is keel's */
     int renewal_of; /* the client's notifications/initialized, sent again on a renewed session */
     int paused; /* its body callback paused it (the client is behind) */
@@ -348,6 +349,7 @@ int hup_accepts(const char *id, size_t idn, const char *msg, size_t n)
 }
 
 static int method_is(const struct xfer *x, const char *m);
+static void release_held(struct hup *h);
 
 static void deliver(struct xfer *x, char *p, size_t n)
 {
@@ -355,8 +357,10 @@ static void deliver(struct xfer *x, char *p, size_t n)
         if (p[i] == '\n' || p[i] == '\r')
             p[i] = ' ';
     if (x->kind == XK_RENEW) {
-        if (took_initialize(x, p, n))
+        if (took_initialize(x, p, n)) {
             x->renew_ok = 1;
+            x->answered = x->mode == 1;
+        }
         return; /* keel's own request: the client never asked */
     }
     /* A response is taken only on the stream of the request it answers: one
@@ -392,6 +396,17 @@ static void deliver(struct xfer *x, char *p, size_t n)
         x->h->tools_known = 1;
         if (changed)
             x->h->cb.renewed(x->h->cb.ctx);
+    }
+    /* the request's own response on its event stream: the stream is done
+     * (a server SHOULD close it then; one that keeps it open with
+     * keep-alives would hold the connection, and behind initialize every
+     * message held for the session, for ever) */
+    if (x->mode == 1 && x->id && scanned && top.first == '{' && !top.method.p && (top.result.p || top.error.p)) {
+        x->answered = 1;
+        if (x->is_init) {
+            x->h->initializing = 0;
+            release_held(x->h);
+        }
     }
     if (x->internal)
         return; /* keel's own request: the client never asked */
@@ -434,8 +449,8 @@ static size_t on_body(char *p, size_t size, size_t count, void *ud)
         if (x->mode != 1 && x->kind == XK_GET && ok)
             return 0; /* a GET stream that is not a stream */
     }
-    if (x->mode == 1)
-        return sse_feed(&x->sse, p, n, on_event, x) < 0 ? 0 : n;
+    if (x->mode == 1) /* a stream whose request is answered ends here (ended: not a failure) */
+        return sse_feed(&x->sse, p, n, on_event, x) < 0 || x->answered ? 0 : n;
     size_t max = x->status >= 200 && x->status < 300 ? x->h->o.max_message_bytes : ERROR_BODY_MAX;
     if (x->bufn + n > max) {
         x->too_large = x->status >= 200 && x->status < 300;
@@ -1126,6 +1141,8 @@ static void ended(struct hup *h, struct xfer *x, CURLcode rc)
     else
         cx.easy_cleanup(x->e);
     x->e = NULL;
+    if (x->answered) /* keel ended the stream once its response came */
+        rc = CURLE_OK;
     log_event(LOG_DEBUG, "upstream_http_done", "kind=%d status=%ld curl=%d bytes=%zu", (int)x->kind, x->status, (int)rc,
               x->bodyn);
     long st = x->status;
