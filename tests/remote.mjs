@@ -176,7 +176,7 @@ for (const tool of ['flood_get', 'flood_post']) {
   const t1 = Date.now();
   for (const c of calls) k.send(c);
   const got = [];
-  for (const c of calls) got.push(await answer(k, c.id, 8000).catch(() => null));
+  for (const c of calls) got.push(ping && got.every(Boolean) ? await answer(k, c.id, 8000).catch(() => null) : null);
   ok(got.every((r, i) => r?.result?.content?.[0]?.text === `echo: c${i}`) && Date.now() - t1 < 6000,
     `40 calls whose streams the server leaves open are all answered (${got.filter(Boolean).length} in ${Date.now() - t1} ms): keel ends a stream once its response came`);
   const s = await f.stats();
