@@ -343,6 +343,7 @@ const rulesAdvisory = (m) => ((m.result._meta || {})['keel/advisories'] || []).f
   // integer value written otherwise (1.0, 1e3) is an integer and goes on.
   for (const [line, id, what] of [['{"jsonrpc":"2.0","id":66,"method":5}', 66, /method must be a string/],
     ['{"jsonrpc":"2.0","id":67,"method":"ping","params":"str"}', 67, /params must be an object/],
+    ['{"jsonrpc":"2.0","id":68,"method":"ping","params":[1]}', 68, /params must be an object/],
     ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', 1.5, /string or an integer/],
     ['{"jsonrpc":"2.0","id":1e400,"method":"ping"}', null, /string or an integer/],
     ['[]', null, /empty batch/]]) {
