@@ -379,7 +379,7 @@ static void deliver(struct xfer *x, char *p, size_t n)
          * request would be refused for the want of it */
         fail(x, "UPSTREAM_HTTP", "session_id",
              "the server at %s gave a session id (Mcp-Session-Id) keel cannot send back: over %d bytes, or not "
-             "visible ASCII; the server must give a shorter one",
+             "visible ASCII; the server must give one keel can send back",
              x->h->origin, SESSION_MAX - 1);
         x->delivered = 1;
         return;
