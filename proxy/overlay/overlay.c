@@ -923,7 +923,19 @@ char *overlay_text(const cJSON *advisories)
 
 void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *names)
 {
-    if (!ov->parts || !cJSON_GetArraySize(names))
+    if (!ov->parts)
+        return;
+    /* what an earlier listing held and this one does not: an advisory about
+     * it not yet gone out is stale (a tool back to its approved definition) */
+    for (cJSON *a = ov->queued ? ov->queued->child : NULL, *next; a; a = next) {
+        next = a->next;
+        const char *det = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "detector"));
+        if (det && !strcmp(det, guard_detector_names[DET_PINS]))
+            cJSON_Delete(cJSON_DetachItemViaPointer(ov->queued, a));
+    }
+    cJSON_Delete(ov->pins_unseen);
+    ov->pins_unseen = NULL;
+    if (!cJSON_GetArraySize(names))
         return;
     char list[400] = "", reason[900];
     const cJSON *n;
@@ -947,7 +959,6 @@ void overlay_pins_held(struct overlay *ov, const char *server, const cJSON *name
                                       "one went missing is a rename"));
     /* approve-tool approves what this advisory names only once it has gone
      * out: the person (or the model) cannot approve what nobody was shown */
-    cJSON_Delete(ov->pins_unseen);
     ov->pins_unseen = cJSON_Duplicate(a, 1);
     cJSON *m = cJSON_AddObjectToObject(ov->pins_unseen, "matched");
     cJSON_AddStringToObject(m, "server", server);
