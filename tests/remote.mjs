@@ -99,6 +99,29 @@ for (const tool of ['flood_get', 'flood_post']) {
   f.stop();
 }
 
+// 3b. A flood to a client that reads slowly (200 KB/s) and then closes its
+// input: keel stops reading the server once 1 MiB waits, within one round of
+// reading too, so it sees the end of the client's input and is gone within
+// its 2 s of grace and 2 s for DELETE (it took 24 s: a socket's worth of
+// flood queued past the mark before each pause).
+{
+  const f = await httpFault();
+  const k = await wrapAt(f.url);
+  k.send(call('flood_post'));
+  await sleep(200);
+  k.p.stdout.pause();
+  let read = 0;
+  const t = setInterval(() => { const b = k.p.stdout.read(1024); if (b) read += b.length; }, 5);
+  await sleep(3000);
+  const t0 = Date.now();
+  k.p.stdin.end();
+  const gone = await Promise.race([k.exited.then(() => Date.now() - t0), sleep(30000).then(() => null)]);
+  clearInterval(t);
+  ok(gone !== null && gone < 8000, `3b: a slow reader closes its input during a flood: keel is gone ${gone} ms later (it read ${(read / 1048576).toFixed(1)} MiB)`);
+  k.p.kill('SIGKILL');
+  f.stop();
+}
+
 // 4. ping, a cancel and keel's own requests never wait behind calls the server
 // never answers (a ping waited 25 s behind 40 of them).
 {

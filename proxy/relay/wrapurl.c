@@ -34,7 +34,12 @@
 
 static void on_message(void *ctx, char *line, size_t n)
 {
-    relay_server_line(ctx, line, n);
+    struct relay *r = ctx;
+    relay_server_line(r, line, n);
+    /* the client is behind: the transfers pause at their next bytes, within
+     * this round of reading too (a socket's buffer can hold megabytes) */
+    if (r->cout.bytes >= HIGH_WATER)
+        hup_pause(r->http, 1);
 }
 
 static int on_waiting(void *ctx, const char *id, size_t idn)
