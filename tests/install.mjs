@@ -884,5 +884,16 @@ if (process.getuid && process.getuid() === 0) {
   ok(again.status === 0 && /unchanged/.test(again.stdout) && !readdirSync(join(h, '.cursor')).some((f) => f.includes('pending'))
      && read(h, `.cursor/${then[0]}`) !== undefined && ['the file before a change', 'an older file'].includes(read(h, `.cursor/${then[0]}`)),
     'a run that changes nothing names an hour-old pending backup too, for the time it was taken', then);
+  // a backup cut short (a run killed while writing it) was named as if whole
+  writeFileSync(join(h, '.cursor/mcp.json.keel-backup-partial-Mn78Op'), '{"mcpServers":{"cut-short');
+  utimesSync(join(h, '.cursor/mcp.json.keel-backup-partial-Mn78Op'), old, old);
+  const third = run(h, 'install', '--client', 'cursor');
+  const after = readdirSync(join(h, '.cursor'));
+  ok(third.status === 0 && !after.some((f) => f.includes('partial')) &&
+     after.filter((f) => /^mcp\.json\.keel-backup-\d{8}/.test(f)).every((f) => !read(h, `.cursor/${f}`).includes('cut-short')),
+    'an hour-old backup cut short by a killed run is removed, never named as a backup', [third.status, third.stderr, after]);
+  // and a run's own backup is never left partial
+  const fourth = run(h, 'uninstall', '--client', 'cursor');
+  ok(fourth.status === 0 && !readdirSync(join(h, '.cursor')).some((f) => /partial|pending/.test(f)), 'a run leaves no partial or pending backup of its own', readdirSync(join(h, '.cursor')));
 }
 done();

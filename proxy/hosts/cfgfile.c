@@ -409,13 +409,14 @@ static int keep_as_of(const char *path, time_t when, char *backup, size_t n);
 
 void cfg_tidy(const char *path)
 {
-    char d[PATH_MAX], b[PATH_MAX], temp[PATH_MAX + 16], pending[PATH_MAX + 32];
+    char d[PATH_MAX], b[PATH_MAX], temp[PATH_MAX + 16], pending[PATH_MAX + 32], partial[PATH_MAX + 32];
     snprintf(d, sizeof d, "%s", path);
     snprintf(b, sizeof b, "%s", path);
     const char *dir = dirname(d);
     snprintf(temp, sizeof temp, ".%s.keel-", basename(b)); /* cfg_commit's new text, before its rename */
     snprintf(pending, sizeof pending, "%s.keel-backup-pending-", basename(b));
-    size_t tl = strlen(temp), ql = strlen(pending);
+    snprintf(partial, sizeof partial, "%s.keel-backup-partial-", basename(b)); /* cut short: never a backup */
+    size_t tl = strlen(temp), ql = strlen(pending), rl = strlen(partial);
     time_t now = time(NULL);
     DIR *dh = opendir(dir);
     if (!dh)
@@ -425,7 +426,9 @@ void cfg_tidy(const char *path)
         size_t el = strlen(e->d_name);
         int is_temp = !strncmp(e->d_name, temp, tl) && el >= tl + 6 && /* the file's, or a side file's */
             (el == tl + 6 || (el > 12 && !strncmp(e->d_name + el - 12, ".keel-", 6))),
-            is_pending = !strncmp(e->d_name, pending, ql) && el == ql + 6;
+            is_pending = !strncmp(e->d_name, pending, ql) && el == ql + 6,
+            is_partial = !strncmp(e->d_name, partial, rl) && el == rl + 6;
+        is_temp |= is_partial;
         if (!is_temp && !is_pending)
             continue;
         char p[PATH_MAX * 2];
@@ -533,24 +536,30 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
         return 0;
     if (backup_free_name(f->path, time(NULL), out, outn) < 0) /* none free now: refused before anything is written */
         return -1;
-    if ((size_t)snprintf(out, outn, "%s.keel-backup-pending-XXXXXX", f->path) >= outn) {
+    /* written as partial, and pending only once whole: a run killed while
+     * writing leaves a partial one, which is never named as a backup */
+    char part[PATH_MAX + 64];
+    if ((size_t)snprintf(out, outn, "%s.keel-backup-pending-XXXXXX", f->path) >= outn ||
+        (size_t)snprintf(part, sizeof part, "%s.keel-backup-partial-XXXXXX", f->path) >= sizeof part) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    int fd = mkstemp(out); /* mode 0600 */
+    int fd = mkstemp(part); /* mode 0600 */
     if (fd < 0)
         return -1;
+    memcpy(out + strlen(out) - 6, part + strlen(part) - 6, 6);
     (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     /* the person's config, as theirs: keel run by root (sudo) in their home
      * leaves them a backup they can read */
     int bad = write_all(fd, f->text, f->n) < 0 || fsync(fd) < 0 ||
         ((f->st.st_uid != geteuid() || f->st.st_gid != getegid()) && fchown(fd, f->st.st_uid, f->st.st_gid) < 0);
-    if (close(fd) < 0 || bad) {
+    if (close(fd) < 0 || bad || link(part, out) < 0) { /* link: never over another run's pending one */
         int err = errno;
-        unlink(out);
+        unlink(part);
         errno = err;
         return -1;
     }
+    unlink(part);
     return 0;
 }
 
