@@ -896,4 +896,16 @@ if (process.getuid && process.getuid() === 0) {
   const fourth = run(h, 'uninstall', '--client', 'cursor');
   ok(fourth.status === 0 && !readdirSync(join(h, '.cursor')).some((f) => /partial|pending/.test(f)), 'a run leaves no partial or pending backup of its own', readdirSync(join(h, '.cursor')));
 }
+// A reader that leaves after the first line (keel install | head -1): keel
+// goes on to every client (it was killed by SIGPIPE after Claude Code's,
+// the others left undone without a word), and exits as it would have.
+{
+  const hp = home();
+  const r = spawnSync('bash', ['-c', '"$0" install 2>/dev/null | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}', keel],
+    { env: { PATH: process.env.PATH, HOME: hp }, encoding: 'utf8', cwd: hp });
+  const hn = home(), plain = run(hn, 'install');   // the same, read to the end
+  const wrapped = (x) => Object.values(FILES).filter((f) => /keel/.test(read(x, f))).join();
+  ok(r.status === plain.status && wrapped(hp) === wrapped(hn) && wrapped(hp).split(',').length >= 4,
+    `keel install | head -c 1: every client is done as when its output is read to the end (${wrapped(hp)}), exit ${r.status} as ${plain.status}`, [wrapped(hp), wrapped(hn)]);
+}
 done();

@@ -1077,8 +1077,8 @@ static void stdout_written(void)
     if (fflush(stdout) == 0 && !ferror(stdout))
         return;
     int err = errno;
-    if (err == EPIPE) /* the reader left: nobody to tell */
-        _exit(1);
+    if (err == EPIPE) /* the reader left (| head): nobody to tell, and the work itself was done */
+        return;
     fprintf(stderr, "keel: cannot write to standard output: %s\n", strerror(err ? err : EIO));
     _exit(1);
 }
@@ -1090,6 +1090,10 @@ int main(int argc, char **argv)
      * reports, rather than kill it midway; a server keel starts gets the
      * default back (child.c). */
     signal(SIGXFSZ, SIG_IGN);
+    /* A reader that leaves early (keel install | head) must not stop keel
+     * between two clients' files: a write to it fails instead (EPIPE), and
+     * the work goes on. A server keel starts gets the default back (child.c). */
+    signal(SIGPIPE, SIG_IGN);
     /* Global options may come before or after the command; take them out
      * first, except after wrap's command word: the rest of its line may hold
      * the server's own command, which keel wrap reads itself (cmd_wrap). */
