@@ -537,6 +537,9 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
     'a trailing comma': ['{\n  "mcpServers": {"a": {"command": "x"},}\n}\n', /line 2, column \d+: a comma before a closing bracket/],
     'nesting over 1000': [`{\n  "mcpServers": {},\n  "x": ${'['.repeat(1001)}${']'.repeat(1001)}}`, /line 3, column 1007: nested deeper than 1000/],
     'a top-level array': ['[{"hooks": {}}]', /the top level is not an object/],
+    'a raw tab in a string': ['{\n  "mcpServers": {\n    "a": {"command": "a", "args": ["tab\there"]}\n  }\n}\n', /line 3, column 40: a tab inside a string, which JSON writes as \\t/],
+    'a raw line break in a string': ['{"mcpServers": {"a": {"command": "a\nb"}}}', /line 1, column 36: a line break inside a string/],
+    'a control character in a string': ['{"mcpServers": {"a": {"command": "a\u0001b"}}}', /line 1, column 36: a control character inside a string/],
   };
   for (const [what, [text, re]] of Object.entries(bad)) {
     const hb = homeWith({ '.cursor/mcp.json': text });

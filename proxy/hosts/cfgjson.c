@@ -103,6 +103,18 @@ static int explain(const struct cfgjson *d, char *why, size_t whyn)
         return fail_at(d->scan, deep, why, whyn, "nested deeper than 1000 levels, more than keel reads");
     if (jscan_has_nul_escape(d->scan, d->n))
         return fail_at(d->scan, 0, why, whyn, "a string holds \\u0000, which keel does not edit");
+    for (size_t i = 0; i < d->n; i++) /* the parser says where it stopped, not where the string went wrong */
+        if (d->scan[i] == '"')
+            for (i++; i < d->n && d->scan[i] != '"'; i++) {
+                if (d->scan[i] == '\\')
+                    i++;
+                else if ((unsigned char)d->scan[i] < 0x20)
+                    return fail_at(d->scan, i, why, whyn,
+                                   d->scan[i] == '\t'       ? "a tab inside a string, which JSON writes as \\t"
+                                       : d->scan[i] == '\n' ? "a line break inside a string, which JSON writes as \\n"
+                                                            : "a control character inside a string, which JSON "
+                                                              "writes as \\u00XX");
+            }
     for (size_t c = at > 0 ? at - 1 : 0; c <= at && c < d->n; c++) { /* the parser may stop past it */
         size_t p = c;
         while (p > 0 && strchr(" \t\r\n", d->scan[p - 1]))
