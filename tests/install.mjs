@@ -249,8 +249,18 @@ ok(JSON.stringify(snapshot(h)) === JSON.stringify(restored) && !/unwrapped, [1-9
     const u = run(hm, 'uninstall');
     ok(u.status === 0 && read(hm, '.cursor/mcp.json') === mine && read(hm, '.claude/settings.json') === hooks &&
        /left alone: mine runs keel wrap with options keel install does not write/.test(u.stdout) &&
-       /left alone: 2 hook command\(s\) that run keel hook with more than keel install writes/.test(u.stdout),
+       /left alone: 2 hook command\(s\) that run keel hook otherwise than keel install writes/.test(u.stdout),
       'uninstall leaves a wrap with the person\'s own options and hook commands that run keel with more, and says so', u.stdout);
+    // A keel hook entry the person wrote by hand, keel found on PATH (keel
+    // install writes its full path): install adds the other events beside
+    // it and says it stays; uninstall gives the file back byte for byte (it
+    // took the entry for keel's own and removed it).
+    const byHand = '{"hooks": {"Stop": [{"hooks": [{"type":"command","command":"keel hook Stop"}]}]}}';
+    const hh = homeWith({ '.claude/settings.json': byHand, '.claude.json': '{}\n' });
+    const i2 = run(hh, 'install', '--client', 'claude-code'), u2 = run(hh, 'uninstall', '--client', 'claude-code');
+    ok(i2.status === 0 && /hooks\.Stop already runs keel hook as you wrote it: left as it is/.test(i2.stdout) && /3 hook\(s\) registered/.test(i2.stdout) &&
+       u2.status === 0 && read(hh, '.claude/settings.json') === byHand,
+      'a keel hook entry written by hand (keel on PATH) is the person\'s: install says it stays, uninstall gives the file back byte for byte', [i2.stdout, read(hh, '.claude/settings.json')]);
   }
 
   // Installed by one keel, installed again by another (the build tree's,

@@ -468,8 +468,8 @@ static void report(const struct ctx *c, const struct target *t, int dry)
     if (t->p.notes.n)
         fputs(t->p.notes.p, stdout);
     if (t->p.kept_hooks)
-        printf("  left alone: %d hook command(s) that run keel hook with more than keel install writes (a pipe, "
-               "options): yours to keep or remove by hand\n",
+        printf("  left alone: %d hook command(s) that run keel hook otherwise than keel install writes (keel found "
+               "on PATH, a pipe, options): yours to keep or remove by hand\n",
                t->p.kept_hooks);
     if (t->f.exists && strcmp(t->f.real, t->path) && has_change(t))
         printf("  %s is a link: keel edited the file it points to, %s\n", t->path, t->f.real);

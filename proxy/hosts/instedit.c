@@ -136,9 +136,11 @@ int inst_is_keel_hook(const char *cmd, int exact)
     base = base ? base + 1 : word[0];
     if (strcmp(base, "keel") || strcmp(word[1], "hook"))
         return 0;
-    /* what keel install writes: keel hook EVENT [--host NAME], nothing more */
-    return !exact || (n == 3 && letters(word[2])) ||
-        (n == 5 && letters(word[2]) && !strcmp(word[3], "--host") && letters(word[4]));
+    /* what keel install writes: /path/to/keel hook EVENT [--host NAME], nothing more */
+    return !exact ||
+        (word[0][0] == '/' &&
+         ((n == 3 && letters(word[2])) ||
+          (n == 5 && letters(word[2]) && !strcmp(word[3], "--host") && letters(word[4]))));
 }
 
 int inst_is_keel_path(const struct ctx *c, const char *s)

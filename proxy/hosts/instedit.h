@@ -43,7 +43,8 @@ void inst_sb_quoted(struct sb *b, const char *s); /* as a JSON (and TOML basic) 
 void inst_shell_quote(char *out, size_t cap, const char *s);
 /* 1 if a shell command line's first two words are a keel and "hook"; with
  * exact, only a command as keel install writes it (keel hook EVENT, and
- * --host NAME): one that pipes it on or adds options is the person's. */
+ * --host NAME, keel by its full path): one that pipes it on, adds options
+ * or finds keel on PATH was written by the person. */
 int inst_is_keel_hook(const char *cmd, int exact);
 int inst_is_keel_path(const struct ctx *c, const char *s);
 /* A JSON pointer (RFC 6901) member name, escaped, appended. */

@@ -144,7 +144,10 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
         }
         const char *other = NULL;
         if (tree_has_keel_hook(arr, c, &other)) {
-            if (other)
+            if (other && !inst_is_keel_hook(other, 1))
+                inst_note(p, "hooks.%s already runs keel hook as you wrote it: left as it is, by keel uninstall too%s",
+                          h->events[i], "");
+            else if (other)
                 inst_note(p,
                           "hooks.%s runs another keel than this one: keel uninstall, then keel install, moves it to "
                           "this one%s",

@@ -222,10 +222,9 @@ static int client_unroutable(struct relay *r, const char *line, size_t n, struct
     /* What a server's SDK drops without an answer (MCP: an id is a string
      * or an integer, a method a string, params an object), refused here so
      * the client is not left waiting. */
-    const char *why = !top->method.p ? NULL
-        : top->method.p[0] != '"'    ? "Invalid Request: the method must be a string"
-        : top->params.p && top->params.p[0] != '{'
-        ? "Invalid Request: params must be an object"
+    const char *why = !top->method.p                        ? NULL
+        : top->method.p[0] != '"'                           ? "Invalid Request: the method must be a string"
+        : top->params.p && top->params.p[0] != '{'          ? "Invalid Request: params must be an object"
         : has_id && id[0] != '"' && !jr_integer_id(id, idn) ? "Invalid Request: an id must be a string or an integer"
                                                             : NULL;
     if (why) {
