@@ -609,6 +609,14 @@ for (const dirName of ["it's $(touch PWNED) dir", 'semi;colon & pipe | (paren)',
   const ih = run(hh, 'install', '--client', 'cursor', '--client', 'codex', '--dry-run');
   ok(ih.status === 0 && !/8f3k2j4h|p4ssw0rd|hunter2secret|k3yk3yk3y/.test(ih.stdout + ih.stderr) && ih.stdout.includes('https://example.com:8443/path') && ih.stdout.includes('"pg-mcp"'),
     'a bearer token after --header, and passwords in URLs, are masked in JSON and TOML; a URL with a port and no password is shown', ih.stdout);
+  // a token in a comment (TOML #, JSON with comments //) is masked too
+  const hc = homeWith({
+    '.codex/config.toml': '[mcp_servers.z]\n# old token: ghp_commentedsecret0000000000000000000\ncommand = "srv3"\n',
+    '.gemini/settings.json': '{\n "mcpServers": {\n  // my key was: sk-ant-api03-commentsecretAAAAAAAAAAAAAAA\n  "g": {"command": "node"}\n }\n}\n',
+  });
+  const ic = run(hc, 'install', '--client', 'codex', '--client', 'gemini', '--dry-run');
+  ok(ic.status === 0 && !/ghp_comment|sk-ant-api03/.test(ic.stdout + ic.stderr) && /my key was: "\*\*\*"/.test(ic.stdout),
+    'a token in a comment is masked in the diff as one in a value is', ic.stdout);
   // more secrets than keel keeps places for (512): the rest stay hidden
   const many = Array.from({ length: 600 }, (_, k) => `K${k}_TOKEN = "sekrit${k}"`).join(', ');
   const hm = homeWith({ '.codex/config.toml': `[mcp_servers.api]\nenv = { ${many} }\ncommand = "npx"\nargs = ["api-mcp"]\n` });

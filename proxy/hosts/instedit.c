@@ -333,6 +333,36 @@ static void toml_secrets(const struct toml_node *x, int inside, struct cfg_span 
     }
 }
 
+/* Words outside the spans found so far that look like a credential on
+ * their own (a token in a comment, "# old token: ghp_..."; one inside a
+ * longer string): each a span too. */
+static int loose_secrets(const char *t, size_t n, struct cfg_span *out, int k)
+{
+    static const char stops[] = " \t\r\n\"',[]{}#()";
+    int found = k;
+    for (size_t i = 0; i < n && k < SECRETS_MAX;) {
+        int in = -1;
+        for (int j = 0; j < found && in < 0; j++)
+            if (out[j].at <= i && i < out[j].end)
+                in = j;
+        if (in >= 0) {
+            i = out[in].end;
+            continue;
+        }
+        if (strchr(stops, t[i]) || !t[i]) {
+            i++;
+            continue;
+        }
+        size_t e = i;
+        while (e < n && t[e] && !strchr(stops, t[e]))
+            e++;
+        if (cfg_secret_text(t + i, e - i))
+            out[k++] = (struct cfg_span){i, e};
+        i = e;
+    }
+    return k;
+}
+
 int inst_secrets_of(enum fmt fmt, const char *text, size_t n, struct cfg_span *out)
 {
     int k = 0;
@@ -349,5 +379,5 @@ int inst_secrets_of(enum fmt fmt, const char *text, size_t n, struct cfg_span *o
             k = cfgjson_secrets(&d, out, SECRETS_MAX);
         cfgjson_free(&d);
     }
-    return k;
+    return loose_secrets(text, n, out, k);
 }
