@@ -929,4 +929,13 @@ if (process.getuid && process.getuid() === 0) {
   ok(r.status === plain.status && wrapped(hp) === wrapped(hn) && wrapped(hp).split(',').length >= 4,
     `keel install | head -c 1: every client is done as when its output is read to the end (${wrapped(hp)}), exit ${r.status} as ${plain.status}`, [wrapped(hp), wrapped(hn)]);
 }
+// hooks of a shape keel cannot add to: said, with what to do
+{
+  for (const [text, re] of [['{"hooks": null}', /"hooks" is not an object here, so none of keel's hooks is registered: make it \{\}/],
+    ['{"hooks": {"Stop": {}}}', /hooks\.Stop: left alone: it is not a list, so keel's Stop hook is not registered: make it \[\]/]]) {
+    const hs = homeWith({ '.claude/settings.json': text, '.claude.json': '{}\n' });
+    const r = run(hs, 'install', '--client', 'claude-code');
+    ok(r.status === 0 && re.test(r.stdout), `${text}: keel says which hooks it could not register and what to do`, r.stdout);
+  }
+}
 done();

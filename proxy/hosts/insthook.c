@@ -114,7 +114,10 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
         return;
     }
     if (d->scan[hm.at] != '{' || !cJSON_IsObject(th)) {
-        inst_note(p, "hooks: left alone: \"hooks\" is not an object here%s%s", "", "");
+        inst_note(p,
+                  "hooks: left alone: \"hooks\" is not an object here, so none of keel's hooks is registered: make it "
+                  "{} (or take it out) and run keel install again%s%s",
+                  "", "");
         return;
     }
     int lead = 0; /* events put first so far */
@@ -139,7 +142,10 @@ void inst_hooks_add(const struct ctx *c, struct plan *p, const struct cfgjson *d
         }
         cJSON *arr = cJSON_GetObjectItemCaseSensitive(th, h->events[i]);
         if (d->scan[em.at] != '[' || !cJSON_IsArray(arr)) {
-            inst_note(p, "hooks.%s: left alone: it is not a list%s", h->events[i], "");
+            inst_note(p,
+                      "hooks.%s: left alone: it is not a list, so keel's %s hook is not registered: make it [] (or "
+                      "take it out) and run keel install again",
+                      h->events[i], h->events[i]);
             continue;
         }
         const char *other = NULL;
