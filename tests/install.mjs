@@ -938,4 +938,14 @@ if (process.getuid && process.getuid() === 0) {
     ok(r.status === 0 && re.test(r.stdout), `${text}: keel says which hooks it could not register and what to do`, r.stdout);
   }
 }
+// a file keel created that the person made read-only is refused, as any read-only file is, never deleted
+{
+  const hr = homeWith({ '.codex/config.toml': '[mcp_servers.a]\ncommand = "a"\n' });
+  run(hr, 'install', '--client', 'codex');
+  chmodSync(join(hr, '.codex/hooks.json'), 0o444);
+  const u = run(hr, 'uninstall', '--client', 'codex');
+  ok(u.status === 1 && existsSync(join(hr, '.codex/hooks.json')) && /hooks\.json is read-only \(mode 0444\), so keel left it as it is: make it writable/.test(u.stderr),
+    'uninstall leaves a keel-created hooks file the person made read-only, and says what to do', u.stderr);
+  chmodSync(join(hr, '.codex/hooks.json'), 0o644);
+}
 done();

@@ -358,6 +358,13 @@ int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after
 
 int cfg_remove(struct cfg_file *f, char *why, size_t whyn)
 {
+    if (f->exists && !(f->st.st_mode & S_IWUSR)) { /* the person made it read-only: it stays, as a commit would */
+        snprintf(why, whyn,
+                 "%s is read-only (mode %04o), so keel left it as it is: make it writable (chmod u+w) "
+                 "and run keel again",
+                 f->path, (unsigned)(f->st.st_mode & 07777));
+        return -1;
+    }
     if (!unchanged(f))
         return 1;
     if (unlink(f->real) < 0 && errno != ENOENT) {
