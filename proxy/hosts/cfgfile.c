@@ -199,10 +199,24 @@ static int temp_beside(const struct cfg_file *f, const char *text, size_t n, int
     (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     mode_t mode = f->exists ? f->st.st_mode & 07777 : 0600;
     int bad = write_all(fd, text, n) < 0 || fchmod(fd, mode) < 0;
-    if (!bad && f->exists && (f->st.st_uid != geteuid() || f->st.st_gid != getegid()))
-        bad = fchown(fd, f->st.st_uid, f->st.st_gid) < 0;
-    else if (!bad && !f->exists)
+    if (!bad && f->exists && (f->st.st_uid != geteuid() || f->st.st_gid != getegid()) &&
+        fchown(fd, f->st.st_uid, f->st.st_gid) < 0) { /* the new file keeps its owner and group, or none is written */
+        if (errno == EPERM && f->st.st_uid != geteuid())
+            snprintf(why, whyn, "%s belongs to another user (uid %u), so keel left it as it is: run keel as that user",
+                     f->path, (unsigned)f->st.st_uid);
+        else if (errno == EPERM)
+            snprintf(why, whyn,
+                     "%s has a group you are not in (gid %u), which keel could not keep on the edited file, so it "
+                     "left it as it is: chgrp it to one of yours, or run keel as a member",
+                     f->path, (unsigned)f->st.st_gid);
+        else
+            snprintf(why, whyn, "%s: cannot be written: %s", f->path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    } else if (!bad && !f->exists) {
         bad = own_like_dir(fd, dir) < 0; /* a new file (a hooks file, a side file) is its directory's owner's */
+    }
     if (bad || (sync && fsync(fd) < 0)) {
         snprintf(why, whyn, "%s: cannot be written: %s", f->path, strerror(errno));
         close(fd);
@@ -559,7 +573,7 @@ int cfg_backup(const struct cfg_file *f, char *out, size_t outn)
     /* the person's config, as theirs: keel run by root (sudo) in their home
      * leaves them a backup they can read */
     int bad = write_all(fd, f->text, f->n) < 0 || fsync(fd) < 0 ||
-        ((f->st.st_uid != geteuid() || f->st.st_gid != getegid()) && fchown(fd, f->st.st_uid, f->st.st_gid) < 0);
+        (f->st.st_uid != geteuid() && fchown(fd, f->st.st_uid, f->st.st_gid) < 0); /* 0600: its group is no matter */
     if (close(fd) < 0 || bad || link(part, out) < 0) { /* link: never over another run's pending one */
         int err = errno;
         unlink(part);

@@ -17,6 +17,7 @@
 #include "state.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,9 +364,29 @@ static int commit(struct ctx *c, struct target *t, int dry)
                     "keel: %s: no backup could be kept beside it (every backup name of this second is taken), so "
                     "it was left alone; try again in a second\n",
                     t->path);
-        else
+        else if (errno == EACCES || errno == EPERM || errno == EROFS) { /* what keel cannot do here, and why */
+            int err = errno;
+            char d[PATH_MAX];
+            snprintf(d, sizeof d, "%s", t->f.real);
+            const char *dir = dirname(d);
+            struct stat ds;
+            int dir_ok = stat(dir, &ds) == 0 && access(dir, W_OK) == 0;
+            if (err == EROFS)
+                fprintf(stderr, "keel: %s: its folder is on a read-only file system, so it was left alone\n", t->path);
+            else if (!dir_ok)
+                fprintf(stderr,
+                        "keel: %s: keel cannot write in its folder %s (%s), where the backup and the new file go, "
+                        "so it was left alone: run keel as the folder's owner, or make the folder writable\n",
+                        t->path, dir, strerror(err));
+            else
+                fprintf(stderr,
+                        "keel: %s: the file belongs to another user (uid %u), so keel could not keep a backup with "
+                        "its owner and left it alone: run keel as that user\n",
+                        t->path, (unsigned)t->f.st.st_uid);
+        } else {
             fprintf(stderr, "keel: %s: no backup could be kept beside it (%s), so it was left alone\n", t->path,
                     strerror(errno));
+        }
         return -1;
     }
     for (int tries = 0; tries < COMMIT_TRIES; tries++) {
