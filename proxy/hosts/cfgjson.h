@@ -49,9 +49,11 @@ int cfgjson_secrets(const struct cfgjson *d, struct cfg_span *out, int max);
 /* 1 if a and b hold the same data: types, numbers by value, strings (and
  * raw values) by bytes, arrays element by element, objects member by member
  * whatever their order (keys are unique: cfgjson_read refuses twice-given
- * ones): each member is looked up by its key, so no memory is needed and
- * each pair is compared once (cJSON_Compare compares each object pair twice
- * over, which doubles at every level of nesting). */
+ * ones): in the order they stand while their keys agree, the rest sorted by
+ * key, so each pair is compared once and an object of n members costs n log
+ * n, not n squared (cJSON_Compare compares each object pair twice over,
+ * which doubles at every level of nesting). 1 equal, 0 not, -1 out of
+ * memory. */
 int cfg_json_equal(const cJSON *a, const cJSON *b);
 
 /* 1 if a member or argument named name holds secrets ("env", "headers",

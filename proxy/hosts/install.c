@@ -264,18 +264,32 @@ static int sides_stale(const struct target *t)
     }
     if (!tree)
         return 0; /* not read: the plan says why */
-    int found = 0;
-    const cJSON *e, *f;
-    cJSON_ArrayForEach(e, t->manifest) {
-        size_t l = strlen(e->valuestring);
-        int deepest = 1; /* no other entry lies inside it */
-        cJSON_ArrayForEach(f, t->manifest)
-            deepest &= !(strlen(f->valuestring) > l && !strncmp(f->valuestring, e->valuestring, l) &&
-                         f->valuestring[l] == '/');
-        found |= deepest && at_pointer(tree, e->valuestring) != NULL;
+    /* the pointers another entry lies inside (each proper prefix of an
+     * entry that ends before a '/'): the others are the deepest */
+    struct ptrset parents = {0};
+    cJSON *held = cJSON_CreateArray(); /* the prefixes' text, owned */
+    int found = 0, oom = !held;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, t->manifest)
+        for (const char *v = cJSON_GetStringValue(e), *q = v ? strchr(v + 1, '/') : NULL; q && !oom;
+             q = strchr(q + 1, '/')) {
+            if (inst_ptrset_has(&parents, v, (size_t)(q - v)))
+                continue;
+            char *pre = strndup(v, (size_t)(q - v));
+            cJSON *c = pre ? cJSON_CreateString(pre) : NULL;
+            free(pre);
+            oom = !c || inst_ptrset_add(&parents, c->valuestring) < 0;
+            if (c)
+                cJSON_AddItemToArray(held, c);
+        }
+    for (e = t->manifest->child; e && !found && !oom; e = e->next) { /* one found is enough */
+        const char *v = cJSON_GetStringValue(e);
+        found = v && !inst_ptrset_has(&parents, v, strlen(v)) && at_pointer(tree, v) != NULL;
     }
+    inst_ptrset_free(&parents);
+    cJSON_Delete(held);
     cJSON_Delete(tree);
-    return !found;
+    return oom ? 0 : !found;
 }
 
 static int prepare_from(struct ctx *c, struct target *t, const char *from, size_t from_n, char *why, size_t whyn)
@@ -533,12 +547,8 @@ static void target_free(struct target *t)
  * change is not made (markers_undo). */
 static void markers_write(struct target *t)
 {
-    cJSON *m = cJSON_Duplicate(t->manifest, 1);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, t->p.added)
-        if (!inst_manifest_has(m, e->valuestring))
-            cJSON_AddItemToArray(m, cJSON_CreateString(e->valuestring));
-    if (cJSON_GetArraySize(m) != cJSON_GetArraySize(t->manifest)) {
+    cJSON *m = inst_manifest_merge(t->manifest, t->p.added);
+    if (m && cJSON_GetArraySize(m) != cJSON_GetArraySize(t->manifest)) {
         manifest_write(t->path, m);
         t->marked |= 1;
     }

@@ -179,6 +179,8 @@ void inst_plan_free(struct plan *p)
     free(p->notes.p);
     cJSON_Delete(p->want);
     cJSON_Delete(p->added);
+    inst_ptrset_free(&p->aset);
+    inst_ptrset_free(&p->mset);
     free(p->out);
     memset(p, 0, sizeof *p);
 }
@@ -247,24 +249,130 @@ void inst_note(struct plan *p, const char *fmt, const char *a, const char *b)
     inst_sb_str(&p->notes, "\n");
 }
 
+static uint64_t ptr_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h ? h : 1;
+}
+
+int inst_ptrset_has(const struct ptrset *set, const char *s, size_t n)
+{
+    if (!set->cap)
+        return 0;
+    uint64_t h = ptr_hash(s, n);
+    for (size_t j = h & (set->cap - 1); set->h[j]; j = (j + 1) & (set->cap - 1))
+        if (set->h[j] == h && !strncmp(set->s[j], s, n) && !set->s[j][n])
+            return 1;
+    return 0;
+}
+
+int inst_ptrset_add(struct ptrset *set, const char *s)
+{
+    size_t n = strlen(s);
+    if (inst_ptrset_has(set, s, n))
+        return 1;
+    if (2 * (set->n + 1) > set->cap) {
+        size_t cap = set->cap ? 2 * set->cap : 64;
+        uint64_t *h = calloc(cap, sizeof *h);
+        const char **v = calloc(cap, sizeof *v);
+        if (!h || !v) {
+            free(h);
+            free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < set->cap; i++)
+            if (set->h[i])
+                for (size_t j = set->h[i] & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!h[j]) {
+                        h[j] = set->h[i];
+                        v[j] = set->s[i];
+                        break;
+                    }
+        free(set->h);
+        free(set->s);
+        set->h = h;
+        set->s = v;
+        set->cap = cap;
+    }
+    uint64_t hv = ptr_hash(s, n);
+    size_t j = hv & (set->cap - 1);
+    while (set->h[j])
+        j = (j + 1) & (set->cap - 1);
+    set->h[j] = hv;
+    set->s[j] = s;
+    set->n++;
+    return 0;
+}
+
+void inst_ptrset_free(struct ptrset *set)
+{
+    free(set->h);
+    free(set->s);
+    memset(set, 0, sizeof *set);
+}
+
 void inst_manifest_add(struct plan *p, const char *ptr)
 {
     if (!p->added)
         p->added = cJSON_CreateArray();
-    const cJSON *e;
-    cJSON_ArrayForEach(e, p->added)
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
-            return;
-    cJSON_AddItemToArray(p->added, cJSON_CreateString(ptr));
+    if (inst_ptrset_has(&p->aset, ptr, strlen(ptr)))
+        return;
+    cJSON *e = cJSON_CreateString(ptr);
+    if (!e || inst_ptrset_add(&p->aset, e->valuestring) < 0) {
+        cJSON_Delete(e);
+        p->oom = 1;
+        return;
+    }
+    cJSON_AddItemToArray(p->added, e);
 }
 
-int inst_manifest_has(const cJSON *m, const char *ptr)
+cJSON *inst_manifest_merge(const cJSON *m, const cJSON *added)
 {
-    const cJSON *e;
-    cJSON_ArrayForEach(e, m)
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
-            return 1;
-    return 0;
+    struct ptrset set = {0};
+    cJSON *out = cJSON_CreateArray();
+    const cJSON *lists[2] = {m, added}, *e;
+    for (int l = 0; l < 2 && out; l++)
+        cJSON_ArrayForEach(e, lists[l]) {
+            if (!cJSON_IsString(e) || inst_ptrset_has(&set, e->valuestring, strlen(e->valuestring)))
+                continue;
+            cJSON *c = cJSON_CreateString(e->valuestring);
+            if (!c || inst_ptrset_add(&set, c->valuestring) < 0) {
+                cJSON_Delete(c);
+                cJSON_Delete(out);
+                out = NULL;
+                break;
+            }
+            cJSON_AddItemToArray(out, c);
+        }
+    inst_ptrset_free(&set);
+    return out;
+}
+
+int inst_manifest_has(struct plan *p, const cJSON *m, const char *ptr)
+{
+    const cJSON *first = m ? m->child : NULL, *last = first ? first->prev : NULL, *e;
+    if (!first)
+        return 0;
+    /* the manifest's set, built on the plan's first question of it */
+    if (p->mset_of != m || p->mset_first != first || p->mset_last != last) {
+        inst_ptrset_free(&p->mset);
+        p->mset_of = NULL;
+        int bad = 0;
+        cJSON_ArrayForEach(e, m)
+            if (cJSON_IsString(e))
+                bad |= inst_ptrset_add(&p->mset, e->valuestring) < 0;
+        if (bad) { /* out of memory: asked one by one */
+            inst_ptrset_free(&p->mset);
+            cJSON_ArrayForEach(e, m)
+                if (cJSON_IsString(e) && !strcmp(e->valuestring, ptr))
+                    return 1;
+            return 0;
+        }
+        p->mset_of = m, p->mset_first = first, p->mset_last = last;
+    }
+    return inst_ptrset_has(&p->mset, ptr, strlen(ptr));
 }
 
 /* Removes the items marked in del[] from the container whose opening

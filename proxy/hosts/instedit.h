@@ -16,6 +16,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum fmt { FMT_JSON, FMT_JSONC, FMT_TOML };
 
@@ -52,6 +53,17 @@ void inst_ptr_add(char *ptr, size_t cap, const char *name);
 int inst_blank_between(const char *s, size_t from, size_t to);
 
 /* A plan: the splices for one file, and the tree they must give. */
+/* A set of strings (JSON pointers) held elsewhere, by their text:
+ * membership in constant time. */
+struct ptrset {
+    uint64_t *h; /* 0: free */
+    const char **s;
+    size_t n, cap;
+};
+int inst_ptrset_add(struct ptrset *set, const char *s); /* s is kept, not copied; 1 held already, -1 out of memory */
+int inst_ptrset_has(const struct ptrset *set, const char *s, size_t n); /* s[0..n) */
+void inst_ptrset_free(struct ptrset *set);
+
 struct plan {
     struct cfg_edit *ed;
     int n, cap;
@@ -62,6 +74,9 @@ struct plan {
     struct sb notes; /* lines for the person, each ending in \n */
     cJSON *want; /* the document as it must parse after the edit */
     cJSON *added; /* the manifest: pointers of containers keel made */
+    struct ptrset aset; /* the same, to add each once in constant time */
+    struct ptrset mset; /* the manifest read (inst_manifest_has), of mset_of while its ends are these */
+    const cJSON *mset_of, *mset_first, *mset_last;
     char *out; /* the new text */
     size_t out_n;
 };
@@ -70,7 +85,12 @@ void inst_splice(struct plan *p, size_t at, size_t del, struct sb *b); /* takes 
 void inst_cut(struct plan *p, size_t from, size_t to);
 void inst_note(struct plan *p, const char *fmt, const char *a, const char *b);
 void inst_manifest_add(struct plan *p, const char *ptr);
-int inst_manifest_has(const cJSON *m, const char *ptr);
+/* 1 when the manifest m holds ptr (asked through the plan, which keeps its
+ * set while it plans). */
+int inst_manifest_has(struct plan *p, const cJSON *m, const char *ptr);
+/* A new manifest: m's pointers, then those of added it does not hold, each
+ * once (time in proportion to both); NULL out of memory. */
+cJSON *inst_manifest_merge(const cJSON *m, const cJSON *added);
 /* cfgjson_member for a plan: out of memory is the plan's (p->oom), and 0. */
 int inst_member(struct plan *p, const struct cfgjson *d, size_t obj_at, const char *key, struct cfgjson_member *m);
 

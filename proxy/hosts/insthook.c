@@ -302,14 +302,14 @@ void inst_hooks_remove(struct plan *p, const struct cfgjson *d, size_t root, con
         char ep[PATH_MAX];
         snprintf(ep, sizeof ep, "%s", ptr);
         inst_ptr_add(ep, sizeof ep, te->string);
-        if (g.ndel && g.ndel == g.n && inst_manifest_has(manifest, ep))
+        if (g.ndel && g.ndel == g.n && inst_manifest_has(p, manifest, ep))
             kids_mark(&ev, i); /* a list keel made, now empty: it goes */
         else if (g.ndel)
             inst_cut_items(&inner, ev.m[i].at, g.it, g.n, g.del);
         kids_free(&g);
     }
     tree_drop(th, &ev);
-    if (ev.n && ev.ndel == ev.n && inst_manifest_has(manifest, ptr)) {
+    if (ev.n && ev.ndel == ev.n && inst_manifest_has(p, manifest, ptr)) {
         struct kids top; /* the hooks object keel made goes */
         if (kids_load(d, root, 1, &top) < 0) {
             kids_free(&top);

@@ -111,12 +111,12 @@ int inst_plan_text(struct ctx *c, const struct target_spec *t, const char *text,
         }
         read_why = w2;
     }
-    int same = got && cfg_json_equal(got, p->want);
+    int same = got ? cfg_json_equal(got, p->want) : 0;
     cJSON_Delete(got);
-    if (!same) {
+    if (same != 1) {
         snprintf(why, whyn, "%s",
-                 !strcmp(read_why, "out of memory")
-                     ? read_why
+                 same < 0 || !strcmp(read_why, "out of memory")
+                     ? "out of memory"
                      : "keel's change did not come out as intended (a keel bug), so nothing was written");
         goto out;
     }

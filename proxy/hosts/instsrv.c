@@ -182,7 +182,7 @@ static void unwrap_server(struct plan *p, struct srv *s, const cJSON *manifest)
     int drop = 0;
     if (dd + 2 < s->nel) {
         inst_cut(p, s->el[0].at, s->el[dd + 2].at);
-    } else if (inst_manifest_has(manifest, ptr) && s->args_del_end) {
+    } else if (inst_manifest_has(p, manifest, ptr) && s->args_del_end) {
         inst_cut(p, s->args_del_at, s->args_del_end);
         drop = 1;
     } else {
@@ -386,10 +386,19 @@ void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n
     cJSON *want = cJSON_GetObjectItemCaseSensitive(p->want, "mcp_servers");
     if (!all || all->type != TOML_TABLE || !want)
         return;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 2; pass++) {
+        /* the tree holds the tables in the file's order: each is the one
+         * after the last found, else looked up (time in proportion to the
+         * servers, not to their square) */
+        cJSON *last = NULL;
         for (const struct toml_node *x = all->first; x; x = x->next) {
             const struct toml_node *cmd = toml_get(x, "command"), *args = toml_get(x, "args");
-            cJSON *tree = cJSON_GetObjectItemCaseSensitive(want, x->key);
+            cJSON *next = last ? last->next : want->child;
+            cJSON *tree = next && next->string && !strcmp(next->string, x->key)
+                ? next
+                : cJSON_GetObjectItemCaseSensitive(want, x->key);
+            if (tree)
+                last = tree;
             if (x->type != TOML_TABLE || !cmd || !tree)
                 continue;
             if (cmd->type != TOML_STRING || (args && args->type != TOML_ARRAY)) {
@@ -451,6 +460,7 @@ void inst_toml_servers(struct ctx *c, struct plan *p, const char *text, size_t n
             server(c, p, &s, manifest, pass);
             srv_free(&s);
         }
+    }
 }
 
 /* Codex runs hooks unless [features] hooks (or the older codex_hooks) is false. */

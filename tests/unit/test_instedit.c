@@ -64,15 +64,17 @@ static void keel_s_hook_however_quoted(void **state)
         assert_true(inst_is_keel_hook("\"/opt/my dir/keel\" hook Stop", exact));
         assert_true(inst_is_keel_hook("\"/opt/a \\\"q\\\" dir/keel\" hook Stop", exact));
         assert_true(inst_is_keel_hook("/opt/my\\ dir/keel hook Stop", exact));
-        assert_true(inst_is_keel_hook("keel hook UserPromptSubmit --host codex", exact));
+        assert_true(inst_is_keel_hook("/usr/bin/keel hook UserPromptSubmit --host codex", exact));
         assert_false(inst_is_keel_hook("my-notify hook done", exact));
         assert_false(inst_is_keel_hook("keel wrap -- npx server", exact));
         assert_false(inst_is_keel_hook("/opt/keel-lint hook", exact));
         assert_false(inst_is_keel_hook("keel", exact));
         assert_false(inst_is_keel_hook("", exact));
     }
-    /* keel's, but with more than keel install writes: the person's own */
+    /* keel's, but otherwise than keel install writes (keel found on PATH,
+     * more words): the person's own */
     static const char *const more[] = {"  keel\thook",
+                                       "keel hook UserPromptSubmit --host codex",
                                        "keel hook Stop | tee /tmp/log",
                                        "keel hook Stop; ./notify.sh",
                                        "/opt/keel/bin/keel hook Stop --log-level debug",
@@ -269,13 +271,61 @@ static void a_diff_is_the_change(void **state)
     }
 }
 
+/* Trees compared member by member, whatever the order of an object's
+ * members; a set of pointers and a manifest's merge hold each once. */
+static void trees_and_pointer_sets(void **state)
+{
+    (void)state;
+    static const char *const pairs[][3] = {
+        {"{\"a\":1,\"b\":{\"c\":[1,2]}}", "{\"b\":{\"c\":[1,2]},\"a\":1}", "1"},
+        {"{\"a\":1,\"b\":2,\"c\":3}", "{\"a\":1,\"c\":3,\"b\":2}", "1"},
+        {"{\"a\":1,\"b\":2}", "{\"a\":1,\"b\":3}", "0"},
+        {"{\"a\":1,\"b\":2}", "{\"b\":2,\"c\":1}", "0"},
+        {"{\"a\":1,\"b\":2}", "{\"a\":1}", "0"},
+        {"{\"a\":1,\"b\":2,\"c\":3}", "{\"a\":1,\"c\":3,\"d\":2}", "0"},
+        {"[1,{\"x\":\"y\"}]", "[1,{\"x\":\"y\"}]", "1"},
+        {"[1,2]", "[2,1]", "0"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        cJSON *a = cJSON_Parse(pairs[i][0]), *b = cJSON_Parse(pairs[i][1]);
+        if (cfg_json_equal(a, b) != (pairs[i][2][0] == '1') || cfg_json_equal(b, a) != (pairs[i][2][0] == '1'))
+            fail_msg("%zu: %s and %s", i, pairs[i][0], pairs[i][1]);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    struct ptrset set = {0};
+    char names[3000][16];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(names[i], sizeof names[i], "/m/s%d", i);
+        assert_int_equal(inst_ptrset_add(&set, names[i]), 0);
+    }
+    assert_int_equal(inst_ptrset_add(&set, "/m/s7"), 1);
+    assert_true(inst_ptrset_has(&set, "/m/s2999/args", 8) && inst_ptrset_has(&set, "/m/s0", 5));
+    assert_false(inst_ptrset_has(&set, "/m/s", 4) || inst_ptrset_has(&set, "/m/s3000", 8));
+    assert_int_equal((int)set.n, 3000);
+    inst_ptrset_free(&set);
+    cJSON *m = cJSON_Parse("[\"/hooks\",\"/hooks/Stop\",7]"), *add = cJSON_Parse("[\"/hooks/Stop\",\"/x\",\"/x\"]");
+    cJSON *merged = inst_manifest_merge(m, add);
+    char *text = cJSON_PrintUnformatted(merged);
+    assert_string_equal(text, "[\"/hooks\",\"/hooks/Stop\",\"/x\"]");
+    struct plan p = {0};
+    assert_true(inst_manifest_has(&p, merged, "/x") && inst_manifest_has(&p, merged, "/hooks"));
+    assert_false(inst_manifest_has(&p, merged, "/hook") || inst_manifest_has(&p, m, "/x"));
+    assert_true(inst_manifest_has(&p, m, "/hooks/Stop"));
+    inst_plan_free(&p);
+    free(text);
+    cJSON_Delete(m);
+    cJSON_Delete(add);
+    cJSON_Delete(merged);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pointers_escape_and_stop_whole), cmocka_unit_test(paths_quoted_for_a_shell),
         cmocka_unit_test(keel_s_hook_however_quoted),     cmocka_unit_test(install_then_uninstall_gives_the_text_back),
         cmocka_unit_test(what_looks_like_a_credential),   cmocka_unit_test(header_arguments_are_masked),
-        cmocka_unit_test(a_diff_is_the_change),
+        cmocka_unit_test(a_diff_is_the_change),           cmocka_unit_test(trees_and_pointer_sets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
