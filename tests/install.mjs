@@ -968,4 +968,16 @@ if (process.getuid && process.getuid() === 0) {
     'uninstall leaves a keel-created hooks file the person made read-only, and says what to do', u.stderr);
   chmodSync(join(hr, '.codex/hooks.json'), 0o644);
 }
+// a server that runs keel already through env or a shell is not wrapped
+// again (keel inside keel, its tools twice), and the others then go
+// without keel's tools
+{
+  const text = '{"mcpServers":{"p":{"command":"npx","args":["p"]},"e":{"command":"/usr/bin/env","args":["A=1","keel","wrap","--","r"]},"s":{"command":"sh","args":["-c","exec keel wrap -- r"]},"t":{"command":"env","args":["A=1","node","x.js"]}}}';
+  const hk = homeWith({ '.cursor/mcp.json': text });
+  const r = run(hk, 'install', '--client', 'cursor');
+  const m = JSON.parse(read(hk, '.cursor/mcp.json')).mcpServers;
+  ok(r.status === 0 && m.e.command === '/usr/bin/env' && m.s.command === 'sh' && /left alone: e runs keel already, through env/.test(r.stdout) &&
+     /left alone: s runs keel already, through sh/.test(r.stdout) && m.p.args.join(' ').startsWith('wrap --expose none --') && m.t.args.includes('env'),
+    'a server running keel through env or sh -c is left alone and said; the others are wrapped without keel\'s tools', [r.stdout, m]);
+}
 done();

@@ -192,6 +192,47 @@ static void unwrap_server(struct plan *p, struct srv *s, const cJSON *manifest)
     p->unwrapped++;
 }
 
+static const char *base_of(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* 1 when the server runs keel itself through another program: env (its
+ * options and VAR=value words passed over) or a shell's -c line that runs
+ * keel ("sh -c 'keel wrap -- r'"). Wrapped again, keel would run inside
+ * keel, and the model would see keel's tools twice. */
+static int keel_inside(const struct srv *s)
+{
+    if (!s->cmd)
+        return 0;
+    const char *b = base_of(s->cmd);
+    if (!strcmp(b, "env")) {
+        for (int i = 0; i < s->nel && s->el[i].s; i++) {
+            const char *a = s->el[i].s;
+            if (a[0] == '-' || strchr(a, '='))
+                continue; /* an option of env's (-i, -u NAME: NAME is passed over as a word too), or VAR=value */
+            if (!strcmp(base_of(a), "keel"))
+                return 1;
+        }
+        return 0;
+    }
+    static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", NULL};
+    for (int k = 0; shells[k]; k++)
+        if (!strcmp(b, shells[k]))
+            for (int i = 0; i + 1 < s->nel; i++)
+                if (el_is(s, i, "-c") && s->el[i + 1].s) {
+                    const char *line = s->el[i + 1].s, *at = line;
+                    while ((at = strstr(at, "keel ")))
+                        if ((at == line || strchr(" /;&|(\"'", at[-1])) &&
+                            (!strncmp(at + 5, "wrap", 4) || !strncmp(at + 5, "serve", 5)))
+                            return 1;
+                        else
+                            at += 5;
+                }
+    return 0;
+}
+
 /* One server, found. Pass 0 only notes a server keel already wraps with its
  * default tools (every new one then gets --expose none); pass 1 wraps (or,
  * uninstalling, unwraps) it. */
@@ -202,8 +243,9 @@ static void server(struct ctx *c, struct plan *p, struct srv *s, const cJSON *ma
     if (!pass) {
         /* keel's tools are there already: a keel serve, or a wrap with them,
          * on a server the client runs */
-        if (!c->uninstall && keel && !disabled(s) && ((dd > 0 && !exposes_none(s, dd)) || el_is(s, 0, "serve")))
-            c->have_default = 1;
+        if (!c->uninstall && !disabled(s) &&
+            ((keel && ((dd > 0 && !exposes_none(s, dd)) || el_is(s, 0, "serve"))) || (!keel && keel_inside(s))))
+            c->have_default = 1; /* (keel run through env or a shell: taken to give its tools) */
         else if (!c->uninstall && keel && !disabled(s) && dd > 0)
             c->quiet_wraps++;
     } else if (c->uninstall) {
@@ -217,6 +259,9 @@ static void server(struct ctx *c, struct plan *p, struct srv *s, const cJSON *ma
                       "left alone: %s runs keel wrap with options keel install does not write: yours to keep or "
                       "unwrap by hand%s",
                       s->name, "");
+    } else if (!keel && keel_inside(s)) {
+        inst_note(p, "left alone: %s runs keel already, through %s: wrapped again, keel would run inside keel", s->name,
+                  base_of(s->cmd));
     } else if (!keel) {
         wrap_server(c, p, s);
     } else if (dd > 0 && s->cmd && s->cmd[0] == '/' && strcmp(s->cmd, c->keel)) {
