@@ -32,6 +32,9 @@ int chrono_idle_status(const cJSON *args, const struct chrono_env *env, cJSON **
 
 /* A copy of the state, read under the lock; NULL with e set on failure. */
 cJSON *chrono_read_state(const struct chrono_env *env, kerr *e);
+/* The same read as the file stands, without the lock (another process
+ * holds it, or the directory cannot be written): NULL with e set. */
+cJSON *chrono_read_state_as_is(const struct chrono_env *env, kerr *e);
 
 /* The open session of state: its start (ms), or -1 when none is open, or
  * when the one there is damaged (*damaged: an object whose started_at is no

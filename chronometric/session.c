@@ -303,6 +303,14 @@ cJSON *chrono_read_state(const struct chrono_env *env, kerr *e)
     return c.copy;
 }
 
+cJSON *chrono_read_state_as_is(const struct chrono_env *env, kerr *e)
+{
+    struct read_ctx c = {NULL};
+    if (state_read(env->state_dir, do_read, &c, e) < 0)
+        return NULL;
+    return c.copy;
+}
+
 int chrono_request_break(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
 {
     static const char *const keys[] = {"threshold_minutes", NULL};

@@ -50,7 +50,20 @@ int chrono_get_time_context(const cJSON *args, const struct chrono_env *env, cJS
     cJSON *state = chrono_read_state(env, &se);
     if (!state) {
         char w[1500];
-        snprintf(w, sizeof w, "%s: %s", se.code, se.message);
+        /* busy, or a directory keel cannot write: the file as it stands
+         * still says whether a session is open */
+        kerr re = {0};
+        int as_is = (!strcmp(se.code, "STATE_BUSY") || !strcmp(se.code, "STATE_UNWRITABLE")) &&
+            (state = chrono_read_state_as_is(env, &re)) != NULL;
+        if (as_is)
+            snprintf(w, sizeof w,
+                     "%s: the state file was read as it stands, without its lock (%s); a change made this moment "
+                     "may not show",
+                     se.code,
+                     !strcmp(se.code, "STATE_BUSY") ? "another keel process held it"
+                                                    : "its directory cannot be written");
+        else
+            snprintf(w, sizeof w, "%s: %s", se.code, se.message);
         cJSON_AddItemToArray(warnings, cJSON_CreateString(w));
     }
     int64_t now = env->now.ms;

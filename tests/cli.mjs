@@ -1,6 +1,6 @@
 // cli.mjs: the command line as a person uses it: help, exit codes, errors
 // that say what to do.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
@@ -143,6 +143,18 @@ for (const tz of ['Europe', '/tmp', '/etc/passwd']) {
   spawnSync('mkfifo', [fifo]);
   r = spawnSync(keel, ['hook', 'SessionStart'], { input: '{"session_id":"s","hook_event_name":"SessionStart"}', encoding: 'utf8', timeout: 8000, env: { ...process.env, ...sb.env, KEEL_NOW_FILE: fifo } });
   ok(r.status === 0 && /hook_clock_unavailable/.test(r.stderr), 'KEEL_NOW_FILE naming a FIFO: the hook ends at once with a warning, never waits on it', `${r.status} ${r.signal} ${r.stderr}`);
+}
+{
+  // get_time_context while another process holds the state lock: the file as it stands, never "no session"
+  const sb = sandbox();
+  run(['check', 'mark_session_start', '--json', '{"intent":"x"}'], '', sb.env);
+  const holder = spawn('flock', [join(sb.env.KEEL_STATE_DIR, 'state.lock'), 'sleep', '9']);
+  await new Promise((res) => setTimeout(res, 400));
+  r = run(['check', 'get_time_context'], '', sb.env);
+  holder.kill();
+  const o = JSON.parse(r.stdout);
+  ok(r.status === 0 && o.session_open === true && /STATE_BUSY: the state file was read as it stands/.test(o.warnings?.[0] || ''),
+    'get_time_context while the state lock is held: the open session is read from the file as it stands, with a warning', r.stdout);
 }
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
