@@ -156,6 +156,22 @@ for (const tz of ['Europe', '/tmp', '/etc/passwd']) {
   ok(r.status === 0 && o.session_open === true && /STATE_BUSY: the state file was read as it stands/.test(o.warnings?.[0] || ''),
     'get_time_context while the state lock is held: the open session is read from the file as it stands, with a warning', r.stdout);
 }
+{
+  // a profile's key given twice, a second document, a rules dir that is none; a rule's active that is no boolean
+  const d = sandbox().dir, f = (name, text) => { writeFileSync(join(d, name), text); return join(d, name); };
+  for (const [text, re] of [['chronometric: {end_of_day_local: "18:00"}\nchronometric: {end_of_day_local: "19:00"}\n', /line 2: profile\.chronometric is given twice \(first on line 1\); the first holds/],
+    ['chronometric: {}\n---\nfoo: 1\n', /line 3: the profile holds a second YAML document, which keel does not read/],
+    ['rules: {dirs: [/nonexistent-rules]}\n', /rules\.dirs: \/nonexistent-rules is not a directory keel can read/]]) {
+    r = run(['--profile', f('p.yaml', text), 'profile', 'check']);
+    ok(r.status === 1 && re.test(r.stderr), `profile check names ${re.source.slice(0, 40)}...: exit 1`, r.stderr);
+  }
+  r = run(['--profile', f('p.yaml', 'chronometric: {end_of_day_local: "18:00"}\nchronometric: {end_of_day_local: "19:00"}\n'), 'profile', 'check']);
+  ok(JSON.parse(r.stdout).chronometric.end_of_day_local === '18:00', 'a profile key given twice: the first holds, as in a rule file', r.stdout);
+  mkdirSync(join(d, 'r'));
+  f('r/x.yml', 'rules: [{name: a, active: nope, patterns: [zzw], action: reject, guidance: g, examples: {fires: [zzw], passes: [y]}}]\n');
+  r = run(['--rules', join(d, 'r'), 'rules', 'lint']);
+  ok(r.status === 1 && /x\.yml:1: active must be true or false; the rule stays active/.test(r.stdout + r.stderr), 'a rule whose active is no boolean: named by rules lint', r.stdout + r.stderr);
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

@@ -216,7 +216,11 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
             r.action = choice(rs, file, v, key, actions, actions_v, RX_ANNOTATE);
         } else if (!strcmp(key, "active")) {
             const char *s = scalar(v);
-            r.active = !(s && (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")));
+            int off = s && (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")),
+                on = s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"));
+            if (!off && !on)
+                problem(rs, file, v, "active must be true or false; the rule stays active");
+            r.active = !off;
         } else if (!strcmp(key, "tools")) {
             r.tools = list_of(rs, file, doc, v, key, &r.ntools);
         } else if (!strcmp(key, "patterns")) {
