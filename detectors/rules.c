@@ -315,7 +315,37 @@ static int put_replacement(const struct rule *r, int p, const char *text, size_t
     return rc >= 0 ? 0 : -1;
 }
 
+/* to[k..k+len) come from where from[at..at+len) came from; a replacement
+ * (same = 0) all from where from[at] came from. 0, or -1 out of memory. */
+static int map_put(size_t **to, size_t *cap, size_t k, const size_t *from, size_t at, size_t len, int same)
+{
+    if (k + len + 1 > *cap) {
+        size_t c = *cap ? *cap : 64;
+        while (c < k + len + 1)
+            c *= 2;
+        size_t *t = realloc(*to, c * sizeof *t);
+        if (!t)
+            return -1;
+        *to = t, *cap = c;
+    }
+    for (size_t i = 0; i < len; i++)
+        (*to)[k + i] = from[same ? at + i : at];
+    return 0;
+}
+
+static char *rewrite(const struct rule *r, const char *text, size_t n, int *skipped, size_t **map);
+
 char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skipped)
+{
+    return rewrite(r, text, n, skipped, NULL);
+}
+
+char *rule_rewrite_mapped(const struct rule *r, const char *text, size_t n, int *skipped, size_t **map)
+{
+    return rewrite(r, text, n, skipped, map);
+}
+
+static char *rewrite(const struct rule *r, const char *text, size_t n, int *skipped, size_t **map)
 {
     *skipped = 0;
     if (r->detector != RD_REGEX || !r->replacement || !text_valid_utf8(text, n))
@@ -328,41 +358,66 @@ char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skippe
     jit_prepare(r, n);
     struct budget b = budget_start();
     char *cur = NULL; /* each pattern rewrites what the one before left */
-    size_t cur_n = n;
+    size_t cur_n = n, *cur_map = map ? *map : NULL, mcap = 0;
     int changed = 0;
     for (int p = 0; p < r->npatterns && !*skipped; p++) {
         const char *src = cur ? cur : text;
         struct buf out = {0};
-        size_t at = 0, copied = 0;
-        int rc = 0, hits = 0;
+        size_t at = 0, copied = 0, *om = NULL, ocap = 0; /* om: out's map, when one is kept */
+        int rc = 0, hits = 0, mfail = 0;
         while (at <= cur_n && (rc = scan(r, p, src, cur_n, at, md, &b)) == 1) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            size_t k = out.n;
             put(&out, src + copied, ov[0] - copied);
+            if (cur_map)
+                mfail |= map_put(&om, &ocap, k, cur_map, copied, ov[0] - copied, 1) < 0;
+            k = out.n;
             if (put_replacement(r, p, src, cur_n, md, &out) < 0)
                 out.failed = 1;
+            if (cur_map)
+                mfail |= map_put(&om, &ocap, k, cur_map, ov[0], out.n - k, 0) < 0;
             copied = ov[1];
             at = after(src, cur_n, ov);
             hits++;
         }
         if (rc < 0) /* the loop ends on a scan's answer, or past the text with rc 1 */
             *skipped = 1;
+        size_t k = out.n;
         put(&out, src + copied, cur_n - copied);
-        if (*skipped || out.failed || !hits) {
+        if (cur_map)
+            mfail |= map_put(&om, &ocap, k, cur_map, copied, cur_n - copied + 1, 1) < 0; /* and the end */
+        if (*skipped || out.failed || mfail || !hits) {
             if (out.failed && !*skipped)
                 *skipped = 2; /* the replacement does not fit what the pattern matched */
+            else if (mfail && !*skipped)
+                *skipped = 1;
             free(out.p);
+            free(om);
             continue;
         }
         free(cur);
         cur = out.p;
         cur_n = out.n;
+        if (cur_map) {
+            if (cur_map != (map ? *map : NULL))
+                free(cur_map);
+            cur_map = om;
+            mcap = ocap;
+        }
         changed = 1;
     }
+    (void)mcap;
     if (md != r->md)
         pcre2_match_data_free(md);
     if (*skipped || !changed) {
+        if (map && cur_map != *map)
+            free(cur_map);
         free(cur);
         return NULL;
+    }
+    if (map && cur_map != *map) {
+        free(*map);
+        *map = cur_map;
     }
     return cur;
 }

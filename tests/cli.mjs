@@ -172,6 +172,9 @@ for (const tz of ['Europe', '/tmp', '/etc/passwd']) {
   r = run(['--rules', join(d, 'r'), 'rules', 'lint']);
   ok(r.status === 1 && /x\.yml:1: active must be true or false; the rule stays active/.test(r.stdout + r.stderr), 'a rule whose active is no boolean: named by rules lint', r.stdout + r.stderr);
 }
+r = run(['check', 'submit_message', '--json', '{"message":"Great question! I will now run the tests."}'], '', sandbox().env);
+ok(r.status === 0 && JSON.stringify(JSON.parse(r.stdout).violations?.[0]?.spans) === '[{"start":16,"end":26,"text":"I will now"}]',
+  'a rejected span after a rewrite points into the message as submitted (16 to 26), not into the rewritten text', r.stdout);
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

@@ -144,7 +144,7 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     cJSON *annotations = cJSON_AddArrayToObject(out, "annotations");
     cJSON *skipped = cJSON_AddArrayToObject(out, "skipped");
     cJSON *unusable = cJSON_AddArrayToObject(out, "unusable");
-    size_t n = strlen(text);
+    size_t n = strlen(text), *origin = NULL; /* origin: for each place of cur, its place in text (once rewritten) */
     char *cur = rule_copy(text, n);
     int64_t end = chrono_mono_ms() + RULES_TOTAL_MS;
     for (int i = 0; rs && cur && i < rs->n; i++) {
@@ -178,14 +178,29 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
                                 held && r->description ? r->description
                                     : r->guidance      ? r->guidance
                                                        : (r->description ? r->description : ""));
-        cJSON_AddItemToObject(v, "spans", spans_json(cur, sp, hits));
+        /* Spans are offsets into the text as it was given: after a rewrite,
+         * each end is taken back through the rewrites to where it came from */
+        if (origin) {
+            for (int k = 0; k < hits; k++) {
+                size_t a = origin[sp[k].start], z = origin[sp[k].end];
+                sp[k] = (struct rule_span){a, z > a ? z : a};
+            }
+            cJSON_AddItemToObject(v, "spans", spans_json(text, sp, hits));
+        } else {
+            cJSON_AddItemToObject(v, "spans", spans_json(cur, sp, hits));
+        }
         if (held)
             cJSON_AddStringToObject(v, "not_applied", action_names[r->action]);
         if (action == RX_REJECT) {
             cJSON_AddItemToArray(violations, v);
         } else if (action == RX_REWRITE) {
             int over;
-            char *rw = rule_rewrite(r, cur, n, &over);
+            if (!origin && (origin = malloc((n + 1) * sizeof *origin))) /* where each byte stands in text */
+                for (size_t k = 0; k <= n; k++)
+                    origin[k] = k;
+            char *rw = origin ? rule_rewrite_mapped(r, cur, n, &over, &origin) : NULL;
+            if (!origin) /* out of memory: not rewritten, and said as a rule skipped */
+                over = 1;
             cJSON_Delete(v);
             if (over) {
                 if (over == 2)
@@ -207,6 +222,7 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     if (cur && strcmp(cur, text))
         cJSON_AddStringToObject(out, "rewritten", cur);
     free(cur);
+    free(origin);
     return out;
 }
 

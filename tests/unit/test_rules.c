@@ -198,6 +198,25 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
     assert_non_null(out);
     assert_string_equal(out, "aws [REDACTED] then gh [REDACTED] and the end");
     free(out);
+    /* the same with where each byte came from: " then gh " and " and the
+     * end" from their places in the text, a replacement from where what it
+     * replaced began, and the end from the text's end */
+    size_t n = strlen(text), *map = malloc((n + 1) * sizeof *map);
+    for (size_t k = 0; k <= n; k++)
+        map[k] = k;
+    out = rule_rewrite_mapped(r, text, n, &skipped, &map);
+    assert_non_null(out);
+    size_t m = strlen(out);
+    const char *then = strstr(out, " then"), *and = strstr(out, " and"), *t2 = strstr(text, " then"),
+               *a2 = strstr(text, " and");
+    assert_int_equal(map[0], 0);
+    assert_int_equal(map[4], 4); /* [REDACTED]: where AKIA... began */
+    assert_int_equal(map[13], 4);
+    assert_int_equal(map[then - out], (size_t)(t2 - text));
+    assert_int_equal(map[and-out], (size_t)(a2 - text));
+    assert_int_equal(map[m], n);
+    free(map);
+    free(out);
     /* a replacement longer than its match: the next pattern reads all of it */
     rewrites_to("['a', 'z']", "LONGER", "a to z", "LONGER to LONGER");
     /* a match that ends the text is followed by one more scan there: an
