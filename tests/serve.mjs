@@ -153,6 +153,24 @@ ok(r.id === '28' && r.result, 'keel is alive and in order after all of that', r)
     ok(at === '2026-05-16T10:00:00+00:00', `${name} is client activity: it records last_prompt_at`, at);
   }
 }
+// In keel serve the check tools are what finds things: explain-the-match
+// answers with what check_sycophancy found last, and a quieting token says
+// that the check tools still answer (it promised what serve never does).
+{
+  const s5 = new Server(['--log-level', 'error']);
+  const call = (id, name, args) => s5.ask({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  let c = await call(1, 'apply_override', { token: 'explain-the-match', detector: 'sycophancy' });
+  ok(/keel has given no sycophancy advisory/.test(c.result.structuredContent.effect), 'explain-the-match before any finding: says there is none', c.result.structuredContent);
+  await call(2, 'check_sycophancy', { candidate_response: 'You are absolutely right!' });
+  c = await call(3, 'apply_override', { token: 'explain-the-match', detector: 'sycophancy' });
+  ok(c.result.structuredContent.explanation?.detected === true && c.result.structuredContent.explanation?.pattern === 'unconditional_agreement',
+    'explain-the-match in keel serve: what check_sycophancy found last', c.result.structuredContent);
+  c = await call(4, 'apply_override', { token: 'i-want-validation' });
+  const d = await call(5, 'check_sycophancy', { candidate_response: 'You are absolutely right!' });
+  ok(/check_sycophancy still answers what it finds/.test(c.result.structuredContent.effect) && d.result.structuredContent.detected === true,
+    'i-want-validation in keel serve says the check tool still answers, and it does', [c.result.structuredContent, d.result.structuredContent]);
+  await s5.close();
+}
 const t0 = Date.now();
 const ex = await srv.close();
 ok(ex.code === 0 && Date.now() - t0 < 2000, `stdin EOF: exit 0 promptly (${Date.now() - t0} ms)`, ex);

@@ -153,5 +153,9 @@ int overlay_quote(const char *s, size_t n, size_t max_chars, size_t max_words, c
 
 /* apply_override, the tool. */
 int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e);
+/* A check tool's result that found something (check_rumination,
+ * check_sycophancy, check_hyperfocus past none), kept for explain-the-match
+ * in this process. */
+void overlay_note_check(int det, const cJSON *result);
 
 #endif

@@ -34,6 +34,21 @@ static void list_tokens(int det, char *buf, size_t n)
     }
 }
 
+/* What a check tool found last in this process, per detector (keel serve
+ * has no overlay to remember advisories): explain-the-match's answer there. */
+static cJSON *checked_last[DET_COUNT];
+
+void overlay_note_check(int det, const cJSON *result)
+{
+    if (det < 0 || det >= DET_COUNT || !result)
+        return;
+    cJSON *copy = cJSON_Duplicate(result, 1);
+    if (!copy)
+        return;
+    cJSON_Delete(checked_last[det]);
+    checked_last[det] = copy;
+}
+
 int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSON **out, kerr *e)
 {
     static const char *const keys[] = {"token", "detector", "summary", NULL};
@@ -63,8 +78,8 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
                             "i-want-validation, explain-the-match, approve-tool");
         if (found > 1) { /* the one detector whose advisory is outstanding here, if only one */
             int outstanding = 0;
-            for (int d = 0; overlay_current && d < DET_COUNT; d++)
-                if (overlay_current->last[d] && allows(d, token))
+            for (int d = 0; d < DET_COUNT; d++)
+                if ((overlay_current ? overlay_current->last[d] : checked_last[d]) && allows(d, token))
                     det = d, outstanding++;
             if (outstanding != 1)
                 return kerr_set(e, "INVALID_OVERRIDE", "detector",
@@ -109,7 +124,7 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
                      "tools again",
                      n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
     } else if (!strcmp(token, "explain-the-match")) {
-        const cJSON *last = ov ? ov->last[det] : NULL;
+        const cJSON *last = ov && ov->last[det] ? ov->last[det] : checked_last[det];
         if (last) {
             cJSON_AddItemToObject(o, "explanation", cJSON_Duplicate(last, 1));
             snprintf(effect, sizeof effect, "nothing changed; here is what the last %s advisory saw",
@@ -152,6 +167,16 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
     }
     if (ov)
         ov->view_at = 0;
+    /* keel serve (no overlay) gives no advisories: what a quieting token
+     * changes is said as what it is, the check tools answering as before */
+    if (!ov &&
+        (!strcmp(token, "i-want-validation") || !strcmp(token, "disable-for-session") ||
+         !strcmp(token, "override-once") || !strcmp(token, "lower-sensitivity"))) {
+        size_t l = strlen(effect);
+        snprintf(effect + l, sizeof effect - l,
+                 " (keel serve gives no advisories of its own: check_%s still answers what it finds)",
+                 guard_detector_names[det]);
+    }
     cJSON_AddStringToObject(o, "effect", effect);
     if (until[0])
         cJSON_AddStringToObject(o, "until", until);

@@ -137,6 +137,15 @@ cJSON *tools_run(const struct tool *t, const cJSON *args, const struct profile *
         return error_value(&e);
     }
     *is_error = 0;
+    /* what a check tool found, for explain-the-match */
+    int det = !strcmp(t->name, "check_rumination") ? DET_RUMINATION
+        : !strcmp(t->name, "check_sycophancy")     ? DET_SYCOPHANCY
+        : !strcmp(t->name, "check_hyperfocus")     ? DET_HYPERFOCUS
+                                                   : -1;
+    const char *level = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "level"));
+    if (det >= 0 &&
+        (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "detected")) || (level && strcmp(level, "none"))))
+        overlay_note_check(det, out);
     return out;
 }
 
