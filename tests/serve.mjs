@@ -167,7 +167,7 @@ ok(r.id === '28' && r.result, 'keel is alive and in order after all of that', r)
     'explain-the-match in keel serve: what check_sycophancy found last', c.result.structuredContent);
   c = await call(4, 'apply_override', { token: 'i-want-validation' });
   const d = await call(5, 'check_sycophancy', { candidate_response: 'You are absolutely right!' });
-  ok(/check_sycophancy still answers what it finds/.test(c.result.structuredContent.effect) && d.result.structuredContent.detected === true,
+  ok(/check_sycophancy, asked directly, still answers what it finds/.test(c.result.structuredContent.effect) && d.result.structuredContent.detected === true,
     'i-want-validation in keel serve says the check tool still answers, and it does', [c.result.structuredContent, d.result.structuredContent]);
   await s5.close();
 }

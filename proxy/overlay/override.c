@@ -167,14 +167,13 @@ int overlay_apply_override(const cJSON *args, const struct chrono_env *env, cJSO
     }
     if (ov)
         ov->view_at = 0;
-    /* keel serve (no overlay) gives no advisories: what a quieting token
-     * changes is said as what it is, the check tools answering as before */
-    if (!ov &&
-        (!strcmp(token, "i-want-validation") || !strcmp(token, "disable-for-session") ||
-         !strcmp(token, "override-once") || !strcmp(token, "lower-sensitivity"))) {
+    /* advisories are what these quiet: a check tool asked directly (keel
+     * serve, keel check) still answers what it finds */
+    if (!ov && !(env->conversation && env->conversation[0]) && /* not a hook: keel serve, keel check */
+        (!strcmp(token, "i-want-validation") || !strcmp(token, "disable-for-session")) &&
+        strncmp(effect, "nothing", 7)) {
         size_t l = strlen(effect);
-        snprintf(effect + l, sizeof effect - l,
-                 " (keel serve gives no advisories of its own: check_%s still answers what it finds)",
+        snprintf(effect + l, sizeof effect - l, " (check_%s, asked directly, still answers what it finds)",
                  guard_detector_names[det]);
     }
     cJSON_AddStringToObject(o, "effect", effect);
