@@ -1265,10 +1265,20 @@ for (const end of ['revised', 'bypassed']) {
     'a broken profile: the prompt hook exits 0 and names profile_unreadable on stderr, without the file\'s text', r);
   const h = spawnSync(keel, ['hook', 'UserPromptSubmit', '--host'], { encoding: 'utf8', input: '{}', env: { ...process.env, ...box.env } });
   ok(h.status === 0 && /^keel: warn hook_usage --host needs a value/m.test(h.stderr), '--host with no value: exit 0 (a hook never breaks its host), and stderr says it needs one, at warn as every hook line has its level', h.stderr);
-  // a \u0000 would cut the session id short (another chat's overrides): refused; a field of the wrong type is named
-  const nul = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', input: '{"session_id":"abc\\u0000other","prompt":"hello"}', env: { ...process.env, ...box.env } });
-  ok(nul.status === 0 && nul.stdout === '' && /warn hook_input_invalid bytes=\d+ reason=nul_escape/.test(nul.stderr),
-    'a payload holding \\u0000: exit 0, nothing for the host, and stderr says why', nul);
+  // a \u0000 would cut a string short (two session ids read as one, a
+  // reply's rest unread): read as U+FFFD, so the reply is still checked,
+  // an override word still applies, and "abc\u0000other" is not "abc"
+  const nb = sandbox();
+  const nulStop = spawnSync(keel, ['hook', 'Stop', '--rules', join(dir, 'rules'), '--log-level', 'info'], { encoding: 'utf8', env: { ...process.env, ...nb.env },
+    input: '{"session_id":"n1","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done.\\u0000 TODO: wire the button."}' });
+  ok(nulStop.status === 0 && /"decision":"block"/.test(nulStop.stdout) && /no-todo-left/.test(nulStop.stdout) && /hook_nul_read_as_fffd count=1/.test(nulStop.stderr),
+    'a reply holding \\u0000: read whole (the NUL as U+FFFD), and the person\'s reject rule past it still blocks', nulStop);
+  const nulWord = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...nb.env },
+    input: '{"session_id":"abc\\u0000other","hook_event_name":"UserPromptSubmit","prompt":"disable-for-session rumination \\u0000"}' });
+  const other = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', env: { ...process.env, ...nb.env },
+    input: '{"session_id":"abc","hook_event_name":"UserPromptSubmit","prompt":"override-once rumination"}' });
+  ok(/disable-for-session applied/.test(nulWord.stdout) && !/already|is off/.test(other.stdout) && /override-once applied/.test(other.stdout),
+    'an override word in a prompt holding \\u0000 applies, to its own chat: "abc\\u0000other" is not "abc"', [nulWord.stdout, other.stdout]);
   const typed = spawnSync(keel, ['hook', 'UserPromptSubmit'], { encoding: 'utf8', input: '{"prompt":42,"transcript_path":7}', env: { ...process.env, ...box.env } });
   ok(typed.status === 0 && typed.stdout === '' && /hook_field_invalid field=prompt expected=string/.test(typed.stderr),
     'a prompt that is a number: exit 0, and stderr names the field rather than reading it as no prompt', typed);

@@ -1110,11 +1110,20 @@ int hook_run(const char *event, int host, const struct profile *p, const char *s
 char *hook_answer(const char *raw, size_t n, const char *event, int host, const struct profile *p,
                   const char *state_dir)
 {
-    /* a \u0000 would cut a string short (two session ids read as one): refused */
-    int nul = jscan_has_nul_escape(raw, n);
-    cJSON *in = nul ? NULL : jscan_parse(raw, n);
+    /* a \u0000 would cut a string short (two session ids read as one, a
+     * reply's rest unread by the rules): read as U+FFFD, as a byte that is
+     * not UTF-8 is, so the string stays whole */
+    char *whole = NULL;
+    if (jscan_has_nul_escape(raw, n) && (whole = malloc(n + 1))) {
+        memcpy(whole, raw, n);
+        whole[n] = '\0';
+        log_event(LOG_INFO, "hook_nul_read_as_fffd", "count=%zu", jscan_nul_escapes_replaced(whole, n));
+    }
+    int nul = jscan_has_nul_escape(raw, n) && !whole;
+    cJSON *in = nul ? NULL : jscan_parse(whole ? whole : raw, n);
+    free(whole);
     if (!cJSON_IsObject(in)) {
-        log_event(LOG_WARN, "hook_input_invalid", "bytes=%zu%s", n, nul ? " reason=nul_escape" : "");
+        log_event(LOG_WARN, "hook_input_invalid", "bytes=%zu%s", n, nul ? " reason=out_of_memory" : "");
         cJSON_Delete(in);
         return NULL;
     }

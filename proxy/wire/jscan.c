@@ -132,6 +132,28 @@ int jscan_has_nul_escape(const char *s, size_t n)
     return 0;
 }
 
+size_t jscan_nul_escapes_replaced(char *s, size_t n)
+{
+    size_t k = 0;
+    if (!memchr(s, '\\', n))
+        return 0;
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!in) {
+            in = s[i] == '"';
+        } else if (s[i] == '\\') {
+            if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4)) {
+                memcpy(s + i + 2, "FFFD", 4);
+                k++;
+            }
+            i++;
+        } else if (s[i] == '"') {
+            in = 0;
+        }
+    }
+    return k;
+}
+
 /* Validation: one JSON value (RFC 8259) and nothing but whitespace around it,
  * as a state machine that can stop at any byte and go on with the next piece
  * (jscan.h, struct jstream). The open containers are kept as a bit stack

@@ -25,6 +25,10 @@ int jscan_members(const char *s, size_t n, const char *const *keys, struct jscan
 /* 1 if the JSON text holds a \u0000 escape inside a string. C strings end at
  * NUL, so such text would be cut short silently; keel refuses it instead. */
 int jscan_has_nul_escape(const char *s, size_t n);
+/* Each \\u0000 escape inside a string of s[0..n) written over as \\uFFFD
+ * (the same length): a string read is then whole, its NUL a replacement
+ * character. The count replaced. */
+size_t jscan_nul_escapes_replaced(char *s, size_t n);
 
 /* The one definition of JSON keel reads, shared by its two parsers: s[0..n)
  * is one value by jscan's grammar (so nesting at most JSCAN_MAX_DEPTH, which

@@ -146,6 +146,11 @@ static void finds_nul_escapes(void **state)
     assert_true(jscan_has_nul_escape(a, strlen(a)));
     assert_false(jscan_has_nul_escape(b, strlen(b))); /* an escaped backslash, then text */
     assert_false(jscan_has_nul_escape(c, strlen(c)));
+    /* written over as U+FFFD, the escaped backslash and the key left alone */
+    char x[] = "{\"t\":\"a\\u0000b\\u0000\",\"u\":\"a\\\\u0000b\"}";
+    assert_int_equal(jscan_nul_escapes_replaced(x, strlen(x)), 2);
+    assert_string_equal(x, "{\"t\":\"a\\uFFFDb\\uFFFD\",\"u\":\"a\\\\u0000b\"}");
+    assert_false(jscan_has_nul_escape(x, strlen(x)));
 }
 
 /* Fed in pieces, at every split and a byte at a time, the stream agrees with
