@@ -170,11 +170,26 @@ for (const tz of ['Europe', '/tmp', '/etc/passwd']) {
   mkdirSync(join(d, 'r'));
   f('r/x.yml', 'rules: [{name: a, active: nope, patterns: [zzw], action: reject, guidance: g, examples: {fires: [zzw], passes: [y]}}]\n');
   r = run(['--rules', join(d, 'r'), 'rules', 'lint']);
-  ok(r.status === 1 && /x\.yml:1: active must be true or false; the rule stays active/.test(r.stdout + r.stderr), 'a rule whose active is no boolean: named by rules lint', r.stdout + r.stderr);
+  ok(r.status === 1 && /x\.yml:1: active must be true or false; this rule is left out until it is/.test(r.stdout + r.stderr), 'a rule whose active is no boolean: named by rules lint, and left out as it says', r.stdout + r.stderr);
+  for (const v of ['True', '1', '~', 'YES']) {
+    f('r/x.yml', `rules: [{name: a, active: ${v}, patterns: [zzw], action: reject, guidance: g, examples: {fires: [zzw], passes: [y]}}]\n`);
+    r = run(['--rules', join(d, 'r'), 'check', 'submit_message', '--json', '{"message":"zzw"}'], '', sandbox().env);
+    ok(JSON.parse(r.stdout).verdict === 'rejected', `active: ${v} is YAML's true: the rule is active`, r.stdout);
+  }
 }
 r = run(['check', 'submit_message', '--json', '{"message":"Great question! I will now run the tests."}'], '', sandbox().env);
 ok(r.status === 0 && JSON.stringify(JSON.parse(r.stdout).violations?.[0]?.spans) === '[{"start":16,"end":26,"text":"I will now"}]',
   'a rejected span after a rewrite points into the message as submitted (16 to 26), not into the rewritten text', r.stdout);
+{
+  // a match wholly inside text a rewrite put in: the span of what it replaced, once
+  const d = sandbox().dir;
+  mkdirSync(join(d, 'rr'));
+  writeFileSync(join(d, 'rr/x.yml'), "rules:\n  - {name: shout-fix, patterns: ['foo'], action: rewrite, replacement: 'BANG BANG', guidance: g, examples: {fires: [foo], passes: [bar]}}\n" +
+    "  - {name: no-bang, patterns: ['BANG'], action: reject, guidance: g, examples: {fires: [BANG], passes: [bar]}}\n");
+  r = run(['--rules', join(d, 'rr'), 'check', 'submit_message', '--json', '{"message":"say foo then"}'], '', sandbox().env);
+  ok(JSON.stringify(JSON.parse(r.stdout).violations?.[0]?.spans) === '[{"start":4,"end":7,"text":"foo"}]',
+    'a match inside a replacement: one span, of the text it replaced (4 to 7), never an empty one', r.stdout);
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

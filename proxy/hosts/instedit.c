@@ -444,17 +444,22 @@ static void toml_secrets(const struct toml_node *x, int inside, struct cfg_span 
 /* Words outside the spans found so far that look like a credential on
  * their own (a token in a comment, "# old token: ghp_..."; one inside a
  * longer string): each a span too. */
+static int by_span(const void *a, const void *b)
+{
+    const struct cfg_span *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
 static int loose_secrets(const char *t, size_t n, struct cfg_span *out, int k)
 {
     static const char stops[] = " \t\r\n\"',[]{}#()";
-    int found = k;
+    int found = k, next = 0; /* the spans found so far, in order: one pass over them and the text */
+    qsort(out, (size_t)found, sizeof *out, by_span);
     for (size_t i = 0; i < n && k < SECRETS_MAX;) {
-        int in = -1;
-        for (int j = 0; j < found && in < 0; j++)
-            if (out[j].at <= i && i < out[j].end)
-                in = j;
-        if (in >= 0) {
-            i = out[in].end;
+        while (next < found && out[next].end <= i)
+            next++;
+        if (next < found && out[next].at <= i) {
+            i = out[next].end;
             continue;
         }
         if (strchr(stops, t[i]) || !t[i]) {
@@ -464,6 +469,8 @@ static int loose_secrets(const char *t, size_t n, struct cfg_span *out, int k)
         size_t e = i;
         while (e < n && t[e] && !strchr(stops, t[e]))
             e++;
+        if (next < found && out[next].at < e)
+            e = out[next].at; /* a word runs into a span: up to it */
         if (cfg_secret_text(t + i, e - i))
             out[k++] = (struct cfg_span){i, e};
         i = e;

@@ -207,29 +207,42 @@ static int keel_inside(const struct srv *s)
     if (!s->cmd)
         return 0;
     const char *b = base_of(s->cmd);
-    if (!strcmp(b, "env")) {
+    if (!strcmp(b, "env")) { /* env's options and VAR=value words, then the command it runs */
         for (int i = 0; i < s->nel && s->el[i].s; i++) {
             const char *a = s->el[i].s;
+            if (!strcmp(a, "-u") || !strcmp(a, "-C") || !strcmp(a, "-S")) {
+                i++; /* and its value */
+                continue;
+            }
             if (a[0] == '-' || strchr(a, '='))
-                continue; /* an option of env's (-i, -u NAME: NAME is passed over as a word too), or VAR=value */
-            if (!strcmp(base_of(a), "keel"))
-                return 1;
+                continue;
+            return !strcmp(base_of(a), "keel"); /* the first command word: that one only */
         }
         return 0;
     }
     static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", NULL};
+    int shell = 0;
     for (int k = 0; shells[k]; k++)
-        if (!strcmp(b, shells[k]))
-            for (int i = 0; i + 1 < s->nel; i++)
-                if (el_is(s, i, "-c") && s->el[i + 1].s) {
-                    const char *line = s->el[i + 1].s, *at = line;
-                    while ((at = strstr(at, "keel ")))
-                        if ((at == line || strchr(" /;&|(\"'", at[-1])) &&
-                            (!strncmp(at + 5, "wrap", 4) || !strncmp(at + 5, "serve", 5)))
-                            return 1;
-                        else
-                            at += 5;
-                }
+        shell |= !strcmp(b, shells[k]);
+    for (int i = 0; shell && i + 1 < s->nel; i++) {
+        const char *o = s->el[i].s;
+        /* -c, alone or among other one-letter options (-lc, -ec) */
+        if (!o || o[0] != '-' || o[1] == '-' || !strchr(o, 'c') || !s->el[i + 1].s)
+            continue;
+        /* the line runs keel as a command: the word keel (or .../keel),
+         * then, among its words, wrap or serve */
+        const char *line = s->el[i + 1].s;
+        for (const char *at = strstr(line, "keel"); at; at = strstr(at + 4, "keel")) {
+            int starts = at == line || strchr(" /;&|(\t\n\"'", at[-1]);
+            if (!starts || (at[4] != ' ' && at[4] != '\t'))
+                continue;
+            size_t end = strcspn(at, ";&|\n");
+            char cmd[512];
+            snprintf(cmd, sizeof cmd, " %.*s ", (int)(end < 500 ? end : 500), at + 4);
+            if (strstr(cmd, " wrap ") || strstr(cmd, " serve "))
+                return 1;
+        }
+    }
     return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 struct ruleset *ruleset_current;
@@ -215,11 +216,20 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
         } else if (!strcmp(key, "action")) {
             r.action = choice(rs, file, v, key, actions, actions_v, RX_ANNOTATE);
         } else if (!strcmp(key, "active")) {
+            /* YAML's ways of saying either (True, yes, on, 1; ~ or nothing
+             * is the default, active); anything else is a problem, and a
+             * rule with a problem is left out, as lint says */
             const char *s = scalar(v);
-            int off = s && (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")),
-                on = s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"));
+            static const char *const offs[] = {"false", "no", "off", "0", NULL}, *const ons[] = {"true", "yes", "on",
+                                                                                                 "1",    "~",   "null",
+                                                                                                 "",     NULL};
+            int off = 0, on = !s;
+            for (int i = 0; s && offs[i]; i++)
+                off |= !strcasecmp(s, offs[i]);
+            for (int i = 0; s && ons[i]; i++)
+                on |= !strcasecmp(s, ons[i]);
             if (!off && !on)
-                problem(rs, file, v, "active must be true or false; the rule stays active");
+                problem(rs, file, v, "active must be true or false; this rule is left out until it is");
             r.active = !off;
         } else if (!strcmp(key, "tools")) {
             r.tools = list_of(rs, file, doc, v, key, &r.ntools);

@@ -181,11 +181,21 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
         /* Spans are offsets into the text as it was given: after a rewrite,
          * each end is taken back through the rewrites to where it came from */
         if (origin) {
+            int kept = 0;
             for (int k = 0; k < hits; k++) {
-                size_t a = origin[sp[k].start], z = origin[sp[k].end];
-                sp[k] = (struct rule_span){a, z > a ? z : a};
+                size_t a = origin[sp[k].start], e = sp[k].end, z = origin[e];
+                /* an end inside text a rewrite put in: on to where that
+                 * text ends, whose place is the replaced text's end */
+                while (z <= a && e < n)
+                    z = origin[++e];
+                struct rule_span m = {a, z > a ? z : a};
+                int twice = 0; /* two matches in one replacement are one span of the text given */
+                for (int q = 0; q < kept && !twice; q++)
+                    twice = sp[q].start == m.start && sp[q].end == m.end;
+                if (!twice)
+                    sp[kept++] = m;
             }
-            cJSON_AddItemToObject(v, "spans", spans_json(text, sp, hits));
+            cJSON_AddItemToObject(v, "spans", spans_json(text, sp, kept));
         } else {
             cJSON_AddItemToObject(v, "spans", spans_json(cur, sp, hits));
         }
