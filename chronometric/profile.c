@@ -603,11 +603,16 @@ void profile_load_text(struct profile *p, const char *yaml, size_t n)
     yaml_document_delete(&doc);
     /* a second document ("---" and more): keel reads the first only */
     yaml_document_t next;
-    if (!p->unreadable && yaml_parser_load(&parser, &next)) {
-        const yaml_node_t *r2 = yaml_document_get_root_node(&next);
-        if (r2)
-            problem(p, r2, "the profile holds a second YAML document, which keel does not read: keep one%s", "");
-        yaml_document_delete(&next);
+    if (!p->unreadable) {
+        if (yaml_parser_load(&parser, &next)) {
+            const yaml_node_t *r2 = yaml_document_get_root_node(&next);
+            if (r2 && !is_null(r2)) /* a "---" with nothing after it is no document */
+                problem(p, r2, "the profile holds a second YAML document, which keel does not read: keep one%s", "");
+            yaml_document_delete(&next);
+        } else {
+            problem(p, NULL, "after the profile, a second YAML document that is not valid YAML (line %lu): keep one",
+                    (unsigned long)parser.problem_mark.line + 1);
+        }
     }
     yaml_parser_delete(&parser);
 }

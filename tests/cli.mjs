@@ -190,6 +190,30 @@ ok(r.status === 0 && JSON.stringify(JSON.parse(r.stdout).violations?.[0]?.spans)
   ok(JSON.stringify(JSON.parse(r.stdout).violations?.[0]?.spans) === '[{"start":4,"end":7,"text":"foo"}]',
     'a match inside a replacement: one span, of the text it replaced (4 to 7), never an empty one', r.stdout);
 }
+{
+  // review of today's eval and profile changes: a long comment in floors, a blank trace line, a bad hyperfocus example, a trailing ---
+  const d = sandbox().dir;
+  writeFileSync(join(d, 'fl.txt'), `# ${'x'.repeat(300)} note\n` + readFileSync(join(root, 'tests/corpus/regression-floors.txt'), 'utf8'));
+  r = run(['eval', '--floors', join(d, 'fl.txt'), join(root, 'tests/corpus')]);
+  ok(r.status === 0, 'a floors comment longer than a line buffer is a comment', r.stderr);
+  for (const sp of ['dev', 'test']) {
+    mkdirSync(join(d, 't', sp), { recursive: true });
+    for (const f of readdirSync(join(root, 'tests/traces', sp)))
+      writeFileSync(join(d, 't', sp, f), readFileSync(join(root, 'tests/traces', sp, f), 'utf8') + '\n');
+  }
+  r = run(['eval', '--traces', join(d, 't')]);
+  ok(r.status === 0, 'a blank line in a trace file is passed over, as in the corpus files', r.stderr);
+  mkdirSync(join(d, 'c'));
+  for (const f of ['rumination.jsonl', 'sycophancy.jsonl']) writeFileSync(join(d, 'c', f), readFileSync(join(root, 'tests/corpus', f)));
+  const hyp = readFileSync(join(root, 'tests/corpus/hyperfocus.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  hyp[0].args = { bogus: 1 };
+  writeFileSync(join(d, 'c', 'hyperfocus.jsonl'), hyp.map((x) => JSON.stringify(x)).join('\n') + '\n');
+  r = run(['eval', join(d, 'c')]);
+  ok(r.status === 64 && new RegExp(`example ${hyp[0].id}: check_hyperfocus refused its arguments`).test(r.stderr), 'a hyperfocus example its tool refuses is named, as the others are', r.stderr);
+  writeFileSync(join(d, 'p.yaml'), 'guardrails:\n  rumination:\n    window_minutes: 100\n---\n');
+  r = run(['--profile', join(d, 'p.yaml'), 'profile', 'check']);
+  ok(r.status === 0, 'a profile ending in a bare --- holds no second document', r.stderr);
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

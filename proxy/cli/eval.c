@@ -251,6 +251,7 @@ static void syc_one(const cJSON *ex, void *vctx)
 struct hyp_ctx {
     struct misses *m;
     struct tally t;
+    struct run *run;
 };
 
 static void hyp_one(const cJSON *ex, void *vctx)
@@ -259,9 +260,23 @@ static void hyp_one(const cJSON *ex, void *vctx)
     cJSON *out = NULL;
     kerr e = {0};
     const char *got = "error";
-    if (hyp_check(cJSON_GetObjectItemCaseSensitive(ex, "args"), 0, 0, &out, &e) == 0)
-        got = str(out, "level");
     const char *want = str(ex, "expected_level");
+    static const char *const levels[] = {"none", "gentle", "nudge", "hard", NULL};
+    int known = 0;
+    for (int i = 0; levels[i]; i++)
+        known |= !strcmp(want, levels[i]);
+    if (!known) {
+        broken(c->run, ex, "its \"expected_level\" is none of none, gentle, nudge, hard");
+        return;
+    }
+    if (hyp_check(cJSON_GetObjectItemCaseSensitive(ex, "args"), 0, 0, &out, &e) == 0) {
+        got = str(out, "level");
+    } else {
+        char why[160];
+        snprintf(why, sizeof why, "check_hyperfocus refused its arguments (%s)", e.code);
+        broken(c->run, ex, why);
+        return;
+    }
     if (!strcmp(got, want))
         c->t.tp++;
     else
@@ -286,9 +301,10 @@ int eval_floors_read(const char *path, struct eval_floors *f)
         fprintf(stderr, "keel: --floors %s: %s\n", path, strerror(errno));
         return -1;
     }
-    char line[256], name[32], extra[2];
+    char *line = NULL, name[32], extra[2];
+    size_t cap = 0;
     int no = 0, bad = 0;
-    while (!bad && fgets(line, sizeof line, in)) {
+    while (!bad && getline(&line, &cap, in) > 0) {
         no++;
         char *h = strchr(line, '#');
         if (h)
@@ -309,6 +325,7 @@ int eval_floors_read(const char *path, struct eval_floors *f)
         else
             bad = 1;
     }
+    free(line);
     fclose(in);
     if (bad)
         fprintf(stderr,
@@ -351,7 +368,7 @@ int eval_run(const char *dir, int markdown, const struct eval_floors *fl, int al
         for (int p = 0; p < 4; p++)
             syc.per[p][sp].name = patterns[p];
     }
-    struct hyp_ctx hyp = {&dm, {"hyperfocus (levels right)", 0, 0, 0, 0}};
+    struct hyp_ctx hyp = {&dm, {"hyperfocus (levels right)", 0, 0, 0, 0}, &run};
     if (each_line(dir, "rumination.jsonl", rum_one, &rum) < 0 ||
         each_line(dir, "sycophancy.jsonl", syc_one, &syc) < 0 ||
         each_line(dir, "hyperfocus.jsonl", hyp_one, &hyp) < 0) {

@@ -144,6 +144,8 @@ static void replay_file(struct split *s, const char *path, const char *name, con
     int lineno = 0;
     while ((got = getline(&line, &cap, f)) > 0) {
         lineno++;
+        if (strspn(line, " \t\r\n") == (size_t)got)
+            continue; /* a blank line: nothing, as in the corpus files */
         cJSON *ex = cJSON_ParseWithLength(line, (size_t)got);
         if (!ex) {
             fprintf(stderr, "keel: %s:%d: not JSON\n", path, lineno);
