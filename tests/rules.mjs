@@ -212,6 +212,7 @@ const fake = createServer((req, res) => {
     if (req.url.startsWith('/violates')) return reply('VIOLATES');
     if (req.url.startsWith('/accept')) return reply('ACCEPT');
     if (req.url.startsWith('/slow')) return setTimeout(() => reply('VIOLATES'), 3000);
+    if (req.url.startsWith('/late')) return setTimeout(() => reply('PASSES'), 1300); /* within its timeout, past the regex rules' second */
     if (req.url.startsWith('/fail')) { res.writeHead(500); return res.end('boom'); }
     res.writeHead(200, { 'content-type': 'application/json' });
     return res.end('{"not":"a completion"}');
@@ -223,11 +224,11 @@ const llmDir = join(box.dir, 'llm');
 mkdirSync(llmDir, { recursive: true });
 writeFileSync(join(llmDir, 'tone.yml'), 'rules:\n  - name: no-blame\n    detector: llm\n    prompt: The message blames the person.\n    action: reject\n'
   + '    guidance: Describe what happened without blame.\n    examples: {fires: ["You broke it."], passes: ["The build broke."]}\n');
-async function withEvaluator(mode, fn) {
+async function withEvaluator(mode, fn, timeout = 400, rules = llmDir) {
   const dir = join(box.dir, `p-${mode}`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'profile.yaml'), `rules:\n  evaluator:\n    url: http://127.0.0.1:${port}/${mode}/v1/chat/completions\n    model: tiny\n    api_key_env: KEEL_TEST_KEY\n    timeout_ms: 400\n`);
-  const s = new Server(['--log-level', 'debug', '--rules', llmDir], { KEEL_PROFILE: join(dir, 'profile.yaml'), KEEL_TEST_KEY: 'key-123-secret' });
+  writeFileSync(join(dir, 'profile.yaml'), `rules:\n  evaluator:\n    url: http://127.0.0.1:${port}/${mode}/v1/chat/completions\n    model: tiny\n    api_key_env: KEEL_TEST_KEY\n    timeout_ms: ${timeout}\n`);
+  const s = new Server(['--log-level', 'debug', '--rules', rules], { KEEL_PROFILE: join(dir, 'profile.yaml'), KEEL_TEST_KEY: 'key-123-secret' });
   const call = async (name, args) => (await s.ask({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method: 'tools/call', params: { name, arguments: args } })).result.structuredContent;
   await fn(call);
   await s.close();
@@ -251,6 +252,43 @@ for (const mode of ['slow', 'fail', 'malformed']) {
     ok(x.verdict === 'accepted' && x.notes && /no-blame was not checked/.test(x.notes[0]), `an evaluator that is ${mode}: the deterministic verdict stands, with a note`, x);
   });
   if (mode === 'slow') ok(Date.now() - t0 < 2500, `a slow evaluator costs at most its timeout (${Date.now() - t0} ms for a 400 ms timeout)`);
+}
+// A justification of 3,900 two-byte characters: the system note carries it
+// whole and as UTF-8 (it was cut inside a character at 4,800 bytes); and a
+// justified message goes with the rewrite rules applied, as any message.
+{
+  const s = new Server(['--log-level', 'error']);
+  const call = async (name, args) => (await s.ask({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method: 'tools/call', params: { name, arguments: args } })).result.structuredContent;
+  await call('submit_message', { message: 'Should I run the tests?' });
+  const just = 'no-permission-asking-for-doable-work does not apply here because ' + 'é'.repeat(3900);
+  let x = await call('submit_justification', { justification: just });
+  ok(x.verdict === 'accepted' && x.system_note.endsWith('é'.repeat(3900)), 'a long justification: the system note carries all of it, as UTF-8', x.system_note?.length);
+  await call('submit_message', { message: 'Great question! Should I run the tests? Hope this helps!' });
+  x = await call('submit_justification', { justification: 'no-permission-asking-for-doable-work does not apply: the person asked me to confirm before any test run.' });
+  ok(x.verdict === 'accepted' && x.text === 'Should I run the tests?', 'a justified message goes with the rewrite rules applied', x.text);
+  await s.close();
+}
+
+// A model slower than a second, within its timeout: the regex rules after
+// the llm rule are still checked (its wait was counted as theirs, and they
+// were skipped); three llm rules on one text share the one timeout.
+const mixed = join(box.dir, 'mixed');
+mkdirSync(mixed, { recursive: true });
+writeFileSync(join(mixed, 'm.yml'), 'rules:\n  - {name: a-llm, detector: llm, prompt: "Is this rude?", action: reject, guidance: be nice, examples: {fires: [x], passes: [y]}}\n'
+  + "  - {name: b-foo, patterns: ['foo'], action: reject, guidance: no foo, examples: {fires: [foo], passes: [bar]}}\n"
+  + '  - {name: c-llm, detector: llm, prompt: "Rude?", action: reject, guidance: g, examples: {fires: [x], passes: [y]}}\n'
+  + '  - {name: d-llm, detector: llm, prompt: "Rude?", action: reject, guidance: g, examples: {fires: [x], passes: [y]}}\n');
+await withEvaluator('late', async (call) => {
+  const x = await call('submit_message', { message: 'foo' });
+  ok(x.verdict === 'rejected' && x.violations.some((v) => v.rule === 'b-foo'), 'a model answering in 1.3 s, within its timeout: the regex rule after it still rejects', x);
+}, 5000, mixed);
+{
+  const t0 = Date.now();
+  await withEvaluator('slow', async (call) => {
+    const x = await call('submit_message', { message: 'hello' });
+    ok(x.notes?.filter((t) => /was not checked/.test(t)).length === 3, 'three llm rules the model does not answer: each said not checked', x);
+  }, 1000, mixed);
+  ok(Date.now() - t0 < 2500, `three llm rules share one timeout (${Date.now() - t0} ms for 1000 ms; it was three times that)`);
 }
 fake.close();
 

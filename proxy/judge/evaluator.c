@@ -48,8 +48,8 @@ int evaluator_enabled(const struct profile *p)
     return p && p->eval_url[0];
 }
 
-int evaluator_ask(const struct profile *p, const char *system, const char *user, char *answer, size_t n, char *why,
-                  size_t why_n)
+int evaluator_ask(const struct profile *p, long within_ms, const char *system, const char *user, char *answer, size_t n,
+                  char *why, size_t why_n)
 {
     if (!evaluator_enabled(p)) {
         snprintf(why, why_n, "no evaluator is configured");
@@ -94,8 +94,9 @@ int evaluator_ask(const struct profile *p, const char *system, const char *user,
     cx.easy_setopt(c, CURLOPT_URL, p->eval_url);
     cx.easy_setopt(c, CURLOPT_POSTFIELDS, body);
     cx.easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    cx.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->eval_timeout_ms);
-    cx.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)p->eval_timeout_ms);
+    long ms = within_ms > 0 && within_ms < (long)p->eval_timeout_ms ? within_ms : (long)p->eval_timeout_ms;
+    cx.easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
+    cx.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
     cx.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     cx.easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     cx.easy_setopt(c, CURLOPT_WRITEDATA, &r);

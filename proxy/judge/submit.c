@@ -76,15 +76,27 @@ static cJSON *spans_json(const char *text, const struct rule_span *sp, int n)
     return arr;
 }
 
-/* An llm rule: 1 fires, 0 passes, -1 the evaluator could not say (note set). */
-static int ask_llm(const struct profile *p, const struct rule *r, const char *text, cJSON *notes)
+/* An llm rule: 1 fires, 0 passes, -1 the evaluator could not say (note set).
+ * within_ms: what is left of the time the text's llm rules share. */
+static int ask_llm(const struct profile *p, long within_ms, const struct rule *r, const char *text, cJSON *notes)
 {
-    char system[2400], answer[256], why[200];
-    snprintf(system, sizeof system,
-             "You check one rule on a message. The rule: %s\nAnswer with one word: VIOLATES if the message breaks "
-             "the rule, PASSES if it does not.",
-             r->prompt);
-    if (evaluator_ask(p, system, text, answer, sizeof answer, why, sizeof why) < 0) {
+    static const char head[] = "You check one rule on a message. The rule: ",
+                      tail[] =
+                          "\nAnswer with one word: VIOLATES if the message breaks the rule, PASSES if it does not.";
+    char answer[256], why[200];
+    char *system = malloc(sizeof head + strlen(r->prompt) + sizeof tail);
+    if (within_ms <= 0 || !system) {
+        char note[320];
+        snprintf(note, sizeof note, "rule %s was not checked: %s", r->name,
+                 system ? "the time the evaluator is given for this text is spent" : "out of memory");
+        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+        free(system);
+        return -1;
+    }
+    sprintf(system, "%s%s%s", head, r->prompt, tail); /* whole: a rule's prompt is never cut */
+    int rc = evaluator_ask(p, within_ms, system, text, answer, sizeof answer, why, sizeof why);
+    free(system);
+    if (rc < 0) {
         char note[320];
         snprintf(note, sizeof note, "rule %s was not checked: %s", r->name, why);
         cJSON_AddItemToArray(notes, cJSON_CreateString(note));
@@ -146,7 +158,8 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     cJSON *unusable = cJSON_AddArrayToObject(out, "unusable");
     size_t n = strlen(text), *origin = NULL; /* origin: for each place of cur, its place in text (once rewritten) */
     char *cur = rule_copy(text, n);
-    int64_t end = chrono_mono_ms() + RULES_TOTAL_MS;
+    int64_t end = chrono_mono_ms() + RULES_TOTAL_MS,
+            llm_end = chrono_mono_ms() + (p && p->eval_timeout_ms > 0 ? p->eval_timeout_ms : 5000); /* all llm rules */
     for (int i = 0; rs && cur && i < rs->n; i++) {
         const struct rule *r = &rs->v[i];
         if (!applies(r, where, tool))
@@ -156,8 +169,14 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
             continue;
         }
         struct rule_span sp[SPANS_MAX];
-        int hits =
-            r->detector == RD_LLM ? (ask_llm(p, r, cur, notes) > 0 ? 1 : 0) : rule_match(r, cur, n, sp, SPANS_MAX);
+        int hits;
+        if (r->detector == RD_LLM) { /* its wait is the evaluator's time, not the regex rules' */
+            int64_t t0 = chrono_mono_ms();
+            hits = ask_llm(p, (long)(llm_end - t0), r, cur, notes) > 0 ? 1 : 0;
+            end += chrono_mono_ms() - t0;
+        } else {
+            hits = rule_match(r, cur, n, sp, SPANS_MAX);
+        }
         if (r->detector == RD_LLM && hits)
             sp[0] = (struct rule_span){0, n};
         if (hits == RULE_SKIPPED) {
@@ -311,51 +330,78 @@ int submit_justification(const cJSON *args, const struct chrono_env *env, cJSON 
     cJSON *j = rules_judge(env->profile, mop.pending, RA_MESSAGE, NULL);
     cJSON *violations = cJSON_DetachItemFromObjectCaseSensitive(j, "violations");
     cJSON *notes = cJSON_DetachItemFromObjectCaseSensitive(j, "notes");
-    cJSON_Delete(j);
+    /* what is delivered if it goes: the message with the rewrite rules
+     * applied, as a message that broke none would be */
+    const char *rewritten = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "rewritten"));
     /* The deterministic judge: every violated rule named, and words of its own. */
     int all_named = 1;
-    size_t named_chars = 0;
-    char list[600] = "", guidance[1200] = "";
+    size_t named_chars = 0, list_n = 1, guide_n = 1;
     const cJSON *v;
     cJSON_ArrayForEach(v, violations) {
         const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+        const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance"));
+        list_n += strlen(rule) + 2;
+        guide_n += strlen(rule) + 4 + (g ? strlen(g) : 0);
+    }
+    char *list = calloc(list_n, 1), *guidance = calloc(guide_n, 1); /* whole: every rule named */
+    if (!list || !guidance) {
+        free(list);
+        free(guidance);
+        cJSON_Delete(violations);
+        cJSON_Delete(notes);
+        cJSON_Delete(j);
+        mop.attempts--;
+        return kerr_set(e, "INTERNAL_ERROR", NULL, "out of memory");
+    }
+    cJSON_ArrayForEach(v, violations) {
+        const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+        const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance"));
         if (!names(just, rule))
             all_named = 0;
         named_chars += strlen(rule);
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", rule);
-        snprintf(guidance + strlen(guidance), sizeof guidance - strlen(guidance), "%s%s: %s", guidance[0] ? "; " : "",
-                 rule, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
+        sprintf(list + strlen(list), "%s%s", list[0] ? ", " : "", rule);
+        sprintf(guidance + strlen(guidance), "%s%s: %s", guidance[0] ? "; " : "", rule, g ? g : "");
     }
     int accept = all_named && rule_words(just, n) >= 6 && n > named_chars + 20;
     if (evaluator_enabled(env->profile)) {
-        char system[1600], user[21000], answer[128], why[200];
-        snprintf(system, sizeof system,
-                 "An agent's message broke these rules: %s. It asks to deliver the message anyway. Judge the "
-                 "justification: answer ACCEPT if it gives a real reason the rules should not apply here, else REJECT.",
-                 guidance);
-        snprintf(user, sizeof user, "Message:\n%s\n\nJustification:\n%s", mop.pending, just);
-        if (evaluator_ask(env->profile, system, user, answer, sizeof answer, why, sizeof why) == 0) {
+        static const char sys_head[] = "An agent's message broke these rules: ",
+                          sys_tail[] = ". It asks to deliver the message anyway. Judge the justification: answer "
+                                       "ACCEPT if it gives a real reason the rules should not apply here, else REJECT.";
+        char answer[128], why[200];
+        size_t un = strlen(mop.pending) + n + 64;
+        char *system = malloc(sizeof sys_head + strlen(guidance) + sizeof sys_tail), *user = malloc(un);
+        if (system && user) { /* whole, never cut inside a character: the justification last */
+            sprintf(system, "%s%s%s", sys_head, guidance, sys_tail);
+            snprintf(user, un, "Message:\n%s\n\nJustification:\n%s", mop.pending, just);
+        }
+        if (system && user &&
+            evaluator_ask(env->profile, 0, system, user, answer, sizeof answer, why, sizeof why) == 0) {
             for (char *c = answer; *c; c++)
                 *c = (char)toupper((unsigned char)*c);
             accept = strstr(answer, "ACCEPT") != NULL;
         } else {
             char note[320];
-            snprintf(note, sizeof note, "the evaluator was not used (%s); keel's own judgement stands", why);
+            snprintf(note, sizeof note, "the evaluator was not used (%s); keel's own judgement stands",
+                     system && user ? why : "out of memory");
             cJSON_AddItemToArray(notes, cJSON_CreateString(note));
         }
+        free(system);
+        free(user);
     }
     cJSON *o = cJSON_CreateObject();
-    char sys[JUSTIFICATION_MAX + 800];
     if (accept || mop.attempts >= ATTEMPTS_MAX) {
         cJSON_AddStringToObject(o, "verdict", accept ? "accepted" : "accepted_failed_open");
-        cJSON_AddStringToObject(o, "text", mop.pending);
-        if (accept)
-            snprintf(sys, sizeof sys, "Delivered over keel's rule%s %s. The agent's reason: %s",
-                     strchr(list, ',') ? "s" : "", list, just);
-        else
-            snprintf(sys, sizeof sys, "keel's rules were bypassed after %d attempts to justify this message: %s.",
-                     ATTEMPTS_MAX, list);
-        cJSON_AddStringToObject(o, "system_note", sys);
+        cJSON_AddStringToObject(o, "text", rewritten ? rewritten : mop.pending);
+        size_t sn = strlen(list) + n + 200;
+        char *sys = malloc(sn);
+        if (sys && accept)
+            snprintf(sys, sn, "Delivered over keel's rule%s %s. The agent's reason: %s", strchr(list, ',') ? "s" : "",
+                     list, just);
+        else if (sys)
+            snprintf(sys, sn, "keel's rules were bypassed after %d attempts to justify this message: %s.", ATTEMPTS_MAX,
+                     list);
+        cJSON_AddStringToObject(o, "system_note", sys ? sys : "keel's rules were set aside (out of memory)");
+        free(sys);
         free(mop.pending);
         mop.pending = NULL;
         mop.sent++;
@@ -367,6 +413,9 @@ int submit_justification(const cJSON *args, const struct chrono_env *env, cJSON 
                                 all_named ? "Give a reason in your own words, not only the rule names."
                                           : "Name each violated rule and say why it should not apply here.");
     }
+    free(list);
+    free(guidance);
+    cJSON_Delete(j);
     cJSON_AddNumberToObject(o, "attempts", mop.attempts);
     cJSON_AddNumberToObject(o, "attempts_left", mop.pending ? ATTEMPTS_MAX - mop.attempts : 0);
     cJSON_AddItemToObject(o, "notes", notes);
