@@ -244,7 +244,8 @@ pcre2_code *rule_join(char *const *patterns, int n)
         w += sprintf(w, "%s(?:%s)", i ? "|" : "", patterns[i]);
     int err;
     PCRE2_SIZE off;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)joined, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)joined, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C, &err, &off, NULL);
     free(joined);
     return re;
 }
@@ -357,6 +358,7 @@ static char *rewrite(const struct rule *r, const char *text, size_t n, int *skip
     }
     jit_prepare(r, n);
     struct budget b = budget_start();
+    size_t grow_max = 4 * n + 4096; /* the most a rule's rewrite may make of the text */
     char *cur = NULL; /* each pattern rewrites what the one before left */
     size_t cur_n = n, *cur_map = map ? *map : NULL, mcap = 0;
     int changed = 0;
@@ -379,6 +381,10 @@ static char *rewrite(const struct rule *r, const char *text, size_t n, int *skip
             copied = ov[1];
             at = after(src, cur_n, ov);
             hits++;
+            if (out.n > grow_max) { /* a replacement that multiplies the text: past the rule's budget */
+                rc = -1;
+                break;
+            }
         }
         if (rc < 0) /* the loop ends on a scan's answer, or past the text with rc 1 */
             *skipped = 1;
@@ -415,10 +421,8 @@ static char *rewrite(const struct rule *r, const char *text, size_t n, int *skip
         free(cur);
         return NULL;
     }
-    if (map && cur_map != *map) {
-        free(*map);
-        *map = cur_map;
-    }
+    if (map)
+        *map = cur_map; /* the one given stays the caller's */
     return cur;
 }
 

@@ -102,7 +102,8 @@ int rule_any_code(pcre2_code *re, unsigned char *jit, pcre2_match_data *md, cons
  * pattern matched, "$2" of a pattern with one group). Caller frees. */
 char *rule_rewrite(const struct rule *r, const char *text, size_t n, int *skipped);
 /* rule_rewrite, and where each byte of the new text came from: *map (n + 1
- * entries in, the new text's length + 1 out, replaced by a new array)
+ * entries in, the new text's length + 1 out: a new array, the one given
+ * still the caller's)
  * gives for each place of the text a place in the text it was rewritten
  * from at the start (a replacement's bytes: where what it replaced began).
  * On NULL *map is left as it was. */

@@ -269,6 +269,37 @@ for (const mode of ['slow', 'fail', 'malformed']) {
   await s.close();
 }
 
+// rules check as keel applies them (an inactive rule does not fire; --as=
+// as --as); rules test reads .yaml evals and refuses a list it cannot hold;
+// lint refuses \C and a name with control characters; rewrites that
+// multiply a text stop at four times its length.
+{
+  const d = join(box.dir, 'review');
+  mkdirSync(join(d, 'evals'), { recursive: true });
+  writeFileSync(join(d, 'a.yml'), 'rules:\n  - {name: off-rule, active: false, patterns: [foo], action: reject, guidance: g, examples: {fires: [foo], passes: [bar]}}\n'
+    + '  - {name: b-foo, patterns: [foo], action: reject, guidance: g, examples: {fires: [foo], passes: [bar]}}\n');
+  writeFileSync(join(d, 'm.txt'), 'foo\n');
+  let r = run(['--rules', d, 'rules', 'check', '--as=message', join(d, 'm.txt')]);
+  ok(r.status === 0 && /m\.txt: b-foo\n/.test(r.stdout) && !/off-rule/.test(r.stdout), 'rules check --as=message: the active rules as keel applies them, --as= as --as', r.stdout + r.stderr);
+  writeFileSync(join(d, 'evals/e1.yaml'), 'id: e1\ntext: "bar"\nexpected_violations: ["b-foo"]\nexpected_clean: []\nrationale: x\n');
+  r = run(['--rules', d, 'rules', 'test']);
+  ok(r.status === 1 && /e1/.test(r.stdout), 'rules test reads evals/*.yaml, and a mismatch there fails', r.stdout.slice(-300));
+  writeFileSync(join(d, 'evals/e1.yaml'), `id: e1\ntext: "foo"\nexpected_violations: []\nexpected_clean: [${Array(17).fill('"b-foo"').join(',')}]\nrationale: x\n`);
+  r = run(['--rules', d, 'rules', 'test']);
+  ok(r.status === 1 && /at most 16 names each/.test(r.stdout), 'an eval listing more than 16 names is refused, never read in part', r.stdout.slice(-300));
+  rmSync(join(d, 'evals'), { recursive: true });
+  writeFileSync(join(d, 'a.yml'), "rules:\n  - {name: cut-byte, patterns: ['^\\C'], action: rewrite, replacement: '', guidance: g, examples: {fires: [abc], passes: ['']}}\n"
+    + '  - {name: "x\\u001b[2J", patterns: [zz], action: reject, guidance: g, examples: {fires: [zz], passes: [q]}}\n');
+  r = run(['--rules', d, 'rules', 'lint']);
+  ok(r.status === 1 && /\\C|backslash C|not allowed|code unit/i.test(r.stdout + r.stderr) && /a rule's name is letters, digits and - _ \. only/.test(r.stdout + r.stderr),
+    'lint refuses \\C (it cuts a character in two) and a name with control characters', r.stdout + r.stderr);
+  writeFileSync(join(d, 'a.yml'), 'rules:\n' + Array.from({ length: 12 }, (_, i) => `  - {name: dbl${i}, patterns: ['(?s)^.+$'], action: rewrite, replacement: '$0$0', guidance: g, examples: {fires: [x], passes: ['']}}\n`).join(''));
+  const sv = new Server(['--log-level', 'error', '--rules', d]);
+  const x = (await sv.ask({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit_message', arguments: { message: 'x'.repeat(2000) } } })).result.structuredContent;
+  await sv.close();
+  ok(x.rewritten.length <= 4 * 2000 + 4096 && x.notes?.some((t) => /over four times as long/.test(t)), `rewrites that double a text again and again stop at four times its length (${x.rewritten?.length} characters)`, x.notes);
+}
+
 // A model slower than a second, within its timeout: the regex rules after
 // the llm rule are still checked (its wait was counted as theirs, and they
 // were skipped); three llm rules on one text share the one timeout.

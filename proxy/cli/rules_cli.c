@@ -60,8 +60,12 @@ static void scalar_list(yaml_document_t *doc, const yaml_node_t *v, char out[][9
     }
     if (!v || v->type != YAML_SEQUENCE_NODE)
         return;
-    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top && *n < 16; it++) {
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
         const yaml_node_t *e = yaml_document_get_node(doc, *it);
+        if (*n == 16) { /* more than an eval file holds: the file is refused, never read in part */
+            *n = -1;
+            return;
+        }
         if (e && e->type == YAML_SCALAR_NODE)
             snprintf(out[(*n)++], 96, "%s", (char *)e->data.scalar.value);
     }
@@ -95,7 +99,7 @@ static int parse_eval(const char *name, const char *text, size_t n, struct eval 
                 scalar_list(&doc, v, ev->expect_clean, &ev->nclean);
         }
     yaml_document_delete(&doc);
-    return ev->text ? 0 : -1;
+    return ev->text && ev->nfire >= 0 && ev->nclean >= 0 ? 0 : -1; /* over 16 names in a list: refused */
 }
 
 static int find_rule(const struct ruleset *rs, const char *name)
@@ -142,8 +146,8 @@ static int eval_dir(const struct ruleset *rs, const char *dir, struct counts *c,
     struct dirent *de;
     while (d && (de = readdir(d))) {
         size_t l = strlen(de->d_name);
-        if (l < 5 || strcmp(de->d_name + l - 4, ".yml"))
-            continue;
+        if ((l < 5 || strcmp(de->d_name + l - 4, ".yml")) && (l < 6 || strcmp(de->d_name + l - 5, ".yaml")))
+            continue; /* .yml and .yaml, as rule files */
         char path[1200];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         size_t got = 0;
@@ -154,7 +158,8 @@ static int eval_dir(const struct ruleset *rs, const char *dir, struct counts *c,
             (*nevals)++;
             free(ev.text);
         } else {
-            printf("FAIL %s: not an eval file (id, text, expected_violations, expected_clean)\n", path);
+            printf("FAIL %s: not an eval file (id, text, expected_violations, expected_clean: at most 16 names each)\n",
+                   path);
             bad++;
         }
         free(buf);
@@ -245,8 +250,8 @@ int rules_check(const struct ruleset *rs, int argc, char **argv)
 {
     int where = RA_TOOL_RESULT, files = 0, hit_files = 0, unchecked_files = 0, rc = 0;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--as") && i + 1 < argc) {
-            const char *w = argv[++i];
+        if ((!strcmp(argv[i], "--as") && i + 1 < argc) || !strncmp(argv[i], "--as=", 5)) {
+            const char *w = argv[i][4] == '=' ? argv[i] + 5 : argv[++i];
             where = !strcmp(w, "message")   ? RA_MESSAGE
                 : !strcmp(w, "tool_result") ? RA_TOOL_RESULT
                 : !strcmp(w, "sampling")    ? RA_SAMPLING
@@ -277,7 +282,7 @@ int rules_check(const struct ruleset *rs, int argc, char **argv)
         char unchecked[512] = "";
         for (int r = 0; c && r < rs->n; r++) {
             struct rule_span sp[1];
-            if (!(rs->v[r].applies_to & where))
+            if (!rs->v[r].active || !(rs->v[r].applies_to & where)) /* as keel applies them */
                 continue;
             int m = rule_match(&rs->v[r], c, n, sp, 1);
             if (m == RULE_SKIPPED) {

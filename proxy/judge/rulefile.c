@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 #include <yaml.h>
@@ -197,6 +198,13 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
             problem(rs, file, k, "a rule key must be a plain word");
         } else if (!strcmp(key, "name")) {
             r.name = dup_scalar(rs, file, v, key);
+            /* a name is printed to terminals and into the agent's prompt: a
+             * word of letters, digits, - _ . (no control characters) */
+            for (const char *c = r.name; c && *c; c++)
+                if (!isalnum((unsigned char)*c) && !strchr("-_.", *c)) {
+                    problem(rs, file, v, "a rule's name is letters, digits and - _ . only");
+                    break;
+                }
         } else if (!strcmp(key, "description")) {
             r.description = dup_scalar(rs, file, v, key);
         } else if (!strcmp(key, "guidance")) {
@@ -277,8 +285,8 @@ static void read_rule(struct ruleset *rs, const char *file, yaml_document_t *doc
         for (int i = 0; r.re && i < r.npatterns; i++) {
             int err;
             PCRE2_SIZE off;
-            r.re[i] =
-                pcre2_compile((PCRE2_SPTR)r.pattern[i], PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
+            r.re[i] = pcre2_compile((PCRE2_SPTR)r.pattern[i], PCRE2_ZERO_TERMINATED,
+                                    PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C, &err, &off, NULL);
             if (!r.re[i]) {
                 PCRE2_UCHAR msg[160];
                 pcre2_get_error_message(err, msg, sizeof msg);

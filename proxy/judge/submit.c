@@ -227,6 +227,7 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
             if (!origin && (origin = malloc((n + 1) * sizeof *origin))) /* where each byte stands in text */
                 for (size_t k = 0; k <= n; k++)
                     origin[k] = k;
+            size_t *before = origin; /* kept until the rewrite is taken */
             char *rw = origin ? rule_rewrite_mapped(r, cur, n, &over, &origin) : NULL;
             if (!origin) /* out of memory: not rewritten, and said as a rule skipped */
                 over = 1;
@@ -238,6 +239,21 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
                     skip(skipped, notes, r);
                 continue;
             }
+            if (rw &&
+                strlen(rw) > 4 * strlen(text) + 4096) { /* rewrites that multiply the text: this one is not applied */
+                char note[320];
+                snprintf(note, sizeof note,
+                         "rule %s did not rewrite this text: the rewrites would make it over four times as long",
+                         r->name);
+                cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+                cJSON_AddItemToArray(unusable, cJSON_CreateString(r->name));
+                free(rw);
+                free(origin);
+                origin = before;
+                continue;
+            }
+            if (origin != before)
+                free(before);
             cJSON_AddItemToArray(applied, cJSON_CreateString(r->name));
             if (rw) {
                 free(cur);

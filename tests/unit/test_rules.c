@@ -204,8 +204,11 @@ static void every_pattern_rewrites_what_the_last_left(void **state)
     size_t n = strlen(text), *map = malloc((n + 1) * sizeof *map);
     for (size_t k = 0; k <= n; k++)
         map[k] = k;
+    size_t *given = map;
     out = rule_rewrite_mapped(r, text, n, &skipped, &map);
     assert_non_null(out);
+    assert_true(map != given);
+    free(given);
     size_t m = strlen(out);
     const char *then = strstr(out, " then"), *and = strstr(out, " and"), *t2 = strstr(text, " then"),
                *a2 = strstr(text, " and");
