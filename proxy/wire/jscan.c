@@ -113,8 +113,11 @@ int jscan_member(const char *s, size_t n, const char *key, const char **v, size_
     return 1;
 }
 
-int jscan_has_nul_escape(const char *s, size_t n)
+/* The \\u0000 escapes inside strings of s[0..n): counted, and written over
+ * as \\uFFFD when w is s itself (NULL: only counted). */
+static size_t nul_escapes(const char *s, size_t n, char *w)
 {
+    size_t k = 0;
     if (!memchr(s, '\\', n)) /* no escape at all: most texts */
         return 0;
     int in = 0;
@@ -122,28 +125,10 @@ int jscan_has_nul_escape(const char *s, size_t n)
         if (!in) {
             in = s[i] == '"';
         } else if (s[i] == '\\') {
-            if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4))
-                return 1;
-            i++;
-        } else if (s[i] == '"') {
-            in = 0;
-        }
-    }
-    return 0;
-}
-
-size_t jscan_nul_escapes_replaced(char *s, size_t n)
-{
-    size_t k = 0;
-    if (!memchr(s, '\\', n))
-        return 0;
-    int in = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!in) {
-            in = s[i] == '"';
-        } else if (s[i] == '\\') {
             if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4)) {
-                memcpy(s + i + 2, "FFFD", 4);
+                if (!w)
+                    return 1;
+                memcpy(w + i + 2, "FFFD", 4);
                 k++;
             }
             i++;
@@ -152,6 +137,16 @@ size_t jscan_nul_escapes_replaced(char *s, size_t n)
         }
     }
     return k;
+}
+
+int jscan_has_nul_escape(const char *s, size_t n)
+{
+    return nul_escapes(s, n, NULL) > 0;
+}
+
+size_t jscan_nul_escapes_replaced(char *s, size_t n)
+{
+    return nul_escapes(s, n, s);
 }
 
 /* Validation: one JSON value (RFC 8259) and nothing but whitespace around it,
