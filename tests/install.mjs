@@ -855,12 +855,16 @@ if (process.getuid && process.getuid() === 0) {
   // run as that user: a folder it cannot write, a file of another user, a
   // file of a group it is not in: each said for what it is, with what to do
   const hn = homeWith({ '.codex/config.toml': '[mcp_servers.a]\ncommand = "a"\n', '.codex/hooks.json': '{"hooks":{}}\n', '.cursor/mcp.json': '{"mcpServers":{"a":{"command":"a"}}}\n' });
-  spawnSync('chmod', ['755', dirname(hn), dirname(dirname(hn))]);
+  spawnSync('chmod', ['755', dirname(hn)]); /* the sandbox this test made: never a directory above it */
   spawnSync('chown', ['-R', '65534:65534', hn]);
   spawnSync('chown', ['0:0', join(hn, '.codex/hooks.json')]);
   spawnSync('chmod', ['555', join(hn, '.cursor')]);
-  const asNobody = () => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', keel, 'install'],
-    { env: { PATH: process.env.PATH, HOME: hn, KEEL_STATE_DIR: join(hn, '.st') }, encoding: 'utf8', cwd: hn });
+  const asNobody = (...cmd) => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...(cmd.length ? cmd : [keel, 'install'])],
+    { env: { PATH: process.env.PATH, HOME: hn, KEEL_STATE_DIR: join(hn, '.st') }, encoding: 'utf8', cwd: '/' });
+  if (asNobody('sh', '-c', `test -w "${hn}" && test -x "${keel}"`).status !== 0) { /* a directory above it another user cannot pass */
+    skip('a folder keel cannot write and a file of another user are each said for what they are, with what to do', 'another user cannot reach the test\'s directory here');
+    skip('a file of a group keel\'s user is not in: said, and left as it is (its group would be lost)', 'another user cannot reach the test\'s directory here');
+  } else {
   const n1 = asNobody();
   ok(n1.status === 1 && /\.cursor\/mcp\.json: keel cannot write in its folder .*\.cursor \(Permission denied\), where the backup and the new file go/.test(n1.stderr) &&
      /\.codex\/hooks\.json: the file belongs to another user \(uid 0\).*run keel as that user/.test(n1.stderr),
@@ -869,6 +873,7 @@ if (process.getuid && process.getuid() === 0) {
   const n2 = asNobody();
   ok(n2.status === 1 && /\.codex\/hooks\.json has a group you are not in \(gid 0\).*chgrp it/.test(n2.stderr) && read(hn, '.codex/hooks.json') === '{"hooks":{}}\n',
     'a file of a group keel\'s user is not in: said, and left as it is (its group would be lost)', n2.stderr);
+  }
   spawnSync('chmod', ['755', join(hn, '.cursor')]);
 } else {
   skip('install run by root in another user\'s home: every file it makes there is that user\'s', 'needs root');
