@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ok, done } from './lib/tap.mjs';
-import { keel, root, sandbox } from './lib/keel.mjs';
+import { keel, root, sandbox, Proc } from './lib/keel.mjs';
 
 function run(args, input, env = {}) {
   return spawnSync(keel, args, { input: input ?? '', encoding: 'utf8', env: { ...process.env, ...env } });
@@ -213,6 +213,35 @@ ok(r.status === 0 && JSON.stringify(JSON.parse(r.stdout).violations?.[0]?.spans)
   writeFileSync(join(d, 'p.yaml'), 'guardrails:\n  rumination:\n    window_minutes: 100\n---\n');
   r = run(['--profile', join(d, 'p.yaml'), 'profile', 'check']);
   ok(r.status === 0, 'a profile ending in a bare --- holds no second document', r.stderr);
+}
+for (const args of [['--overlay='], ['--expose='], ['--loop-exempt', '--'], ['--model-tools', '--']]) {
+  r = run(['wrap', ...args, '--', 'true']);
+  ok(r.status === 64 && /takes a comma-separated list|needs a/.test(r.stderr), `wrap ${args.join(' ')}: an empty value is a usage error, never the guardrails off in silence`, r.stderr);
+}
+{
+  // a tools/call of keel's own tool sent without an id never reaches the server
+  const srv = "process.stdin.on('data', (d) => process.stderr.write('SERVER GOT ' + d))";
+  const lines = ['{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}',
+    '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"apply_override","arguments":{"token":"fresh-context","detector":"loop"}}}'];
+  r = spawnSync(keel, ['wrap', '--', process.execPath, '-e', srv], { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 8000, env: { ...process.env, ...sandbox().env } });
+  ok(/SERVER GOT .*initialize/.test(r.stderr) && !r.stderr.includes('"apply_override"'), 'a tools/call of keel\'s own tool without an id is keel\'s: never forwarded to the server', r.stderr);
+}
+{
+  // fresh-context forgets the calls of its own second too (its time is kept in whole seconds)
+  const srv = `require('readline').createInterface({ input: process.stdin }).on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
+    const r = m.method === 'initialize' ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } }
+      : m.method === 'tools/list' ? { tools: [{ name: 'const', inputSchema: { type: 'object' } }] } : { content: [{ type: 'text', text: 'constant' }] };
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: r }) + '\\n'); })`;
+  const c = (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"const","arguments":{}}}`;
+  const k = new Proc(['wrap', '--', process.execPath, '-e', srv], { KEEL_NOW: '2026-11-30T10:00:00Z' });
+  const out = [];
+  out.push(await k.ask(JSON.parse('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}')));
+  for (const id of [1, 2, 3, 4]) out.push(await k.ask(JSON.parse(c(id))));
+  out.push(await k.ask({ jsonrpc: '2.0', id: 50, method: 'tools/call', params: { name: 'apply_override', arguments: { token: 'fresh-context', detector: 'loop' } } }));
+  for (const id of [5, 6, 7]) out.push(await k.ask(JSON.parse(c(id))));
+  await k.close();
+  const loopOn = (id) => (out.find((m) => m.id === id)?.result?._meta?.['keel/advisories'] || []).some((a) => a.detector === 'loop');
+  ok(loopOn(4) && !loopOn(5) && !loopOn(6) && !loopOn(7), 'fresh-context in the same second as the calls before it: they are forgotten, and three calls after it advise nothing', out.map((m) => [m.id, loopOn(m.id)]));
 }
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');

@@ -875,23 +875,25 @@ static int cmd_wrap(int argc, char **argv)
             }
             o.cwd = v;
         } else if ((m = opt_value(argc, argv, &i, "--expose", &v))) {
-            if (m < 0 || parse_names(v, expose_names, sizeof expose_names / sizeof *expose_names, &o.groups) < 0) {
+            if (m < 0 || !v[0] ||
+                parse_names(v, expose_names, sizeof expose_names / sizeof *expose_names, &o.groups) < 0) {
                 rc = usage_error("--expose takes a comma-separated list of " EXPOSE_NAMES "%s", NULL);
                 goto out;
             }
         } else if ((m = opt_value(argc, argv, &i, "--overlay", &v))) {
-            if (m < 0 || parse_names(v, overlay_names, sizeof overlay_names / sizeof *overlay_names, &o.overlay) < 0) {
+            if (m < 0 || !v[0] ||
+                parse_names(v, overlay_names, sizeof overlay_names / sizeof *overlay_names, &o.overlay) < 0) {
                 rc = usage_error("--overlay takes a comma-separated list of " OVERLAY_NAMES "%s", NULL);
                 goto out;
             }
         } else if ((m = opt_value(argc, argv, &i, "--model-tools", &v))) {
-            if (m < 0 || !v[0]) {
+            if (m < 0 || !v[0] || !strcmp(v, "--")) { /* "--" begins the server's command */
                 rc = usage_error("--model-tools needs a glob, like 'ask_*'%s", NULL);
                 goto out;
             }
             globs[o.nmodel_tools++] = (char *)v;
         } else if ((m = opt_value(argc, argv, &i, "--loop-exempt", &v))) {
-            if (m < 0 || !v[0]) {
+            if (m < 0 || !v[0] || !strcmp(v, "--")) {
                 rc = usage_error("--loop-exempt needs a tool name glob, like 'debug_step*'%s", NULL);
                 goto out;
             }

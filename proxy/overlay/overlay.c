@@ -154,11 +154,13 @@ static void refresh(struct overlay *ov, const struct chrono_env *env)
     /* A fresh-context, this keel's (apply_override sets view_at to 0, so the
      * next look reads it) or another's: what came before it goes, the
      * person's earlier messages and the calls in loop's window. */
+    /* its time is kept in whole seconds: what came in that second goes too */
+    int64_t upto = ov->view.fresh_context_at >= 0 ? ov->view.fresh_context_at + 1000 : -1;
     size_t k = 0;
-    while (k < ov->nasks && ov->asks[k].at < ov->view.fresh_context_at)
+    while (k < ov->nasks && ov->asks[k].at < upto)
         k++;
     forget_asks(ov, k);
-    for (k = 0; k < ov->calls.n && ov->calls.v[k].at < ov->view.fresh_context_at;)
+    for (k = 0; k < ov->calls.n && ov->calls.v[k].at < upto;)
         k++;
     loop_forget(&ov->calls, k);
 }

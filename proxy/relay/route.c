@@ -266,6 +266,15 @@ static void client_notification(struct relay *r, const char *line, size_t n, con
     if (str_is(method, mn, "notifications/cancelled") && params &&
         jscan_member(params, top->params.n, "requestId", &rid, &ridn) == 1)
         pending_take(&r->pend, FROM_CLIENT, rid, ridn, &kind, NULL); /* no answer will come */
+    const char *name;
+    size_t nn;
+    /* a tools/call of keel's own tool sent without an id: keel's, never the
+     * server's (and a notification gets no answer) */
+    if (str_is(method, mn, "tools/call") && params && jscan_member(params, top->params.n, "name", &name, &nn) == 1 &&
+        exposed_tool(r, name, nn)) {
+        log_event(LOG_INFO, "notification_dropped", "reason=keel_tool_without_id bytes=%zu", n);
+        return;
+    }
     if (str_is(method, mn, "notifications/initialized")) {
         free(r->initialized_line);
         r->initialized_line = text_dup(line, n);
