@@ -243,6 +243,21 @@ for (const args of [['--overlay='], ['--expose='], ['--loop-exempt', '--'], ['--
   const loopOn = (id) => (out.find((m) => m.id === id)?.result?._meta?.['keel/advisories'] || []).some((a) => a.detector === 'loop');
   ok(loopOn(4) && !loopOn(5) && !loopOn(6) && !loopOn(7), 'fresh-context in the same second as the calls before it: they are forgotten, and three calls after it advise nothing', out.map((m) => [m.id, loopOn(m.id)]));
 }
+{
+  // a result whose _meta already holds "keel/advisories": keel's value takes its place, one member
+  const srv = `require('readline').createInterface({ input: process.stdin }).on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
+    const r = m.method === 'initialize' ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } }
+      : { content: [{ type: 'text', text: 'x' }], _meta: { a: 1, 'keel/advisories': [] } };
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: r }) + '\\n'); })`;
+  const k = new Proc(['wrap', '--', process.execPath, '-e', srv]);
+  await k.ask(JSON.parse('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}'));
+  let raw = '';
+  for (const id of [1, 2, 3, 4]) { k.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'const', arguments: {} } }); raw = await k.next(); }
+  await k.close();
+  const m = JSON.parse(raw);
+  ok(raw.split('"keel/advisories"').length === 2 && m.result._meta['keel/advisories'].some((a) => a.detector === 'loop') && m.result._meta.a === 1,
+    'a server\'s own "keel/advisories" in _meta: keel\'s advisories take its place, one member, the rest of _meta kept', raw.slice(0, 300));
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

@@ -391,6 +391,7 @@ struct annot_at {
     int meta_obj; /* ... as an object starting at m0 */
     size_t m0;
     int meta_empty;
+    size_t kv0, kvn; /* a "keel/advisories" the server's _meta already holds: its value (kvn 0: none) */
     int at_end; /* new members go last in the result, not first */
 };
 
@@ -414,7 +415,13 @@ static int annotation_at(const struct annot_at *a, const cJSON *adv, struct jsca
     int members = !a->result_empty; /* members before new ones at the end */
     /* At the result's start, _meta comes first: it must precede a new content member. */
     char *aj = cJSON_PrintUnformatted(adv);
-    if (aj && a->meta && a->meta_obj) {
+    if (aj && a->meta && a->meta_obj &&
+        a->kvn) { /* keel's key, given by the server: keel's value in its place, one member */
+        if ((text[k] = strdup(aj))) {
+            ins[k] = (struct jscan_insert){a->kv0, text[k], a->kvn};
+            k++;
+        }
+    } else if (aj && a->meta && a->meta_obj) {
         size_t l = strlen(aj) + 24;
         if ((text[k] = malloc(l))) {
             snprintf(text[k], l, "\"keel/advisories\":%s%s", aj, a->meta_empty ? "" : ",");
@@ -479,6 +486,10 @@ int relay_annotation(const char *line, const struct jscan_span *res, const struc
     if ((a.meta = sp[1].p != NULL) && (a.meta_obj = sp[1].p[0] == '{')) {
         a.m0 = (size_t)(sp[1].p - line);
         a.meta_empty = span_ws(line, a.m0 + 1, a.m0 + sp[1].n) == a.m0 + sp[1].n - 1;
+        const char *kv;
+        size_t kvn;
+        if (jscan_member(sp[1].p, sp[1].n, "keel/advisories", &kv, &kvn) == 1)
+            a.kv0 = (size_t)(kv - line), a.kvn = kvn;
     }
     return annotation_at(&a, adv, ins, text);
 }
