@@ -258,6 +258,21 @@ for (const args of [['--overlay='], ['--expose='], ['--loop-exempt', '--'], ['--
   ok(raw.split('"keel/advisories"').length === 2 && m.result._meta['keel/advisories'].some((a) => a.detector === 'loop') && m.result._meta.a === 1,
     'a server\'s own "keel/advisories" in _meta: keel\'s advisories take its place, one member, the rest of _meta kept', raw.slice(0, 300));
 }
+{
+  // a server that lists apply_override and keel_apply_override: keel's takes the prefix again; every name is one
+  const srv = `require('readline').createInterface({ input: process.stdin }).on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
+    const r = m.method === 'initialize' ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } }
+      : m.method === 'tools/list' ? { tools: ['apply_override', 'keel_apply_override'].map((name) => ({ name, inputSchema: { type: 'object' } })) }
+      : { content: [{ type: 'text', text: 'server:' + m.params.name }] };
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: r }) + '\\n'); })`;
+  const k = new Proc(['wrap', '--', process.execPath, '-e', srv]);
+  await k.ask(JSON.parse('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}'));
+  const names = (await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).result.tools.map((t) => t.name);
+  const c = await k.ask({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'keel_apply_override', arguments: {} } });
+  await k.close();
+  ok(new Set(names).size === names.length && names.includes('keel_keel_apply_override') && c.result?.content?.[0]?.text === 'server:keel_apply_override',
+    'keel\'s renamed tool never takes a name the server lists: every name is one, and the server\'s keel_apply_override stays the server\'s', [names, c]);
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

@@ -468,8 +468,14 @@ static char *append_tools(struct relay *r, const char *line, size_t n, const str
         const char *base = r->exposed[i]->name;
         char want[160];
         snprintf(want, sizeof want, "%s", base);
-        if (seen_upstream(r, base))
-            snprintf(want, sizeof want, "%s%s", r->o->tool_prefix, base);
+        /* the server's name: keel's takes the prefix, and again while the
+         * server holds that too (keel_keel_apply_override), so every name
+         * listed is one and a call to the server's tool stays the server's */
+        for (int tries = 0; seen_upstream(r, want) && tries < 4; tries++) {
+            char again[160];
+            snprintf(again, sizeof again, "%s%s", r->o->tool_prefix, want);
+            snprintf(want, sizeof want, "%s", again);
+        }
         if (strcmp(want, r->exposed_name[i]) != 0) {
             log_event(LOG_WARN, "tool_renamed", "name=%s as=%s reason=upstream_has_it", base, want);
             snprintf(r->exposed_name[i], sizeof r->exposed_name[0], "%s", want);
