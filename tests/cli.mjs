@@ -273,6 +273,18 @@ for (const args of [['--overlay='], ['--expose='], ['--loop-exempt', '--'], ['--
   ok(new Set(names).size === names.length && names.includes('keel_keel_apply_override') && c.result?.content?.[0]?.text === 'server:keel_apply_override',
     'keel\'s renamed tool never takes a name the server lists: every name is one, and the server\'s keel_apply_override stays the server\'s', [names, c]);
 }
+{
+  // a server with no tools answers tools/list "method not found": keel's tools are the list (its initialize said there are tools)
+  const srv = `require('readline').createInterface({ input: process.stdin }).on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
+    const r = m.method === 'initialize' ? { result: { protocolVersion: '2025-06-18', capabilities: { resources: {} }, serverInfo: { name: 'r', version: '1' } } }
+      : { error: { code: -32601, message: 'Method not found' } };
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, ...r }) + '\\n'); })`;
+  const k = new Proc(['wrap', '--', process.execPath, '-e', srv]);
+  const init = await k.ask(JSON.parse('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}'));
+  const l = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  await k.close();
+  ok(init.result.capabilities.tools && l.result?.tools?.some((t) => t.name === 'apply_override'), 'a server with no tools: tools/list answers keel\'s own, as its initialize said there are tools', l);
+}
 r = run(['serve', '--bogus']);
 ok(r.status === 64 && /unknown option/.test(r.stderr), 'serve with an unknown option: 64');
 r = run(['--log-level', 'loud', 'serve']);

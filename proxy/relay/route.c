@@ -446,8 +446,18 @@ static void remember_upstream(struct relay *r, const char *name)
 static char *append_tools(struct relay *r, const char *line, size_t n, const struct jscan_top *top)
 {
     const struct jscan_span *res = &top->result;
-    const char *arr, *next;
-    size_t an, nn;
+    const char *arr, *next, *code;
+    size_t an, nn, cn;
+    /* a server with no tools (keel's initialize said there are: its own)
+     * answers tools/list "method not found": keel's tools are the list */
+    if (!res->p && top->error.p && r->nexposed && jscan_member(top->error.p, top->error.n, "code", &code, &cn) == 1 &&
+        cn == 6 && !memcmp(code, "-32601", 6)) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "tools", tools_list(r->o->groups));
+        char *out = jr_reply(top->id.p, top->id.n, "result", o);
+        log_event(LOG_INFO, "tools_listed_for_server", "reason=method_not_found");
+        return out;
+    }
     if (!res->p || res->p[0] != '{' || jscan_member(res->p, res->n, "tools", &arr, &an) != 1 || arr[0] != '[')
         return NULL;
     cJSON *tools = jscan_parse_valid(arr, an), *t;
