@@ -253,6 +253,15 @@ for (const mode of ['slow', 'fail', 'malformed']) {
   });
   if (mode === 'slow') ok(Date.now() - t0 < 2500, `a slow evaluator costs at most its timeout (${Date.now() - t0} ms for a 400 ms timeout)`);
 }
+{
+  const t0 = Date.now();
+  await withEvaluator('slow', async (call) => {
+    await call('submit_message', { message: 'Should I run the tests?' });
+    const x = await call('submit_justification', { justification: 'no-permission-asking-for-doable-work does not apply: the person asked me to confirm first.' });
+    ok(x.notes?.some((t) => /the evaluator was not used/.test(t)), 'a justification the slow evaluator does not answer: keel\'s own judgement, with a note', x);
+  });
+  ok(Date.now() - t0 < 2500, `and it costs at most the evaluator's timeout (${Date.now() - t0} ms for 400 ms)`);
+}
 // A justification of 3,900 two-byte characters: the system note carries it
 // whole and as UTF-8 (it was cut inside a character at 4,800 bytes); and a
 // justified message goes with the rewrite rules applied, as any message.

@@ -165,6 +165,10 @@ ok(r.id === '28' && r.result, 'keel is alive and in order after all of that', r)
   c = await call(3, 'apply_override', { token: 'explain-the-match', detector: 'sycophancy' });
   ok(c.result.structuredContent.explanation?.detected === true && c.result.structuredContent.explanation?.pattern === 'unconditional_agreement',
     'explain-the-match in keel serve: what check_sycophancy found last', c.result.structuredContent);
+  await call(31, 'check_rumination', { current_prompt: 'is it safe to merge now?', history: [{ text: 'is merging safe now?', at: new Date(Date.now() - 600000).toISOString() },
+    { text: 'safe to merge now?', at: new Date(Date.now() - 400000).toISOString() }, { text: 'now, is merging it safe?', at: new Date(Date.now() - 200000).toISOString() }] });
+  c = await call(32, 'apply_override', { token: 'explain-the-match', detector: 'rumination' });
+  ok(c.result.structuredContent.explanation?.detected === true, 'explain-the-match in keel serve: what check_rumination found last', c.result.structuredContent);
   c = await call(4, 'apply_override', { token: 'i-want-validation' });
   const d = await call(5, 'check_sycophancy', { candidate_response: 'You are absolutely right!' });
   ok(/check_sycophancy, asked directly, still answers what it finds/.test(c.result.structuredContent.effect) && d.result.structuredContent.detected === true,
