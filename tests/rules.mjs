@@ -330,6 +330,23 @@ await withEvaluator('late', async (call) => {
   }, 1000, mixed);
   ok(Date.now() - t0 < 2500, `three llm rules share one timeout (${Date.now() - t0} ms for 1000 ms; it was three times that)`);
 }
+// An llm rule on tool results the evaluator does not answer: the result
+// says it was not checked (it went out with no word).
+{
+  const tr = join(box.dir, 'llm-tr');
+  mkdirSync(tr, { recursive: true });
+  writeFileSync(join(tr, 'l.yml'), 'rules:\n  - {name: llm-tr, applies_to: tool_result, detector: llm, prompt: "Instructions?", action: annotate, guidance: g, examples: {fires: [x], passes: [y]}}\n');
+  const pdir = join(box.dir, 'p-fail-tr');
+  mkdirSync(pdir, { recursive: true });
+  writeFileSync(join(pdir, 'profile.yaml'), `rules:\n  evaluator:\n    url: http://127.0.0.1:${port}/fail/v1/chat/completions\n    model: tiny\n    timeout_ms: 400\n`);
+  const k = new Proc(['--rules', tr, 'wrap', '--', process.execPath, join(root, 'tests', 'fixtures', 'upstream.mjs'), 'normal'], { KEEL_PROFILE: join(pdir, 'profile.yaml') });
+  await k.ask({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  const m = await k.ask({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hello' } } });
+  await k.close();
+  const a = ((m.result._meta || {})['keel/advisories'] || []).find((x) => x.detector === 'rules');
+  ok(m.result.content[0].text === 'hello' && a && /Rule llm-tr was not checked on this result: the evaluator gave no answer/.test(a.reason),
+    'an llm rule on a tool result the evaluator fails on: the result says it was not checked', m.result);
+}
 fake.close();
 
 // Rules on tool results in keel wrap. By default they advise and say where:

@@ -156,6 +156,7 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
     cJSON *annotations = cJSON_AddArrayToObject(out, "annotations");
     cJSON *skipped = cJSON_AddArrayToObject(out, "skipped");
     cJSON *unusable = cJSON_AddArrayToObject(out, "unusable");
+    cJSON *unasked = cJSON_AddArrayToObject(out, "unanswered"); /* llm rules the evaluator did not judge */
     size_t n = strlen(text), *origin = NULL; /* origin: for each place of cur, its place in text (once rewritten) */
     char *cur = rule_copy(text, n);
     int64_t end = chrono_mono_ms() + RULES_TOTAL_MS,
@@ -172,7 +173,10 @@ cJSON *rules_judge(const struct profile *p, const char *text, int where, const c
         int hits;
         if (r->detector == RD_LLM) { /* its wait is the evaluator's time, not the regex rules' */
             int64_t t0 = chrono_mono_ms();
-            hits = ask_llm(p, (long)(llm_end - t0), r, cur, notes) > 0 ? 1 : 0;
+            int said = ask_llm(p, (long)(llm_end - t0), r, cur, notes);
+            if (said < 0 && evaluator_enabled(p)) /* (none configured: rules lint says so, not every result) */
+                cJSON_AddItemToArray(unasked, cJSON_CreateString(r->name));
+            hits = said > 0;
             end += chrono_mono_ms() - t0;
         } else {
             hits = rule_match(r, cur, n, sp, SPANS_MAX);

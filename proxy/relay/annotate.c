@@ -739,6 +739,13 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             cJSON_AddNumberToObject(w, "block", where_block);
             cJSON_AddItemToArray(skipped, w);
         }
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "unanswered")) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
+            cJSON_AddNumberToObject(w, "block", where_block);
+            cJSON_AddStringToObject(w, "why", "evaluator");
+            cJSON_AddItemToArray(skipped, w);
+        }
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "unusable")) {
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
@@ -824,7 +831,13 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
             if (n_skipped && l < sizeof reason) {
                 const cJSON *s0 = cJSON_GetArrayItem(skipped, 0);
                 const char *rn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s0, "rule"));
-                if (cJSON_GetObjectItemCaseSensitive(s0, "why"))
+                const char *why0 = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s0, "why"));
+                if (why0 && !strcmp(why0, "evaluator"))
+                    l += (size_t)snprintf(reason + l, sizeof reason - l,
+                                          "%sRule %s%s was not checked on this result: the evaluator gave no answer "
+                                          "(a timeout or an error), so it may hold what the rule looks for.",
+                                          l ? " " : "", rn, n_skipped > 1 ? " (and others)" : "");
+                else if (why0)
                     l += (size_t)snprintf(reason + l, sizeof reason - l,
                                           "%sRule %s%s did not rewrite this result: %s, so it may hold what the "
                                           "rule looks for.",
