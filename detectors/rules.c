@@ -360,7 +360,7 @@ static char *rewrite(const struct rule *r, const char *text, size_t n, int *skip
     struct budget b = budget_start();
     size_t grow_max = 4 * n + 4096; /* the most a rule's rewrite may make of the text */
     char *cur = NULL; /* each pattern rewrites what the one before left */
-    size_t cur_n = n, *cur_map = map ? *map : NULL, mcap = 0;
+    size_t cur_n = n, *cur_map = map ? *map : NULL;
     int changed = 0;
     for (int p = 0; p < r->npatterns && !*skipped; p++) {
         const char *src = cur ? cur : text;
@@ -408,11 +408,9 @@ static char *rewrite(const struct rule *r, const char *text, size_t n, int *skip
             if (cur_map != (map ? *map : NULL))
                 free(cur_map);
             cur_map = om;
-            mcap = ocap;
         }
         changed = 1;
     }
-    (void)mcap;
     if (md != r->md)
         pcre2_match_data_free(md);
     if (*skipped || !changed) {

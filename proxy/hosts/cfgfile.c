@@ -302,15 +302,22 @@ int cfg_commit(struct cfg_file *f, const char *text, size_t n, char *why, size_t
     return cfg_commit_as(f, text, n, 0, why, whyn);
 }
 
+/* 1 (and why) when the person made f read-only: keel neither rewrites nor
+ * removes it. */
+static int read_only(const struct cfg_file *f, char *why, size_t whyn)
+{
+    if (!f->exists || (f->st.st_mode & S_IWUSR))
+        return 0;
+    snprintf(why, whyn,
+             "%s is read-only (mode %04o), so keel left it as it is: make it writable (chmod u+w) and run keel again",
+             f->path, (unsigned)(f->st.st_mode & 07777));
+    return 1;
+}
+
 int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after, char *why, size_t whyn)
 {
-    if (f->exists && !(f->st.st_mode & S_IWUSR)) {
-        snprintf(why, whyn,
-                 "%s is read-only (mode %04o), so keel left it as it is: make it writable (chmod u+w) "
-                 "and run keel again",
-                 f->path, (unsigned)(f->st.st_mode & 07777));
+    if (read_only(f, why, whyn))
         return -1;
-    }
     char tmp[PATH_MAX + 32];
     if (temp_beside(f, text, n, !sync_after, tmp, sizeof tmp, why, whyn) < 0)
         return -1;
@@ -372,13 +379,8 @@ int cfg_commit_as(struct cfg_file *f, const char *text, size_t n, int sync_after
 
 int cfg_remove(struct cfg_file *f, char *why, size_t whyn)
 {
-    if (f->exists && !(f->st.st_mode & S_IWUSR)) { /* the person made it read-only: it stays, as a commit would */
-        snprintf(why, whyn,
-                 "%s is read-only (mode %04o), so keel left it as it is: make it writable (chmod u+w) "
-                 "and run keel again",
-                 f->path, (unsigned)(f->st.st_mode & 07777));
+    if (read_only(f, why, whyn)) /* the person made it read-only: it stays, as a commit would leave it */
         return -1;
-    }
     if (!unchanged(f))
         return 1;
     if (unlink(f->real) < 0 && errno != ENOENT) {

@@ -1114,12 +1114,13 @@ char *hook_answer(const char *raw, size_t n, const char *event, int host, const 
      * reply's rest unread by the rules): read as U+FFFD, as a byte that is
      * not UTF-8 is, so the string stays whole */
     char *whole = NULL;
-    if (jscan_has_nul_escape(raw, n) && (whole = malloc(n + 1))) {
+    int has_nul = jscan_has_nul_escape(raw, n);
+    if (has_nul && (whole = malloc(n + 1))) {
         memcpy(whole, raw, n);
         whole[n] = '\0';
         log_event(LOG_INFO, "hook_nul_read_as_fffd", "count=%zu", jscan_nul_escapes_replaced(whole, n));
     }
-    int nul = jscan_has_nul_escape(raw, n) && !whole;
+    int nul = has_nul && !whole; /* out of memory for the copy */
     cJSON *in = nul ? NULL : jscan_parse(whole ? whole : raw, n);
     free(whole);
     if (!cJSON_IsObject(in)) {

@@ -733,26 +733,19 @@ static char *result_rules(struct relay *r, const char *tool, const char *line, s
                      nspans > 1 ? nspans - 1 : 0, nspans > 1 ? " more)" : "",
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "guidance")));
         }
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "skipped")) {
-            cJSON *w = cJSON_CreateObject();
-            cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
-            cJSON_AddNumberToObject(w, "block", where_block);
-            cJSON_AddItemToArray(skipped, w);
-        }
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "unanswered")) {
-            cJSON *w = cJSON_CreateObject();
-            cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
-            cJSON_AddNumberToObject(w, "block", where_block);
-            cJSON_AddStringToObject(w, "why", "evaluator");
-            cJSON_AddItemToArray(skipped, w);
-        }
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "unusable")) {
-            cJSON *w = cJSON_CreateObject();
-            cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
-            cJSON_AddNumberToObject(w, "block", where_block);
-            cJSON_AddStringToObject(w, "why", "replacement");
-            cJSON_AddItemToArray(skipped, w);
-        }
+        /* rules not checked, or not applied, on this block: with why (none:
+         * out of budget) */
+        static const char *const lists[][2] = {
+            {"skipped", NULL}, {"unanswered", "evaluator"}, {"unusable", "replacement"}};
+        for (size_t li = 0; li < sizeof lists / sizeof *lists; li++)
+            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, lists[li][0])) {
+                cJSON *w = cJSON_CreateObject();
+                cJSON_AddStringToObject(w, "rule", cJSON_GetStringValue(v));
+                cJSON_AddNumberToObject(w, "block", where_block);
+                if (lists[li][1])
+                    cJSON_AddStringToObject(w, "why", lists[li][1]);
+                cJSON_AddItemToArray(skipped, w);
+            }
         const cJSON *rw = cJSON_GetObjectItemCaseSensitive(j, "rewritten");
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "applied")) {
             if (!add_once(changed, cJSON_GetStringValue(v)))
